@@ -1,0 +1,39 @@
+// Bundles the CLI and the runtime into dist/ with esbuild, and emits the runtime's type declarations.
+import * as esbuild from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, existsSync, chmodSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const watch = process.argv.includes('--watch');
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  sourcemap: 'linked',
+  external: ['better-sqlite3', 'esbuild', 'vscode'],
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
+
+const entries = [
+  { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
+  { in: 'src/runtime/index.ts', out: 'dist/runtime.js' },
+  ...['src/adapter/debugAdapter.ts', 'src/adapter/runner.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
+    .filter((f) => existsSync(join(root, f)))
+    .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),
+];
+
+mkdirSync(join(root, 'dist'), { recursive: true });
+await Promise.all(
+  entries.map((e) =>
+    esbuild.build({ ...common, entryPoints: [e.in], outfile: e.out, ...(e.banner ? { banner: { js: e.banner } } : {}) }),
+  ),
+);
+chmodSync(join(root, 'dist/cli.js'), 0o755);
+if (!process.argv.includes('--no-types')) {
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.types.json'], { cwd: root, stdio: 'inherit' });
+}
+if (watch) console.log('watch mode is not supported; rerun the build');

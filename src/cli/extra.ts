@@ -1,0 +1,11 @@
+// Further commands (plan, rehearse, …) register here so the dispatcher stays one small switch.
+
+import type { Io } from './main';
+
+export interface ExtraCommand {
+  readonly name: string;
+  readonly usage: string;
+  run(args: string[], io: Io): Promise<number>;
+}
+
+export const EXTRA_COMMANDS: ExtraCommand[] = [];

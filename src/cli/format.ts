@@ -1,0 +1,65 @@
+// Human output: aligned tables, colour only on a TTY, status words a person understands.
+
+import type { RunStatus } from '../runtime/types';
+
+const useColor = (): boolean => process.stdout.isTTY === true && !process.env.NO_COLOR;
+
+const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90, bold: 1 } as const;
+export type Color = keyof typeof CODES;
+
+export function paint(color: Color, text: string): string {
+  return useColor() ? `\u001b[${CODES[color]}m${text}\u001b[0m` : text;
+}
+
+const visible = (s: string): number => s.replace(/\u001b\[[0-9;]*m/g, '').length;
+
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(visible(h), ...rows.map((r) => visible(r[i] ?? ''))));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - visible(c))))
+      .join('  ')
+      .trimEnd();
+  return [paint('bold', line(headers)), ...rows.map(line)].join('\n');
+}
+
+const RUN_WORDS: Record<RunStatus, [string, Color]> = {
+  running: ['running', 'blue'],
+  completed: ['completed', 'green'],
+  failed: ['failed', 'red'],
+  'needs-decision': ['needs a decision', 'yellow'],
+  'awaiting-approval': ['awaiting approval', 'yellow'],
+  compensating: ['compensating', 'magenta'],
+  compensated: ['compensated', 'magenta'],
+  'compensation-failed': ['compensation failed', 'red'],
+  interrupted: ['interrupted', 'yellow'],
+};
+
+export function runStatusWord(s: RunStatus): string {
+  const [word, color] = RUN_WORDS[s];
+  return paint(color, word);
+}
+
+export function actionStatusWord(status: string, inDoubt: boolean, compensation: string | null): string {
+  if (compensation === 'committed') return paint('magenta', 'compensated');
+  if (compensation === 'irreversible') return paint('red', 'irreversible');
+  if (compensation === 'started') return paint('yellow', 'compensating (in doubt)');
+  if (status === 'started') return inDoubt ? paint('yellow', 'in doubt') : paint('blue', 'in flight');
+  if (status === 'committed') return paint('green', 'committed');
+  if (status === 'failed') return paint('red', 'failed');
+  if (status === 'awaiting-approval') return paint('yellow', 'awaiting approval');
+  if (status === 'rejected') return paint('red', 'rejected');
+  return status;
+}
+
+export function ago(ms: number, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+export function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}

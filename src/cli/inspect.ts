@@ -1,0 +1,115 @@
+// `logbook ls` and `logbook show`: the journal as tables for people and as JSON for machines.
+
+import type { Store } from '../runtime/store';
+import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
+import { notFound } from '../runtime/store/lease';
+import { fromJournalJson } from '../runtime/json';
+import { actionStatusWord, ago, clip, paint, runStatusWord, table } from './format';
+
+export function runJson(store: Store, row: RunRow): Record<string, unknown> {
+  const v = store.reader.view(row);
+  return {
+    id: row.id,
+    agent: row.agent,
+    status: v.effectiveStatus,
+    storedStatus: row.status,
+    attempt: row.attempt,
+    script: row.script,
+    input: fromJournalJson(row.input),
+    output: fromJournalJson(row.output),
+    error: row.error ? (JSON.parse(row.error) as unknown) : null,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    owner: v.leaseLive ? row.lease_owner : null,
+    forkedFrom: row.forked_from ? { runId: row.forked_from, step: row.forked_at_step } : null,
+  };
+}
+
+export function stepJson(s: StepRow): Record<string, unknown> {
+  return { index: s.idx, name: s.name, status: s.status, attempt: s.attempt, result: fromJournalJson(s.result), error: s.error ? (JSON.parse(s.error) as unknown) : null };
+}
+
+export function actionJson(a: ActionRow, leaseLive: boolean): Record<string, unknown> {
+  return {
+    id: a.id,
+    idempotencyKey: a.id,
+    type: a.type,
+    version: a.version,
+    effect: a.effect,
+    step: a.step_idx,
+    status: a.status,
+    inDoubt: a.status === 'started' && !leaseLive,
+    args: JSON.parse(a.args) as unknown,
+    result: fromJournalJson(a.result),
+    error: a.error ? (JSON.parse(a.error) as unknown) : null,
+    executions: a.executions,
+    reconciliation: a.reconciliation,
+    decision: a.decision,
+    approval: a.approval,
+    compensation: a.compensation,
+    compensationExecutions: a.compensation_executions,
+    attempt: a.attempt,
+  };
+}
+
+export function listRuns(store: Store, json: boolean, limit: number): string {
+  const rows = store.reader.runs(limit);
+  if (json) return JSON.stringify(rows.map((r) => runJson(store, r)), null, 2);
+  if (rows.length === 0) return 'No runs yet. Start one with `logbook run <script>`.';
+  return table(
+    ['RUN', 'AGENT', 'STATUS', 'ATTEMPTS', 'STEPS', 'ACTIONS', 'STARTED'],
+    rows.map((r) => {
+      const v = store.reader.view(r);
+      return [r.id, r.agent, runStatusWord(v.effectiveStatus), String(r.attempt), String(store.reader.stepCount(r.id)), String(store.reader.actionCount(r.id)), ago(r.created_at)];
+    }),
+  );
+}
+
+export function showRun(store: Store, runId: string, json: boolean): string {
+  const row = store.reader.run(runId);
+  if (!row) throw notFound(runId);
+  const v = store.reader.view(row);
+  const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
+  const actions = [...store.reader.allActions(runId)];
+  if (json) {
+    return JSON.stringify({ run: runJson(store, row), steps: steps.map(stepJson), actions: actions.map((a) => actionJson(a, v.leaseLive)) }, null, 2);
+  }
+  const lines: string[] = [];
+  lines.push(`${paint('bold', row.id)}  ${row.agent}  ${runStatusWord(v.effectiveStatus)}  attempt ${row.attempt}`);
+  lines.push(`  script  ${row.script}`);
+  lines.push(`  input   ${clip(row.input ?? 'null', 100)}`);
+  if (row.output !== null) lines.push(`  output  ${clip(row.output, 100)}`);
+  if (row.error) lines.push(`  error   ${clip((JSON.parse(row.error) as { message?: string }).message ?? row.error, 200)}`);
+  if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
+  lines.push('');
+  const stepName = new Map(steps.map((s) => [s.idx, s.name]));
+  lines.push(
+    table(
+      ['#', 'STEP', 'STATUS'],
+      steps.map((s) => [String(s.idx + 1), clip(s.name, 50), s.status === 'completed' ? paint('green', 'completed') : s.status === 'failed' ? paint('red', 'failed') : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted')]),
+    ),
+  );
+  if (actions.length > 0) {
+    lines.push('');
+    lines.push(
+      table(
+        ['ACTION', 'TYPE', 'EFFECT', 'STATUS', 'EXEC', 'RECONCILED', 'STEP'],
+        actions.map((a) => [
+          clip(a.id, 48),
+          a.type,
+          a.effect,
+          actionStatusWord(a.status, !v.leaseLive, a.compensation),
+          String(a.executions),
+          a.reconciliation ?? (a.decision ? `decided ${a.decision}` : ''),
+          clip(stepName.get(a.step_idx) ?? String(a.step_idx + 1), 30),
+        ]),
+      ),
+    );
+  }
+  const doubt = actions.filter((a) => a.status === 'started' && !v.leaseLive);
+  if (doubt.length > 0) {
+    lines.push('');
+    lines.push(paint('yellow', `${doubt.length} action(s) in doubt: \`logbook resume ${runId}\` reconciles them${doubt.some((a) => a.decision === null) ? ' (add --decide <action-id>=happened|not-happened for those without verify)' : ''}.`));
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,264 @@
+// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0/1/2/3).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { Faults, parseCrashSpec } from '../runtime/faults';
+import { openStore, DEFAULT_DB, type Store } from '../runtime/store';
+import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
+import { compensateRun, type CompensationReport } from '../runtime/compensate';
+import type { Decision } from '../runtime/types';
+import { loadScript } from '../loader/loadScript';
+import { listRuns, showRun } from './inspect';
+import { paint, runStatusWord } from './format';
+import { EXTRA_COMMANDS } from './extra';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3 } as const;
+
+const USAGE = `logbook — durable agent runs that resume instead of retry
+
+Usage:
+  logbook run <script> [--input JSON | --input-file F] [--run-id ID] [--db F] [--crash-at SPEC]... [--json]
+  logbook resume <run-id> [--decide <action-id>=happened|not-happened]... [--crash-at SPEC]... [--script F] [--json]
+  logbook compensate <run-id> [--decide ...] [--crash-at SPEC]... [--script F] [--json]
+  logbook approve <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
+  logbook reject <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
+  logbook ls [--json] [--limit N]
+  logbook show <run-id> [--json]
+${EXTRA_COMMANDS.map((c) => `  ${c.usage}`).join('\n')}
+Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
+Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
+  after-execute | after-commit | compensate:after-start | compensate:after-execute   (e.g. email.send#30@after-execute)
+Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval.`;
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
+
+function usage(problem: string): LogbookError {
+  return new LogbookError(ErrorCodes.USAGE, problem, 'Run `logbook --help` for the commands and their options.');
+}
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, positionals: number) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, db: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw usage(describe(err));
+  }
+  if (parsed.positionals.length !== positionals) {
+    throw usage(`Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`);
+  }
+  return parsed;
+}
+
+export function dbPath(flag: unknown): string {
+  return path.resolve(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
+}
+
+/** Scripts' providers keep their state beside the journal unless told otherwise. */
+function setStateDir(db: string): void {
+  process.env.LOGBOOK_STATE_DIR ??= path.dirname(db);
+}
+
+function faultsFrom(specs: unknown): Faults {
+  const list = Array.isArray(specs) ? (specs as string[]) : [];
+  return new Faults(list.map(parseCrashSpec));
+}
+
+function parseDecisions(list: unknown): Record<string, Decision> {
+  const out: Record<string, Decision> = {};
+  for (const d of Array.isArray(list) ? (list as string[]) : []) {
+    const i = d.lastIndexOf('=');
+    const id = d.slice(0, i);
+    const v = d.slice(i + 1);
+    if (i <= 0 || (v !== 'happened' && v !== 'not-happened')) {
+      throw new LogbookError(ErrorCodes.BAD_DECISION, `--decide ${JSON.stringify(d)} is not <action-id>=happened|not-happened.`, 'Write e.g. --decide email:run-1:bob@example.com=happened.');
+    }
+    out[id] = v;
+  }
+  return out;
+}
+
+function readInput(values: { input?: unknown; 'input-file'?: unknown }): unknown {
+  if (values.input !== undefined && values['input-file'] !== undefined) throw usage('Pass either --input or --input-file, not both.');
+  let text: string | undefined;
+  let from = '--input';
+  if (typeof values['input-file'] === 'string') {
+    from = values['input-file'];
+    try {
+      text = fs.readFileSync(values['input-file'], 'utf8');
+    } catch (err) {
+      throw new LogbookError(ErrorCodes.INVALID_INPUT, `Cannot read the input file ${values['input-file']}: ${describe(err)}.`, 'Check the path.');
+    }
+  } else if (typeof values.input === 'string') text = values.input;
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new LogbookError(ErrorCodes.INVALID_INPUT, `${from} is not valid JSON: ${describe(err)}.`, `Quote it for the shell, e.g. --input '{"recipients": 50}'.`);
+  }
+}
+
+function withStore<T>(db: string, fn: (s: Store) => Promise<T>): Promise<T> {
+  const store = openStore(db);
+  return fn(store).finally(() => store.close());
+}
+
+export function outcomeExit(status: string): number {
+  if (status === 'completed' || status === 'compensated') return EXIT.ok;
+  if (status === 'needs-decision' || status === 'awaiting-approval') return EXIT.waiting;
+  return EXIT.failed;
+}
+
+function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
+  if (json) {
+    io.out(JSON.stringify(o, null, 2));
+    return outcomeExit(o.status);
+  }
+  const s = o.stats;
+  io.out(`${paint('bold', o.runId)}  ${o.agent}  ${runStatusWord(o.status)}  (attempt ${o.attempt})`);
+  io.out(`  steps    ${s.stepsReplayed} replayed, ${s.stepsRedone} redone, ${s.stepsRun} run`);
+  const reconciled = s.reconciled.map((r) => `${r.type} ${r.id}: ${r.outcome}`);
+  io.out(`  actions  ${s.actionsSkipped} skipped (already committed), ${s.reconciled.length} reconciled, ${s.actionsExecuted} executed${s.actionsObserved ? `, ${s.actionsObserved} read-only` : ''}`);
+  for (const r of reconciled) io.out(`           reconciled ${r}`);
+  for (const w of s.warnings) io.out(paint('yellow', `  warning  ${w}`));
+  if (o.status === 'completed') io.out(`  output   ${JSON.stringify(o.output)}`);
+  if (o.error) io.out(paint('red', `  error    ${o.error.code ? `[${o.error.code}] ` : ''}${o.error.message}`));
+  if (o.compensation) printCompensation(io, o.compensation, false);
+  if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
+  if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened`);
+  if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+  if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
+  return outcomeExit(o.status);
+}
+
+function printCompensation(io: Io, r: CompensationReport, json: boolean): number {
+  if (json) {
+    io.out(JSON.stringify(r, null, 2));
+    return outcomeExit(r.status);
+  }
+  io.out(`  compensation  ${runStatusWord(r.status)}: ${r.compensated.length} inverse(s) applied${r.alreadyCompensated ? `, ${r.alreadyCompensated} already applied earlier` : ''}, ${r.irreversible.length} irreversible`);
+  for (const c of r.compensated) io.out(`    undone        ${c.type} ${c.id}${c.redone ? ' (its inverse was in doubt; ran again with the same key)' : ''}`);
+  for (const i of r.irreversible) io.out(paint('red', `    irreversible  ${i.type} ${i.id} (no compensate defined: handle it by hand)`));
+  for (const s of r.settled) io.out(`    settled       ${s.type} ${s.id}: ${s.outcome}`);
+  if (r.waitingOn) io.out(paint('yellow', `    waiting       ${r.waitingOn.reason}`));
+  if (r.error) io.out(paint('red', `    error         ${r.error.message}`));
+  return outcomeExit(r.status);
+}
+
+async function scriptFor(store: Store, runId: string, override: unknown): ReturnType<typeof loadScript> {
+  if (typeof override === 'string') return loadScript(override);
+  const row = store.reader.run(runId);
+  if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List runs with `logbook ls` (and check --db).');
+  return loadScript(row.script);
+}
+
+const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
+
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        io.out(USAGE);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      case 'run': {
+        const { values, positionals } = parse(rest, { input: { type: 'string' }, 'input-file': { type: 'string' }, 'run-id': { type: 'string' }, ...crashOpt }, 1);
+        const db = dbPath(values.db);
+        setStateDir(db);
+        const input = readInput(values);
+        const faults = faultsFrom(values['crash-at']);
+        const script = await loadScript(positionals[0] ?? '');
+        const outcome = await withStore(db, (store) => startRun(store, script.agent, { script: script.path, input, faults, ...(values['run-id'] ? { runId: values['run-id'] } : {}) }));
+        return printOutcome(io, outcome, values.json === true);
+      }
+      case 'resume': {
+        const { values, positionals } = parse(rest, { decide: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
+        const db = dbPath(values.db);
+        setStateDir(db);
+        const runId = positionals[0] ?? '';
+        const decisions = parseDecisions(values.decide);
+        const faults = faultsFrom(values['crash-at']);
+        return await withStore(db, async (store) => {
+          const script = await scriptFor(store, runId, values.script);
+          return printOutcome(io, await resumeRun(store, script.agent, runId, { decisions, faults }), values.json === true);
+        });
+      }
+      case 'compensate': {
+        const { values, positionals } = parse(rest, { decide: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
+        const db = dbPath(values.db);
+        setStateDir(db);
+        const runId = positionals[0] ?? '';
+        const decisions = parseDecisions(values.decide);
+        const faults = faultsFrom(values['crash-at']);
+        return await withStore(db, async (store) => {
+          await scriptFor(store, runId, values.script);
+          const report = await compensateRun(store, runId, { decisions, faults });
+          if (!values.json) io.out(`${paint('bold', runId)}`);
+          return printCompensation(io, report, values.json === true);
+        });
+      }
+      case 'approve':
+      case 'reject': {
+        const { values, positionals } = parse(rest, { note: { type: 'string' }, 'no-resume': { type: 'boolean' }, script: { type: 'string' }, ...crashOpt }, 2);
+        const db = dbPath(values.db);
+        setStateDir(db);
+        const [runId = '', actionId = ''] = positionals;
+        return await withStore(db, async (store) => {
+          recordApproval(store, runId, actionId, command === 'approve', values.note ?? null);
+          if (!values.json) io.out(`${command === 'approve' ? 'approved' : 'rejected'} ${actionId} in run ${runId}`);
+          if (values['no-resume']) return EXIT.ok;
+          const script = await scriptFor(store, runId, values.script);
+          return printOutcome(io, await resumeRun(store, script.agent, runId, { faults: faultsFrom(values['crash-at']) }), values.json === true);
+        });
+      }
+      case 'ls': {
+        const { values } = parse(rest, { limit: { type: 'string' } }, 0);
+        const db = dbPath(values.db);
+        if (!fs.existsSync(db)) {
+          io.out(values.json ? '[]' : `No journal at ${db} yet. Start a run with \`logbook run <script>\`.`);
+          return EXIT.ok;
+        }
+        const limit = values.limit === undefined ? 50 : Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1) throw usage(`--limit ${values.limit ?? ''} is not a positive integer.`);
+        const store = openStore(db, { readonly: true });
+        try {
+          io.out(listRuns(store, values.json === true, limit));
+        } finally {
+          store.close();
+        }
+        return EXIT.ok;
+      }
+      case 'show': {
+        const { values, positionals } = parse(rest, {}, 1);
+        const store = openStore(dbPath(values.db), { readonly: true });
+        try {
+          io.out(showRun(store, positionals[0] ?? '', values.json === true));
+        } finally {
+          store.close();
+        }
+        return EXIT.ok;
+      }
+      default: {
+        const extra = EXTRA_COMMANDS.find((c) => c.name === command);
+        if (extra) return await extra.run(rest, io);
+        throw usage(`Unknown command ${JSON.stringify(command)}.`);
+      }
+    }
+  } catch (err) {
+    if (err instanceof LogbookError) {
+      io.err(`${paint('red', 'error')} [${err.code}] ${err.message}`);
+      return EXIT.usage;
+    }
+    io.err(`${paint('red', 'internal error')} ${err instanceof Error ? (err.stack ?? err.message) : describe(err)}`);
+    return EXIT.failed;
+  }
+}

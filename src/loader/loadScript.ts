@@ -1,0 +1,82 @@
+// Loads a user's agent script (TS or JS) through esbuild with inline source maps; `agent-logbook` resolves to us.
+
+import * as esbuild from 'esbuild';
+import * as fs from 'node:fs';
+import Module from 'node:module';
+import * as path from 'node:path';
+import * as runtime from '../runtime';
+import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { isAgent, type AgentDefinition } from '../runtime/define';
+
+const RUNTIME_ID = '\0agent-logbook-runtime';
+
+interface ModuleInternals {
+  _resolveFilename(request: string, parent: unknown, isMain: boolean, options?: unknown): string;
+  _cache: Record<string, unknown>;
+  _nodeModulePaths(dir: string): string[];
+}
+const internals = Module as unknown as ModuleInternals;
+
+let installed = false;
+
+/** Makes `require('agent-logbook')` from any loaded script return this very runtime instance. */
+function installRuntimeAlias(): void {
+  if (installed) return;
+  installed = true;
+  const m = new Module(RUNTIME_ID);
+  m.exports = runtime;
+  m.loaded = true;
+  internals._cache[RUNTIME_ID] = m;
+  const original = internals._resolveFilename.bind(internals);
+  internals._resolveFilename = (request, parent, isMain, options) =>
+    request === 'agent-logbook' ? RUNTIME_ID : original(request, parent, isMain, options);
+}
+
+export interface LoadedScript {
+  readonly path: string;
+  readonly agent: AgentDefinition;
+}
+
+export async function loadScript(scriptPath: string): Promise<LoadedScript> {
+  const abs = path.resolve(scriptPath);
+  if (!fs.existsSync(abs) || !fs.statSync(abs).isFile()) {
+    throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The agent script ${abs} does not exist.`, 'Check the path (it is resolved from the current directory).', { script: abs });
+  }
+  let code: string;
+  try {
+    const out = await esbuild.build({
+      entryPoints: [abs],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      sourcemap: 'inline',
+      sourcesContent: false,
+      packages: 'external',
+      write: false,
+      logLevel: 'silent',
+      absWorkingDir: path.dirname(abs),
+    });
+    code = out.outputFiles[0]?.text ?? '';
+  } catch (err) {
+    const errors = (err as { errors?: esbuild.Message[] }).errors ?? [];
+    const first = errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}:${e.location.column + 1}: ${e.text}` : e.text)).join('; ');
+    throw new LogbookError(ErrorCodes.SCRIPT_LOAD_FAILED, `The agent script ${abs} does not compile: ${first || describe(err)}.`, 'Fix the error at that location and run again.', { script: abs });
+  }
+  installRuntimeAlias();
+  process.setSourceMapsEnabled(true);
+  const m = new Module(abs);
+  m.filename = abs;
+  m.paths = internals._nodeModulePaths(path.dirname(abs));
+  try {
+    (m as unknown as { _compile(code: string, file: string): void })._compile(code, abs);
+  } catch (err) {
+    throw new LogbookError(ErrorCodes.SCRIPT_LOAD_FAILED, `The agent script ${abs} threw while loading: ${describe(err)}.`, 'Fix the error (see the stack above) and run again; nothing was journaled.', { script: abs, stack: err instanceof Error ? err.stack : undefined });
+  }
+  const exports = m.exports as { default?: unknown };
+  const agent = exports.default ?? exports;
+  if (!isAgent(agent)) {
+    throw new LogbookError(ErrorCodes.NO_DEFAULT_AGENT, `The agent script ${abs} has no default export made with defineAgent.`, 'Add `export default defineAgent({ name, input, run })` to the script.', { script: abs });
+  }
+  return { path: abs, agent };
+}

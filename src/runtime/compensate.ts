@@ -1,0 +1,195 @@
+// Compensation: settle in-doubt actions, then apply each committed action's inverse newest-first, bracketed.
+
+import { ErrorCodes, LogbookError, describe, errorRecord } from './errors';
+import { actionRegistry, type ActionDefinition } from './define';
+import { Faults } from './faults';
+import { fromJournalJson, toJournalJson } from './json';
+import type { ActionSnapshot, PauseKind, RuntimeHooks } from './hooks';
+import { acquireRun, notFound } from './store/lease';
+import { currentOwner } from './store/owner';
+import { RunWriter, type Lease } from './store/writer';
+import type { ActionRow } from './store/rows';
+import type { Store } from './store';
+import type { Decision, RunStatus } from './types';
+
+export interface CompensationReport {
+  readonly runId: string;
+  readonly status: RunStatus;
+  /** Inverses applied by this call, newest-first. */
+  readonly compensated: ReadonlyArray<{ id: string; type: string; redone: boolean }>;
+  /** Inverses an earlier call already applied. */
+  readonly alreadyCompensated: number;
+  readonly irreversible: ReadonlyArray<{ id: string; type: string }>;
+  /** In-doubt actions settled before compensating: verified, decided, or found not to have happened. */
+  readonly settled: ReadonlyArray<{ id: string; type: string; outcome: string }>;
+  readonly waitingOn?: { readonly actionId: string; readonly reason: string };
+  readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
+}
+
+export interface CompensateOptions {
+  readonly faults?: Faults;
+  readonly hooks?: RuntimeHooks;
+  readonly role?: string;
+  readonly decisions?: Record<string, Decision>;
+  readonly log?: (line: string) => void;
+}
+
+export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
+  const row = store.reader.run(runId);
+  if (!row) throw notFound(runId);
+  const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'compensating', newAttempt: true, purpose: 'compensate' });
+  return compensateWithLease(store, lease, opts);
+}
+
+function definition(type: string): ActionDefinition {
+  const def = actionRegistry().get(type);
+  if (!def) {
+    throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `The journal has ${type} actions, but the loaded script defines no such action type.`, 'Compensate with the script that ran the actions (pass it with --script).', { type });
+  }
+  return def;
+}
+
+export async function compensateWithLease(store: Store, lease: Lease, opts: CompensateOptions): Promise<CompensationReport> {
+  const runId = lease.runId;
+  const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
+  const faults = opts.faults ?? new Faults();
+  const hooks = opts.hooks;
+  const compensated: Array<{ id: string; type: string; redone: boolean }> = [];
+  const irreversible: Array<{ id: string; type: string }> = [];
+  const settled: Array<{ id: string; type: string; outcome: string }> = [];
+  let alreadyCompensated = 0;
+  const run = store.reader.run(runId);
+  const input = fromJournalJson(run?.input ?? null);
+  const pause = async (kind: PauseKind, detail: string, a: ActionRow, def: ActionDefinition | undefined): Promise<void> => {
+    if (!hooks?.pause) return;
+    const action: ActionSnapshot = {
+      id: a.id, type: a.type, version: a.version, effect: a.effect, args: JSON.parse(a.args) as unknown, phase: 'compensating', status: a.status,
+      executions: a.executions, stepIdx: a.step_idx, hasVerify: typeof def?.verify === 'function', hasCompensate: typeof def?.compensate === 'function',
+      approval: def?.approval === true, result: fromJournalJson(a.result),
+    };
+    await hooks.pause({ kind, run: { id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input }, detail, action });
+  };
+  const base = (): Omit<CompensationReport, 'status'> => ({ runId, compensated, alreadyCompensated, irreversible, settled });
+  try {
+    writer.note('compensation.begin', {});
+    for (const [id, decision] of Object.entries(opts.decisions ?? {})) {
+      const a = store.reader.action(runId, id);
+      if (a?.status === 'started') writer.decision(a.step_idx, id, decision);
+    }
+    // 1. Nothing may be left in doubt: an in-doubt effect that happened must be compensated too.
+    for (const a of store.reader.inDoubt(runId)) {
+      const def = definition(a.type);
+      const args = JSON.parse(a.args) as unknown;
+      const ctx = { idempotencyKey: a.id, runId, attempt: lease.attempt };
+      let decision: Decision | undefined = a.decision ?? undefined;
+      if (!decision && def.verify) {
+        let found: unknown;
+        try {
+          found = await def.verify(args, ctx);
+        } catch (err) {
+          throw new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id });
+        }
+        if (found !== undefined) {
+          writer.actionCommitted(a.step_idx, a.id, toJournalJson(found, `The verified result of ${a.type}`, 'Return plain JSON from verify.'), 'verified');
+          settled.push({ id: a.id, type: a.type, outcome: 'verified: it happened' });
+          continue;
+        }
+        decision = 'not-happened';
+        settled.push({ id: a.id, type: a.type, outcome: 'verified: it did not happen' });
+      } else if (!decision && def.effect === 'idempotent') {
+        // Safe to redo with its key: bring it to a known state (committed), then its inverse applies.
+        const na = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
+        writer.actionStarted(na, true, 're-executed');
+        writer.actionExecuting(a.step_idx, a.id);
+        const result = await def.execute(args as never, ctx);
+        writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
+        settled.push({ id: a.id, type: a.type, outcome: 're-executed with its key, so its inverse applies' });
+        continue;
+      } else if (!decision && def.effect === 'read-only') {
+        decision = 'not-happened';
+        settled.push({ id: a.id, type: a.type, outcome: 'read-only: nothing to undo' });
+      }
+      if (!decision && hooks?.decision) {
+        decision = await hooks.decision({ kind: 'action:decision', run: { id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input }, detail: `${a.type} ${a.id} has no verify: did it happen? (compensation needs to know)` });
+        if (decision) writer.decision(a.step_idx, a.id, decision);
+      }
+      if (!decision) {
+        writer.runStatus('needs-decision', { data: { actionId: a.id, type: a.type, reason: 'compensation needs to know whether it happened' } });
+        return { ...base(), status: 'needs-decision', waitingOn: { actionId: a.id, reason: `${a.type} ${a.id} is in doubt and has no verify: decide with --decide ${a.id}=happened|not-happened` } };
+      }
+      if (decision === 'happened') {
+        writer.actionCommitted(a.step_idx, a.id, null, 'decided-happened');
+        if (!settled.some((s) => s.id === a.id)) settled.push({ id: a.id, type: a.type, outcome: 'decided: it happened' });
+      } else {
+        writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: 'settled as not happened before compensation' });
+        if (!settled.some((s) => s.id === a.id)) settled.push({ id: a.id, type: a.type, outcome: 'decided: it did not happen' });
+      }
+    }
+    for (const a of store.reader.pendingApprovals(runId)) writer.approval(a.step_idx, a.id, false, 'the run was compensated before approval');
+
+    // 2. Inverses, newest-first by commit order.
+    let before = Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      const page = store.reader.committedDesc(runId, before, 200);
+      if (page.length === 0) break;
+      for (const a of page) {
+        before = a.commit_seq ?? before;
+        if (a.effect === 'read-only') continue;
+        if (a.compensation === 'committed') {
+          alreadyCompensated++;
+          continue;
+        }
+        if (a.compensation === 'irreversible') {
+          irreversible.push({ id: a.id, type: a.type });
+          continue;
+        }
+        const def = definition(a.type);
+        if (!def.compensate) {
+          writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason: `${a.type} has no compensate` });
+          irreversible.push({ id: a.id, type: a.type });
+          continue;
+        }
+        const redone = a.compensation === 'started' || a.compensation === 'failed';
+        await pause('compensate:before', `compensate: ${a.type} ${a.id}${redone ? ' (its inverse was in doubt: it runs again with the same key)' : ''}`, a, def);
+        writer.compensation(a.step_idx, a.id, 'started');
+        faults.hit('compensate:after-start', a.type);
+        await pause('compensate:after-start', `compensate: ${a.type} ${a.id}: started is durable; the inverse runs next`, a, def);
+        writer.compensationExecuting(a.step_idx, a.id);
+        let result: unknown;
+        try {
+          result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result) as never, { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt });
+        } catch (err) {
+          writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
+          throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
+        }
+        faults.hit('compensate:after-execute', a.type);
+        await pause('compensate:after-execute', `compensate: ${a.type} ${a.id}: the inverse ran; committed is written next`, a, def);
+        const json = result === undefined ? null : safeJson(result);
+        writer.compensation(a.step_idx, a.id, 'committed', json);
+        compensated.push({ id: a.id, type: a.type, redone });
+        await pause('compensate:committed', `compensate: ${a.type} ${a.id} compensated`, a, def);
+      }
+    }
+    writer.runStatus('compensated', { data: { compensated: compensated.length, alreadyCompensated, irreversible: irreversible.map((i) => i.id) } });
+    return { ...base(), status: 'compensated' };
+  } catch (err) {
+    const record = errorRecord(err);
+    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) throw err;
+    writer.runStatus('compensation-failed', { error: record });
+    return { ...base(), status: 'compensation-failed', error: { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) } };
+  } finally {
+    try {
+      writer.release();
+    } catch {
+      // Status is durable already.
+    }
+  }
+}
+
+function safeJson(v: unknown): string | null {
+  try {
+    return toJournalJson(v, 'compensation result', '');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,105 @@
+// defineAction / defineAgent: the user-facing declarations, checked eagerly so mistakes surface at load time.
+
+import { ErrorCodes, LogbookError } from './errors';
+import { isStandardSchema, type InferInput, type InferOutput, type StandardSchema } from './schema';
+import type { RunApi, RunInfo } from './types';
+
+export type Effect = 'read-only' | 'idempotent' | 'non-idempotent';
+export const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
+
+export interface EffectContext {
+  /** The action's id, derived from its meaning by `key`: pass it to the outside system so it can refuse a duplicate. */
+  readonly idempotencyKey: string;
+  readonly runId: string;
+  readonly attempt: number;
+}
+
+export interface ActionSpec<S extends StandardSchema, R> {
+  readonly type: string;
+  readonly version: number;
+  readonly effect: Effect;
+  readonly args: S;
+  readonly key: (args: InferOutput<S>, run: RunInfo) => string;
+  readonly execute: (args: InferOutput<S>, ctx: EffectContext) => R | Promise<R>;
+  /** Asks the outside system whether the effect with this key happened: its result if so, `undefined` if not. */
+  readonly verify?: (args: InferOutput<S>, ctx: EffectContext) => R | undefined | Promise<R | undefined>;
+  /** The inverse, run newest-first during compensation with its own idempotency key. */
+  readonly compensate?: (args: InferOutput<S>, result: R, ctx: EffectContext) => unknown;
+  /** Pause the run before executing until a person approves. */
+  readonly approval?: boolean;
+  readonly description?: string;
+}
+
+export interface ActionDefinition<S extends StandardSchema = StandardSchema, R = unknown> extends ActionSpec<S, R> {
+  readonly [ACTION_BRAND]: true;
+}
+
+const ACTION_BRAND = Symbol.for('agent-logbook.action');
+const AGENT_BRAND = Symbol.for('agent-logbook.agent');
+
+/** Every action type defined in this process, so compensation can find inverses by the journaled type. */
+const registry = new Map<string, ActionDefinition>();
+
+export function actionRegistry(): ReadonlyMap<string, ActionDefinition> {
+  return registry;
+}
+
+function bad(what: string, remedy: string): never {
+  throw new LogbookError(ErrorCodes.INVALID_DEFINITION, what, remedy);
+}
+
+export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>): ActionDefinition<S, R> {
+  const where = `defineAction(${typeof spec?.type === 'string' ? JSON.stringify(spec.type) : '?'})`;
+  if (typeof spec !== 'object' || spec === null) bad('defineAction was called without a definition object.', 'Pass { type, version, effect, args, key, execute }.');
+  if (typeof spec.type !== 'string' || spec.type.length === 0) bad(`${where}: "type" must be a non-empty string.`, 'Name the action by what it does, e.g. "email.send".');
+  if (!Number.isInteger(spec.version) || spec.version < 1) bad(`${where}: "version" must be a positive integer.`, 'Start at version: 1 and bump it when the key format or meaning changes.');
+  if (!EFFECTS.includes(spec.effect)) bad(`${where}: "effect" is ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `"${e}"`).join(', ')}.`);
+  if (!isStandardSchema(spec.args)) bad(`${where}: "args" is not a schema.`, 'Pass a zod schema, e.g. z.object({ to: z.string() }).');
+  for (const fn of ['key', 'execute'] as const) {
+    if (typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function.`, `Add ${fn}: (args, ...) => ...`);
+  }
+  for (const fn of ['verify', 'compensate'] as const) {
+    if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
+  }
+  const def = Object.freeze({ ...spec, [ACTION_BRAND]: true as const });
+  registry.set(spec.type, def as unknown as ActionDefinition);
+  return def;
+}
+
+export function isAction(v: unknown): v is ActionDefinition {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[ACTION_BRAND] === true;
+}
+
+/** What the outside world recorded, per action type: one idempotency key per effect it saw (repeats = duplicates). */
+export type ProbeResult = Record<string, string[]>;
+
+export interface AgentSpec<S extends StandardSchema, O> {
+  readonly name: string;
+  readonly input: S;
+  readonly run: (run: RunApi, input: InferOutput<S>) => Promise<O> | O;
+  /** A declared policy: 'compensate' runs the inverses when the script fails. Default: leave it failed and resumable. */
+  readonly onFailure?: 'stop' | 'compensate';
+  /** Reads the providers' own records, for rehearsals: which keys each action type's outside system saw. */
+  readonly probe?: () => ProbeResult | Promise<ProbeResult>;
+}
+
+export interface AgentDefinition<S extends StandardSchema = StandardSchema, O = unknown> extends AgentSpec<S, O> {
+  readonly [AGENT_BRAND]: true;
+}
+
+export function defineAgent<S extends StandardSchema, O>(spec: AgentSpec<S, O>): AgentDefinition<S, O> {
+  if (typeof spec !== 'object' || spec === null) bad('defineAgent was called without a definition object.', 'Pass { name, input, run }.');
+  if (typeof spec.name !== 'string' || spec.name.length === 0) bad('defineAgent: "name" must be a non-empty string.', 'Give the agent a name, e.g. "email-campaign".');
+  if (!isStandardSchema(spec.input)) bad(`defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`, 'Pass a zod schema, e.g. z.object({}).');
+  if (typeof spec.run !== 'function') bad(`defineAgent(${JSON.stringify(spec.name)}): "run" must be a function.`, 'Add run: async (run, input) => { ... }.');
+  if (spec.onFailure !== undefined && spec.onFailure !== 'stop' && spec.onFailure !== 'compensate') {
+    bad(`defineAgent(${JSON.stringify(spec.name)}): "onFailure" is ${JSON.stringify(spec.onFailure)}.`, 'Use "stop" or "compensate".');
+  }
+  return Object.freeze({ ...spec, [AGENT_BRAND]: true as const });
+}
+
+export function isAgent(v: unknown): v is AgentDefinition {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[AGENT_BRAND] === true;
+}
+
+export type { InferInput, InferOutput };

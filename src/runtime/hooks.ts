@@ -1,0 +1,91 @@
+// The host interface: how a debugger (or any host) pauses the runtime at boundaries without the runtime knowing DAP.
+
+import type { Effect } from './define';
+import type { ActionStatus, Decision, Reconciliation, RunStatus } from './types';
+
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+export type PauseKind =
+  | 'run:entry'
+  | 'step:before'
+  | 'step:after'
+  | 'action:before-start'
+  | 'action:after-start'
+  | 'action:after-execute'
+  | 'action:committed'
+  | 'action:failed'
+  | 'action:skipped'
+  | 'action:reconcile'
+  | 'action:reconciled'
+  | 'action:approval'
+  | 'action:decision'
+  | 'compensate:before'
+  | 'compensate:after-start'
+  | 'compensate:after-execute'
+  | 'compensate:committed'
+  | 'run:end';
+
+export interface RunSnapshot {
+  readonly id: string;
+  readonly agent: string;
+  readonly attempt: number;
+  readonly status: RunStatus;
+  readonly input: unknown;
+}
+
+export interface StepSnapshot {
+  readonly idx: number;
+  readonly name: string;
+  readonly replayed: boolean;
+  /** True when an earlier attempt started this step: it runs again. */
+  readonly redone: boolean;
+  readonly result?: unknown;
+  readonly location?: SourceLocation;
+}
+
+export type ActionPhase = 'before-start' | 'started' | 'executed' | 'committed' | 'failed' | 'skipped' | 'in-doubt' | 'awaiting-approval' | 'compensating' | 'compensated';
+
+export interface ActionSnapshot {
+  readonly id: string;
+  readonly type: string;
+  readonly version: number;
+  readonly effect: Effect;
+  readonly args: unknown;
+  readonly phase: ActionPhase;
+  readonly status: ActionStatus | 'new';
+  readonly executions: number;
+  readonly stepIdx: number;
+  readonly hasVerify: boolean;
+  readonly hasCompensate: boolean;
+  readonly approval: boolean;
+  readonly reconciliation?: Reconciliation | 'needs-decision' | undefined;
+  readonly result?: unknown;
+  readonly error?: unknown;
+  readonly location?: SourceLocation;
+}
+
+export interface PauseEvent {
+  readonly kind: PauseKind;
+  readonly run: RunSnapshot;
+  readonly step?: StepSnapshot;
+  readonly action?: ActionSnapshot;
+  /** A sentence for people: what is about to happen or just happened. */
+  readonly detail: string;
+}
+
+export interface RuntimeHooks {
+  /** Capture the user's source location of each run.step / run.do call (costs a stack trace per call). */
+  readonly captureLocations?: boolean;
+  /** Called at every boundary; the runtime waits while the returned promise is pending. */
+  pause?(ev: PauseEvent): void | Promise<void>;
+  /** Asked at boundaries: true makes the run stop there gracefully (lease released, resumable). */
+  shouldStop?(): boolean;
+  /** An approval gate: resolve with the decision, or undefined to suspend the run (awaiting-approval). */
+  approval?(ev: PauseEvent): Promise<{ approved: boolean; note?: string } | undefined>;
+  /** An in-doubt action with no verify: resolve with a decision, or undefined to stop in needs-decision. */
+  decision?(ev: PauseEvent): Promise<Decision | undefined>;
+}

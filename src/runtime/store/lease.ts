@@ -1,0 +1,86 @@
+// Run leases: creating a run, and taking over one whose holder is gone, each bumping the epoch that fences writes.
+
+import type { Db } from './open';
+import { ErrorCodes, LogbookError } from '../errors';
+import type { StoredRunStatus } from '../types';
+import { JournalReader } from './reader';
+import { LEASE_TTL_MS, type Lease } from './writer';
+import { leaseIsLive, type Owner } from './owner';
+
+export interface NewRun {
+  readonly id: string;
+  readonly agent: string;
+  readonly script: string;
+  readonly input: string | null;
+  readonly forkedFrom?: { runId: string; stepIdx: number };
+}
+
+export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Owner): Lease {
+  const now = Date.now();
+  const tx = db.transaction(() => {
+    if (reader.run(run.id)) {
+      throw new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${run.id} already exists.`, `Resume it with \`logbook resume ${run.id}\`, or pick another --run-id.`, { runId: run.id });
+    }
+    db.prepare(
+      `INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at,
+         lease_token, lease_owner, lease_pid, lease_pid_start, lease_host, lease_epoch, lease_expires, forked_from, forked_at_step)
+       VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+    ).run(run.id, run.agent, run.script, run.input, now, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, now + LEASE_TTL_MS, run.forkedFrom?.runId ?? null, run.forkedFrom?.stepIdx ?? null);
+    db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 1, ?, ?, ?)').run(
+      run.id,
+      now,
+      'run.started',
+      JSON.stringify({ agent: run.agent, script: run.script, owner: owner.label, ...(run.forkedFrom ? { forkedFrom: run.forkedFrom } : {}) }),
+    );
+  });
+  tx.immediate();
+  return { runId: run.id, token: owner.token, epoch: 1, attempt: 1 };
+}
+
+export interface AcquireOptions {
+  /** The status the run takes while held (running for resume, compensating for compensation). */
+  readonly status: StoredRunStatus;
+  /** A new attempt (resume, compensate) or the same one (recording an approval). */
+  readonly newAttempt: boolean;
+  readonly purpose: string;
+}
+
+/** Takes the lease of an existing run; fails naming the holder if a live process has it. */
+export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: Owner, opts: AcquireOptions): Lease {
+  const now = Date.now();
+  let lease: Lease | undefined;
+  const tx = db.transaction(() => {
+    const row = reader.run(runId);
+    if (!row) throw notFound(runId);
+    if (row.lease_token && row.lease_token !== owner.token && leaseIsLive(row, now)) {
+      throw new LogbookError(
+        ErrorCodes.LEASE_HELD,
+        `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'} (lease epoch ${row.lease_epoch}).`,
+        `Wait for it to finish or stop that process; once it is gone, \`logbook resume ${runId}\` takes over.`,
+        { runId, owner: row.lease_owner, pid: row.lease_pid },
+      );
+    }
+    const epoch = row.lease_epoch + 1;
+    const attempt = opts.newAttempt ? row.attempt + 1 : row.attempt;
+    db.prepare(
+      `UPDATE runs SET status = ?, attempt = ?, updated_at = ?, lease_token = ?, lease_owner = ?, lease_pid = ?,
+         lease_pid_start = ?, lease_host = ?, lease_epoch = ?, lease_expires = ? WHERE id = ?`,
+    ).run(opts.status, attempt, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, epoch, now + LEASE_TTL_MS, runId);
+    const previous = row.lease_token ? (row.lease_token === owner.token ? 'self' : 'dead holder') : 'released';
+    db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
+      runId,
+      attempt,
+      now,
+      'run.lease-acquired',
+      JSON.stringify({ purpose: opts.purpose, owner: owner.label, epoch, previousStatus: row.status, previousLease: previous }),
+    );
+    lease = { runId, token: owner.token, epoch, attempt };
+  });
+  tx.immediate();
+  if (!lease) throw notFound(runId);
+  return lease;
+}
+
+export function notFound(runId: string): LogbookError {
+  return new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in this journal.`, 'List runs with `logbook ls` (and check --db).', { runId });
+}

@@ -1,0 +1,91 @@
+// Schema migrations as data: each bumps user_version inside its own immediate transaction.
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'journal: runs, steps, actions, append-only events',
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        script TEXT NOT NULL,
+        input TEXT,
+        status TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        output TEXT,
+        error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        lease_token TEXT,
+        lease_owner TEXT,
+        lease_pid INTEGER,
+        lease_pid_start TEXT,
+        lease_host TEXT,
+        lease_epoch INTEGER NOT NULL DEFAULT 0,
+        lease_expires INTEGER,
+        forked_from TEXT,
+        forked_at_step INTEGER
+      );
+      CREATE INDEX runs_by_created ON runs(created_at);
+      CREATE TABLE steps (
+        run_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        PRIMARY KEY (run_id, idx)
+      ) WITHOUT ROWID;
+      CREATE TABLE actions (
+        run_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        step_idx INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        effect TEXT NOT NULL,
+        args TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        executions INTEGER NOT NULL DEFAULT 0,
+        reconciliation TEXT,
+        decision TEXT,
+        approval TEXT,
+        approval_note TEXT,
+        compensation TEXT,
+        compensation_result TEXT,
+        compensation_executions INTEGER NOT NULL DEFAULT 0,
+        attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        commit_seq INTEGER,
+        PRIMARY KEY (run_id, id)
+      ) WITHOUT ROWID;
+      CREATE INDEX actions_by_step ON actions(run_id, step_idx);
+      CREATE INDEX actions_by_seq ON actions(run_id, seq);
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        step_idx INTEGER,
+        action_id TEXT,
+        data TEXT
+      );
+      CREATE INDEX events_by_run ON events(run_id, seq);
+    `,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

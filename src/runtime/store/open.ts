@@ -1,0 +1,101 @@
+// Opens a journal file: refuses newer or foreign files untouched, then WAL + synchronous=FULL (read back) + migrations.
+
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ErrorCodes, LogbookError, describe } from '../errors';
+import { LATEST_VERSION, MIGRATIONS } from './migrations';
+
+export type Db = Database.Database;
+
+export const DEFAULT_DB = path.join('.logbook', 'journal.db');
+const BUSY_TIMEOUT_MS = 5000;
+
+export interface OpenOptions {
+  readonly readonly?: boolean;
+}
+
+function corrupt(file: string, err: unknown): LogbookError {
+  return new LogbookError(
+    ErrorCodes.DB_CORRUPT,
+    `${file} is not a readable Logbook journal (${describe(err)}).`,
+    'Point --db at the right file, or move this one aside to start a fresh journal; it was not modified.',
+    { file },
+  );
+}
+
+/** Opens (creating if needed) the journal at `file`; every open sets synchronous=FULL and reads it back. */
+export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
+  const abs = path.resolve(file);
+  if (opts.readonly && !fs.existsSync(abs)) {
+    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no journal at ${abs}.`, 'Start a run first (`logbook run <script>`), or pass --db with the journal you meant.', { file: abs });
+  }
+  if (!opts.readonly) fs.mkdirSync(path.dirname(abs), { recursive: true });
+  let db: Db;
+  try {
+    db = new Database(abs, { readonly: opts.readonly === true });
+  } catch (err) {
+    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `Could not open the journal ${abs}: ${describe(err)}.`, 'Check the path and its permissions.', { file: abs });
+  }
+  try {
+    // Read the version before anything that writes (WAL switch, migrations): a newer file must stay untouched.
+    let version: number;
+    try {
+      version = db.pragma('user_version', { simple: true }) as number;
+      db.pragma('schema_version', { simple: true });
+    } catch (err) {
+      throw corrupt(abs, err);
+    }
+    if (version > LATEST_VERSION) {
+      throw new LogbookError(
+        ErrorCodes.DB_TOO_NEW,
+        `The journal ${abs} has schema version ${version}, newer than this Logbook understands (${LATEST_VERSION}).`,
+        'Upgrade agent-logbook to the version that wrote it; the file was not modified.',
+        { file: abs, version, supported: LATEST_VERSION },
+      );
+    }
+    if (version > 0 && !hasTable(db, 'runs')) throw corrupt(abs, new Error(`user_version ${version} but no runs table`));
+    if (version === 0 && hasAnyTable(db)) throw corrupt(abs, new Error('it holds tables but is not a Logbook journal'));
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (!opts.readonly) {
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal') throw new LogbookError(ErrorCodes.DB_DURABILITY, `${abs} refused WAL mode (got ${String(mode)}).`, 'Put the journal on a local disk that supports shared memory (not a network share).');
+    }
+    setFullSync(db, abs);
+    db.pragma('foreign_keys = ON');
+    if (!opts.readonly) migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** better-sqlite3 reopens WAL files at NORMAL; durability needs FULL, checked after setting. */
+export function setFullSync(db: Db, file: string): void {
+  db.pragma('synchronous = FULL');
+  const got = db.pragma('synchronous', { simple: true });
+  if (got !== 2) {
+    throw new LogbookError(ErrorCodes.DB_DURABILITY, `${file}: synchronous reads back as ${String(got)}, not FULL (2).`, 'Report this with your SQLite build; Logbook will not write without durable commits.');
+  }
+}
+
+function hasTable(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?").get(name) !== undefined;
+}
+
+function hasAnyTable(db: Db): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").get() !== undefined;
+}
+
+function migrate(db: Db): void {
+  for (const m of MIGRATIONS) {
+    const apply = db.transaction(() => {
+      const current = db.pragma('user_version', { simple: true }) as number;
+      if (current >= m.version) return;
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    });
+    apply.immediate();
+  }
+}

@@ -1,0 +1,135 @@
+// Read side of the journal: validated, paged queries that never load a whole run into memory.
+
+import type { Db } from './open';
+import { ActionRow, EventRow, RunRow, StepRow, checked } from './rows';
+import { leaseIsLive } from './owner';
+import type { RunStatus } from '../types';
+
+export type RunView = RunRow & { readonly effectiveStatus: RunStatus; readonly leaseLive: boolean };
+
+export class JournalReader {
+  private readonly q;
+
+  constructor(
+    readonly db: Db,
+    readonly file: string,
+  ) {
+    this.q = {
+      run: db.prepare('SELECT * FROM runs WHERE id = ?'),
+      runs: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, id LIMIT ? OFFSET ?'),
+      latestRun: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+      runCount: db.prepare('SELECT COUNT(*) AS n FROM runs'),
+      stepsRange: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
+      stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
+      step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
+      action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
+      actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
+      openActionsOfStep: db.prepare("SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
+      actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
+      inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
+      pendingApprovals: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'awaiting-approval' ORDER BY seq"),
+      committedDesc: db.prepare(
+        "SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?",
+      ),
+      eventsPage: db.prepare('SELECT * FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      lastEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events'),
+      nextActionSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM actions WHERE run_id = ?'),
+    };
+  }
+
+  run(id: string): RunRow | undefined {
+    const r = this.q.run.get(id);
+    return r === undefined ? undefined : checked(RunRow, r, 'run', this.file);
+  }
+
+  view(row: RunRow, now = Date.now()): RunView {
+    const leaseLive = leaseIsLive(row, now);
+    const effectiveStatus: RunStatus = (row.status === 'running' || row.status === 'compensating') && !leaseLive ? 'interrupted' : row.status;
+    return { ...row, effectiveStatus, leaseLive };
+  }
+
+  runs(limit = 100, offset = 0): RunRow[] {
+    return this.q.runs.all(limit, offset).map((r) => checked(RunRow, r, 'run', this.file));
+  }
+
+  latestRun(): RunRow | undefined {
+    const r = this.q.latestRun.get();
+    return r === undefined ? undefined : checked(RunRow, r, 'run', this.file);
+  }
+
+  runCount(): number {
+    return (this.q.runCount.get() as { n: number }).n;
+  }
+
+  steps(runId: string, from: number, to: number): StepRow[] {
+    return this.q.stepsRange.all(runId, from, to).map((r) => checked(StepRow, r, 'step', this.file));
+  }
+
+  step(runId: string, idx: number): StepRow | undefined {
+    const r = this.q.step.get(runId, idx);
+    return r === undefined ? undefined : checked(StepRow, r, 'step', this.file);
+  }
+
+  stepCount(runId: string): number {
+    return (this.q.stepCount.get(runId) as { n: number }).n;
+  }
+
+  action(runId: string, id: string): ActionRow | undefined {
+    const r = this.q.action.get(runId, id);
+    return r === undefined ? undefined : checked(ActionRow, r, 'action', this.file);
+  }
+
+  actionsOfStep(runId: string, idx: number): ActionRow[] {
+    return this.q.actionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  openActionsOfStep(runId: string, idx: number): ActionRow[] {
+    return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  /** Actions in start order, `limit` at a time after `afterSeq`. */
+  actions(runId: string, afterSeq = 0, limit = 1000): ActionRow[] {
+    return this.q.actionsPage.all(runId, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  *allActions(runId: string, page = 1000): Generator<ActionRow> {
+    let after = 0;
+    for (;;) {
+      const rows = this.actions(runId, after, page);
+      yield* rows;
+      const last = rows[rows.length - 1];
+      if (rows.length < page || !last) return;
+      after = last.seq;
+    }
+  }
+
+  actionCount(runId: string): number {
+    return (this.q.actionCount.get(runId) as { n: number }).n;
+  }
+
+  inDoubt(runId: string): ActionRow[] {
+    return this.q.inDoubt.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  pendingApprovals(runId: string): ActionRow[] {
+    return this.q.pendingApprovals.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  /** Committed actions newest-first by commit order, strictly older than `beforeCommitSeq`. */
+  committedDesc(runId: string, beforeCommitSeq: number, limit: number): ActionRow[] {
+    return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  events(runId: string, afterSeq = 0, limit = 1000): EventRow[] {
+    return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => checked(EventRow, r, 'event', this.file));
+  }
+
+  lastEventSeq(): number {
+    return (this.q.lastEventSeq.get() as { n: number }).n;
+  }
+
+  nextActionSeq(runId: string): number {
+    return (this.q.nextActionSeq.get(runId) as { n: number }).n;
+  }
+}

@@ -1,0 +1,95 @@
+// zod schemas for every row read back from the journal: a row that does not match is a corrupt journal, not a crash.
+
+import { z } from 'zod';
+import { ACTION_STATUSES, COMPENSATION_STATUSES, RECONCILIATIONS, RUN_STATUSES, STEP_STATUSES } from '../types';
+import { EFFECTS } from '../define';
+import { ErrorCodes, LogbookError } from '../errors';
+
+const int = z.number().int();
+const text = z.string();
+
+export const RunRow = z.object({
+  id: text,
+  agent: text,
+  script: text,
+  input: text.nullable(),
+  status: z.enum(RUN_STATUSES),
+  attempt: int,
+  output: text.nullable(),
+  error: text.nullable(),
+  created_at: int,
+  updated_at: int,
+  lease_token: text.nullable(),
+  lease_owner: text.nullable(),
+  lease_pid: int.nullable(),
+  lease_pid_start: text.nullable(),
+  lease_host: text.nullable(),
+  lease_epoch: int,
+  lease_expires: int.nullable(),
+  forked_from: text.nullable(),
+  forked_at_step: int.nullable(),
+});
+export type RunRow = z.infer<typeof RunRow>;
+
+export const StepRow = z.object({
+  run_id: text,
+  idx: int,
+  name: text,
+  status: z.enum(STEP_STATUSES),
+  result: text.nullable(),
+  error: text.nullable(),
+  attempt: int,
+  started_at: int,
+  ended_at: int.nullable(),
+});
+export type StepRow = z.infer<typeof StepRow>;
+
+export const ActionRow = z.object({
+  run_id: text,
+  id: text,
+  seq: int,
+  step_idx: int,
+  type: text,
+  version: int,
+  effect: z.enum(EFFECTS as unknown as ['read-only', 'idempotent', 'non-idempotent']),
+  args: text,
+  status: z.enum(ACTION_STATUSES),
+  result: text.nullable(),
+  error: text.nullable(),
+  executions: int,
+  reconciliation: z.enum(RECONCILIATIONS).nullable(),
+  decision: z.enum(['happened', 'not-happened']).nullable(),
+  approval: z.enum(['pending', 'approved', 'rejected']).nullable(),
+  approval_note: text.nullable(),
+  compensation: z.enum(COMPENSATION_STATUSES).nullable(),
+  compensation_result: text.nullable(),
+  compensation_executions: int,
+  attempt: int,
+  started_at: int,
+  ended_at: int.nullable(),
+  commit_seq: int.nullable(),
+});
+export type ActionRow = z.infer<typeof ActionRow>;
+
+export const EventRow = z.object({
+  seq: int,
+  run_id: text,
+  attempt: int,
+  at: int,
+  kind: text,
+  step_idx: int.nullable(),
+  action_id: text.nullable(),
+  data: text.nullable(),
+});
+export type EventRow = z.infer<typeof EventRow>;
+
+/** Validates a row read back; a mismatch means the file was edited or damaged. */
+export function checked<T>(schema: z.ZodType<T>, row: unknown, what: string, file: string): T {
+  const r = schema.safeParse(row);
+  if (r.success) return r.data;
+  throw new LogbookError(
+    ErrorCodes.JOURNAL_INVALID,
+    `The journal ${file} holds a ${what} row that does not match the schema (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}).`,
+    'Restore the file from a backup, or move it aside to start a fresh journal; do not edit journal rows by hand.',
+  );
+}

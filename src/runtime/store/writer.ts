@@ -1,0 +1,233 @@
+// Write side of the journal: every transition is one event row plus the state rows it implies, in one immediate
+// transaction fenced by the run's lease epoch. Durable writes commit at synchronous=FULL; "lazy" ones (visibility
+// only) skip the fsync and become durable with the next durable commit, since the WAL is append-only.
+
+import type { Db } from './open';
+import { ErrorCodes, LogbookError } from '../errors';
+import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
+import type { Effect } from '../define';
+
+export interface Lease {
+  readonly runId: string;
+  readonly token: string;
+  readonly epoch: number;
+  readonly attempt: number;
+}
+
+export const LEASE_TTL_MS = 30_000;
+
+export type Durability = 'full' | 'group';
+
+export interface NewAction {
+  readonly id: string;
+  readonly stepIdx: number;
+  readonly type: string;
+  readonly version: number;
+  readonly effect: Effect;
+  readonly args: string;
+}
+
+export class RunWriter {
+  private readonly s;
+  private readonly tx: (fn: () => unknown) => unknown;
+  private nextSeq: number;
+
+  constructor(
+    private readonly db: Db,
+    readonly lease: Lease,
+    nextActionSeq: number,
+    readonly durability: Durability = 'full',
+  ) {
+    this.nextSeq = nextActionSeq;
+    const t = db.transaction((fn: () => unknown) => fn());
+    this.tx = (fn) => t.immediate(fn);
+    this.s = {
+      syncOff: db.prepare('PRAGMA synchronous = OFF'),
+      syncFull: db.prepare('PRAGMA synchronous = FULL'),
+      fence: db.prepare('UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      event: db.prepare('INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
+      release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      stepInsert: db.prepare(
+        "INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', ?, ?) " +
+          "ON CONFLICT (run_id, idx) DO UPDATE SET status = 'started', attempt = excluded.attempt, error = NULL",
+      ),
+      stepEnd: db.prepare('UPDATE steps SET status = ?, result = ?, error = ?, ended_at = ? WHERE run_id = ? AND idx = ?'),
+      actionInsert: db.prepare(
+        'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at, approval) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      actionRestart: db.prepare(
+        "UPDATE actions SET status = 'started', error = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
+      ),
+      actionExecuting: db.prepare('UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?'),
+      actionCommit: db.prepare(
+        "UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ?, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?",
+      ),
+      actionFail: db.prepare("UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?"),
+      actionDecision: db.prepare('UPDATE actions SET decision = ? WHERE run_id = ? AND id = ?'),
+      actionApproval: db.prepare('UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?'),
+      compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
+      compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
+    };
+  }
+
+  private write(durable: boolean, fn: (now: number) => void): void {
+    const now = Date.now();
+    const body = (): void => {
+      const fenced = this.s.fence.run(now, now + LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch);
+      if (fenced.changes !== 1) {
+        throw new LogbookError(
+          ErrorCodes.LEASE_LOST,
+          `Run ${this.lease.runId} was taken over by another process (this process held epoch ${this.lease.epoch}); nothing more was written.`,
+          'Let the other process finish; run `logbook show` to see who holds it.',
+          { runId: this.lease.runId },
+        );
+      }
+      fn(now);
+    };
+    if (durable) {
+      this.tx(body);
+      return;
+    }
+    this.s.syncOff.run();
+    try {
+      this.tx(body);
+    } finally {
+      this.s.syncFull.run();
+    }
+  }
+
+  private event(now: number, kind: string, stepIdx: number | null, actionId: string | null, data?: unknown): number {
+    const r = this.s.event.run(this.lease.runId, this.lease.attempt, now, kind, stepIdx, actionId, data === undefined ? null : JSON.stringify(data));
+    return Number(r.lastInsertRowid);
+  }
+
+  /** Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). */
+  heartbeat(): void {
+    this.write(false, () => undefined);
+  }
+
+  release(): void {
+    this.s.syncOff.run();
+    try {
+      this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
+    } finally {
+      this.s.syncFull.run();
+    }
+  }
+
+  runStatus(status: StoredRunStatus, opts: { output?: string | null; error?: unknown; kind?: string; data?: unknown } = {}): void {
+    this.write(true, (now) => {
+      this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
+      this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
+    });
+  }
+
+  note(kind: string, data: unknown, stepIdx: number | null = null, actionId: string | null = null): void {
+    this.write(false, (now) => void this.event(now, kind, stepIdx, actionId, data));
+  }
+
+  stepStarted(idx: number, name: string, rerun: boolean): void {
+    this.write(false, (now) => {
+      this.s.stepInsert.run(this.lease.runId, idx, name, this.lease.attempt, now);
+      this.event(now, rerun ? 'step.restarted' : 'step.started', idx, null, { name });
+    });
+  }
+
+  stepCompleted(idx: number, result: string | null): void {
+    this.write(true, (now) => {
+      this.s.stepEnd.run('completed', result, null, now, this.lease.runId, idx);
+      this.event(now, 'step.completed', idx, null, { bytes: result?.length ?? 0 });
+    });
+  }
+
+  stepFailed(idx: number, error: unknown): void {
+    this.write(true, (now) => {
+      this.s.stepEnd.run('failed', null, JSON.stringify(error), now, this.lease.runId, idx);
+      this.event(now, 'step.failed', idx, null, { error });
+    });
+  }
+
+  /** The bracket's first half: durable before the effect runs. */
+  actionStarted(a: NewAction, existing: boolean, reconciliation: Reconciliation | null = null): void {
+    this.write(true, (now) => {
+      if (existing) this.s.actionRestart.run(this.lease.attempt, a.version, reconciliation, this.lease.runId, a.id);
+      else this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
+      this.event(now, 'action.started', a.stepIdx, a.id, existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version });
+    });
+  }
+
+  /** Counts a call of `execute` just before it happens (visibility; survives a process crash). */
+  actionExecuting(stepIdx: number, id: string): void {
+    this.write(false, (now) => {
+      this.s.actionExecuting.run(this.lease.runId, id);
+      this.event(now, 'action.executing', stepIdx, id);
+    });
+  }
+
+  /** A read-only action, recorded for visibility only: no bracket, no fsync. */
+  actionObserved(a: NewAction, result: string | null, existing: boolean): void {
+    this.write(false, (now) => {
+      if (!existing) this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
+      this.s.actionExecuting.run(this.lease.runId, a.id);
+      const seq = this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true });
+      this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
+    });
+  }
+
+  actionCommitted(stepIdx: number, id: string, result: string | null, reconciliation: Reconciliation | null = null): void {
+    const durable = this.durability === 'full' || reconciliation !== null;
+    this.write(durable, (now) => {
+      const seq = this.event(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined);
+      this.s.actionCommit.run(result, now, seq, reconciliation, this.lease.runId, id);
+    });
+  }
+
+  /** Makes any lazily committed markers durable (group commit's flush). */
+  flush(): void {
+    if (this.durability === 'group') this.write(true, () => undefined);
+  }
+
+  actionFailed(stepIdx: number, id: string, error: unknown): void {
+    this.write(true, (now) => {
+      this.s.actionFail.run(JSON.stringify(error), now, this.lease.runId, id);
+      this.event(now, 'action.failed', stepIdx, id, { error });
+    });
+  }
+
+  awaitingApproval(a: NewAction): void {
+    this.write(true, (now) => {
+      this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'awaiting-approval', this.lease.attempt, now, 'pending');
+      this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type });
+    });
+  }
+
+  approval(stepIdx: number, id: string, approved: boolean, note: string | null): void {
+    this.write(true, (now) => {
+      this.s.actionApproval.run(approved ? 'approved' : 'rejected', note, approved ? 'awaiting-approval' : 'rejected', this.lease.runId, id);
+      this.event(now, approved ? 'action.approved' : 'action.rejected', stepIdx, id, note ? { note } : undefined);
+    });
+  }
+
+  decision(stepIdx: number, id: string, decision: Decision): void {
+    this.write(true, (now) => {
+      this.s.actionDecision.run(decision, this.lease.runId, id);
+      this.event(now, 'action.decided', stepIdx, id, { decision });
+    });
+  }
+
+  compensation(stepIdx: number, id: string, status: CompensationStatus, result: string | null = null, data?: unknown): void {
+    this.write(true, (now) => {
+      this.s.compStatus.run(status, result, this.lease.runId, id);
+      this.event(now, `compensation.${status}`, stepIdx, id, data);
+    });
+  }
+
+  compensationExecuting(stepIdx: number, id: string): void {
+    this.write(false, (now) => {
+      this.s.compExecuting.run(this.lease.runId, id);
+      this.event(now, 'compensation.executing', stepIdx, id);
+    });
+  }
+}
