@@ -11,6 +11,7 @@ export function paint(color: Color, text: string): string {
   return useColor() ? `\u001b[${CODES[color]}m${text}\u001b[0m` : text;
 }
 
+// eslint-disable-next-line no-control-regex -- stripping ANSI colour codes is the point
 const visible = (s: string): number => s.replace(/\u001b\[[0-9;]*m/g, '').length;
 
 export function table(headers: string[], rows: string[][]): string {

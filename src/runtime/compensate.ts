@@ -101,7 +101,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         const na = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
         writer.actionStarted(na, true, 're-executed');
         writer.actionExecuting(a.step_idx, a.id);
-        const result = await def.execute(args as never, ctx);
+        const result = await def.execute(args, ctx);
         writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
         settled.push({ id: a.id, type: a.type, outcome: 're-executed with its key, so its inverse applies' });
         continue;
@@ -157,7 +157,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         writer.compensationExecuting(a.step_idx, a.id);
         let result: unknown;
         try {
-          result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result) as never, { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt });
+          result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt });
         } catch (err) {
           writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
           throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });

@@ -26,7 +26,7 @@ export function findNonJson(value: unknown, path = '$'): string | undefined {
         break;
     }
     if (v === null) return undefined;
-    const o = v as object;
+    const o = v;
     if (seen.has(o)) return `${p} is a cycle back to an enclosing object`;
     if (Array.isArray(o)) {
       seen.add(o);

@@ -1,0 +1,62 @@
+// Test helpers: temporary directories, the built CLI as a real child process, and journal inspection.
+
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..');
+export const CLI = path.join(ROOT, 'dist', 'cli.js');
+export const EXAMPLES = path.join(ROOT, 'examples');
+export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+
+export function tmpDir(prefix = 'logbook-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface CliResult {
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `logbook <args>` as a real child process with the journal and provider state in `dir`. */
+export function cli(dir: string, args: string[], env: Record<string, string> = {}): CliResult {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [CLI, ...args, '--db', path.join(dir, 'journal.db')], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...env },
+    timeout: 120_000,
+  });
+  if (r.error) throw r.error;
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Starts `logbook <args>` without waiting, for tests that kill or race it. */
+export function cliAsync(dir: string, args: string[], env: Record<string, string> = {}) {
+  return spawn(process.execPath, [CLI, ...args, '--db', path.join(dir, 'journal.db')], {
+    cwd: dir,
+    env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+export function cliJson<T = any>(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; json: T; stderr: string } {
+  const r = cli(dir, [...args, '--json'], env);
+  let json: T;
+  try {
+    json = JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.status}, signal ${r.signal}):\n${r.stdout}\n${r.stderr}`);
+  }
+  return { status: r.status, json, stderr: r.stderr };
+}
+
+export function show(dir: string, runId: string): any {
+  return cliJson(dir, ['show', runId]).json;
+}
+
+export function fileHash(file: string): string {
+  return require('node:crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex') as string;
+}
