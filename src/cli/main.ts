@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
-import { Faults, parseCrashSpec } from '../runtime/faults';
+import { Faults, parseCrashSpec, type FaultHit } from '../runtime/faults';
 import { openStore, DEFAULT_DB, type Store } from '../runtime/store';
 import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
@@ -65,9 +65,13 @@ function setStateDir(db: string): void {
   process.env.LOGBOOK_STATE_DIR ??= path.dirname(db);
 }
 
+/** Arms --crash-at specs; with $LOGBOOK_TRACE_FAULTS set, also appends every fault point hit to that file (JSON lines). */
 function faultsFrom(specs: unknown): Faults {
   const list = Array.isArray(specs) ? (specs as string[]) : [];
-  return new Faults(list.map(parseCrashSpec));
+  const traceFile = process.env.LOGBOOK_TRACE_FAULTS;
+  // appendFileSync: a trace line must be on disk before an armed crash at the same point kills the process.
+  const trace = traceFile ? (hit: FaultHit): void => fs.appendFileSync(traceFile, `${JSON.stringify(hit)}\n`) : undefined;
+  return new Faults(list.map(parseCrashSpec), trace);
 }
 
 function parseDecisions(list: unknown): Record<string, Decision> {
