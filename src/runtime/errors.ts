@@ -35,6 +35,7 @@ export const ErrorCodes = {
   BAD_CRASH_SPEC: 'LB_BAD_CRASH_SPEC',
   USAGE: 'LB_USAGE',
   STOPPED: 'LB_STOPPED',
+  REHEARSAL_BASELINE: 'LB_REHEARSAL_BASELINE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

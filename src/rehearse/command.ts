@@ -1,0 +1,203 @@
+// `logbook rehearse <script>`: learn the fault points from an uncrashed run, kill a fresh run at each chosen point,
+// resume it to the end in parallel workers, and report whether every invariant held (exit 1 if not).
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { loadScript } from '../loader/loadScript';
+import type { ExtraCommand } from '../cli/extra';
+import type { Io } from '../cli/main';
+import { cliPath } from './child';
+import { drive, journalOf } from './driver';
+import { readSummary } from './journal';
+import { readTrace, sample } from './points';
+import { runPool } from './pool';
+import { prober } from './probe';
+import { progressBar } from './progress';
+import { broken } from './invariants';
+import { renderReport, summarise, type RehearsalReport } from './report';
+import type { Baseline, CampaignResult, CampaignSetup, Point } from './types';
+
+export const USAGE =
+  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--keep] [--json] [--report F]';
+
+function usage(problem: string): LogbookError {
+  return new LogbookError(ErrorCodes.USAGE, problem, `Usage: ${USAGE}`);
+}
+
+function positiveInt(flag: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw usage(`--${flag} ${v} is not a positive integer.`);
+  return n;
+}
+
+function readInput(input: string | undefined, file: string | undefined): unknown {
+  if (input !== undefined && file !== undefined) throw usage('Pass either --input or --input-file, not both.');
+  let text = input;
+  if (file !== undefined) {
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new LogbookError(ErrorCodes.INVALID_INPUT, `Cannot read the input file ${file}: ${describe(err)}.`, 'Check the path.');
+    }
+  }
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new LogbookError(ErrorCodes.INVALID_INPUT, `${file ?? '--input'} is not valid JSON: ${describe(err)}.`, `Quote it for the shell, e.g. --input '{"recipients": 5}'.`);
+  }
+}
+
+interface Options {
+  readonly script: string;
+  readonly input: unknown;
+  readonly random: number | null;
+  readonly seed: string;
+  readonly depth: number;
+  readonly jobs: number;
+  readonly runId: string;
+  readonly keep: boolean;
+  readonly json: boolean;
+  readonly report: string | undefined;
+}
+
+function parseOptions(args: string[]): Options {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        input: { type: 'string' },
+        'input-file': { type: 'string' },
+        points: { type: 'string' },
+        random: { type: 'string' },
+        seed: { type: 'string' },
+        depth: { type: 'string' },
+        jobs: { type: 'string' },
+        'run-id': { type: 'string' },
+        keep: { type: 'boolean' },
+        json: { type: 'boolean' },
+        report: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    throw usage(describe(err));
+  }
+  const v = parsed.values;
+  if (parsed.positionals.length !== 1) throw usage(`Expected the agent script, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}.`);
+  if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
+  if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');
+  if (v.seed !== undefined && v.random === undefined && v.depth === undefined) throw usage('--seed only matters with --random N or --depth K.');
+  const random = v.random === undefined ? null : positiveInt('random', v.random, 1);
+  return {
+    script: parsed.positionals[0] ?? '',
+    input: readInput(v.input, v['input-file']),
+    random,
+    seed: v.seed ?? (random === null ? '0' : randomBytes(4).toString('hex')),
+    depth: positiveInt('depth', v.depth, 1),
+    jobs: positiveInt('jobs', v.jobs, os.availableParallelism()),
+    runId: v['run-id'] ?? 'rehearsal',
+    keep: v.keep === true,
+    json: v.json === true,
+    report: v.report,
+  };
+}
+
+async function runBaseline(cli: string, o: Options, script: string, root: string, probe: (dir: string) => ReturnType<ReturnType<typeof prober>>): Promise<{ baseline: Baseline; points: Point[] }> {
+  const started = performance.now();
+  const dir = path.join(root, 'uncrashed');
+  fs.mkdirSync(dir, { recursive: true });
+  const traces: string[] = [];
+  const d = await drive({
+    cli, script, input: o.input, runId: o.runId, dir,
+    probe: () => probe(dir),
+    traceFile: (ctx) => {
+      const f = path.join(root, `trace-${ctx.index}.jsonl`);
+      traces[ctx.index] = f;
+      return f;
+    },
+  });
+  const s = readSummary(journalOf(dir), o.runId);
+  if (d.error || !s) {
+    throw new LogbookError(
+      ErrorCodes.REHEARSAL_BASELINE,
+      `The uncrashed run of ${script} did not finish, so there is nothing to compare crashed runs with: ${d.error ?? 'no run was journaled'}.`,
+      `Make \`logbook run ${path.relative(process.cwd(), script) || script}\` work first (same --input).`,
+    );
+  }
+  if (s.status !== 'completed' && s.status !== 'compensated' && s.status !== 'failed') {
+    throw new LogbookError(ErrorCodes.REHEARSAL_BASELINE, `The uncrashed run of ${script} ended ${s.status}.`, 'Rehearse a script whose uncrashed run ends completed, failed or compensated.');
+  }
+  const points = traces.flatMap((f, i) => (f ? readTrace(f, i) : []));
+  const baseline: Baseline = {
+    status: s.status,
+    output: s.output,
+    probe: (await probe(dir)) ?? null,
+    processes: d.processes,
+    steps: s.steps,
+    actions: s.actions.length,
+    approvals: d.approvals,
+    ms: performance.now() - started,
+  };
+  return { baseline, points };
+}
+
+export async function rehearse(args: string[], io: Io): Promise<number> {
+  const o = parseOptions(args);
+  const started = performance.now();
+  const cli = cliPath();
+  const loaded = await loadScript(o.script);
+  const probe = prober(loaded.agent);
+  const savedStateDir = process.env.LOGBOOK_STATE_DIR;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-rehearse-'));
+  try {
+    const { baseline, points: available } = await runBaseline(cli, o, loaded.path, root, probe);
+    const points = o.random === null ? available : sample(available, o.random, o.seed);
+    const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, baseline };
+    const progress = progressBar(points.length, o.json ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
+    let done = 0;
+    let bad = 0;
+    const campaigns: CampaignResult[] = await runPool({
+      jobs: o.jobs,
+      setup,
+      points,
+      onResult: (r) => {
+        done++;
+        if (broken(r)) bad++;
+        progress.tick(done, bad);
+      },
+    });
+    progress.end();
+    const summary = summarise(campaigns);
+    const report: RehearsalReport = {
+      script: loaded.path,
+      agent: loaded.agent.name,
+      input: o.input,
+      selection: { mode: o.random === null ? 'all' : 'random', requested: o.random, seed: o.seed, available: available.length },
+      depth: o.depth,
+      jobs: Math.max(1, Math.min(o.jobs, points.length)),
+      baseline,
+      campaigns,
+      summary,
+      ok: summary.broken === 0,
+      ms: performance.now() - started,
+    };
+    if (o.report) fs.writeFileSync(o.report, `${JSON.stringify(report, null, 2)}\n`);
+    io.out(o.json ? JSON.stringify(report, null, 2) : renderReport(report));
+    if (o.keep && !o.json) io.out(`  scratch kept   ${root}`);
+    return report.ok ? 0 : 1;
+  } finally {
+    if (savedStateDir === undefined) delete process.env.LOGBOOK_STATE_DIR;
+    else process.env.LOGBOOK_STATE_DIR = savedStateDir;
+    if (!o.keep) fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+export const rehearseCommand: ExtraCommand = { name: 'rehearse', usage: USAGE, run: rehearse };

@@ -1,0 +1,125 @@
+// Drives one run on a scratch journal to its end through real CLI processes: run, then resume or compensate after
+// every kill or stop, taking decisions from the provider's record and approving gates automatically.
+
+import * as path from 'node:path';
+import { openStore } from '../runtime/store';
+import { recordApproval } from '../runtime/engine';
+import type { ProbeResult } from '../runtime/define';
+import type { Decision, StoredRunStatus } from '../runtime/types';
+import { childEnv, runCli, type ChildResult } from './child';
+import { actionOf, committedByType, pendingApprovals, readRunState } from './journal';
+
+export type Command = 'run' | 'resume' | 'compensate';
+
+export interface ProcessContext {
+  /** 1-based count of driving processes (run / resume / compensate) in this drive. */
+  readonly index: number;
+  readonly command: Command;
+  /** Arguments after the command, without --crash-at (so a caller can rehearse the same process on a copy). */
+  readonly args: readonly string[];
+  readonly kills: number;
+}
+
+export interface DriveOptions {
+  readonly cli: string;
+  readonly script: string;
+  readonly input: unknown;
+  readonly runId: string;
+  /** Scratch directory: journal.db and the providers' state files. */
+  readonly dir: string;
+  /** The crash spec to arm for a process, if any. */
+  readonly arm?: (ctx: ProcessContext) => Promise<string | undefined> | string | undefined;
+  /** A file to trace this process's fault points into, if any. */
+  readonly traceFile?: (ctx: ProcessContext) => string | undefined;
+  readonly probe: () => Promise<ProbeResult | undefined>;
+  readonly maxProcesses?: number;
+}
+
+export interface DriveDecision {
+  readonly type: string;
+  readonly id: string;
+  readonly decision: Decision;
+  readonly source: 'provider record' | 'assumed';
+}
+
+export interface DriveResult {
+  readonly status: StoredRunStatus | 'not-started';
+  readonly processes: number;
+  readonly kills: string[];
+  readonly decisions: DriveDecision[];
+  readonly approvals: Array<{ type: string; id: string }>;
+  readonly saved: Record<string, number>;
+  /** Set when a process ended in a way the rehearsal cannot continue from (bad usage, a stray kill, a loop). */
+  readonly error: string | null;
+}
+
+export const TERMINAL: readonly StoredRunStatus[] = ['completed', 'failed', 'compensated', 'compensation-failed'];
+
+export function journalOf(dir: string): string {
+  return path.join(dir, 'journal.db');
+}
+
+export function describeExit(r: ChildResult): string {
+  const how = r.signal ? `was killed by ${r.signal}` : `exited with ${r.code ?? '?'}`;
+  const why = r.stderr.trim().split('\n').filter(Boolean).slice(-2).join(' ');
+  return `${how}${why ? `: ${why}` : ''}`;
+}
+
+export async function drive(o: DriveOptions): Promise<DriveResult> {
+  const db = journalOf(o.dir);
+  const kills: string[] = [];
+  const decisions: DriveDecision[] = [];
+  const approvals: Array<{ type: string; id: string }> = [];
+  const saved: Record<string, number> = {};
+  let processes = 0;
+  const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({ status, processes, kills, decisions, approvals, saved, error });
+  for (;;) {
+    const state = readRunState(db, o.runId);
+    let command: Command;
+    const extra: string[] = [];
+    if (!state) {
+      if (processes > 0) return result('not-started', 'the run was not created: its first process died before writing it');
+      command = 'run';
+    } else if (TERMINAL.includes(state.status)) {
+      return result(state.status);
+    } else if (state.status === 'needs-decision') {
+      const id = state.decisionFor;
+      const action = id === null ? undefined : actionOf(db, o.runId, id);
+      if (!id || !action) return result(state.status, 'the run needs a decision, but the journal does not say for which action');
+      const record = await o.probe();
+      const seen = record?.[action.type];
+      const decision: Decision = seen?.includes(id) ? 'happened' : 'not-happened';
+      decisions.push({ type: action.type, id, decision, source: seen ? 'provider record' : 'assumed' });
+      extra.push('--decide', `${id}=${decision}`);
+      command = state.compensating ? 'compensate' : 'resume';
+    } else if (state.status === 'awaiting-approval') {
+      const store = openStore(db);
+      try {
+        for (const a of pendingApprovals(db, o.runId)) {
+          recordApproval(store, o.runId, a.id, true, 'approved automatically by logbook rehearse', 'rehearsal');
+          approvals.push({ type: a.type, id: a.id });
+        }
+      } finally {
+        store.close();
+      }
+      command = 'resume';
+    } else {
+      command = state.status === 'compensating' ? 'compensate' : 'resume';
+    }
+    processes++;
+    if (processes > (o.maxProcesses ?? 40)) return result(state?.status ?? 'not-started', `the run did not end after ${processes - 1} processes`);
+    const args = command === 'run' ? [o.script, '--input', JSON.stringify(o.input ?? {}), '--run-id', o.runId] : [o.runId];
+    const ctx: ProcessContext = { index: processes, command, args: [...args, ...extra, '--db', db, '--json'], kills: kills.length };
+    const spec = await o.arm?.(ctx);
+    const trace = o.traceFile?.(ctx);
+    const r = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), o.dir);
+    if (r.signal === 'SIGKILL' && spec) {
+      kills.push(spec);
+      for (const [type, n] of Object.entries(committedByType(db, o.runId))) saved[type] = (saved[type] ?? 0) + n;
+      continue;
+    }
+    if (r.signal || r.code === 2 || (r.code !== 0 && r.code !== 1 && r.code !== 3)) {
+      return result(readRunState(db, o.runId)?.status ?? 'not-started', `\`logbook ${command}\` ${describeExit(r)}`);
+    }
+  }
+}

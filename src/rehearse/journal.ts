@@ -1,0 +1,102 @@
+// What the rehearsal reads from a scratch journal: where the run stands, and everything the invariants look at.
+
+import * as fs from 'node:fs';
+import { openStore, type Store } from '../runtime/store';
+import type { ActionRow, EventRow } from '../runtime/store/rows';
+import type { StoredRunStatus } from '../runtime/types';
+
+export interface RunState {
+  readonly status: StoredRunStatus;
+  /** The latest lease was taken to compensate (by command or by the agent's declared policy). */
+  readonly compensating: boolean;
+  /** The action named by the latest needs-decision stop. */
+  readonly decisionFor: string | null;
+}
+
+export interface JournalSummary {
+  readonly status: StoredRunStatus;
+  readonly output: unknown;
+  readonly steps: number;
+  readonly actions: readonly ActionRow[];
+  /** Steps that ran again, per attempt: the work one resume redid. */
+  readonly restartsByAttempt: ReadonlyMap<number, number>;
+}
+
+function withReader<T>(db: string, fn: (s: Store) => T): T | undefined {
+  if (!fs.existsSync(db)) return undefined;
+  const store = openStore(db, { readonly: true });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+function* allEvents(store: Store, runId: string): Generator<EventRow> {
+  let after = 0;
+  for (;;) {
+    const page = store.reader.events(runId, after, 1000);
+    yield* page;
+    const last = page[page.length - 1];
+    if (page.length < 1000 || !last) return;
+    after = last.seq;
+  }
+}
+
+function eventData(e: EventRow): Record<string, unknown> {
+  try {
+    return e.data ? (JSON.parse(e.data) as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function readRunState(db: string, runId: string): RunState | undefined {
+  return withReader(db, (store) => {
+    const row = store.reader.run(runId);
+    if (!row) return undefined;
+    let compensating = false;
+    let decisionFor: string | null = null;
+    for (const e of allEvents(store, runId)) {
+      const data = eventData(e);
+      if (e.kind === 'run.lease-acquired') compensating = typeof data.purpose === 'string' && data.purpose.startsWith('compensate');
+      if (e.kind === 'run.needs-decision' && typeof data.actionId === 'string') decisionFor = data.actionId;
+    }
+    return { status: row.status, compensating, decisionFor };
+  });
+}
+
+export function readSummary(db: string, runId: string): JournalSummary | undefined {
+  return withReader(db, (store) => {
+    const row = store.reader.run(runId);
+    if (!row) return undefined;
+    const restartsByAttempt = new Map<number, number>();
+    for (const e of allEvents(store, runId)) {
+      if (e.kind === 'step.restarted') restartsByAttempt.set(e.attempt, (restartsByAttempt.get(e.attempt) ?? 0) + 1);
+    }
+    return {
+      status: row.status,
+      output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+      steps: store.reader.stepCount(runId),
+      actions: [...store.reader.allActions(runId)],
+      restartsByAttempt,
+    };
+  });
+}
+
+export function actionOf(db: string, runId: string, id: string): ActionRow | undefined {
+  return withReader(db, (store) => store.reader.action(runId, id));
+}
+
+export function pendingApprovals(db: string, runId: string): ActionRow[] {
+  return withReader(db, (store) => store.reader.pendingApprovals(runId).filter((a) => a.approval === 'pending')) ?? [];
+}
+
+/** Effects that were durable when a kill struck, per action type: what a restart from scratch would repeat. */
+export function committedByType(db: string, runId: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of readSummary(db, runId)?.actions ?? []) {
+    if (a.status === 'committed' && a.effect !== 'read-only') out[a.type] = (out[a.type] ?? 0) + 1;
+  }
+  return out;
+}

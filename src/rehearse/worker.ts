@@ -1,0 +1,51 @@
+// A rehearsal worker process: takes campaigns over IPC one at a time, each on its own scratch files.
+
+import { loadScript } from '../loader/loadScript';
+import { describe } from '../runtime/errors';
+import { runCampaign, type Prober } from './campaign';
+import { prober } from './probe';
+import { FromWorker, ToWorker, type CampaignSetup } from './types';
+
+let setup: CampaignSetup | undefined;
+let probe: Prober | undefined;
+let queue: Promise<void> = Promise.resolve();
+
+function send(m: FromWorker): void {
+  process.send?.(FromWorker.parse(m));
+}
+
+async function handle(raw: unknown): Promise<void> {
+  const m = ToWorker.parse(raw);
+  switch (m.type) {
+    case 'setup': {
+      setup = m.setup;
+      probe = prober((await loadScript(m.setup.script)).agent);
+      send({ type: 'ready' });
+      return;
+    }
+    case 'campaign': {
+      if (!setup || !probe) throw new Error('campaign before setup');
+      try {
+        send({ type: 'result', result: await runCampaign(setup, m.index, m.point, probe) });
+      } catch (err) {
+        send({ type: 'failed', index: m.index, message: describe(err) });
+      }
+      return;
+    }
+    case 'exit':
+      process.disconnect?.();
+      return;
+  }
+}
+
+process.on('message', (raw) => {
+  queue = queue.then(
+    () => handle(raw),
+    () => handle(raw),
+  );
+  queue.catch((err: unknown) => {
+    process.stderr.write(`rehearsal worker: ${describe(err)}\n`);
+    process.exitCode = 1;
+    process.disconnect?.();
+  });
+});
