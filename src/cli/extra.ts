@@ -2,6 +2,7 @@
 
 import type { Io } from './main';
 import { rehearseCommand } from '../rehearse/command';
+import { planCommand } from './plan';
 
 export interface ExtraCommand {
   readonly name: string;
@@ -9,4 +10,4 @@ export interface ExtraCommand {
   run(args: string[], io: Io): Promise<number>;
 }
 
-export const EXTRA_COMMANDS: ExtraCommand[] = [rehearseCommand];
+export const EXTRA_COMMANDS: ExtraCommand[] = [planCommand, rehearseCommand];
