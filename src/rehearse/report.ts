@@ -40,6 +40,20 @@ export interface RehearsalReport {
 
 const add = (m: Record<string, number>, k: string, n = 1): void => void (m[k] = (m[k] ?? 0) + n);
 
+const HOW: Record<string, string> = {
+  verified: 'verify found it',
+  'verified-absent': 'verify found nothing, executed',
+  're-executed': 're-executed with its key',
+  'decided-happened': "provider's record: happened",
+  'decided-not-happened': "provider's record: not happened",
+};
+
+/** How one in-doubt action was settled, in words; a decision the rehearsal had to assume is called out. */
+export function settledLabel(c: CampaignResult, s: CampaignResult['settled'][number]): string {
+  if (c.decisions.some((d) => d.id === s.id && d.source === 'assumed')) return 'undecidable, assumed not happened';
+  return HOW[s.how] ?? s.how;
+}
+
 export function summarise(campaigns: readonly CampaignResult[]): Summary {
   const duplicatesByType: Record<string, number> = {};
   const settled: Record<string, number> = {};
@@ -51,7 +65,7 @@ export function summarise(campaigns: readonly CampaignResult[]): Summary {
   let matched = 0;
   for (const c of campaigns) {
     for (const d of c.duplicates) add(duplicatesByType, `${d.type} (${d.source})`);
-    for (const s of c.settled) add(settled, s.how);
+    for (const s of c.settled) add(settled, settledLabel(c, s));
     for (const a of c.approvals) add(approvals, a.type);
     for (const [t, n] of Object.entries(c.saved)) add(saved, t, n);
     for (const d of c.decisions) {
@@ -111,8 +125,7 @@ function byTarget(campaigns: readonly CampaignResult[]): string {
       const [kind = '', target = ''] = key.split('\u0000');
       const settled: Record<string, number> = {};
       for (const c of cs) {
-        for (const s of c.settled) add(settled, s.how);
-        for (const d of c.decisions) if (d.source === 'assumed') add(settled, 'assumed (undecidable)');
+        for (const s of c.settled) add(settled, settledLabel(c, s));
       }
       const finished = cs.filter((c) => c.finished).length;
       const same = cs.filter((c) => c.sameOutput).length;
@@ -152,7 +165,7 @@ export function renderReport(r: RehearsalReport): string {
   ];
   if (s.sameEffects.compared > 0) rows.push(check(s.sameEffects.matched === s.sameEffects.compared, "provider records equal the uncrashed run's", `${s.sameEffects.matched}/${s.sameEffects.compared}`));
   else rows.push([paint('yellow', 'n/a'), 'provider records: the agent has no probe', '']);
-  rows.push(check(s.unsettled === 0 && assumed === 0, `in-doubt actions settled${settledTotal ? `: ${tally(s.settled)}` : ''}${assumed ? `; ${assumed} undecidable` : ''}`, String(settledTotal)));
+  rows.push(check(s.unsettled === 0 && assumed === 0, `in-doubt actions settled${settledTotal ? `: ${tally(s.settled)}` : ''}`, `${settledTotal} in doubt`));
   out.push(table(['', 'INVARIANT', 'CAMPAIGNS'], rows));
   const findings: string[] = [];
   for (const d of s.decisions) {

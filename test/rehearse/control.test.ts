@@ -1,0 +1,39 @@
+// Negative controls: a rehearsal must be able to fail. Unsafe declarations against a provider that ignores keys
+// must show up as undecidable points and duplicate effects, with exit code 1.
+
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { FIXTURES, tmpDir } from '../helpers';
+import { rehearse } from './util';
+
+describe('rehearse negative controls', function () {
+  this.timeout(600_000);
+  const ignoreKeys = { OUTBOX_IGNORE_KEYS: '1' };
+
+  it('non-idempotent with no verify and no probe: undecidable points and duplicate sends, exit 1', () => {
+    const r = rehearse(tmpDir(), [path.join(FIXTURES, 'control-no-verify.ts'), '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2'], ignoreKeys, true);
+    const s = r.report.summary;
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /BROKEN +no side effect executed twice/);
+    assert.match(r.stdout, /BROKEN +in-doubt actions settled: .*undecidable, assumed not happened 2/);
+    assert.match(r.stdout, /Broken campaigns \(2\)/);
+    assert.match(r.stdout, /email\.send#1@after-execute: email\.send email:rehearsal:user1@example\.com ×2 \(journal\)/);
+    assert.match(r.stdout, /2 of 6 campaign\(s\) broke an invariant/);
+    assert.equal(r.report.ok, false);
+    const d = s.decisions.find((x: any) => x.type === 'email.send');
+    assert.equal(d.assumed, 2, 'after-start and after-execute of the send cannot be decided');
+    assert.equal(s.withDuplicates, 1, 'assuming "not happened" after execute sends the email twice');
+    const dup = r.report.campaigns.find((c: any) => c.point.spec === 'email.send#1@after-execute');
+    assert.deepEqual(dup.duplicates, [{ type: 'email.send', key: 'email:rehearsal:user1@example.com', count: 2, source: 'journal' }]);
+    assert.equal(s.broken, 2);
+  });
+
+  it('declared idempotent but the provider ignores keys: the probe shows the duplicates, exit 1', () => {
+    const r = rehearse(tmpDir(), [path.join(FIXTURES, 'control-false-idempotent.ts'), '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2'], ignoreKeys);
+    const s = r.report.summary;
+    assert.equal(r.status, 1);
+    assert.equal(s.withDuplicates, 1);
+    assert.deepEqual(Object.keys(s.duplicatesByType), ['email.send (provider)']);
+    assert.equal(s.sameOutput, s.points, 'the output alone would not have shown it');
+  });
+});
