@@ -2,6 +2,7 @@
 
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import {
@@ -371,7 +372,7 @@ describe('engine', () => {
       const pid = holder.pid!;
       store.db
         .prepare("UPDATE runs SET status='running', lease_token='other', lease_owner=?, lease_pid=?, lease_pid_start=?, lease_host=?, lease_expires=? WHERE id='lease'")
-        .run(`pid ${pid} (test)`, pid, processStartTime(pid), require('node:os').hostname(), Date.now() + 60_000);
+        .run(`pid ${pid} (test)`, pid, processStartTime(pid), os.hostname(), Date.now() + 60_000);
       assert.equal(store.reader.view(store.reader.run('lease')!).effectiveStatus, 'running');
       const err = await expectCode(resumeRun(store, agent, 'lease', quiet), ErrorCodes.LEASE_HELD);
       assert.match(err.message, new RegExp(`pid ${pid}`));
