@@ -22,7 +22,8 @@ export function toolPaths(toolsDir = process.env.E2E_TOOLS || path.join(REPO_ROO
   };
 }
 
-const log = (msg) => console.log(`[e2e-setup] ${msg}`);
+let quiet = false; // when set, only installs and failures are reported
+const log = (msg, always = false) => (always || !quiet) && console.log(`[e2e-setup] ${msg}`);
 const secs = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 
 function run(cmd, args, opts = {}) {
@@ -45,11 +46,11 @@ function ensureApt() {
     throw new Error(`missing Debian packages: ${missing.join(' ')}; install them as root: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`);
   }
   const t0 = Date.now();
-  log(`apt: installing ${missing.join(' ')} ...`);
+  log(`apt: installing ${missing.join(' ')} ...`, true);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update'], { env });
   run('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env });
-  log(`apt: done in ${secs(t0)}`);
+  log(`apt: done in ${secs(t0)}`, true);
 }
 
 /** Runs install() unless <toolsDir>/.<name>.done holds `version`; writes the marker only on success. */
@@ -59,12 +60,12 @@ function component(p, name, version, install, verify) {
     return log(`${name}@${version}: present`);
   }
   const t0 = Date.now();
-  log(`${name}@${version}: installing ...`);
+  log(`${name}@${version}: installing ...`, true);
   fs.rmSync(marker, { force: true });
   install();
   if (!verify()) throw new Error(`${name}@${version}: installed but verification failed`);
   fs.writeFileSync(marker, `${version}\n`);
-  log(`${name}@${version}: done in ${secs(t0)}`);
+  log(`${name}@${version}: done in ${secs(t0)}`, true);
 }
 
 function npmInstall(prefix, spec, env = process.env) {
@@ -73,7 +74,8 @@ function npmInstall(prefix, spec, env = process.env) {
 }
 
 /** Installs whatever is missing; returns toolPaths(). Throws with a readable message on failure. */
-export function setup({ toolsDir } = {}) {
+export function setup({ toolsDir, quiet: q = false } = {}) {
+  quiet = q;
   const p = toolPaths(toolsDir);
   const t0 = Date.now();
   fs.mkdirSync(p.toolsDir, { recursive: true });
