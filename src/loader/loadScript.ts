@@ -53,9 +53,8 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
       sourcemap: 'inline',
       sourcesContent: false,
       packages: 'external',
-      // Explicit, because a tsconfig `paths` entry for agent-logbook (as in this repository) would otherwise bundle a
-      // second copy of the runtime into the script: its own action registry and error classes.
-      external: ['agent-logbook'],
+      // Explicit, so a tsconfig `paths` entry for agent-logbook cannot bundle a second copy of the runtime.
+      external: ['agent-logbook', 'agent-logbook/*'],
       write: false,
       logLevel: 'silent',
       absWorkingDir: path.dirname(abs),
