@@ -1,6 +1,7 @@
 // Shared steps for tests of the order example: a run taken to the approval gate or to the end, and its providers.
 
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EXAMPLES, cli } from '../helpers';
 import { readJson } from './util';
@@ -29,4 +30,5 @@ export function completed(dir: string): void {
 
 export const warehouse = (dir: string): any => readJson(dir, 'warehouse.json');
 export const payments = (dir: string): any => readJson(dir, 'payments.json');
-export const carrier = (dir: string): any => readJson(dir, 'carrier.json');
+/** The carrier's record; no file means it never shipped anything. */
+export const carrier = (dir: string): any => (fs.existsSync(path.join(dir, 'carrier.json')) ? readJson(dir, 'carrier.json') : { shipments: [] });
