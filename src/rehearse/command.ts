@@ -157,6 +157,12 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
   const probe = prober(loaded.agent);
   const savedStateDir = process.env.LOGBOOK_STATE_DIR;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-rehearse-'));
+  // Ctrl-C reaches the workers and their runs too (same process group); leave no scratch files behind.
+  const interrupted = (): void => {
+    if (!o.keep) fs.rmSync(root, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
   try {
     const { baseline, points: available } = await runBaseline(cli, o, loaded.path, root, probe);
     const points = o.random === null ? available : sample(available, o.random, o.seed);
@@ -194,6 +200,7 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
     if (o.keep && !o.json) io.out(`  scratch kept   ${root}`);
     return report.ok ? 0 : 1;
   } finally {
+    process.removeListener('SIGINT', interrupted);
     if (savedStateDir === undefined) delete process.env.LOGBOOK_STATE_DIR;
     else process.env.LOGBOOK_STATE_DIR = savedStateDir;
     if (!o.keep) fs.rmSync(root, { recursive: true, force: true });

@@ -101,6 +101,7 @@ export function summarise(campaigns: readonly CampaignResult[]): Summary {
   };
 }
 
+const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 const secs = (ms: number): string => (ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : `${(ms / 1000).toFixed(1)} s`);
 const tally = (m: Record<string, number>): string =>
   Object.entries(m)
@@ -147,11 +148,12 @@ export function renderReport(r: RehearsalReport): string {
   const s = r.summary;
   const b = r.baseline;
   const out: string[] = [];
-  const approvals = b.approvals.length ? `, ${b.approvals.length} approval gate(s) approved automatically` : '';
+  const approvals = b.approvals.length ? `, ${plural(b.approvals.length, 'approval gate')} approved automatically` : '';
   out.push(`${paint('bold', 'logbook rehearse')}  ${r.agent}  (${r.script})`);
-  out.push(`  uncrashed run  ${b.status} in ${b.processes} process(es)${approvals}: ${b.steps} steps, ${b.actions} actions, ${secs(b.ms)}`);
+  out.push(`  uncrashed run  ${b.status} in ${plural(b.processes, 'process', 'processes')}${approvals}: ${plural(b.steps, 'step')}, ${plural(b.actions, 'action')}, ${secs(b.ms)}`);
   const sel = r.selection.mode === 'all' ? `all ${r.selection.available} fault points` : `${s.points} of ${r.selection.available} fault points (seed ${r.selection.seed})`;
-  out.push(`  campaigns      ${sel}, ${s.kills} kills (depth ${r.depth}), ${r.jobs} worker(s), ${secs(r.ms)} (${secs(r.ms / Math.max(1, s.points) * r.jobs)} per campaign per worker)`);
+  const mean = r.campaigns.reduce((a, c) => a + c.ms, 0) / Math.max(1, r.campaigns.length);
+  out.push(`  campaigns      ${sel}, ${s.kills} kills (depth ${r.depth}), ${r.jobs} worker(s): ${secs(r.ms)} in all, ${secs(mean)} per campaign`);
   out.push('');
   out.push(byTarget(r.campaigns));
   out.push('');
@@ -161,12 +163,13 @@ export function renderReport(r: RehearsalReport): string {
   const rows = [
     check(s.finished === s.points, `runs finished ${b.status}, like the uncrashed run`, `${s.finished}/${s.points}`),
     check(s.sameOutput === s.points, 'output equals the uncrashed output', `${s.sameOutput}/${s.points}`),
-    check(s.withDuplicates === 0, `no side effect executed twice (journal executions, provider record)${dupTypes ? `: ${dupTypes}` : ''}`, `${s.points - s.withDuplicates}/${s.points}`),
+    check(s.withDuplicates === 0, 'no side effect executed twice (journal executions, provider record)', `${s.points - s.withDuplicates}/${s.points}`),
   ];
   if (s.sameEffects.compared > 0) rows.push(check(s.sameEffects.matched === s.sameEffects.compared, "provider records equal the uncrashed run's", `${s.sameEffects.matched}/${s.sameEffects.compared}`));
   else rows.push([paint('yellow', 'n/a'), 'provider records: the agent has no probe', '']);
-  rows.push(check(s.unsettled === 0 && assumed === 0, `in-doubt actions settled${settledTotal ? `: ${tally(s.settled)}` : ''}`, `${settledTotal} in doubt`));
+  rows.push(check(s.unsettled === 0 && assumed === 0, 'every in-doubt action settled (none left, none guessed)', `${settledTotal} in doubt`));
   out.push(table(['', 'INVARIANT', 'CAMPAIGNS'], rows));
+  if (settledTotal) out.push(`    settled by: ${tally(s.settled)}`);
   const findings: string[] = [];
   for (const d of s.decisions) {
     const how = d.assumed
