@@ -164,12 +164,16 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
   };
   process.once('SIGINT', interrupted);
   try {
+    const tty = !o.json && process.stderr.isTTY === true;
+    if (tty) process.stderr.write('  running the script once, uncrashed, to learn its fault points…');
     const { baseline, points: available } = await runBaseline(cli, o, loaded.path, root, probe);
+    if (tty) process.stderr.write('\r\u001b[K');
     const points = o.random === null ? available : sample(available, o.random, o.seed);
     const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, baseline };
     const progress = progressBar(points.length, o.json ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
     let done = 0;
     let bad = 0;
+    progress.tick(0, 0);
     const campaigns: CampaignResult[] = await runPool({
       jobs: o.jobs,
       setup,

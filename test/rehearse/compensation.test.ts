@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cli, cliJson, show, tmpDir } from '../helpers';
 import { openStore } from '../../src/runtime/store';
-import { CHARGE, EMAIL, INITIAL_STOCK, KETTLE, MUG, RUN, SHIP, completed, payments, warehouse } from './order';
+import { CHARGE, EMAIL, INITIAL_STOCK, KETTLE, MUG, ORDER, RUN, SHIP, completed, payments, warehouse } from './order';
 
 // Newest-first: the charge (committed last of the three) is refunded first, then the mug, then the kettle.
 const POINTS = [
@@ -46,6 +46,23 @@ describe('compensation of the order example under SIGKILL', function () {
       .map((l) => JSON.parse(l))
       .map((h) => `${h.target}#${h.occurrence}@${h.point}`);
     assert.deepEqual(hits, POINTS);
+  });
+
+  it('a declined card after the stock was reserved: the declared policy releases it, nothing is charged, stock exact', () => {
+    const dir = tmpDir();
+    const r = cliJson(dir, ['run', ORDER, '--run-id', RUN, '--input', '{"card":"tok_declined"}']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.json.status, 'compensated');
+    assert.equal(r.json.error.name, 'CardDeclinedError');
+    assert.deepEqual(r.json.compensation.compensated.map((c: any) => c.id), [MUG, KETTLE]);
+    assert.deepEqual(r.json.compensation.irreversible, []);
+    const p = payments(dir);
+    assert.equal(p.charges.length, 0);
+    assert.equal(p.declines, 1);
+    const w = warehouse(dir);
+    assert.deepEqual(w.stock, INITIAL_STOCK, 'no double-counted inventory');
+    assert.equal(w.releases.length, 2);
+    assert.equal(show(dir, RUN).actions.find((a: any) => a.id === CHARGE).status, 'failed');
   });
 
   for (const point of POINTS) {
