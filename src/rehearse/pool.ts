@@ -46,7 +46,7 @@ export function runPool(o: PoolOptions): Promise<CampaignResult[]> {
     };
     if (o.points.length === 0) return finish();
     for (let w = 0; w < count; w++) {
-      const child: ChildProcess = fork(file, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child: ChildProcess = fork(file, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: [] });
       alive++;
       let current: number | undefined;
       let stderr = '';
