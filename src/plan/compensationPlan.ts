@@ -1,5 +1,4 @@
-// What `logbook compensate` would do, read from the journal alone: settle what is in doubt, then the inverses
-// newest-first, and the actions that cannot be undone.
+// What `logbook compensate` would do, from the journal alone: settle doubts, inverses newest-first, irreversible.
 
 import type { Store } from '../runtime/store';
 import { notFound } from '../runtime/store/lease';

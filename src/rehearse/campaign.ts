@@ -1,5 +1,4 @@
-// One campaign: a fresh scratch journal and provider state, a real SIGKILL at the chosen point (and more with
-// --depth), resumes until the run ends, then the invariants checked against the uncrashed run.
+// One campaign: fresh scratch files, a real SIGKILL at its point (more with --depth), resumes to the end, invariants.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';

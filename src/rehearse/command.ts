@@ -1,5 +1,4 @@
-// `logbook rehearse <script>`: learn the fault points from an uncrashed run, kill a fresh run at each chosen point,
-// resume it to the end in parallel workers, and report whether every invariant held (exit 1 if not).
+// `logbook rehearse <script>`: kill a fresh run at each fault point, resume it in parallel workers, report invariants.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,5 +1,4 @@
-// Drives one run on a scratch journal to its end through real CLI processes: run, then resume or compensate after
-// every kill or stop, taking decisions from the provider's record and approving gates automatically.
+// Drives one run on a scratch journal to its end through real CLI processes, deciding and approving where it stops.
 
 import * as path from 'node:path';
 import { openStore } from '../runtime/store';

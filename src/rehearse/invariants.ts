@@ -1,5 +1,4 @@
-// The invariants a rehearsed run must keep: it ends like the uncrashed run, with the same output and the same
-// effects in the outside world, nothing done twice, nothing left in doubt.
+// The invariants of a rehearsed run: ends like the uncrashed run, same output and effects, nothing twice or in doubt.
 
 import type { ProbeResult } from '../runtime/define';
 import type { JournalSummary } from './journal';

@@ -1,5 +1,4 @@
-// Approval gates in the order example: the run stops at the gate (exit 3), survives kills on either side of it,
-// goes on after `logbook approve`; `reject` makes the script see a typed ApprovalRejectedError.
+// Approval gates (order example): exit 3 at the gate, kills around it, approve goes on, reject is a typed error.
 
 import { strict as assert } from 'node:assert';
 import { cli, cliJson, show, tmpDir } from '../helpers';

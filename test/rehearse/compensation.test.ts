@@ -1,5 +1,4 @@
-// Compensation of the order example, killed at every compensation fault point and run again: each inverse lands
-// exactly once in the outside world, newest-first, and the irreversible actions are reported.
+// Order compensation killed at every compensation fault point and run again: each inverse once, newest-first.
 
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';

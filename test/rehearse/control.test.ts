@@ -1,5 +1,4 @@
-// Negative controls: a rehearsal must be able to fail. Unsafe declarations against a provider that ignores keys
-// must show up as undecidable points and duplicate effects, with exit code 1.
+// Negative controls: unsafe declarations must make a rehearsal report undecidable points and duplicates (exit 1).
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
