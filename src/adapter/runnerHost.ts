@@ -54,6 +54,13 @@ function wrongNode(err: unknown): LogbookError | undefined {
   );
 }
 
+/** Describes anything thrown, including errors from the evaluation sandbox's realm (not instanceof Error here). */
+function thrownText(err: unknown): string {
+  const e = err as { name?: unknown; message?: unknown } | null;
+  if (e && typeof e === 'object' && typeof e.message === 'string') return `${typeof e.name === 'string' ? e.name : 'Error'}: ${e.message}`;
+  return describe(err);
+}
+
 function errorFields(err: unknown): { code?: string; message: string } {
   if (err instanceof LogbookError) return { code: err.code, message: err.message };
   return { message: err instanceof Error ? `${err.name}: ${err.message}` : describe(err) };
@@ -404,7 +411,7 @@ export class RunnerHost {
     try {
       this.send({ type: 'response', id, ok: true, body: this.handle(req) });
     } catch (err) {
-      this.send({ type: 'response', id, ok: false, message: err instanceof LogbookError ? err.message : err instanceof Error ? `${err.name}: ${err.message}` : describe(err) });
+      this.send({ type: 'response', id, ok: false, message: err instanceof LogbookError ? err.message : thrownText(err) });
     }
   }
 

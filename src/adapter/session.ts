@@ -86,6 +86,11 @@ export class LogbookDebugSession extends DebugSession {
     process.once('exit', () => this.runner?.kill('SIGKILL'));
   }
 
+  /** Runs an async handler; anything it throws becomes an error response rather than a crash of the adapter. */
+  private guard(response: DebugProtocol.Response, fn: () => Promise<void>): void {
+    fn().catch((err: unknown) => this.sendErrorResponse(response, { id: 1000, format: `Logbook adapter error: ${message(err)}`, showUser: true, variables: {} }));
+  }
+
   // ---- lifecycle -----------------------------------------------------------------------------------------
 
   protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
@@ -111,7 +116,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): Promise<void> {
+  protected override launchRequest(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): void {
+    this.guard(response, () => this.launchRun(response, args));
+  }
+
+  private async launchRun(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): Promise<void> {
     let resolved: ResolvedLaunch;
     try {
       resolved = resolveLaunch(parseLaunchConfig(args), process.cwd());
@@ -183,7 +192,7 @@ export class LogbookDebugSession extends DebugSession {
       case 'stopped': {
         this.handles = new Handles<Container>();
         this.paused = { seq: ++this.stopSeq, reason: m.reason, description: m.description, text: m.text, exceptionId: m.exceptionId, context: m.context, frames: framesOf(m.context) };
-        const ev = new StoppedEvent(m.reason, this.threadId(), m.text) as DebugProtocol.StoppedEvent;
+        const ev: DebugProtocol.StoppedEvent = new StoppedEvent(m.reason, this.threadId(), m.text);
         ev.body.description = m.description;
         ev.body.allThreadsStopped = true;
         if (m.hitBreakpointIds.length) ev.body.hitBreakpointIds = m.hitBreakpointIds;
@@ -268,7 +277,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async disconnectRequest(response: DebugProtocol.DisconnectResponse): Promise<void> {
+  protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
+    this.guard(response, () => this.endSession(response));
+  }
+
+  private async endSession(response: DebugProtocol.DisconnectResponse): Promise<void> {
     const runner = this.runner;
     if (runner?.alive) {
       runner.send({ type: 'stop' });
@@ -421,7 +434,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): Promise<void> {
+  protected override restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): void {
+    this.guard(response, () => this.forkAtFrame(response, args));
+  }
+
+  private async forkAtFrame(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): Promise<void> {
     const frame = this.frameOf(args.frameId);
     const idx = this.paused?.context.step?.idx;
     if (!frame || !frame.canRestart || idx === undefined || !this.runner) {
@@ -512,7 +529,11 @@ export class LogbookDebugSession extends DebugSession {
     return { name: kind, value: `(${total}) journaled steps`, variablesReference: this.handles.create({ kind, total }), indexedVariables: total };
   }
 
-  protected override async variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): Promise<void> {
+  protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
+    this.guard(response, () => this.listVariables(response, args));
+  }
+
+  private async listVariables(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): Promise<void> {
     const c = this.handles.get(args.variablesReference);
     let variables: DebugProtocol.Variable[] = [];
     try {
@@ -552,7 +573,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
+  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
+    this.guard(response, () => this.evaluateExpression(response, args));
+  }
+
+  private async evaluateExpression(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
     if (!this.runner?.alive || !this.paused) {
       this.sendErrorResponse(response, { id: 1005, format: 'The run is not paused: expressions are evaluated against a paused step or action.', showUser: false, variables: {} });
       return;
@@ -581,7 +606,7 @@ export class LogbookDebugSession extends DebugSession {
   // ---- custom requests: kill, decide, approve, reject, compensate -----------------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
-    void this.custom(command, response, args);
+    this.guard(response, () => this.custom(command, response, args));
   }
 
   private async custom(command: string, response: DebugProtocol.Response, args: unknown): Promise<void> {
