@@ -184,8 +184,17 @@ export class Session {
     return this.output.filter((o) => !category || o.category === category).map((o) => o.text).join('');
   }
 
+  private disconnected = false;
+
+  /** Sends disconnect; the adapter then exits, so close() only has to reap it. */
+  async disconnect(): Promise<void> {
+    this.disconnected = true;
+    await this.dc.disconnectRequest({});
+  }
+
   async close(): Promise<void> {
-    await this.dc.stop();
+    if (this.disconnected) (this.dc as unknown as { stopAdapter(): void }).stopAdapter();
+    else await this.dc.stop();
   }
 
   /** Asserts every runner this session started is gone (the adapter reaps them before it says terminated). */
