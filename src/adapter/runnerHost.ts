@@ -42,6 +42,7 @@ interface Current {
 }
 
 const ROLE = 'debugger';
+const YIELD_EVERY_MS = 10;
 
 /** A Node that cannot load better-sqlite3's native module: say which Node and how to fix it. */
 function wrongNode(err: unknown): LogbookError | undefined {
@@ -49,7 +50,7 @@ function wrongNode(err: unknown): LogbookError | undefined {
   if (!/NODE_MODULE_VERSION|better_sqlite3\.node|bindings file|invalid ELF|wrong ELF|Cannot find module 'better-sqlite3'|dlopen/i.test(text)) return undefined;
   return new LogbookError(
     ErrorCodes.WRONG_NODE,
-    `The runner's Node (${process.version}, ABI ${process.versions.modules}, ${process.execPath}) cannot load better-sqlite3: ${describe(err).split('\n')[0] ?? ''}.`,
+    `The runner's Node (${process.version}, ABI ${process.versions.modules}, ${process.execPath}) cannot load better-sqlite3: ${describe(err).replace(/\s*\n\s*/g, ' ')}.`,
     'Set "runtimeExecutable" in the launch configuration to the Node that installed the project\'s dependencies (better-sqlite3 is built for one Node ABI), or rebuild it for this one with `npm rebuild better-sqlite3`.',
   );
 }
@@ -306,6 +307,7 @@ export class RunnerHost {
   // ---- boundaries ----------------------------------------------------------------------------------------
 
   private lastRun: RunSnapshot | undefined;
+  private lastYield = 0;
 
   /** Serialises boundaries: parallel actions in one step stop one at a time. */
   private boundary(ev: PauseEvent, kind: BoundaryKind, detail: string): Promise<void> {
@@ -315,6 +317,13 @@ export class RunnerHost {
   }
 
   private async atBoundary(ev: PauseEvent, kind: BoundaryKind, detail: string): Promise<void> {
+    // A script whose steps never wait on I/O would starve the event loop, and with it the adapter's pause and
+    // terminate messages: give the loop a turn every few milliseconds.
+    const now = performance.now();
+    if (now - this.lastYield > YIELD_EVERY_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.lastYield = performance.now();
+    }
     if (ev.step) {
       if (kind === 'step:after') this.steps.delete(ev.step.idx);
       else this.steps.set(ev.step.idx, ev.step);
