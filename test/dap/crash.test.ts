@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { show } from '../helpers';
-import { EMAIL, ORDER, Session, alive, lineOf, open } from './harness';
+import { EMAIL, ORDER, Session, alive, lineOf } from './harness';
 
 function outbox(dir: string): { sent: Array<{ key: string }>; calls: number } {
   return JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8'));

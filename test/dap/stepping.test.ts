@@ -67,7 +67,7 @@ describe('dap: stepping and inspecting', function () {
     assert.equal(action.status?.value, "'started'");
     assert.equal(action.executions?.value, '0');
     assert.equal(action.args?.value, "{to: 'user2@example.com', body: 'Hello user 2, our spring issue is out.'}");
-    const args = await s.vars(action.args!.ref);
+    const args = await s.vars(action.args?.ref ?? 0);
     assert.equal(args.to?.value, "'user2@example.com'");
     const step = await s.scope('Step');
     assert.deepEqual([step.name?.value, step.index?.value, step.replayed?.value], ["'email user2@example.com'", '2', 'false']);
@@ -79,7 +79,7 @@ describe('dap: stepping and inspecting', function () {
     const journal = await s.scope('Journal');
     assert.equal(journal['0']?.value, '#1 run.started');
     assert.ok(Object.values(journal).some((v) => / action\.started step 3 email:vars-1:user2@example\.com$/.test(v.value)), JSON.stringify(journal));
-    const entry = await s.vars(journal['0']!.ref);
+    const entry = await s.vars(journal['0']?.ref ?? 0);
     assert.equal(entry.kind?.value, "'run.started'");
 
     assert.equal(await s.evaluate("args.to.endsWith('@example.com')"), 'true');

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { Channel, FrameDecoder, encodeFrame } from '../../src/adapter/channel';
+import { Evaluator } from '../../src/adapter/evaluator';
 import { parseHitCondition } from '../../src/adapter/hitCondition';
 import { LaunchConfig, launchJsonSchema, parseLaunchConfig, resolveLaunch } from '../../src/adapter/launchConfig';
 import { FromRunner } from '../../src/adapter/protocol';
@@ -110,13 +111,14 @@ describe('adapter: source scanning', () => {
 });
 
 describe('adapter: stop policy', () => {
+  const evaluator = new Evaluator();
   const loc = (line: number) => ({ file: '/a.ts', line, column: 1 });
   const step = (idx: number, name = `s${idx}`, replayed = false): Boundary['step'] => ({ idx, name, replayed, redone: false, location: loc(10) });
   const action = (type: string, effect: 'non-idempotent' | 'idempotent' = 'idempotent'): NonNullable<Boundary['action']> => ({
     id: `${type}:1`, type, version: 1, effect, args: { to: 'x@example.com' }, phase: 'before-start', status: 'new', executions: 0, stepIdx: 0, hasVerify: false, hasCompensate: false, approval: false, location: loc(11),
   });
   function policy(over: Partial<ConstructorParameters<typeof StopPolicy>[0]> = {}): StopPolicy {
-    return new StopPolicy({ stopOnEntry: false, stopOnReplay: false, sameFile: (a, b) => a === b, evaluate: (e, at) => new Function('args', `return (${e})`)(at.action?.args), warn: () => undefined, ...over });
+    return new StopPolicy({ stopOnEntry: false, stopOnReplay: false, sameFile: (a, b) => a === b, evaluate: (e, at) => evaluator.evaluate(e, { args: at.action?.args }), warn: () => undefined, ...over });
   }
 
   it('counts hits only where the condition holds and stops on the nth', () => {
