@@ -80,6 +80,9 @@ export class RunnerHost {
   private followUp: FollowUp | undefined;
   private readonly steps = new Map<number, StepSnapshot>();
   private decision: Decision | undefined;
+  /** In-doubt actions between their reconcile boundary and the outcome, and decisions given in this session. */
+  private readonly reconciling = new Set<string>();
+  private readonly decided = new Map<string, Decision>();
   private approvalAnswer: { approved: boolean; note?: string } | undefined;
   private current: Current | undefined;
   private compensating = false;
@@ -340,11 +343,34 @@ export class RunnerHost {
       const at = line?.compensateLine ?? line?.typeLine;
       if (at !== undefined) action = { ...action, location: { file: this.config?.program ?? '', line: at, column: 1 } };
     }
+    if (action) detail = this.reconciliationDetail(kind, action, detail);
     const step = ev.step ?? (action ? this.stepFor(ev.run.id, action.stepIdx) : undefined);
     const at: Boundary = { kind, detail, step, action };
     this.lastRun = ev.run;
     const stop = this.policy.decide(at);
     if (stop) await this.stopAt(at, ev.run, stop);
+  }
+
+  /**
+   * The runtime has no boundary of its own for "verify found nothing" or "re-execute": when an in-doubt action's
+   * next boundary is before-start, say which reconciliation led there, so stepping shows the whole path.
+   */
+  private reconciliationDetail(kind: BoundaryKind, action: ActionSnapshot, detail: string): string {
+    if (kind === 'action:reconcile') {
+      this.reconciling.add(action.id);
+      return detail;
+    }
+    if (!this.reconciling.delete(action.id) || kind !== 'action:before-start') return detail;
+    const decided = this.decided.get(action.id) ?? this.config?.decide[action.id];
+    const why =
+      action.effect === 'read-only'
+        ? 'reconciled: read-only, so it runs again'
+        : decided === 'not-happened'
+          ? 'reconciled: decided it did not happen, so it executes'
+          : action.hasVerify
+            ? 'reconciled: verify found no trace of it, so it executes again'
+            : 'reconciled: idempotent, so it runs again with the same key';
+    return `${why}; ${detail}`;
   }
 
   private stepFor(runId: string, idx: number): StepSnapshot | undefined {
@@ -486,6 +512,7 @@ export class RunnerHost {
       throw new LogbookError(ErrorCodes.BAD_DECISION, `${a.type} ${a.id} needs no decision: ${how}.`, 'Step in to watch its reconciliation.');
     }
     this.decision = decision;
+    if (a) this.decided.set(a.id, decision);
     this.resumeAfter(then);
     return { message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? 'happened' : 'did not happen'}` };
   }

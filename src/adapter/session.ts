@@ -46,6 +46,10 @@ const DecideArgs = z.object({
 });
 const ApproveArgs = z.object({ note: z.string().optional(), then: z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']).default('continue') });
 
+/** Runners of every session in this process, killed if the adapter exits (server mode runs several sessions). */
+const liveRunners = new Set<RunnerProcess>();
+let exitHookInstalled = false;
+
 function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
   let resolve!: (v: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
@@ -83,7 +87,12 @@ export class LogbookDebugSession extends DebugSession {
     this.setDebuggerLinesStartAt1(true);
     this.setDebuggerColumnsStartAt1(true);
     this.runnerScript = process.env.LOGBOOK_RUNNER_SCRIPT ?? path.join(__dirname, 'runner.js');
-    process.once('exit', () => this.runner?.kill('SIGKILL'));
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const r of liveRunners) r.kill('SIGKILL');
+      });
+    }
   }
 
   /** Runs an async handler; anything it throws becomes an error response rather than a crash of the adapter. */
@@ -143,8 +152,12 @@ export class LogbookDebugSession extends DebugSession {
       spawnFailed: (err) => {
         this.failure = `The runner could not be started with runtimeExecutable ${JSON.stringify(resolved.runtimeExecutable)}: ${err.message}. Set "runtimeExecutable" to a Node executable (an absolute path, or a name on PATH).`;
       },
-      closed: (code, signal) => void this.onRunnerClosed(code, signal),
+      closed: (code, signal) => {
+        liveRunners.delete(runner);
+        void this.onRunnerClosed(code, signal);
+      },
     });
+    liveRunners.add(runner);
     this.runner = runner;
   }
 

@@ -1,6 +1,8 @@
 // Breakpoints: verified only on run.step/run.do lines, conditions, hit counts, function breakpoints, exception filters.
 
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { EMAIL, NEWSLETTER, ORDER, Session, lineOf, open } from './harness';
 
 describe('dap: breakpoints and stops', function () {
@@ -107,6 +109,19 @@ describe('dap: breakpoints and stops', function () {
     assert.match(r.body.message, /approved: order\.ship ship:f-approval/);
     assert.equal(await exited, 0);
     assert.match(s.text(), /run f-approval completed .*"tracking":"trk-ship:f-approval"/);
+  });
+
+  it('reject at the approval gate fails the run with the note, and nothing ships', async () => {
+    await s.launch({ program: ORDER, input: { ship: true }, runId: 'f-reject' }, { filters: ['approval'] });
+    await s.stopped();
+    const exited = s.exitCode();
+    const r = await s.dc.customRequest('reject', { note: 'address looks wrong' });
+    assert.match(r.body.message, /rejected: order\.ship ship:f-reject/);
+    assert.equal(await exited, 1);
+    assert.match(s.text('important'), /run f-reject failed: Approval for order\.ship ship:f-reject was rejected: address looks wrong/);
+    const ledger = JSON.parse(fs.readFileSync(path.join(s.dir, 'order-ledger.json'), 'utf8'));
+    assert.deepEqual(ledger.shipments, []);
+    await assert.rejects(s.dc.customRequest('approve'), /No run is active in this session/);
   });
 
   it('with the approval filter off, the run waits in awaiting-approval and says how to go on', async () => {

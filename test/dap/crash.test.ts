@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { show } from '../helpers';
-import { EMAIL, ORDER, Session, alive, lineOf } from './harness';
+import { EMAIL, ORDER, Session, alive, describeStop, golden, lineOf } from './harness';
 
 function outbox(dir: string): { sent: Array<{ key: string }>; calls: number } {
   return JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8'));
@@ -76,6 +76,19 @@ describe('dap: crash, resume, reconcile', function () {
     const box = outbox(first.dir);
     assert.equal(box.sent.length, 4);
     assert.equal(new Set(box.sent.map((x) => x.key)).size, 4, 'no key was sent twice');
+  });
+
+  it('steps through a resume: replay is silent, the in-doubt action is reconciled phase by phase (golden log)', async () => {
+    const first = await session();
+    await first.launch({ program: EMAIL, input: { recipients: 3 }, runId: 'resume-golden', crashAt: 'email.send#2@after-start' });
+    assert.equal(await first.exitCode(), 137);
+    const s = await session(first.dir);
+    await s.launch({ program: EMAIL, resume: 'resume-golden', stopOnEntry: true }, { filters: ['inDoubt'] });
+    const log = [describeStop(await s.stopped())];
+    for (const how of ['next', 'stepIn', 'stepIn', 'stepIn', 'stepOut', 'next', 'stepIn', 'stepOut', 'next'] as const) log.push(`${how} → ${describeStop(await s.step(how))}`);
+    assert.equal(await s.runToEnd(), 0);
+    golden('email-resume.txt', `${log.join('\n')}\n`);
+    assert.equal(outbox(first.dir).sent.length, 3);
   });
 
   it('a decision on an action without verify: stop at the in-doubt charge, decide it happened, finish without charging again', async () => {

@@ -1,6 +1,7 @@
 // Launches that cannot start: each fails with a clear message in the session and leaves nothing running.
 
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DAP_FIXTURES, EMAIL, COUNTER, Session, open } from './harness';
 
@@ -75,6 +76,20 @@ describe('dap: launch failures and process control', function () {
     } finally {
       await t.close();
     }
+  });
+
+  it('relays the run\'s stdout and stderr to the Debug Console with their categories', async () => {
+    await s.launch({ program: COUNTER, input: { steps: 3 } });
+    assert.equal(await s.exitCode(), 0);
+    assert.match(s.text('stdout'), /counted to 6\n/);
+    assert.match(s.text('stderr'), /counter: no errors\n/);
+    assert.doesNotMatch(s.text('stdout'), /counter: no errors/);
+  });
+
+  it('the adapter bundle never loads better-sqlite3 (only the runner does)', () => {
+    const bundle = fs.readFileSync(path.join(__dirname, '..', '..', 'dist', 'debugAdapter.js'), 'utf8');
+    assert.doesNotMatch(bundle, /require\(["']better-sqlite3["']\)/);
+    assert.match(fs.readFileSync(path.join(__dirname, '..', '..', 'dist', 'runner.js'), 'utf8'), /require\("better-sqlite3"\)/);
   });
 
   it('pause stops a running run at its next boundary', async () => {
