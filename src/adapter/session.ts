@@ -78,7 +78,7 @@ export class LogbookDebugSession extends DebugSession {
   private handles = new Handles<Container>();
   private outcome: Outcome | undefined;
   private failure: string | undefined;
-  private killRequested = false;
+  private killCause: 'kill' | 'terminate-timeout' | 'other' = 'other';
   private ended = false;
   private readonly runnerScript: string;
 
@@ -238,14 +238,14 @@ export class LogbookDebugSession extends DebugSession {
     }
     if (signal === 'SIGKILL' && this.runId) {
       const report = await this.postmortem();
-      this.sendEvent(new OutputEvent(`${crashMessage({ pid: this.runner?.pid, requested: this.killRequested, pausedAt, report: report.report, reportError: report.error })}\n`, 'important'));
+      this.sendEvent(new OutputEvent(`${crashMessage({ pid: this.runner?.pid, cause: this.killCause, pausedAt, report: report.report, reportError: report.error })}\n`, 'important'));
       this.end(KILLED_EXIT_CODE);
       return;
     }
     const text =
       this.failure ??
       (signal === 'SIGKILL'
-        ? crashMessage({ pid: this.runner?.pid, requested: this.killRequested, pausedAt, report: undefined, reportError: undefined })
+        ? crashMessage({ pid: this.runner?.pid, cause: this.killCause, pausedAt, report: undefined, reportError: undefined })
         : `The runner exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code ?? '?'}`}).${this.runner?.stderr ? `\n${this.runner.stderr.trim()}` : ''}`);
     if (this.launchResponse) {
       this.failLaunch(this.launchResponse, text);
@@ -284,7 +284,10 @@ export class LogbookDebugSession extends DebugSession {
     const runner = this.runner;
     if (runner?.alive) {
       runner.send({ type: 'stop' });
-      const t = setTimeout(() => runner.kill('SIGKILL'), TERMINATE_GRACE_MS);
+      const t = setTimeout(() => {
+        this.killCause = 'terminate-timeout';
+        runner.kill('SIGKILL');
+      }, TERMINATE_GRACE_MS);
       void runner.closed.then(() => clearTimeout(t));
     } else this.end();
     this.sendResponse(response);
@@ -638,7 +641,7 @@ export class LogbookDebugSession extends DebugSession {
       let then: StepMode | 'stay' = 'stay';
       switch (command) {
         case 'kill':
-          this.killRequested = true;
+          this.killCause = 'kill';
           runner.kill('SIGKILL');
           body = { pid: runner.pid, signal: 'SIGKILL' };
           break;

@@ -53,6 +53,27 @@ describe('dap: compensation and forks', function () {
     assert.equal(show(first.dir, 'comp-1').run.status, 'compensated');
   });
 
+  it('terminate stops a compensation between inverses; compensating again finishes it without repeating any', async () => {
+    const first = await session();
+    await first.launch({ program: ORDER, input: {}, runId: 'comp-3' });
+    assert.equal(await first.exitCode(), 0);
+    const s = await session(first.dir);
+    await s.launch({ program: ORDER, compensate: 'comp-3' }, { filters: ['compensation'] });
+    await s.stopped();
+    await s.step('continue');
+    const exited = s.exitCode();
+    await s.dc.terminateRequest({});
+    assert.equal(await exited, 0);
+    assert.match(s.text(), /run comp-3 compensation interrupted: 1 inverse\(s\) applied; .*launch with "compensate": "comp-3" to finish/);
+    assert.equal(show(first.dir, 'comp-3').run.status, 'interrupted');
+    const again = await session(first.dir);
+    await again.launch({ program: ORDER, compensate: 'comp-3' }, { filters: [] });
+    assert.equal(await again.exitCode(), 0);
+    const l = ledger(first.dir);
+    assert.deepEqual(l.refunds, ['compensate:charge:comp-3']);
+    assert.deepEqual(l.released, ['compensate:reserve:comp-3:lamp', 'compensate:reserve:comp-3:book']);
+  });
+
   it('the compensate request stops the run at its next boundary and steps into its compensation', async () => {
     const s = await session();
     await s.launch({ program: ORDER, input: {}, runId: 'comp-2' }, { functions: [{ name: 'email.confirm' }], filters: [] });
