@@ -1,20 +1,16 @@
 // The DAP session: translates debugger requests into runner messages and runner stops into DAP events.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as vm from 'node:vm';
 import { DebugSession, Event, Handles, InitializedEvent, OutputEvent, Scope, Source, StoppedEvent, TerminatedEvent, ExitedEvent, ThreadEvent, ContinuedEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { z } from 'zod';
 import { LogbookError, describe } from '../runtime/errors';
+import { BreakpointBook, readBreakable } from './breakpointBook';
 import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
-import { DEFAULT_FILTERS, FILTERS } from './filters';
-import { parseHitCondition } from './hitCondition';
+import { FILTERS } from './filters';
 import { parseLaunchConfig, resolveLaunch, type ResolvedLaunch } from './launchConfig';
-import type { Breakpoints, ExceptionFilter, FromRunner, FunctionBreakpoint, LineBreakpoint, Outcome, Postmortem, StepMode, StopContext } from './protocol';
-import { EXCEPTION_FILTERS } from './protocol';
+import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from './protocol';
 import { RunnerProcess } from './runnerProcess';
-import { breakableLines } from './sourceScan';
 import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';
 
@@ -66,10 +62,7 @@ export class LogbookDebugSession extends DebugSession {
   private readonly configurationDone = deferred();
   private readonly runnerReady = deferred<boolean>();
   private launchResponse: DebugProtocol.LaunchResponse | undefined;
-  private readonly lineBps = new Map<string, LineBreakpoint[]>();
-  private functionBps: FunctionBreakpoint[] = [];
-  private filters: ExceptionFilter[] = [...DEFAULT_FILTERS];
-  private nextBpId = 1;
+  private readonly book = new BreakpointBook();
   private readonly threads = new Map<string, { id: number; name: string }>();
   private nextThreadId = 1;
   private runId: string | undefined;
@@ -142,7 +135,7 @@ export class LogbookDebugSession extends DebugSession {
     this.spawnRunner(resolved);
     await Promise.race([this.configurationDone.promise, new Promise((r) => setTimeout(r, CONFIG_DONE_WAIT_MS))]);
     if (!(await this.runnerReady.promise)) return;
-    this.runner?.send({ type: 'start', config: resolved.runner, breakpoints: this.breakpoints() });
+    this.runner?.send({ type: 'start', config: resolved.runner, breakpoints: this.book.all() });
   }
 
   private spawnRunner(resolved: ResolvedLaunch): void {
@@ -316,65 +309,20 @@ export class LogbookDebugSession extends DebugSession {
 
   // ---- breakpoints ---------------------------------------------------------------------------------------
 
-  private breakpoints(): Breakpoints {
-    return { lines: [...this.lineBps.values()].flat(), functions: this.functionBps, filters: this.filters };
-  }
-
   private pushBreakpoints(): void {
-    if (this.runner?.alive) this.runner.send({ type: 'breakpoints', breakpoints: this.breakpoints() });
-  }
-
-  /** Why an expression or hit condition cannot be used, or undefined when it can. */
-  private checkCondition(condition: string | undefined, hitCondition: string | undefined): string | undefined {
-    if (condition) {
-      try {
-        new vm.Script(`(${condition}\n)`);
-      } catch (err) {
-        return `The condition does not compile: ${message(err)}.`;
-      }
-    }
-    if (hitCondition && !parseHitCondition(hitCondition)) return `The hit condition ${JSON.stringify(hitCondition)} is not understood: use a count (31), or >=N, >N, <N, <=N, ==N, %N.`;
-    return undefined;
+    if (this.runner?.alive) this.runner.send({ type: 'breakpoints', breakpoints: this.book.all() });
   }
 
   protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
     const file = args.source.path ? path.resolve(this.convertClientPathToDebugger(args.source.path)) : undefined;
-    let lines = new Map<number, string>();
-    let unreadable: string | undefined;
-    if (file) {
-      try {
-        lines = breakableLines(fs.readFileSync(file, 'utf8'));
-      } catch (err) {
-        unreadable = `Cannot read ${file}: ${message(err)}.`;
-      }
-    } else unreadable = 'Logbook sets breakpoints only in files on disk.';
-    const armed: LineBreakpoint[] = [];
-    const result: DebugProtocol.Breakpoint[] = (args.breakpoints ?? []).map((b) => {
-      const line = this.convertClientLineToDebugger(b.line);
-      const clientLine = b.line;
-      if (unreadable) return { verified: false, line: clientLine, message: unreadable, reason: 'failed' };
-      if (!lines.has(line)) {
-        return { verified: false, line: clientLine, message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.', reason: 'failed' };
-      }
-      const problem = this.checkCondition(b.condition, b.hitCondition);
-      if (problem) return { verified: false, line: clientLine, message: problem, reason: 'failed' };
-      const id = this.nextBpId++;
-      armed.push({ id, file: file ?? '', line, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) });
-      return { id, verified: true, line: clientLine, ...(args.source ? { source: args.source } : {}) };
-    });
-    if (file) this.lineBps.set(file, armed);
+    const requested = (args.breakpoints ?? []).map((b) => ({ ...b, line: this.convertClientLineToDebugger(b.line), clientLine: b.line }));
+    response.body = { breakpoints: this.book.setLines(file, requested).map((r) => (r.verified ? { ...r, source: args.source } : r)) };
     this.pushBreakpoints();
-    response.body = { breakpoints: result };
     this.sendResponse(response);
   }
 
   protected override breakpointLocationsRequest(response: DebugProtocol.BreakpointLocationsResponse, args: DebugProtocol.BreakpointLocationsArguments): void {
-    let lines = new Map<number, string>();
-    try {
-      if (args.source.path) lines = breakableLines(fs.readFileSync(this.convertClientPathToDebugger(args.source.path), 'utf8'));
-    } catch {
-      // An unreadable file has no breakable lines.
-    }
+    const { lines } = args.source.path ? readBreakable(this.convertClientPathToDebugger(args.source.path)) : { lines: new Map<number, string>() };
     const from = this.convertClientLineToDebugger(args.line);
     const to = args.endLine === undefined ? from : this.convertClientLineToDebugger(args.endLine);
     response.body = { breakpoints: [...lines.keys()].filter((l) => l >= from && l <= to).map((l) => ({ line: this.convertDebuggerLineToClient(l) })) };
@@ -382,27 +330,14 @@ export class LogbookDebugSession extends DebugSession {
   }
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
-    const armed: FunctionBreakpoint[] = [];
-    const result: DebugProtocol.Breakpoint[] = args.breakpoints.map((b) => {
-      const name = b.name.trim();
-      if (!name) return { verified: false, message: 'Name a step or an action type (e.g. email.send); * matches any text.', reason: 'failed' };
-      const problem = this.checkCondition(b.condition, b.hitCondition);
-      if (problem) return { verified: false, message: problem, reason: 'failed' };
-      const id = this.nextBpId++;
-      armed.push({ id, name, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) });
-      return { id, verified: true };
-    });
-    this.functionBps = armed;
+    response.body = { breakpoints: this.book.setFunctions(args.breakpoints) };
     this.pushBreakpoints();
-    response.body = { breakpoints: result };
     this.sendResponse(response);
   }
 
   protected override setExceptionBreakPointsRequest(response: DebugProtocol.SetExceptionBreakpointsResponse, args: DebugProtocol.SetExceptionBreakpointsArguments): void {
-    const ids = [...args.filters, ...(args.filterOptions ?? []).map((o) => o.filterId)];
-    this.filters = EXCEPTION_FILTERS.filter((f) => ids.includes(f));
+    response.body = { breakpoints: this.book.setFilters([...args.filters, ...(args.filterOptions ?? []).map((o) => o.filterId)]) };
     this.pushBreakpoints();
-    response.body = { breakpoints: ids.map((id) => ({ verified: (EXCEPTION_FILTERS as readonly string[]).includes(id) })) };
     this.sendResponse(response);
   }
 
