@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { show } from '../helpers';
-import { EMAIL, ORDER, Session, alive, describeStop, golden, lineOf } from './harness';
+import { COUNTER, EMAIL, ORDER, Session, alive, describeStop, golden, lineOf } from './harness';
 
 function outbox(dir: string): { sent: Array<{ key: string }>; calls: number } {
   return JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8'));
@@ -148,6 +148,19 @@ describe('dap: crash, resume, reconcile', function () {
     await again.launch({ program: EMAIL, resume: 'term-1' });
     assert.equal(await again.exitCode(), 0);
     assert.equal(outbox(s.dir).sent.length, 3);
+  });
+
+  it('kill while the run is running (not paused) reports the step it died in from the journal', async () => {
+    const s = await session();
+    await s.launch({ program: COUNTER, input: { steps: 100000 }, runId: 'busy-1' });
+    await new Promise((r) => setTimeout(r, 500));
+    const exited = s.exitCode();
+    await s.dc.customRequest('kill');
+    assert.equal(await exited, 137);
+    const report = s.text('important');
+    assert.match(report, /Run busy-1 died in step \d+ "count \d+"/);
+    assert.match(report, /No action is in doubt: the crash fell between actions\./);
+    assert.doesNotMatch(report, /It was paused at/);
   });
 
   it('disconnect after a kill leaves nothing running; disconnect while paused stops the runner too', async () => {

@@ -107,7 +107,13 @@ describe('dap: launch failures and process control', function () {
   it('serves DAP on a TCP port with --server', async () => {
     const { spawn } = await import('node:child_process');
     const { DebugClient } = await import('@vscode/debugadapter-testsupport');
-    const port = 40000 + (process.pid % 20000);
+    const net = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(p));
+      });
+    });
     const server = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'debugAdapter.js'), `--server=${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       await new Promise<void>((resolve) => server.stderr.once('data', () => resolve()));
