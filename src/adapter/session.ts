@@ -79,7 +79,7 @@ export class LogbookDebugSession extends DebugSession {
     super(...args);
     this.setDebuggerLinesStartAt1(true);
     this.setDebuggerColumnsStartAt1(true);
-    this.runnerScript = process.env.LOGBOOK_RUNNER_SCRIPT ?? path.join(__dirname, 'runner.js');
+    this.runnerScript = path.join(__dirname, 'runner.js');
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.once('exit', () => {
@@ -136,6 +136,10 @@ export class LogbookDebugSession extends DebugSession {
     await Promise.race([this.configurationDone.promise, new Promise((r) => setTimeout(r, CONFIG_DONE_WAIT_MS))]);
     if (!(await this.runnerReady.promise)) return;
     this.runner?.send({ type: 'start', config: resolved.runner, breakpoints: this.book.all() });
+  }
+
+  protected override attachRequest(response: DebugProtocol.AttachResponse): void {
+    this.sendErrorResponse(response, { id: 1007, format: 'Logbook debugs the runs it starts: use a "launch" configuration (with "resume" to continue an existing run).', showUser: true, variables: {} });
   }
 
   private spawnRunner(resolved: ResolvedLaunch): void {
