@@ -1,0 +1,60 @@
+// The in-process rows: one round of F, the plain call, the action bracket (full, group, read-only) and checkpoints.
+
+import { startRun, type Store } from '../src/runtime';
+import type { FsyncFloor } from './floor';
+import { breathe, median } from './measure';
+import { actionAgent, checkpointAgent, plainCalls } from './workload';
+
+export interface EngineConfig {
+  /** fsync-floor samples taken after each probe; pooled, they give the round's F. */
+  readonly floorSamples: number;
+  readonly plainCalls: number;
+  readonly actions: number;
+  readonly readOnlyActions: number;
+  /** State sizes in bytes, with how many checkpoints of each per round. */
+  readonly checkpoints: ReadonlyArray<{ readonly bytes: number; readonly count: number }>;
+}
+
+/** One round's medians, µs. Keys are stable: the report and the smoke test read them. */
+export type EngineRound = Record<string, number>;
+
+async function actions(store: Store, kind: 'non-idempotent' | 'read-only', count: number, durability: 'full' | 'group'): Promise<number> {
+  const times: number[] = [];
+  const outcome = await startRun(store, actionAgent(kind, count, times), { script: 'bench/workload.ts', input: {}, durability, log: () => undefined, role: 'bench' });
+  if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.runId} ended ${outcome.status}: ${outcome.error?.message ?? ''}`);
+  return median(times);
+}
+
+async function checkpoints(store: Store, bytes: number, count: number): Promise<number> {
+  const times: number[] = [];
+  const outcome = await startRun(store, checkpointAgent(bytes, count, times), { script: 'bench/workload.ts', input: {}, log: () => undefined, role: 'bench' });
+  if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.runId} ended ${outcome.status}: ${outcome.error?.message ?? ''}`);
+  return median(times);
+}
+
+/**
+ * One interleaved round. The probes run in a rotated order each round so that no figure always follows the same
+ * neighbour (a checkpoint of 1 MB leaves dirty pages behind that the next fsync pays for).
+ */
+export async function engineRound(store: Store, floor: FsyncFloor, cfg: EngineConfig, round: number): Promise<EngineRound> {
+  const out: EngineRound = {};
+  const floorTimes: number[] = [];
+  const probes: Array<[string, () => Promise<number> | number]> = [
+    ['plain', async () => median(await plainCalls(cfg.plainCalls))],
+    ['action.full', () => actions(store, 'non-idempotent', cfg.actions, 'full')],
+    ['action.group', () => actions(store, 'non-idempotent', cfg.actions, 'group')],
+    ['action.readOnly', () => actions(store, 'read-only', cfg.readOnlyActions, 'full')],
+    ...cfg.checkpoints.map((c): [string, () => Promise<number>] => [`checkpoint.${c.bytes}`, () => checkpoints(store, c.bytes, c.count)]),
+  ];
+  const shift = round % probes.length;
+  const order = [...probes.slice(shift), ...probes.slice(0, shift)];
+  for (const [name, fn] of order) {
+    // F is sampled between every two probes, so the round's floor comes from the same minutes as its figures.
+    floorTimes.push(...floor.samples(cfg.floorSamples));
+    out[name] = await fn();
+    await breathe();
+  }
+  floorTimes.push(...floor.samples(cfg.floorSamples));
+  out.F = median(floorTimes);
+  return out;
+}

@@ -1,0 +1,43 @@
+// F, the disk's fsync floor: overwrite 4 KiB in place and fsync, in the journal's own directory.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { median, nowUs } from './measure';
+
+const BLOCK = 4096;
+
+/** A pre-allocated 4 KiB file next to the journal; each sample rewrites it and waits for fsync. */
+export class FsyncFloor {
+  private readonly fd: number;
+  private readonly buf = Buffer.alloc(BLOCK);
+  private counter = 0;
+
+  constructor(dir: string) {
+    const file = path.join(dir, 'fsync-floor.bin');
+    this.fd = fs.openSync(file, 'w+');
+    fs.writeSync(this.fd, this.buf, 0, BLOCK, 0);
+    fs.fsyncSync(this.fd);
+  }
+
+  /** Median of `n` samples, in µs. SQLite in better-sqlite3 is built without HAVE_FDATASYNC, so it uses fsync too. */
+  sample(n: number): number {
+    return median(this.samples(n));
+  }
+
+  samples(n: number): number[] {
+    const times: number[] = [];
+    for (let i = 0; i < n; i++) {
+      // Change the content each time so no layer can skip the write as a no-op.
+      this.buf.writeUInt32LE(++this.counter, 0);
+      const t0 = nowUs();
+      fs.writeSync(this.fd, this.buf, 0, BLOCK, 0);
+      fs.fsyncSync(this.fd);
+      times.push(nowUs() - t0);
+    }
+    return times;
+  }
+
+  close(): void {
+    fs.closeSync(this.fd);
+  }
+}
