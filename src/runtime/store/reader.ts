@@ -23,8 +23,9 @@ export class JournalReader {
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
-      actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
-      openActionsOfStep: db.prepare("SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
+      // INDEXED BY: left alone, the planner walks actions_by_seq over the whole run to skip a sort (O(run), not O(step)).
+      actionsOfStep: db.prepare('SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
+      openActionsOfStep: db.prepare("SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
