@@ -8,7 +8,7 @@ import { validate, type InferOutput, type StandardSchema } from './schema';
 import type { Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { callerLocation } from './location';
-import type { ActionRow, StepRow } from './store/rows';
+import type { ActionRow, ReplayStepRow } from './store/rows';
 import type { JournalReader } from './store/reader';
 import type { NewAction, RunWriter } from './store/writer';
 import type { Reconciliation, RunApi, RunStatus } from './types';
@@ -41,7 +41,7 @@ const STEP_CHUNK = 512;
 
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
 class StepCursor {
-  private chunk: StepRow[] = [];
+  private chunk: ReplayStepRow[] = [];
   private start = -1;
 
   constructor(
@@ -51,10 +51,10 @@ class StepCursor {
     readonly count: number,
   ) {}
 
-  get(idx: number): StepRow | undefined {
+  get(idx: number): ReplayStepRow | undefined {
     if (idx >= this.count) return undefined;
     if (this.start < 0 || idx < this.start || idx >= this.start + STEP_CHUNK) {
-      this.chunk = this.reader.steps(this.runId, idx, idx + STEP_CHUNK);
+      this.chunk = this.reader.replaySteps(this.runId, idx, idx + STEP_CHUNK);
       this.start = idx;
     }
     let row = this.chunk[idx - this.start];
@@ -95,7 +95,7 @@ export class RunSession {
       id: this.runId,
       agent: d.agent.name,
       attempt: this.attempt,
-      step: (name, fn) => this.track(this.step(name, fn)),
+      step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
       do: (action, args) => this.track(this.doAction(action, args)),
     };
     this.api = Object.freeze(api);
@@ -143,6 +143,24 @@ export class RunSession {
   }
 
   // ---- steps ---------------------------------------------------------------------------------------------
+
+  /**
+   * Replay's fast path, taken for every journaled step of a resumed run: a completed step at the next position with
+   * the same name returns its checkpoint without an async frame or tracking. Anything else (a host that pauses, a
+   * nested call, a mismatch, a failed or unfinished step) returns undefined and takes the full path, which re-checks.
+   */
+  private replayFast<T>(name: unknown, fn: unknown): Promise<T> | undefined {
+    if (this.d.hooks?.pause || typeof name !== 'string' || typeof fn !== 'function') return undefined;
+    const journaled = this.cursor.get(this.stepCounter);
+    if (journaled?.status !== 'completed' || journaled.name !== name || this.als.getStore()) return undefined;
+    this.stepCounter++;
+    this.d.stats.stepsReplayed++;
+    try {
+      return Promise.resolve(fromJournalJson(journaled.result) as T);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
 
   private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     if (typeof name !== 'string' || name.length === 0) {

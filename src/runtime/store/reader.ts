@@ -1,7 +1,7 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
 import type { Db } from './open';
-import { ActionRow, EventRow, RunRow, StepRow, checked } from './rows';
+import { ActionRow, EventRow, ReplayStepRow, RunRow, StepRow, checked } from './rows';
 import { leaseIsLive } from './owner';
 import type { RunStatus } from '../types';
 
@@ -20,6 +20,7 @@ export class JournalReader {
       latestRun: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1'),
       runCount: db.prepare('SELECT COUNT(*) AS n FROM runs'),
       stepsRange: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
+      replaySteps: db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
@@ -65,6 +66,11 @@ export class JournalReader {
 
   steps(runId: string, from: number, to: number): StepRow[] {
     return this.q.stepsRange.all(runId, from, to).map((r) => checked(StepRow, r, 'step', this.file));
+  }
+
+  /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
+  replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
+    return this.q.replaySteps.all(runId, from, to).map((r) => checked(ReplayStepRow, r, 'step', this.file));
   }
 
   step(runId: string, idx: number): StepRow | undefined {
