@@ -1,6 +1,6 @@
 // Write side of the journal: every transition is one event row plus the state rows it implies, in one immediate
 // transaction fenced by the run's lease epoch. Durable writes commit at synchronous=FULL; "lazy" ones (visibility
-// only) skip the fsync and become durable with the next durable commit, since the WAL is append-only.
+// only) commit at NORMAL, skipping the fsync, and become durable with the next durable commit (the WAL is append-only).
 
 import type { Db } from './open';
 import { ErrorCodes, LogbookError } from '../errors';
@@ -15,6 +15,8 @@ export interface Lease {
 }
 
 export const LEASE_TTL_MS = 30_000;
+/** How often writes push the lease's expiry forward; in between, the fence only reads the lease (no page written). */
+export const LEASE_RENEW_MS = 5_000;
 
 export type Durability = 'full' | 'group';
 
@@ -31,6 +33,7 @@ export class RunWriter {
   private readonly s;
   private readonly tx: (fn: () => unknown) => unknown;
   private nextSeq: number;
+  private renewedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Db,
@@ -42,9 +45,12 @@ export class RunWriter {
     const t = db.transaction((fn: () => unknown) => fn());
     this.tx = (fn) => t.immediate(fn);
     this.s = {
-      syncOff: db.prepare('PRAGMA synchronous = OFF'),
+      // NORMAL, never OFF: at OFF a WAL checkpoint that a lazy commit triggers would not fsync the database file
+      // before the WAL restarts over the frames it copied, so a power loss could lose durable commits.
+      syncLazy: db.prepare('PRAGMA synchronous = NORMAL'),
       syncFull: db.prepare('PRAGMA synchronous = FULL'),
-      fence: db.prepare('UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      renew: db.prepare('UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      holds: db.prepare('SELECT 1 FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
       event: db.prepare('INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
       release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
@@ -72,11 +78,22 @@ export class RunWriter {
     };
   }
 
-  private write(durable: boolean, fn: (now: number) => void): void {
+  /**
+   * One fenced transaction. Inside BEGIN IMMEDIATE no other writer can commit, so reading the lease is as good a fence
+   * as updating it; the expiry is pushed forward only every LEASE_RENEW_MS (or when `renew`), which keeps a page
+   * write off most commits. The heartbeat renews at least every 10 s, well inside LEASE_TTL_MS.
+   */
+  private write(durable: boolean, fn: (now: number) => void, renew = false): void {
     const now = Date.now();
     const body = (): void => {
-      const fenced = this.s.fence.run(now, now + LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch);
-      if (fenced.changes !== 1) {
+      let fenced: boolean;
+      if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
+        fenced = this.s.renew.run(now, now + LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch).changes === 1;
+        if (fenced) this.renewedAt = now;
+      } else {
+        fenced = this.s.holds.get(this.lease.runId, this.lease.token, this.lease.epoch) !== undefined;
+      }
+      if (!fenced) {
         throw new LogbookError(
           ErrorCodes.LEASE_LOST,
           `Run ${this.lease.runId} was taken over by another process (this process held epoch ${this.lease.epoch}); nothing more was written.`,
@@ -90,7 +107,7 @@ export class RunWriter {
       this.tx(body);
       return;
     }
-    this.s.syncOff.run();
+    this.s.syncLazy.run();
     try {
       this.tx(body);
     } finally {
@@ -105,11 +122,11 @@ export class RunWriter {
 
   /** Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). */
   heartbeat(): void {
-    this.write(false, () => undefined);
+    this.write(false, () => undefined, true);
   }
 
   release(): void {
-    this.s.syncOff.run();
+    this.s.syncLazy.run();
     try {
       this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
     } finally {
@@ -118,10 +135,14 @@ export class RunWriter {
   }
 
   runStatus(status: StoredRunStatus, opts: { output?: string | null; error?: unknown; kind?: string; data?: unknown } = {}): void {
-    this.write(true, (now) => {
-      this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
-      this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
-    });
+    this.write(
+      true,
+      (now) => {
+        this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
+        this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
+      },
+      true,
+    );
   }
 
   note(kind: string, data: unknown, stepIdx: number | null = null, actionId: string | null = null): void {
