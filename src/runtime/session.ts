@@ -8,6 +8,7 @@ import { validate, type InferOutput, type StandardSchema } from './schema';
 import type { Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { callerLocation } from './location';
+import { StepActions } from './stepActions';
 import type { ActionRow, ReplayStepRow } from './store/rows';
 import type { JournalReader } from './store/reader';
 import type { NewAction, RunWriter } from './store/writer';
@@ -35,6 +36,8 @@ interface StepFrame {
   readonly location: SourceLocation | undefined;
   /** Unfinished actions an earlier attempt left in this step, not yet claimed by a run.do call. */
   readonly open: Map<string, ActionRow>;
+  /** For a redone step, what earlier attempts journaled in it, prefetched in start order. */
+  readonly journal: StepActions | undefined;
 }
 
 const STEP_CHUNK = 512;
@@ -217,7 +220,8 @@ export class RunSession {
     else this.d.stats.stepsRun++;
     let result: T;
     try {
-      result = await this.als.run({ idx, name, redone, location, open }, fn);
+      const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
+      result = await this.als.run({ idx, name, redone, location, open, journal }, fn);
     } catch (err) {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
@@ -296,7 +300,7 @@ export class RunSession {
   }
 
   private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
-    const row = this.d.reader.action(this.runId, na.id);
+    const row = frame.journal?.take(na.id) ?? this.d.reader.action(this.runId, na.id);
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);
       frame.open.delete(na.id);

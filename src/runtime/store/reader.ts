@@ -27,6 +27,8 @@ export class JournalReader {
       // INDEXED BY: left alone, the planner walks actions_by_seq over the whole run to skip a sort (O(run), not O(step)).
       actionsOfStep: db.prepare('SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
       openActionsOfStep: db.prepare("SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
+      firstActionSeqOfStep: db.prepare('SELECT MIN(seq) FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ?').pluck(),
+      actionsOfStepFrom: db.prepare('SELECT * FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?'),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
@@ -93,6 +95,16 @@ export class JournalReader {
 
   openActionsOfStep(runId: string, idx: number): ActionRow[] {
     return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  firstActionSeqOfStep(runId: string, stepIdx: number): number | undefined {
+    const n = this.q.firstActionSeqOfStep.get(runId, stepIdx) as number | null | undefined;
+    return typeof n === 'number' ? n : undefined;
+  }
+
+  /** A step's actions in start order after `afterSeq`, walking the run's start order (steps rarely interleave). */
+  actionsOfStepFrom(runId: string, stepIdx: number, afterSeq: number, limit: number): ActionRow[] {
+    return this.q.actionsOfStepFrom.all(runId, afterSeq, stepIdx, limit).map((r) => checked(ActionRow, r, 'action', this.file));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */

@@ -1,0 +1,60 @@
+// The journaled actions of a step being redone, read in start order a page at a time, so replaying them is not a
+// query each: a redone step can hold thousands of committed actions that its script asks for again, in order.
+
+import type { JournalReader } from './store/reader';
+import type { ActionRow } from './store/rows';
+
+const PAGE = 512;
+/** Past this many unclaimed rows (a script asking in another order), stop prefetching and let lookups query. */
+const MAX_WINDOW = 4096;
+
+export class StepActions {
+  private readonly window = new Map<string, ActionRow>();
+  private afterSeq: number | undefined;
+  private exhausted = false;
+
+  constructor(
+    private readonly reader: JournalReader,
+    private readonly runId: string,
+    private readonly stepIdx: number,
+    private readonly attempt: number,
+  ) {}
+
+  /**
+   * Hands out the row an earlier attempt journaled for `id` in this step, once; undefined means "not here, ask the
+   * journal" (a new action, one from another step, or one already handed out, whose row this attempt may have changed).
+   */
+  take(id: string): ActionRow | undefined {
+    for (;;) {
+      const row = this.window.get(id);
+      if (row) {
+        this.window.delete(id);
+        return row;
+      }
+      if (this.exhausted) return undefined;
+      this.load();
+    }
+  }
+
+  private load(): void {
+    if (this.afterSeq === undefined) {
+      const first = this.reader.firstActionSeqOfStep(this.runId, this.stepIdx);
+      if (first === undefined) {
+        this.exhausted = true;
+        return;
+      }
+      this.afterSeq = first - 1;
+    }
+    const rows = this.reader.actionsOfStepFrom(this.runId, this.stepIdx, this.afterSeq, PAGE);
+    for (const r of rows) {
+      // Rows this attempt wrote are not "journaled before": the reader has them fresh.
+      if (r.attempt < this.attempt) this.window.set(r.id, r);
+      this.afterSeq = r.seq;
+    }
+    if (rows.length < PAGE) this.exhausted = true;
+    if (this.window.size > MAX_WINDOW) {
+      this.window.clear();
+      this.exhausted = true;
+    }
+  }
+}
