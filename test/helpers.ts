@@ -1,6 +1,7 @@
 // Test helpers: temporary directories, the built CLI as a real child process, and journal inspection.
 
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -42,6 +43,7 @@ export function cliAsync(dir: string, args: string[], env: Record<string, string
   });
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read CLI JSON field by field
 export function cliJson<T = any>(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; json: T; stderr: string } {
   const r = cli(dir, [...args, '--json'], env);
   let json: T;
@@ -53,10 +55,11 @@ export function cliJson<T = any>(dir: string, args: string[], env: Record<string
   return { status: r.status, json, stderr: r.stderr };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read CLI JSON field by field
 export function show(dir: string, runId: string): any {
   return cliJson(dir, ['show', runId]).json;
 }
 
 export function fileHash(file: string): string {
-  return require('node:crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex') as string;
+  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
