@@ -139,7 +139,7 @@ describe('bench: npm run bench, tiny configuration', function () {
       }
     }
     const memory = (report.rows as Array<{ id: string; numbers: Record<string, number> }>).find((x) => x.id === 'resume.memory');
-    assert.ok(memory && memory.numbers.largestKb > 0 && memory.numbers.smallestKb > 0);
+    assert.ok(memory && (memory.numbers.largestKb ?? 0) > 0 && (memory.numbers.smallestKb ?? 0) > 0);
 
     const text = fs.readFileSync(md, 'utf8');
     for (const heading of ['# Benchmarks', '## Machine', '## Baselines (same run)', '## Figures', '## Journal builds']) assert.ok(text.includes(heading), heading);
