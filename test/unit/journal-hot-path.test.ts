@@ -1,0 +1,216 @@
+// The runtime's fast paths keep their contract: replayed steps, prefetched actions of a redone step, the lease fence
+// that reads instead of writing, and lazy commits that never leave the connection below synchronous=FULL.
+
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
+import { RunWriter } from '../../src/runtime/store/writer';
+import { acquireRun, createRun } from '../../src/runtime/store/lease';
+import { currentOwner } from '../../src/runtime/store/owner';
+import { buildJournal } from '../../bench/journalBuilder';
+import { JOURNAL_AGENT, journalAgent, journalSend, probe } from '../../bench/journalAgent';
+import { tmpDir } from '../helpers';
+
+const quiet = { log: () => undefined };
+
+function stepsAgent(names: (i: number) => string, count: number, ran: string[]) {
+  return defineAgent({
+    name: 'steps',
+    input: z.object({}),
+    async run(run) {
+      const out: number[] = [];
+      for (let i = 0; i < count; i++) {
+        out.push(
+          await run.step(names(i), () => {
+            ran.push(names(i));
+            return i * 10;
+          }),
+        );
+      }
+      return out;
+    },
+  });
+}
+
+describe('replay of completed steps', () => {
+  it('returns every checkpoint without running the step again, and runs only the new steps', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const ran: string[] = [];
+    const first = await startRun(store, stepsAgent((i) => `s${i}`, 3, ran), { script: 's.ts', input: {}, ...quiet });
+    assert.equal(first.status, 'completed');
+    ran.length = 0;
+    // A longer script resumed over the same journal (marked failed so it may resume): three replayed, two new.
+    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    const second = await resumeRun(store, stepsAgent((i) => `s${i}`, 5, ran), first.runId, quiet);
+    store.close();
+    assert.equal(second.status, 'completed');
+    assert.deepEqual(second.output, [0, 10, 20, 30, 40]);
+    assert.deepEqual(ran, ['s3', 's4']);
+    assert.equal(second.stats.stepsReplayed, 3);
+    assert.equal(second.stats.stepsRun, 2);
+  });
+
+  it('still stops on a renamed step before running anything new', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const ran: string[] = [];
+    const first = await startRun(store, stepsAgent((i) => `s${i}`, 2, ran), { script: 's.ts', input: {}, ...quiet });
+    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    ran.length = 0;
+    const second = await resumeRun(store, stepsAgent((i) => (i === 1 ? 'renamed' : `s${i}`), 3, ran), first.runId, quiet);
+    store.close();
+    assert.equal(second.status, 'failed');
+    assert.equal(second.error?.code, ErrorCodes.NONDETERMINISM);
+    assert.deepEqual(ran, []);
+  });
+
+  it('pauses a host at every replayed step (the full path) when the host asks to pause', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const first = await startRun(store, stepsAgent((i) => `s${i}`, 3, []), { script: 's.ts', input: {}, ...quiet });
+    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    const seen: PauseEvent[] = [];
+    const second = await resumeRun(store, stepsAgent((i) => `s${i}`, 3, []), first.runId, { hooks: { pause: (ev) => void seen.push(ev) }, ...quiet });
+    store.close();
+    assert.equal(second.status, 'completed');
+    const replayed = seen.filter((e) => e.kind === 'step:before' && e.step?.replayed);
+    assert.deepEqual(
+      replayed.map((e) => [e.step?.name, e.step?.result]),
+      [
+        ['s0', 0],
+        ['s1', 10],
+        ['s2', 20],
+      ],
+    );
+  });
+
+  it('replays a failure the script caught as that failure, not as a retry', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    let attempts = 0;
+    const agent = defineAgent({
+      name: 'caught',
+      input: z.object({}),
+      async run(run) {
+        let note = 'none';
+        try {
+          await run.step('flaky', () => {
+            attempts++;
+            throw new Error('boom');
+          });
+        } catch (err) {
+          note = (err as Error).message;
+        }
+        await run.step('after', () => note);
+        return note;
+      },
+    });
+    const first = await startRun(store, agent, { script: 'c.ts', input: {}, ...quiet });
+    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    const second = await resumeRun(store, agent, first.runId, quiet);
+    store.close();
+    assert.equal(second.output, 'boom');
+    assert.equal(attempts, 1);
+  });
+});
+
+describe('a redone step replays its journaled actions from a prefetched page', () => {
+  /** The bench agent's journal shape, asking for one step's actions in reverse order (defeats the in-order window). */
+  const reversed = defineAgent({
+    name: JOURNAL_AGENT,
+    input: z.object({ steps: z.number().int(), perStep: z.number().int() }),
+    async run(run, input) {
+      await run.step('step 0', async () => {
+        let last = -1;
+        for (let j = input.perStep - 1; j >= 0; j--) last = (await run.do(journalSend, { i: j })).ok;
+        return { last };
+      });
+      return { steps: input.steps };
+    },
+  });
+
+  it('skips every committed action of the unfinished step, in order, and executes only the missing ones', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 1500, perStep: 1600, steps: 1 });
+    const store = openStore(file);
+    probe.at = -1;
+    probe.executed = 0;
+    const out = await resumeRun(store, journalAgent, 'r', quiet);
+    store.close();
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(out.stats.actionsSkipped, 1500);
+    assert.equal(probe.executed, 100);
+  });
+
+  it('falls back to one lookup per action when the script asks in another order than the journal', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 4500, perStep: 4600, steps: 1 });
+    const store = openStore(file);
+    probe.at = -1;
+    probe.executed = 0;
+    const out = await resumeRun(store, reversed, 'r', quiet);
+    store.close();
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(out.stats.actionsSkipped, 4500);
+    assert.equal(probe.executed, 100);
+  });
+
+  it('returns the committed result when the same key is asked for twice in one attempt', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 2, perStep: 3, steps: 1 });
+    const store = openStore(file);
+    probe.at = -1;
+    probe.executed = 0;
+    const twice = defineAgent({
+      name: JOURNAL_AGENT,
+      input: z.object({ steps: z.number().int(), perStep: z.number().int() }),
+      async run(run) {
+        return run.step('step 0', async () => {
+          const a = await run.do(journalSend, { i: 0 });
+          const b = await run.do(journalSend, { i: 0 });
+          const c = await run.do(journalSend, { i: 2 });
+          const d = await run.do(journalSend, { i: 2 });
+          return { last: a.ok + b.ok + c.ok + d.ok };
+        });
+      },
+    });
+    const out = await resumeRun(store, twice, 'r', quiet);
+    store.close();
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(probe.executed, 1, 'only action 2 was new, and only once');
+    assert.deepEqual(out.output, { last: 4 });
+  });
+});
+
+describe('the lease fence and lazy commits', () => {
+  it('refuses the next write, lazy or durable, once another process has taken the run', () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const lease = createRun(store.db, store.reader, { id: 'fence', agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
+    const writer = new RunWriter(store.db, lease, 1);
+    writer.note('before', {});
+    // The lease lapses and another owner takes the run: epoch and token change under this writer.
+    store.db.prepare("UPDATE runs SET lease_expires = 0 WHERE id = 'fence'").run();
+    acquireRun(store.db, store.reader, 'fence', { ...currentOwner('test'), token: 'thief' }, { status: 'running', newAttempt: true, purpose: 'test' });
+    for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => writer.stepStarted(0, 's', false)]) {
+      assert.throws(write, (err: unknown) => err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST);
+    }
+    store.close();
+  });
+
+  it('pushes the lease expiry forward on the first write and on status changes, and stays at synchronous=FULL', () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const lease = createRun(store.db, store.reader, { id: 'renew', agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
+    store.db.prepare("UPDATE runs SET lease_expires = 1 WHERE id = 'renew'").run();
+    const writer = new RunWriter(store.db, lease, 1, 'group');
+    writer.note('lazy', {});
+    const afterFirst = store.reader.run('renew')?.lease_expires ?? 0;
+    assert.ok(afterFirst > Date.now(), 'the first write renewed the lease');
+    store.db.prepare("UPDATE runs SET lease_expires = 2 WHERE id = 'renew'").run();
+    writer.note('lazy again', {});
+    assert.equal(store.reader.run('renew')?.lease_expires, 2, 'a write inside the renewal interval only reads the lease');
+    writer.runStatus('needs-decision');
+    assert.ok((store.reader.run('renew')?.lease_expires ?? 0) > Date.now(), 'a status change renews');
+    assert.equal(store.db.pragma('synchronous', { simple: true }), 2, 'back at FULL after lazy commits');
+    writer.release();
+    assert.equal(store.db.pragma('synchronous', { simple: true }), 2);
+    store.close();
+  });
+});
