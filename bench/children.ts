@@ -36,6 +36,8 @@ export interface SpawnOptions {
   readonly cwd?: string;
   /** Run under `strace -f -c` and count these syscalls. */
   readonly countSyscalls?: readonly string[];
+  /** Flags for node itself, before the script (e.g. --expose-gc). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface ChildResult<T> {
@@ -52,7 +54,8 @@ export function spawnJson<T>(script: string, args: readonly string[], opts: Spaw
   return new Promise((resolve, reject) => {
     const traceFile = opts.countSyscalls ? path.join(path.dirname(script), `strace-${process.pid}-${Date.now()}.txt`) : undefined;
     const cmd = traceFile ? 'strace' : process.execPath;
-    const argv = traceFile ? ['-f', '-c', '-o', traceFile, '-e', `trace=${(opts.countSyscalls ?? []).join(',')}`, process.execPath, script, ...args] : [script, ...args];
+    const nodeArgv = [...(opts.nodeArgs ?? []), script, ...args];
+    const argv = traceFile ? ['-f', '-c', '-o', traceFile, '-e', `trace=${(opts.countSyscalls ?? []).join(',')}`, process.execPath, ...nodeArgv] : nodeArgv;
     const child = spawn(cmd, argv, {
       cwd: opts.cwd ?? ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],

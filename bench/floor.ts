@@ -1,5 +1,6 @@
 // F, the disk's fsync floor: overwrite 4 KiB in place and fsync, in the journal's own directory.
 
+import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { median, nowUs } from './measure';
@@ -39,5 +40,41 @@ export class FsyncFloor {
 
   close(): void {
     fs.closeSync(this.fd);
+  }
+}
+
+/**
+ * SQLite's own floor in the same directory: one small row per immediate transaction in a WAL database, committed at
+ * synchronous=FULL (S, an fsync of the WAL) or at NORMAL (T, no fsync). The journal cannot commit for less.
+ */
+export class SqliteFloor {
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly tx: (v: string) => void;
+  private n = 0;
+
+  constructor(dir: string) {
+    this.db = new Database(path.join(dir, 'sqlite-floor.db'));
+    this.db.pragma('journal_mode = WAL');
+    this.db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    this.insert = this.db.prepare('INSERT INTO t (v) VALUES (?)');
+    const t = this.db.transaction((v: string) => void this.insert.run(v));
+    this.tx = (v) => t.immediate(v);
+  }
+
+  samples(n: number, durable: boolean): number[] {
+    this.db.pragma(`synchronous = ${durable ? 'FULL' : 'NORMAL'}`);
+    const times: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const v = `row ${++this.n} ${'x'.repeat(64)}`;
+      const t0 = nowUs();
+      this.tx(v);
+      times.push(nowUs() - t0);
+    }
+    return times;
+  }
+
+  close(): void {
+    this.db.close();
   }
 }

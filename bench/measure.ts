@@ -5,6 +5,12 @@ export function nowUs(): number {
   return Number(process.hrtime.bigint()) / 1000;
 }
 
+/** CPU time (user + system) this process has used, µs. On a shared machine it leaves out time spent descheduled. */
+export function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
 export function median(values: readonly number[]): number {
   return percentile(values, 50);
 }

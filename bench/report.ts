@@ -44,7 +44,14 @@ export interface BenchReport {
   readonly config: string;
   readonly machine: Machine;
   readonly rounds: number;
-  readonly baselines: { readonly fUs: number; readonly fRoundsUs: readonly number[]; readonly plainUs: number };
+  readonly baselines: {
+    readonly fUs: number;
+    readonly fRoundsUs: readonly number[];
+    readonly sUs: number;
+    readonly tUs: number;
+    readonly plainUs: number;
+    readonly plainCpuUs: number;
+  };
   readonly rows: Row[];
   readonly builds: Build[];
   readonly notes: string[];
@@ -139,7 +146,9 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   out.push('## Baselines (same run)');
   out.push('');
   out.push(`- **F**, the fsync floor: overwrite 4 KiB in place + \`fsync\`, in the journal's directory: **${fmt(rep.baselines.fUs)}** (median; per round: ${rep.baselines.fRoundsUs.map(fmt).join(', ')}).`);
-  out.push(`- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}**.`);
+  out.push(`- **S**, SQLite's durable commit: one small row in its own immediate transaction, WAL, \`synchronous=FULL\`, same directory: **${fmt(rep.baselines.sUs)}** (${(rep.baselines.sUs / rep.baselines.fUs).toFixed(2)} F).`);
+  out.push(`- **T**, the same commit at \`synchronous=NORMAL\` (no fsync): **${fmt(rep.baselines.tUs)}**.`);
+  out.push(`- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU.`);
   out.push('');
   out.push('## Figures');
   out.push('');

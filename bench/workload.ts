@@ -2,7 +2,7 @@
 
 import { z } from 'zod';
 import { defineAction, defineAgent, type AgentDefinition } from '../src/runtime';
-import { nowUs } from './measure';
+import { cpuUs, nowUs } from './measure';
 
 export interface Message {
   readonly to: string;
@@ -44,22 +44,24 @@ export function message(i: number): Message {
   return { to: `user${i}@example.com`, body: `Hello user ${i}, our spring issue is out.` };
 }
 
-/** The plain baseline: the same effect through an awaited function call, per call in µs. */
-export async function plainCalls(count: number): Promise<number[]> {
+/** The plain baseline: the same effect through an awaited function call, per call in µs (wall, and CPU into `cpu`). */
+export async function plainCalls(count: number, cpu: number[] = []): Promise<number[]> {
   const times: number[] = [];
   // Awaited like run.do is, so the baseline pays the same promise round trip.
   const call = (msg: Message, key: string): Promise<{ messageId: string }> => Promise.resolve(deliver(msg, key));
   for (let i = 0; i < count; i++) {
     const msg = message(i);
+    const c0 = cpuUs();
     const t0 = nowUs();
     await call(msg, `send:plain:${msg.to}`);
     times.push(nowUs() - t0);
+    cpu.push(cpuUs() - c0);
   }
   return times;
 }
 
 /** An agent doing `count` actions of one kind inside one step, timing each run.do as the script sees it. */
-export function actionAgent(kind: 'non-idempotent' | 'read-only', count: number, times: number[]): AgentDefinition {
+export function actionAgent(kind: 'non-idempotent' | 'read-only', count: number, times: number[], cpu: number[] = []): AgentDefinition {
   const action = kind === 'read-only' ? lookupMessage : sendMessage;
   return defineAgent({
     name: `bench-${kind}`,
@@ -68,9 +70,11 @@ export function actionAgent(kind: 'non-idempotent' | 'read-only', count: number,
       await run.step('actions', async () => {
         for (let i = 0; i < count; i++) {
           const msg = message(i);
+          const c0 = cpuUs();
           const t0 = nowUs();
           await run.do(action, msg);
           times.push(nowUs() - t0);
+          cpu.push(cpuUs() - c0);
         }
       });
     },
