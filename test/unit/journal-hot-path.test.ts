@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
+import { defineAction, defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
 import { currentOwner } from '../../src/runtime/store/owner';
@@ -177,6 +177,45 @@ describe('a redone step replays its journaled actions from a prefetched page', (
     assert.equal(out.status, 'completed', out.error?.message);
     assert.equal(probe.executed, 1, 'only action 2 was new, and only once');
     assert.deepEqual(out.output, { last: 4 });
+  });
+});
+
+describe('a read-only action', () => {
+  it('is journaled committed in one row, with its count, result and commit event, and is not run again on replay', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    let runs = 0;
+    const lookup = defineAction({
+      type: 'price.lookup',
+      version: 1,
+      effect: 'read-only',
+      args: z.object({ sku: z.string() }),
+      key: (a, run) => `price:${run.id}:${a.sku}`,
+      execute: (a) => {
+        runs++;
+        return { sku: a.sku, cents: 499 };
+      },
+    });
+    const agent = defineAgent({
+      name: 'prices',
+      input: z.object({}),
+      async run(run) {
+        return run.step('price', async () => [await run.do(lookup, { sku: 'a' }), await run.do(lookup, { sku: 'a' })]);
+      },
+    });
+    const out = await startRun(store, agent, { script: 'p.ts', input: {}, ...quiet });
+    assert.equal(out.status, 'completed');
+    assert.equal(runs, 1, 'the same key in the same run returns the journaled result');
+    const row = store.reader.action(out.runId, `price:${out.runId}:a`);
+    assert.equal(row?.status, 'committed');
+    assert.equal(row?.executions, 1);
+    assert.equal(row?.result, JSON.stringify({ sku: 'a', cents: 499 }));
+    assert.equal(row?.seq, 1);
+    assert.equal(row?.effect, 'read-only');
+    assert.ok(row?.ended_at !== null && row?.started_at !== undefined);
+    const commit = store.reader.events(out.runId).find((e) => e.kind === 'action.committed');
+    assert.equal(commit?.seq, row?.commit_seq);
+    assert.equal(commit?.data, JSON.stringify({ readOnly: true }));
+    store.close();
   });
 });
 

@@ -66,6 +66,11 @@ export class RunWriter {
       actionRestart: db.prepare(
         "UPDATE actions SET status = 'started', error = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
       ),
+      // A read-only action's whole record in one statement: the same row the insert, count and commit would leave.
+      actionObservedInsert: db.prepare(
+        'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at, commit_seq) ' +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ?)",
+      ),
       actionExecuting: db.prepare('UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?'),
       actionCommit: db.prepare(
         "UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ?, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?",
@@ -190,10 +195,14 @@ export class RunWriter {
   /** A read-only action, recorded for visibility only: no bracket, no fsync. */
   actionObserved(a: NewAction, result: string | null, existing: boolean): void {
     this.write(false, (now) => {
-      if (!existing) this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
-      this.s.actionExecuting.run(this.lease.runId, a.id);
       const seq = this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true });
-      this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
+      if (existing) {
+        this.s.actionExecuting.run(this.lease.runId, a.id);
+        this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
+      } else {
+        const { runId, attempt } = this.lease;
+        this.s.actionObservedInsert.run(runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
+      }
     });
   }
 
