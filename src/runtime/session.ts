@@ -36,7 +36,7 @@ interface StepFrame {
   readonly location: SourceLocation | undefined;
   /** Unfinished actions an earlier attempt left in this step, not yet claimed by a run.do call. */
   readonly open: Map<string, ActionRow>;
-  /** For a redone step, what earlier attempts journaled in it, prefetched in start order. */
+  /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
   readonly journal: StepActions | undefined;
 }
 
@@ -99,7 +99,7 @@ export class RunSession {
       agent: d.agent.name,
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
-      do: (action, args) => this.track(this.doAction(action, args)),
+      do: (action, args) => this.skipFast(action, args) ?? this.track(this.doAction(action, args)),
     };
     this.api = Object.freeze(api);
   }
@@ -235,6 +235,33 @@ export class RunSession {
 
   // ---- actions -------------------------------------------------------------------------------------------
 
+  /**
+   * Replay's fast path for actions: in a redone step, an action its journal holds as committed, with the same type,
+   * version and args, returns the journaled result without an async frame. Anything else (a host that pauses or may
+   * stop the run, invalid args, a mismatch, any other status) returns undefined and takes the full path, which
+   * validates and decides again, so every check and every error stays in one place.
+   */
+  private skipFast<R>(action: unknown, args: unknown): Promise<R> | undefined {
+    if (this.suspended || this.d.hooks?.pause || this.d.hooks?.shouldStop || !isAction(action)) return undefined;
+    const journal = this.als.getStore()?.journal;
+    if (!journal) return undefined;
+    try {
+      const v = action.args['~standard'].validate(args);
+      if (v instanceof Promise || v.issues) return undefined;
+      const argsJson = toJournalJson(v.value, action.type, '') ?? 'null';
+      const key = action.key(v.value, this.api);
+      if (typeof key !== 'string' || key.length === 0 || this.inflight.has(key)) return undefined;
+      const row = journal.peek(key);
+      if (row?.status !== 'committed' || row.type !== action.type || row.version !== action.version || row.args !== argsJson) return undefined;
+      const result = fromJournalJson(row.result) as R;
+      journal.take(key);
+      this.d.stats.actionsSkipped++;
+      return Promise.resolve(result);
+    } catch {
+      return undefined;
+    }
+  }
+
   private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferOutput<S>): Promise<R> {
     this.checkStop();
     const frame = this.als.getStore();
@@ -300,7 +327,7 @@ export class RunSession {
   }
 
   private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
-    const row = frame.journal?.take(na.id) ?? this.d.reader.action(this.runId, na.id);
+    const row = this.d.reader.action(this.runId, na.id);
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);
       frame.open.delete(na.id);

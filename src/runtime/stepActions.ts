@@ -1,15 +1,15 @@
-// The journaled actions of a step being redone, read in start order a page at a time, so replaying them is not a
-// query each: a redone step can hold thousands of committed actions that its script asks for again, in order.
+// The journaled actions of a step being redone, read in start order a page at a time, so skipping the committed ones
+// is not a query each: a redone step can hold thousands of committed actions that its script asks for again, in order.
 
 import type { JournalReader } from './store/reader';
-import type { ActionRow } from './store/rows';
+import type { ReplayActionRow } from './store/rows';
 
 const PAGE = 512;
 /** Past this many unclaimed rows (a script asking in another order), stop prefetching and let lookups query. */
 const MAX_WINDOW = 4096;
 
 export class StepActions {
-  private readonly window = new Map<string, ActionRow>();
+  private readonly window = new Map<string, ReplayActionRow>();
   private afterSeq: number | undefined;
   private exhausted = false;
 
@@ -23,14 +23,19 @@ export class StepActions {
   /**
    * Hands out the row an earlier attempt journaled for `id` in this step, once; undefined means "not here, ask the
    * journal" (a new action, one from another step, or one already handed out, whose row this attempt may have changed).
+   * Only the fast path takes rows from here; the full path always reads the action's current row.
    */
-  take(id: string): ActionRow | undefined {
+  take(id: string): ReplayActionRow | undefined {
+    const row = this.peek(id);
+    if (row) this.window.delete(id);
+    return row;
+  }
+
+  /** Like take, without handing the row out: a later take still returns it. */
+  peek(id: string): ReplayActionRow | undefined {
     for (;;) {
       const row = this.window.get(id);
-      if (row) {
-        this.window.delete(id);
-        return row;
-      }
+      if (row) return row;
       if (this.exhausted) return undefined;
       this.load();
     }
@@ -45,7 +50,7 @@ export class StepActions {
       }
       this.afterSeq = first - 1;
     }
-    const rows = this.reader.actionsOfStepFrom(this.runId, this.stepIdx, this.afterSeq, PAGE);
+    const rows = this.reader.replayActionsOfStep(this.runId, this.stepIdx, this.afterSeq, PAGE);
     for (const r of rows) {
       // Rows this attempt wrote are not "journaled before": the reader has them fresh.
       if (r.attempt < this.attempt) this.window.set(r.id, r);

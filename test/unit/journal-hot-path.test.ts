@@ -180,6 +180,63 @@ describe('a redone step replays its journaled actions from a prefetched page', (
   });
 });
 
+describe('a redone step falls back to the full path whenever the journal does not simply match', () => {
+  function sameShape(action: typeof journalSend, args: (j: number) => { i: number }) {
+    return defineAgent({
+      name: JOURNAL_AGENT,
+      input: z.object({ steps: z.number().int(), perStep: z.number().int() }),
+      async run(run) {
+        return run.step('step 0', async () => {
+          let last = -1;
+          for (let j = 0; j < 3; j++) last = (await run.do(action, args(j))).ok;
+          return { last };
+        });
+      },
+    });
+  }
+
+  it('stops with a key conflict, running nothing, when a journaled key comes back with other args', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 2, perStep: 3, steps: 1 });
+    const store = openStore(file);
+    probe.at = -1;
+    probe.executed = 0;
+    const clash = defineAction({ ...journalSend, key: (a, run) => `j:${run.id}:${a.i % 2}` });
+    const out = await resumeRun(store, sameShape(clash, (j) => ({ i: j === 1 ? 3 : j })), 'r', quiet);
+    store.close();
+    assert.equal(out.status, 'failed');
+    assert.equal(out.error?.code, ErrorCodes.KEY_CONFLICT);
+    assert.equal(probe.executed, 0);
+  });
+
+  it('warns about a changed version and still skips the committed action', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 2, perStep: 3, steps: 1 });
+    const store = openStore(file);
+    probe.at = -1;
+    probe.executed = 0;
+    const v2 = defineAction({ ...journalSend, version: 2 });
+    const out = await resumeRun(store, sameShape(v2, (j) => ({ i: j })), 'r', quiet);
+    store.close();
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(out.stats.actionsSkipped, 2);
+    assert.equal(out.stats.warnings.length, 2);
+    assert.equal(probe.executed, 1);
+  });
+
+  it('pauses a host at every skipped action', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 2, perStep: 3, steps: 1 });
+    const store = openStore(file);
+    probe.at = -1;
+    const kinds: string[] = [];
+    const out = await resumeRun(store, sameShape(journalSend, (j) => ({ i: j })), 'r', { hooks: { pause: (ev) => void kinds.push(ev.kind) }, ...quiet });
+    store.close();
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(kinds.filter((k) => k === 'action:skipped').length, 2);
+  });
+});
+
 describe('a read-only action', () => {
   it('is journaled committed in one row, with its count, result and commit event, and is not run again on replay', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));

@@ -1,7 +1,7 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
 import type { Db } from './open';
-import { ActionRow, EventRow, ReplayStepRow, RunRow, StepRow, checked } from './rows';
+import { ActionRow, EventRow, ReplayActionRow, ReplayStepRow, RunRow, StepRow, checked } from './rows';
 import { leaseIsLive } from './owner';
 import type { RunStatus } from '../types';
 
@@ -28,7 +28,9 @@ export class JournalReader {
       actionsOfStep: db.prepare('SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
       openActionsOfStep: db.prepare("SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
       firstActionSeqOfStep: db.prepare('SELECT MIN(seq) FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ?').pluck(),
-      actionsOfStepFrom: db.prepare('SELECT * FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?'),
+      replayActionsOfStep: db.prepare(
+        'SELECT id, seq, type, version, args, status, result, attempt FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?',
+      ),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
@@ -102,9 +104,9 @@ export class JournalReader {
     return typeof n === 'number' ? n : undefined;
   }
 
-  /** A step's actions in start order after `afterSeq`, walking the run's start order (steps rarely interleave). */
-  actionsOfStepFrom(runId: string, stepIdx: number, afterSeq: number, limit: number): ActionRow[] {
-    return this.q.actionsOfStepFrom.all(runId, afterSeq, stepIdx, limit).map((r) => checked(ActionRow, r, 'action', this.file));
+  /** What replay needs of a step's actions in start order after `afterSeq` (walks the run's start order; steps rarely interleave). */
+  replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
+    return this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit).map((r) => checked(ReplayActionRow, r, 'action', this.file));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */

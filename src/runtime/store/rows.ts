@@ -75,6 +75,10 @@ export const ActionRow = z.object({
 });
 export type ActionRow = z.infer<typeof ActionRow>;
 
+/** What replay compares and returns for a journaled action, read for every action of a step being redone. */
+export const ReplayActionRow = ActionRow.pick({ id: true, seq: true, type: true, version: true, args: true, status: true, result: true, attempt: true });
+export type ReplayActionRow = z.infer<typeof ReplayActionRow>;
+
 export const EventRow = z.object({
   seq: int,
   run_id: text,
