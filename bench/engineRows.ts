@@ -28,10 +28,12 @@ async function actions(store: Store, kind: 'non-idempotent' | 'read-only', count
   return median(times);
 }
 
-async function checkpoints(store: Store, bytes: number, count: number): Promise<number> {
+async function checkpoints(store: Store, bytes: number, count: number, cpu: { perStep: number }): Promise<number> {
   const times: number[] = [];
-  const outcome = await startRun(store, checkpointAgent(bytes, count, times), { script: 'bench/workload.ts', input: {}, log: () => undefined, role: 'bench' });
+  const cpus: number[] = [];
+  const outcome = await startRun(store, checkpointAgent(bytes, count, times, cpus), { script: 'bench/workload.ts', input: {}, log: () => undefined, role: 'bench' });
   if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.runId} ended ${outcome.status}: ${outcome.error?.message ?? ''}`);
+  cpu.perStep = median(cpus);
   return median(times);
 }
 
@@ -65,7 +67,15 @@ export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: 
         return wall;
       },
     ],
-    ...cfg.checkpoints.map((c): [string, () => Promise<number>] => [`checkpoint.${c.bytes}`, () => checkpoints(store, c.bytes, c.count)]),
+    ...cfg.checkpoints.map((c): [string, () => Promise<number>] => [
+      `checkpoint.${c.bytes}`,
+      async () => {
+        const cpu = { perStep: Number.NaN };
+        const wall = await checkpoints(store, c.bytes, c.count, cpu);
+        out[`checkpoint.${c.bytes}.cpu`] = cpu.perStep;
+        return wall;
+      },
+    ]),
   ];
   const shift = round % probes.length;
   const order = [...probes.slice(shift), ...probes.slice(0, shift)];

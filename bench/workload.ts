@@ -92,7 +92,7 @@ export function makeState(bytes: number, seed = 0): { turn: number; messages: Ar
 }
 
 /** An agent of `count` steps, each returning (and so checkpointing) a state of `bytes`, timing each run.step. */
-export function checkpointAgent(bytes: number, count: number, times: number[]): AgentDefinition {
+export function checkpointAgent(bytes: number, count: number, times: number[], cpu: number[] = []): AgentDefinition {
   const states = Array.from({ length: count }, (_, i) => makeState(bytes, i));
   return defineAgent({
     name: `bench-checkpoint-${bytes}`,
@@ -100,9 +100,11 @@ export function checkpointAgent(bytes: number, count: number, times: number[]): 
     async run(run) {
       for (let i = 0; i < count; i++) {
         const state = states[i];
+        const c0 = cpuUs();
         const t0 = nowUs();
         await run.step(`state ${i}`, () => state);
         times.push(nowUs() - t0);
+        cpu.push(cpuUs() - c0);
       }
     },
   });
