@@ -176,6 +176,10 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
     for (const n of [...rep.notes, ...analysis]) out.push(`- ${n}`);
     out.push('');
   }
+  const missed = rep.rows.filter((r) => r.verdict === 'FAIL').length;
+  const built = rep.rows.filter((r) => r.verdict === 'PASS' || r.verdict === 'FAIL').length;
+  out.push(`${built - missed} of ${built} budgeted rows that are built here meet their budget${missed ? `; ${missed} do not (see Notes for by how much and why)` : ''}.`);
+  out.push('');
   return `${out.join('\n')}\n`;
 }
 

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore } from '../src/runtime';
 import { bundleChildren, hasStrace, spawnJson } from './children';
+import { methodNotes, whyMissed } from './analysis';
 import { FULL, QUICK, type BenchConfig } from './config';
 import { engineRound, type EngineRound } from './engineRows';
 import { ROOT, ReaderClient, cliRunMs, debuggerRunMs, detectFeatures, measureDapNext, measureRehearsal, type Features } from './featureRows';
@@ -283,7 +284,7 @@ async function main(): Promise<number> {
     baselines: { fUs: F, fRoundsUs: perRound(rounds, 'F'), sUs: S, tUs: T, plainUs: plain, plainCpuUs: plainCpu },
     rows,
     builds,
-    notes: notesFor(rows, F),
+    notes: [...methodNotes(F), ...whyMissed({ F, S, T, rows })],
     durationS: (Date.now() - started) / 1000,
   };
   process.stdout.write(`\n${formatTable(rows)}\n\nF = ${fmtUs(F)} (fsync floor, same directory), S = ${fmtUs(S)} (SQLite durable commit), T = ${fmtUs(T)} (SQLite commit without fsync), plain call = ${fmtUs(plain)}; ${machine.cpu} × ${machine.cores}, Node ${machine.node}, SQLite ${sqlite}; ${Math.round(report.durationS)} s\n`);
@@ -300,28 +301,6 @@ async function main(): Promise<number> {
   }
   return 0;
 }
-
-/** Explanations that belong next to the figures whatever the run measured. */
-function notesFor(rows: readonly Row[], F: number): string[] {
-  const notes = [
-    `Ratios against F use the F of the same round (F is sampled between every two probes); the median of the per-round ratios is shown. F here is ${fmtUs(F)}.`,
-    'Action figures time `await run.do(...)` as the script sees it: args validation, key, journal lookup, the bracket\'s writes (each a fenced immediate transaction), the effect, and the result\'s JSON check. The step around them is not counted.',
-    'Checkpoint figures time `await run.step(name, () => state)`: the step row, the JSON-safety walk of the state, its serialisation, and the durable commit.',
-    'Resume figures run in a fresh process (cold JIT, cold SQLite cache, warm OS page cache) and time from `resumeRun` to the script attempting its first new action; opening the journal is reported separately in the JSON output.',
-    'Verdicts: rows bound by the disk (actions, checkpoints) are judged on wall time, against F of the same round. Rows bound by the CPU (replay, resume, the read-only overhead) are judged on the CPU time the process used over the same interval, shown next to the wall time: on a shared machine wall time also counts the time the process waited for a core, which says nothing about Logbook. The load average in the machine table tells how shared it was.',
-  ];
-  const fails = rows.filter((r) => r.verdict === 'FAIL');
-  for (const r of fails) notes.push(`**${r.figure}** misses its budget (${r.budget}): ${r.value}, ${r.note ?? ''}. ${WHY[r.id.replace(/\.\d+$/, '')] ?? ''}`.trim());
-  return notes;
-}
-
-/** Why a row can miss, from the investigation recorded in the bench's report; shown next to each FAIL. */
-const WHY: Record<string, string> = {
-  'action.full': 'Two fsyncs are the floor; the rest is SQLite writing several pages per commit (the fence on runs, the action row and its two indexes, the event row, its index, and sqlite_sequence) and the WAL growing until a checkpoint.',
-  'action.group': 'Group commit removes the second fsync, but the one left flushes the WAL frames of three transactions (started, executing, committed: ~15 pages), more than the 4 KiB of F.',
-  checkpoint: 'The state is walked for JSON safety and serialised before the durable commit; large states cost the copy into the WAL and its fsync.',
-  resume: 'Replay reads every journaled step back through SQLite and validates it; cost per step is a few microseconds, most of it row decoding.',
-};
 
 async function featureRowsFor(features: Features, cfg: BenchConfig, work: string, F: number): Promise<Row[]> {
   const rows: Row[] = [];
