@@ -20,7 +20,9 @@ export class JournalReader {
       latestRun: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1'),
       runCount: db.prepare('SELECT COUNT(*) AS n FROM runs'),
       stepsRange: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
-      replaySteps: db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
+      // Replay reads every journaled row back, so its two queries return raw arrays: better-sqlite3 builds a row object
+      // property by property, which costs more than the query (1.8 vs 1.1 µs a step row, measured by the bench).
+      replaySteps: db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx').raw(true),
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
@@ -28,9 +30,9 @@ export class JournalReader {
       actionsOfStep: db.prepare('SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
       openActionsOfStep: db.prepare("SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
       firstActionSeqOfStep: db.prepare('SELECT MIN(seq) FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ?').pluck(),
-      replayActionsOfStep: db.prepare(
-        'SELECT id, seq, type, version, args, status, result, attempt FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?',
-      ),
+      replayActionsOfStep: db
+        .prepare('SELECT id, seq, type, version, args, status, result, attempt FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?')
+        .raw(true),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
@@ -74,7 +76,9 @@ export class JournalReader {
 
   /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
   replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
-    return this.q.replaySteps.all(runId, from, to).map((r) => checked(ReplayStepRow, r, 'step', this.file));
+    return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map(([idx, name, status, result, error, attempt]) =>
+      checked(ReplayStepRow, { idx, name, status, result, error, attempt }, 'step', this.file),
+    );
   }
 
   step(runId: string, idx: number): StepRow | undefined {
@@ -106,7 +110,9 @@ export class JournalReader {
 
   /** What replay needs of a step's actions in start order after `afterSeq` (walks the run's start order; steps rarely interleave). */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
-    return this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit).map((r) => checked(ReplayActionRow, r, 'action', this.file));
+    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map(([id, seq, type, version, args, status, result, attempt]) =>
+      checked(ReplayActionRow, { id, seq, type, version, args, status, result, attempt }, 'action', this.file),
+    );
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
