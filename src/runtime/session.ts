@@ -8,6 +8,7 @@ import { validate, type InferOutput, type StandardSchema } from './schema';
 import type { Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { callerLocation } from './location';
+import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
 import type { ActionRow, ReplayStepRow } from './store/rows';
 import type { JournalReader } from './store/reader';
@@ -40,12 +41,12 @@ interface StepFrame {
   readonly journal: StepActions | undefined;
 }
 
-const STEP_CHUNK = 512;
-
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
 class StepCursor {
   private chunk: ReplayStepRow[] = [];
   private start = -1;
+  private end = -1;
+  private readonly ahead = new ReadAhead();
 
   constructor(
     private readonly reader: JournalReader,
@@ -56,9 +57,12 @@ class StepCursor {
 
   get(idx: number): ReplayStepRow | undefined {
     if (idx >= this.count) return undefined;
-    if (this.start < 0 || idx < this.start || idx >= this.start + STEP_CHUNK) {
-      this.chunk = this.reader.replaySteps(this.runId, idx, idx + STEP_CHUNK);
+    if (this.start < 0 || idx < this.start || idx >= this.end) {
+      const n = this.ahead.rows;
+      this.chunk = this.reader.replaySteps(this.runId, idx, idx + n);
       this.start = idx;
+      this.end = idx + n;
+      this.ahead.update(this.chunk.length, textSize(this.chunk.map((r) => r.result)));
     }
     let row = this.chunk[idx - this.start];
     if (row?.idx !== idx) row = this.chunk.find((r) => r.idx === idx);

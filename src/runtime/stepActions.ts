@@ -1,17 +1,20 @@
 // The journaled actions of a step being redone, read in start order a page at a time, so skipping the committed ones
 // is not a query each: a redone step can hold thousands of committed actions that its script asks for again, in order.
 
+import { READ_AHEAD_BYTES, ReadAhead, textSize } from './readAhead';
 import type { JournalReader } from './store/reader';
 import type { ReplayActionRow } from './store/rows';
 
-const PAGE = 512;
-/** Past this many unclaimed rows (a script asking in another order), stop prefetching and let lookups query. */
+/** Past this many unclaimed rows, or this much text (a script asking in another order), stop prefetching. */
 const MAX_WINDOW = 4096;
+const MAX_WINDOW_BYTES = 4 * READ_AHEAD_BYTES;
 
 export class StepActions {
   private readonly window = new Map<string, ReplayActionRow>();
   private afterSeq: number | undefined;
   private exhausted = false;
+  private windowBytes = 0;
+  private readonly ahead = new ReadAhead();
 
   constructor(
     private readonly reader: JournalReader,
@@ -27,7 +30,10 @@ export class StepActions {
    */
   take(id: string): ReplayActionRow | undefined {
     const row = this.peek(id);
-    if (row) this.window.delete(id);
+    if (row) {
+      this.window.delete(id);
+      this.windowBytes -= size(row);
+    }
     return row;
   }
 
@@ -50,16 +56,29 @@ export class StepActions {
       }
       this.afterSeq = first - 1;
     }
-    const rows = this.reader.replayActionsOfStep(this.runId, this.stepIdx, this.afterSeq, PAGE);
+    const page = this.ahead.rows;
+    const rows = this.reader.replayActionsOfStep(this.runId, this.stepIdx, this.afterSeq, page);
+    let bytes = 0;
     for (const r of rows) {
+      const n = size(r);
+      bytes += n;
       // Rows this attempt wrote are not "journaled before": the reader has them fresh.
-      if (r.attempt < this.attempt) this.window.set(r.id, r);
+      if (r.attempt < this.attempt) {
+        this.window.set(r.id, r);
+        this.windowBytes += n;
+      }
       this.afterSeq = r.seq;
     }
-    if (rows.length < PAGE) this.exhausted = true;
-    if (this.window.size > MAX_WINDOW) {
+    this.ahead.update(rows.length, bytes);
+    if (rows.length < page) this.exhausted = true;
+    if (this.window.size > MAX_WINDOW || this.windowBytes > MAX_WINDOW_BYTES) {
       this.window.clear();
+      this.windowBytes = 0;
       this.exhausted = true;
     }
   }
+}
+
+function size(r: ReplayActionRow): number {
+  return textSize([r.args, r.result]);
 }

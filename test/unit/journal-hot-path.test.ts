@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
+import { READ_AHEAD_BYTES, ReadAhead } from '../../src/runtime/readAhead';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
 import { currentOwner } from '../../src/runtime/store/owner';
 import { buildJournal } from '../../bench/journalBuilder';
@@ -109,6 +110,54 @@ describe('replay of completed steps', () => {
     store.close();
     assert.equal(second.output, 'boom');
     assert.equal(attempts, 1);
+  });
+});
+
+describe('read-ahead of journal rows', () => {
+  it('doubles while reads are light, up to its maximum, and shrinks below the byte budget when rows are big', () => {
+    const a = new ReadAhead(16, 512, 1000);
+    const sizes: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      sizes.push(a.rows);
+      a.update(a.rows, 10);
+    }
+    assert.deepEqual(sizes, [16, 32, 64, 128, 256, 512, 512]);
+    a.update(512, 4000);
+    assert.equal(a.rows, 128);
+    a.update(100, 10);
+    assert.equal(a.rows, 128, 'a short read (the end of the journal) does not grow it');
+    a.update(128, 1_000_000);
+    assert.equal(a.rows, 1);
+  });
+
+  it('keeps each replay read of big checkpoints near its byte budget instead of 512 rows at once', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const big = 'x'.repeat(600 * 1024);
+    const agent = (n: number) =>
+      defineAgent({
+        name: 'big',
+        input: z.object({}),
+        async run(run) {
+          let total = 0;
+          for (let i = 0; i < n; i++) total += (await run.step(`s${i}`, () => ({ i, big }))).i;
+          return total;
+        },
+      });
+    const first = await startRun(store, agent(40), { script: 'b.ts', input: {}, ...quiet });
+    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    const reads: Array<{ rows: number; bytes: number }> = [];
+    const original = store.reader.replaySteps.bind(store.reader);
+    store.reader.replaySteps = (runId, from, to) => {
+      const rows = original(runId, from, to);
+      reads.push({ rows: rows.length, bytes: rows.reduce((n, r) => n + (r.result?.length ?? 0), 0) });
+      return rows;
+    };
+    const second = await resumeRun(store, agent(41), first.runId, quiet);
+    store.close();
+    assert.equal(second.status, 'completed', second.error?.message);
+    assert.equal(second.stats.stepsReplayed, 40);
+    assert.ok(reads.length >= 3, `${reads.length} reads: 40 big rows must not come back in one`);
+    for (const r of reads.slice(1)) assert.ok(r.bytes <= 2 * READ_AHEAD_BYTES, `a read of ${r.rows} rows held ${r.bytes} bytes`);
   });
 });
 
