@@ -42,7 +42,7 @@ export const FULL: BenchConfig = {
   replayActions: 5_000,
   resumeSizes: [10_000, 100_000, 1_000_000],
   fsyncCountActions: 300,
-  rehearsalRecipients: 10,
+  rehearsalRecipients: 5,
   dapSteps: 1000,
   dapRecipients: 50,
   dapRounds: 5,

@@ -66,6 +66,9 @@ export interface RehearsalFigures {
 export function countKills(report: unknown): number | undefined {
   if (typeof report !== 'object' || report === null) return undefined;
   const r = report as Record<string, unknown>;
+  // The rehearsal report's summary counts kills (one campaign can kill more than once with --depth).
+  const summary = r.summary as Record<string, unknown> | undefined;
+  if (typeof summary?.kills === 'number') return summary.kills;
   for (const k of ['pointsTried', 'tried', 'kills', 'crashes', 'points', 'total']) {
     const v = r[k];
     if (typeof v === 'number' && Number.isFinite(v)) return v;
@@ -82,10 +85,9 @@ export function countKills(report: unknown): number | undefined {
   return undefined;
 }
 
-/** `logbook rehearse <email example> --points all --jobs 2 --json`, timed from spawn to exit. */
+/** `logbook rehearse <email example> --points all --jobs 2 --json`, timed from spawn to exit (it keeps its own journals). */
 export async function measureRehearsal(dir: string, recipients: number): Promise<RehearsalFigures> {
-  const db = path.join(dir, 'rehearse.db');
-  const base = ['rehearse', EMAIL, '--points', 'all', '--jobs', '2', '--json', '--db', db];
+  const base = ['rehearse', EMAIL, '--points', 'all', '--jobs', '2', '--json'];
   const input = JSON.stringify({ recipients });
   let r = await exec([CLI, ...base, '--input', input], dir, 540_000, { LOGBOOK_STATE_DIR: dir });
   let used = input;

@@ -89,6 +89,7 @@ describe('bench: helpers', () => {
   });
 
   it('finds the count of crash points in a rehearsal report of any of the expected shapes', () => {
+    assert.equal(countKills({ summary: { points: 14, kills: 16 }, campaigns: [] }), 16);
     assert.equal(countKills({ pointsTried: 12 }), 12);
     assert.equal(countKills({ summary: { tried: 5 } }), 5);
     assert.equal(countKills({ points: [1, 2, 3] }), 3);
