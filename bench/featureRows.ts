@@ -16,6 +16,9 @@ export interface Features {
   readonly debugAdapter: boolean;
   readonly extension: boolean;
   readonly reader: boolean;
+  /** The extension branch's benchmark inside a real VS Code (scripts/bench-vscode.mjs), and whether its tools are set up. */
+  readonly vscodeBench: boolean;
+  readonly vscodeTools: boolean;
 }
 
 export function detectFeatures(root = ROOT): Features {
@@ -25,6 +28,8 @@ export function detectFeatures(root = ROOT): Features {
     debugAdapter: has('dist/debugAdapter.js'),
     extension: has('src/extension/extension.ts'),
     reader: has('dist/readerMain.js'),
+    vscodeBench: has('scripts/bench-vscode.mjs') && has('dist/extension.js'),
+    vscodeTools: has('.e2e-tools') || process.env.E2E_TOOLS !== undefined,
   };
 }
 
@@ -172,6 +177,46 @@ export async function cliRunMs(dir: string, recipients: number): Promise<number>
   const r = await exec([CLI, 'run', EMAIL, '--input', JSON.stringify({ recipients }), '--db', path.join(dir, 'cli.db')], dir, 120_000, { LOGBOOK_STATE_DIR: dir });
   if (r.code !== 0) throw new Error(`logbook run exited ${r.code}: ${r.stderr.slice(-400)}`);
   return r.ms;
+}
+
+// ---- extension in a real VS Code (the extension branch's own benchmark scene) ----------------------------------
+
+export interface VscodeFigures {
+  readonly activationMs?: number;
+  readonly treeRootMs?: number;
+  readonly treeRuns?: number;
+  readonly openRunMs?: number;
+  readonly openRunSteps?: number;
+}
+
+/** Reads the `[measure]` lines the extension's benchmark scene prints. */
+export function parseVscodeMeasures(text: string): VscodeFigures {
+  const num = (re: RegExp, group = 1): number | undefined => {
+    const m = re.exec(text);
+    return m?.[group] === undefined ? undefined : Number(m[group]);
+  };
+  const out: { -readonly [K in keyof VscodeFigures]: VscodeFigures[K] } = {};
+  const activationMs = num(/\[measure\] activate\(\): ([\d.]+) ms/);
+  const treeRuns = num(/\[measure\] tree root for (\d+) runs[^:\n]*: ([\d.]+) ms/);
+  const treeRootMs = num(/\[measure\] tree root for (\d+) runs[^:\n]*: ([\d.]+) ms/, 2);
+  const openRunSteps = num(/\[measure\] open a run of (\d+) steps[^:\n]*: ([\d.]+) ms/);
+  const openRunMs = num(/\[measure\] open a run of (\d+) steps[^:\n]*: ([\d.]+) ms/, 2);
+  if (activationMs !== undefined) out.activationMs = activationMs;
+  if (treeRuns !== undefined) out.treeRuns = treeRuns;
+  if (treeRootMs !== undefined) out.treeRootMs = treeRootMs;
+  if (openRunSteps !== undefined) out.openRunSteps = openRunSteps;
+  if (openRunMs !== undefined) out.openRunMs = openRunMs;
+  return out;
+}
+
+/** `node scripts/bench-vscode.mjs`: activation and the runs tree on a 10,000-run journal, in code-server + Chromium. */
+export async function measureVscode(timeoutMs = 420_000): Promise<VscodeFigures> {
+  const r = await exec([path.join(ROOT, 'scripts', 'bench-vscode.mjs')], ROOT, timeoutMs);
+  const figures = parseVscodeMeasures(`${r.stdout}\n${r.stderr}`);
+  if (r.code !== 0 || figures.activationMs === undefined) {
+    throw new Error(`scripts/bench-vscode.mjs exited ${r.code} after ${(r.ms / 1000).toFixed(0)} s without its measures: ${(r.stderr || r.stdout).slice(-400)}`);
+  }
+  return figures;
 }
 
 // ---- extension (journal side, through the reader process) ------------------------------------------------------

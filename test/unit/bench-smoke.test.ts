@@ -10,7 +10,7 @@ import { openStore, resumeRun, startRun } from '../../src/runtime';
 import { buildJournal } from '../../bench/journalBuilder';
 import { journalAgent, probe } from '../../bench/journalAgent';
 import { parseStraceSummary } from '../../bench/children';
-import { countKills } from '../../bench/featureRows';
+import { countKills, parseVscodeMeasures } from '../../bench/featureRows';
 import { judge } from '../../bench/report';
 import { ROOT, tmpDir } from '../helpers';
 
@@ -94,6 +94,17 @@ describe('bench: helpers', () => {
     assert.equal(countKills({ summary: { tried: 5 } }), 5);
     assert.equal(countKills({ points: [1, 2, 3] }), 3);
     assert.equal(countKills({ nothing: true }), undefined);
+  });
+
+  it("reads the VS Code benchmark's measure lines", () => {
+    const text = [
+      '    [measure] activate(): 42.1 ms (extension host, Node 20.18.0); activated at startup: true',
+      '    [measure] tree root for 10001 runs (cold reader, first page of 100 + "load more"): 120.5 ms',
+      '    [measure] tree root again (warm): 3.0 ms',
+      '    [measure] open a run of 100000 steps (first page 100 + "load more"): 33.2 ms',
+    ].join('\n');
+    assert.deepEqual(parseVscodeMeasures(text), { activationMs: 42.1, treeRuns: 10001, treeRootMs: 120.5, openRunSteps: 100000, openRunMs: 33.2 });
+    assert.deepEqual(parseVscodeMeasures('nothing here'), {});
   });
 
   it('judges a figure against its budget and says how far off a miss is', () => {
