@@ -148,7 +148,7 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   out.push(`- **F**, the fsync floor: overwrite 4 KiB in place + \`fsync\`, in the journal's directory: **${fmt(rep.baselines.fUs)}** (median; per round: ${rep.baselines.fRoundsUs.map(fmt).join(', ')}).`);
   out.push(`- **S**, SQLite's durable commit: one small row in its own immediate transaction, WAL, \`synchronous=FULL\`, same directory: **${fmt(rep.baselines.sUs)}** (${(rep.baselines.sUs / rep.baselines.fUs).toFixed(2)} F).`);
   out.push(`- **T**, the same commit at \`synchronous=NORMAL\` (no fsync): **${fmt(rep.baselines.tUs)}**.`);
-  out.push(`- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU.`);
+  out.push(`- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU (reading the CPU clock, a getrusage call, is most of that; it cancels out in the overheads, which subtract this).`);
   out.push('');
   out.push('## Figures');
   out.push('');
