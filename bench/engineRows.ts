@@ -2,6 +2,7 @@
 
 import { startRun, type Store } from '../src/runtime';
 import type { FsyncFloor, SqliteFloor } from './floor';
+import type { RawBracket } from './rawBracket';
 import { breathe, median } from './measure';
 import { actionAgent, checkpointAgent, plainCalls } from './workload';
 
@@ -41,11 +42,12 @@ async function checkpoints(store: Store, bytes: number, count: number, cpu: { pe
  * One interleaved round. The probes run in a rotated order each round so that no figure always follows the same
  * neighbour (a checkpoint of 1 MB leaves dirty pages behind that the next fsync pays for).
  */
-export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: SqliteFloor, cfg: EngineConfig, round: number): Promise<EngineRound> {
+export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: SqliteFloor, raw: RawBracket, cfg: EngineConfig, round: number): Promise<EngineRound> {
   const out: EngineRound = {};
   const floorTimes: number[] = [];
   const sTimes: number[] = [];
   const tTimes: number[] = [];
+
   const probes: Array<[string, () => Promise<number> | number]> = [
     [
       'plain',
@@ -57,7 +59,9 @@ export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: 
       },
     ],
     ['action.full', () => actions(store, 'non-idempotent', cfg.actions, 'full')],
+    ['bracket.full', () => median(raw.samples(cfg.actions, false))],
     ['action.group', () => actions(store, 'non-idempotent', cfg.actions, 'group')],
+    ['bracket.group', () => median(raw.samples(cfg.actions, true))],
     [
       'action.readOnly',
       async () => {
@@ -84,6 +88,7 @@ export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: 
     floorTimes.push(...floor.samples(cfg.floorSamples));
     sTimes.push(...sqliteFloor.samples(Math.ceil(cfg.floorSamples / 2), true));
     tTimes.push(...sqliteFloor.samples(Math.ceil(cfg.floorSamples / 2), false));
+
     out[name] = await fn();
     await breathe();
   }
@@ -91,5 +96,6 @@ export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: 
   out.F = median(floorTimes);
   out.S = median(sTimes);
   out.T = median(tTimes);
+
   return out;
 }

@@ -49,6 +49,8 @@ export interface BenchReport {
     readonly fRoundsUs: readonly number[];
     readonly sUs: number;
     readonly tUs: number;
+    readonly bFullUs: number;
+    readonly bGroupUs: number;
     readonly plainUs: number;
     readonly plainCpuUs: number;
   };
@@ -146,8 +148,9 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   out.push('## Baselines (same run)');
   out.push('');
   out.push(`- **F**, the fsync floor: overwrite 4 KiB in place + \`fsync\`, in the journal's directory: **${fmt(rep.baselines.fUs)}** (median; per round: ${rep.baselines.fRoundsUs.map(fmt).join(', ')}).`);
-  out.push(`- **S**, SQLite's durable commit: one small row in its own immediate transaction, WAL, \`synchronous=FULL\`, same directory: **${fmt(rep.baselines.sUs)}** (${(rep.baselines.sUs / rep.baselines.fUs).toFixed(2)} F).`);
-  out.push(`- **T**, the same commit at \`synchronous=NORMAL\` (no fsync): **${fmt(rep.baselines.tUs)}**.`);
+  out.push(`- **S**, SQLite's durable commit: one small row in its own immediate transaction, WAL (cycled, as in a long run), \`synchronous=FULL\`, same directory: **${fmt(rep.baselines.sUs)}** (${(rep.baselines.sUs / rep.baselines.fUs).toFixed(2)} F).`);
+  out.push(`- **T**, S's commit at \`synchronous=NORMAL\` (no fsync): **${fmt(rep.baselines.tUs)}**.`);
+  out.push(`- **B**, the action bracket's three transactions (started, executing, committed) in raw SQL on the journal's own schema, no Logbook code: **${fmt(rep.baselines.bFullUs)}** (${(rep.baselines.bFullUs / rep.baselines.fUs).toFixed(2)} F) with two durable, **${fmt(rep.baselines.bGroupUs)}** (${(rep.baselines.bGroupUs / rep.baselines.fUs).toFixed(2)} F) with one (group commit).`);
   out.push(`- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU (reading the CPU clock, a getrusage call, is most of that; it cancels out in the overheads, which subtract this).`);
   out.push('');
   out.push('## Figures');
