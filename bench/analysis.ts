@@ -59,6 +59,10 @@ function reason(r: Row, ctx: Context): string {
   if (id === 'action.readOnly') {
     return `No fsync, as required, but each read-only action is journaled in its own transaction (at synchronous=NORMAL) so that it survives a crash of the process: T, one bare commit of one row without fsync, costs ${fmtUs(T)} here, and the action adds the lookup of its key and the pages of its action and event rows. 20 µs needs write-behind: buffer read-only records and write them inside the run's next transaction (at most 64 records or 50 ms later). Not done here, because a crash of the process would then lose the newest read-only records (resume would run them again, which read-only allows) and the debugger and sidebar would show them late; it is a decision for the runtime's owner.`;
   }
+  if (id === 'checkpoint.1024') {
+    const us = num(rows, id, 'us');
+    return `A checkpoint is two transactions (the step's start, lazily; its result, durably), so its floor is S + T = ${((ctx.S + ctx.T) / F).toFixed(2)} F with SQLite's own one-row durable commit at S = ${(ctx.S / F).toFixed(2)} F on this disk; the figure is ${(us / ctx.S).toFixed(2)} S. The budget sits at or below SQLite's floor wherever S is above 1.2 F.`;
+  }
   if (id.startsWith('checkpoint.')) {
     const us = num(rows, id, 'us');
     const cpu = num(rows, id, 'cpuUs');
