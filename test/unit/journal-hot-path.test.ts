@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
+import { ReplayActionRow, ReplayStepRow, replayActionRow, replayStepRow } from '../../src/runtime/store/rows';
 import { READ_AHEAD_BYTES, ReadAhead } from '../../src/runtime/readAhead';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
 import { currentOwner } from '../../src/runtime/store/owner';
@@ -110,6 +111,47 @@ describe('replay of completed steps', () => {
     store.close();
     assert.equal(second.output, 'boom');
     assert.equal(attempts, 1);
+  });
+});
+
+describe("replay's row guards", () => {
+  const bads: unknown[] = [1.5, Number.NaN, 2 ** 60, '1', null, undefined, {}, 'completed ', true];
+  function variants(valid: unknown[]): unknown[][] {
+    const out: unknown[][] = [valid, valid.slice(0, -1)];
+    valid.forEach((_, i) => {
+      for (const b of bads) out.push(valid.map((v, j) => (j === i ? b : v)));
+    });
+    return out;
+  }
+
+  it('accept exactly the step rows the zod schema accepts, and raise its error for the others', () => {
+    for (const row of [...variants([3, 'step 3', 'completed', '{"a":1}', null, 2]), ...variants([0, '', 'failed', null, '{"message":"x"}', 1])]) {
+      const [idx, name, status, result, error, attempt] = row;
+      const zodOk = row.length === 6 && ReplayStepRow.safeParse({ idx, name, status, result, error, attempt }).success;
+      let ours: unknown;
+      try {
+        ours = replayStepRow(row, 'f');
+      } catch (err) {
+        assert.ok(err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID, String(err));
+        ours = undefined;
+      }
+      if (zodOk) assert.deepEqual(ours, { idx, name, status, result, error, attempt }, JSON.stringify(row));
+      else if (ours !== undefined) assert.fail(`the guard let through ${JSON.stringify(row)}, which zod refuses`);
+    }
+  });
+
+  it('accept exactly the action rows the zod schema accepts', () => {
+    for (const row of variants(['k:1', 4, 'email.send', 1, '{"to":"a"}', 'committed', '{"id":1}', 1])) {
+      const [id, seq, type, version, args, status, result, attempt] = row;
+      const zodOk = row.length === 8 && ReplayActionRow.safeParse({ id, seq, type, version, args, status, result, attempt }).success;
+      let ok = true;
+      try {
+        replayActionRow(row, 'f');
+      } catch {
+        ok = false;
+      }
+      assert.equal(ok, zodOk, JSON.stringify(row));
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
 import type { Db } from './open';
-import { ActionRow, EventRow, ReplayActionRow, ReplayStepRow, RunRow, StepRow, checked } from './rows';
+import { ActionRow, EventRow, RunRow, StepRow, checked, replayActionRow, replayStepRow, type ReplayActionRow, type ReplayStepRow } from './rows';
 import { leaseIsLive } from './owner';
 import type { RunStatus } from '../types';
 
@@ -76,9 +76,7 @@ export class JournalReader {
 
   /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
   replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
-    return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map(([idx, name, status, result, error, attempt]) =>
-      checked(ReplayStepRow, { idx, name, status, result, error, attempt }, 'step', this.file),
-    );
+    return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map((r) => replayStepRow(r, this.file));
   }
 
   step(runId: string, idx: number): StepRow | undefined {
@@ -110,9 +108,7 @@ export class JournalReader {
 
   /** What replay needs of a step's actions in start order after `afterSeq` (walks the run's start order; steps rarely interleave). */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
-    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map(([id, seq, type, version, args, status, result, attempt]) =>
-      checked(ReplayActionRow, { id, seq, type, version, args, status, result, attempt }, 'action', this.file),
-    );
+    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map((r) => replayActionRow(r, this.file));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
