@@ -222,7 +222,7 @@ async function main(): Promise<number> {
     const v = median(perRound(rounds, key));
     const cpu = median(perRound(rounds, `${key}.cpu`));
     const j = judge(cpu, 5);
-    rows.push({ id: key, section, figure: what, value: `${fmtUs(v)} / ${fmtUs(cpu)} cpu`, ratio: `${fmtRatio(cpu / plainCpu)} plain call`, budget: '≤ 5 µs', verdict: j.verdict, note: [j.miss, `${count} journaled, resumed in-process`].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu } });
+    rows.push({ id: key, section, figure: what, value: `${fmtUs(v)} / ${fmtUs(cpu)} cpu`, ratio: `${fmtRatio(v / plain)} plain call, ${Math.round(1e6 / cpu).toLocaleString('en-US')}/s`, budget: '≤ 5 µs', verdict: j.verdict, note: [j.miss, `${count} journaled, resumed in-process`].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu } });
   }
 
   // ---- resume rows -------------------------------------------------------------------------------------------------
