@@ -62,24 +62,42 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
     const lgResume: number[] = [];
     let lbSettings: PeerRun | undefined;
     let lgSettings: PeerRun | undefined;
+    const failures: string[] = [];
     for (let r = 0; r < cfg.rounds; r++) {
-      const dir = fs.mkdtempSync(path.join(work, `peer-${bytes}-`));
-      const file = (name: string): string => path.join(dir, name);
-      const args = (db: string, mode: string, extra: string[] = []): string[] => [mode, db, String(N), String(bytes), String(at), ...extra];
-      lbSettings = check((await spawnJson<PeerRun>(logbookChild, args(file('lb-steps.db'), 'steps'))).json, 'logbook steps');
-      lb.push(lbSettings.perStepUs ?? Number.NaN);
-      const asyncRun = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-async.db'), 'steps', ['async']), { cwd: PEERS_DIR })).json, 'langgraph steps (async)');
-      lgAsync.push(asyncRun.perStepUs ?? Number.NaN);
-      lgSettings = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-sync.db'), 'steps', ['sync']), { cwd: PEERS_DIR })).json, 'langgraph steps (sync)');
-      lgSync.push(lgSettings.perStepUs ?? Number.NaN);
-      // Resume: a process dies inside the last step, a new one resumes to it.
-      await spawnJson(logbookChild, args(file('lb-resume.db'), 'crash')).catch(() => undefined);
-      lbResume.push(check((await spawnJson<PeerRun>(logbookChild, args(file('lb-resume.db'), 'resume'))).json, 'logbook resume').resumeUs ?? Number.NaN);
-      await spawnJson(LANGGRAPH, args(file('lg-resume.db'), 'crash', ['sync']), { cwd: PEERS_DIR }).catch(() => undefined);
-      lgResume.push(check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-resume.db'), 'resume', ['sync']), { cwd: PEERS_DIR })).json, 'langgraph resume').resumeUs ?? Number.NaN);
-      fs.rmSync(dir, { recursive: true, force: true });
-      log(`  peers ${bytes} B round ${r + 1}/${cfg.rounds}: logbook ${fmtUs(lb[r] ?? NaN)}/step, langgraph ${fmtUs(lgSync[r] ?? NaN)}/step (sync)`);
+      // One round is all of its measures or none, so every median comes from the same rounds; a round that fails
+      // (a child that could not start, say) is tried once more, then reported.
+      let done = false;
+      for (let attempt = 0; attempt < 2 && !done; attempt++) {
+        const dir = fs.mkdtempSync(path.join(work, `peer-${bytes}-`));
+        const file = (name: string): string => path.join(dir, name);
+        const args = (db: string, mode: string, extra: string[] = []): string[] => [mode, db, String(N), String(bytes), String(at), ...extra];
+        try {
+          const lbRun = check((await spawnJson<PeerRun>(logbookChild, args(file('lb-steps.db'), 'steps'))).json, 'logbook steps');
+          const asyncRun = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-async.db'), 'steps', ['async']), { cwd: PEERS_DIR })).json, 'langgraph steps (async)');
+          const syncRun = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-sync.db'), 'steps', ['sync']), { cwd: PEERS_DIR })).json, 'langgraph steps (sync)');
+          // Resume: a process dies inside the last step, a new one resumes to it.
+          await spawnJson(logbookChild, args(file('lb-resume.db'), 'crash')).catch(() => undefined);
+          const lbRes = check((await spawnJson<PeerRun>(logbookChild, args(file('lb-resume.db'), 'resume'))).json, 'logbook resume');
+          await spawnJson(LANGGRAPH, args(file('lg-resume.db'), 'crash', ['sync']), { cwd: PEERS_DIR }).catch(() => undefined);
+          const lgRes = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-resume.db'), 'resume', ['sync']), { cwd: PEERS_DIR })).json, 'langgraph resume');
+          lbSettings = lbRun;
+          lgSettings = syncRun;
+          lb.push(lbRun.perStepUs ?? Number.NaN);
+          lgAsync.push(asyncRun.perStepUs ?? Number.NaN);
+          lgSync.push(syncRun.perStepUs ?? Number.NaN);
+          lbResume.push(lbRes.resumeUs ?? Number.NaN);
+          lgResume.push(lgRes.resumeUs ?? Number.NaN);
+          done = true;
+          log(`  peers ${bytes} B round ${r + 1}/${cfg.rounds}: logbook ${fmtUs(lbRun.perStepUs ?? NaN)}/step, langgraph ${fmtUs(syncRun.perStepUs ?? NaN)}/step (sync)`);
+        } catch (err) {
+          failures.push(`round ${r + 1}${attempt ? ' (again)' : ''}: ${(err instanceof Error ? err.message : String(err)).slice(0, 160)}`);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      }
     }
+    if (lb.length === 0) throw new Error(`every peer round failed: ${failures.join('; ')}`);
+    const failed = failures.length ? ` ${failures.length} attempt(s) failed and are left out: ${failures.join('; ')}` : '';
     const size = bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} B`;
     const settings = `Logbook: WAL, synchronous=${syncWord(lbSettings?.synchronous)}, every checkpoint fsynced before the next step; LangGraph: ${lgSettings?.journalMode ?? '?'}, synchronous=${syncWord(lgSettings?.synchronous)} (read back from the saver's connection: commits are not fsynced, so a power loss can lose the latest checkpoints). Same SQLite ${lbSettings?.sqlite ?? '?'} / ${lgSettings?.sqlite ?? '?'}; state ${lbSettings?.stateBytes ?? '?'} B vs ${lgSettings?.stateBytes ?? '?'} B of JSON.`;
     const mLb = median(lb);
@@ -93,7 +111,7 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
       ratio: `${fmtRatio(mLb / mSync)} LangGraph`,
       budget: 'report',
       verdict: 'info',
-      note: `LangGraph with its default durability "async" (checkpoint written while the next node runs): ${fmtUs(mAsync)} per step, Logbook = ${fmtRatio(mLb / mAsync)} of it. ${settings}`,
+      note: `LangGraph with its default durability "async" (checkpoint written while the next node runs): ${fmtUs(mAsync)} per step, Logbook = ${fmtRatio(mLb / mAsync)} of it. ${settings} Medians of ${lb.length} rounds.${failed}`,
       numbers: { logbookUs: mLb, langgraphSyncUs: mSync, langgraphAsyncUs: mAsync, logbookSynchronous: lbSettings?.synchronous ?? -1, langgraphSynchronous: lgSettings?.synchronous ?? -1 },
     });
     const rLb = median(lbResume);
