@@ -20,7 +20,7 @@ export function methodNotes(F: number): string[] {
     `Ratios against F use the F of the same round (F is sampled between every two probes); the median of the per-round ratios is shown. F here is ${fmtUs(F)}.`,
     "Action figures time `await run.do(...)` as the script sees it: args validation, key, journal lookup, the bracket's writes (each a fenced immediate transaction), the effect, and the result's JSON check. The step around them is not counted.",
     'Checkpoint figures time `await run.step(name, () => state)`: the step row, the JSON-safety walk of the state, its serialisation, and the durable commit.',
-    'Replay figures resume a synthetic journal in-process up to its first new action and divide by the journaled items. Resume figures do the same in a fresh process (cold JIT, cold SQLite cache, warm OS page cache), from `resumeRun` to the script attempting its first new action.',
+    'Resume figures resume a synthetic journal in a fresh process (cold JIT, cold SQLite cache, warm OS page cache), from `resumeRun` to the script attempting its first new action. Replay figures are the marginal cost per journaled item between two such resumes of different sizes, so the fixed cost of a resume and the JIT warm-up drop out.',
     'Verdicts: rows bound by the disk (actions, checkpoints) are judged on wall time, against the F of the same round. Rows bound by the CPU (replay, resume, the read-only overhead) are judged on the CPU time the process used over the same interval, shown next to the wall time: on a shared machine wall time also counts the time spent waiting for a core, which says nothing about Logbook. The load average in the machine table says how shared the machine was.',
   ];
 }
@@ -69,7 +69,7 @@ function reason(r: Row, ctx: Context): string {
     return `${fmtUs(cpu)} of the ${fmtUs(us)} is CPU: the JSON-safety walk of every value, the serialisation, and SQLite copying the text into overflow pages; the rest is writing those pages to the WAL and the fsync (${(us / F).toFixed(1)} F in all). The budget is in milliseconds, and this run's disk is ${(F / 300).toFixed(1)}× slower than the issue's 0.3 ms F.`;
   }
   if (id === 'replay.step') {
-    return 'Per step, replay reads the step back (a chunk of 512 rows at a time: decode, zod validation), parses its checkpoint, and returns it; the script\'s own `await` and loop are part of the figure. The CPU time of the same work moves 2–3× with the machine\'s load (shared cores), see the plain call baseline.';
+    return "Per step, replay reads the step's row back (up to 512 at a time), checks it, parses its checkpoint and returns it to the script, whose own loop and `await` are part of the figure. The CPU time of the same work moves 2–3× with the load of this shared machine (compare the plain call's wall time with a quiet machine's ~0.1 µs).";
   }
   if (id === 'replay.action') {
     return "A skipped action is more than a lookup: its args are validated and serialised and its key derived, to check that the script asks for the same effect the journal holds (the determinism check), and its row comes from a page read through the run's start-order index, one B-tree lookup per row.";

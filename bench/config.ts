@@ -8,10 +8,11 @@ export interface BenchConfig {
   readonly actions: number;
   readonly readOnlyActions: number;
   readonly checkpoints: ReadonlyArray<{ readonly bytes: number; readonly count: number }>;
-  /** Journaled steps (one action each) the in-process replay rows resume through. */
-  readonly replaySteps: number;
-  /** Committed actions of one unfinished step, skipped on resume. */
-  readonly replayActions: number;
+  /**
+   * Committed actions of one unfinished step, skipped on resume: two sizes, each resumed in a fresh process; the
+   * replay row is the cost per action between them. (Replay per step comes the same way from the resume sizes.)
+   */
+  readonly replayActionSizes: readonly [number, number];
   /** Journal sizes (actions) of the resume rows; each is resumed in a child process. */
   readonly resumeSizes: readonly number[];
   /** Actions per child for the fsync counts under strace. */
@@ -38,8 +39,7 @@ export const FULL: BenchConfig = {
     { bytes: 100 * 1024, count: 15 },
     { bytes: 1024 * 1024, count: 5 },
   ],
-  replaySteps: 20_000,
-  replayActions: 5_000,
+  replayActionSizes: [10_000, 50_000],
   resumeSizes: [10_000, 100_000, 1_000_000],
   fsyncCountActions: 300,
   rehearsalRecipients: 5,
@@ -64,8 +64,7 @@ export const QUICK: BenchConfig = {
     { bytes: 100 * 1024, count: 2 },
     { bytes: 1024 * 1024, count: 1 },
   ],
-  replaySteps: 200,
-  replayActions: 100,
+  replayActionSizes: [100, 400],
   resumeSizes: [300, 1000, 3000],
   fsyncCountActions: 20,
   rehearsalRecipients: 2,

@@ -17,7 +17,6 @@ import { RawBracket } from './rawBracket';
 import { addCompletedRuns, buildJournal } from './journalBuilder';
 import { fmtBytes, fmtRatio, fmtUs, median } from './measure';
 import { installPeers, peerRows } from './peers';
-import { replayOnce } from './replayRows';
 import { resumeInChild } from './resumeRows';
 import type { ResumeChildReport } from './resumeChild';
 import { errorRow, formatMarkdown, formatTable, judge, machineInfo, notBuilt, type BenchReport, type Build, type Row } from './report';
@@ -105,13 +104,15 @@ async function main(): Promise<number> {
     if (n > 0) builds.push({ what: `${sizeLabel(n)} actions (resume)`, ms: b.ms, detail: `${b.steps} steps, ${b.events} events, ${fmtBytes(b.bytes)}` });
     log(`  built the ${sizeLabel(n)}-action journal in ${(b.ms / 1000).toFixed(1)} s (${fmtBytes(b.bytes)})`);
   }
-  const replayFile = path.join(work, 'replay.db');
-  const rs = buildJournal(replayFile, { runId: 'replay-steps', done: cfg.replaySteps, perStep: 1, steps: cfg.replaySteps + 10 });
-  const ra = buildJournal(replayFile, { runId: 'replay-actions', done: cfg.replayActions, perStep: cfg.replayActions + 10, steps: 1 });
-  builds.push({ what: 'replay rows', ms: rs.ms + ra.ms, detail: `${cfg.replaySteps} completed steps; one unfinished step with ${cfg.replayActions} committed actions` });
+  const skipFiles = new Map<number, { file: string; runId: string }>();
+  for (const n of cfg.replayActionSizes) {
+    const file = path.join(work, `replay-actions-${n}.db`);
+    const b = buildJournal(file, { runId: `replay-actions-${n}`, done: n, perStep: n + 10, steps: 1 });
+    skipFiles.set(n, { file, runId: b.runId });
+    builds.push({ what: `${sizeLabel(n)} actions in one unfinished step (replay)`, ms: b.ms, detail: `${b.events} events, ${fmtBytes(b.bytes)}` });
+  }
 
   const store = openStore(path.join(work, 'journal.db'));
-  const replayStore = openStore(replayFile);
   const sqlite = (store.db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
   const machine = machineInfo(work, sqlite);
   const floor = new FsyncFloor(work);
@@ -121,24 +122,32 @@ async function main(): Promise<number> {
   // ---- interleaved rounds ----------------------------------------------------------------------------------------
   const rounds: EngineRound[] = [];
   const resume: ResumeSeries[] = [0, ...cfg.resumeSizes].map((size) => ({ size, reports: [] }));
+  const skip: ResumeSeries[] = cfg.replayActionSizes.map((size) => ({ size, reports: [] }));
+  const resumeJobs: Array<[ResumeSeries, { file: string; runId: string } | undefined]> = [
+    ...resume.map((x): [ResumeSeries, { file: string; runId: string } | undefined] => [x, resumeFiles.get(x.size)]),
+    ...skip.map((x): [ResumeSeries, { file: string; runId: string } | undefined] => [x, skipFiles.get(x.size)]),
+  ];
+  const [lo, hi] = [cfg.resumeSizes[cfg.resumeSizes.length - 2] ?? 0, cfg.resumeSizes[cfg.resumeSizes.length - 1] ?? 0];
   for (let r = 0; r < cfg.rounds; r++) {
     const round = await engineRound(store, floor, sqliteFloor, raw, cfg, r);
-    for (const [key, runId, n] of [['replay.step', 'replay-steps', cfg.replaySteps], ['replay.action', 'replay-actions', cfg.replayActions]] as const) {
-      const x = await replayOnce(replayStore, runId, n, n);
-      round[key] = x.wallUs;
-      round[`${key}.cpu`] = x.cpuUs;
+    const shift = r % resumeJobs.length;
+    for (const [series, j] of [...resumeJobs.slice(shift), ...resumeJobs.slice(0, shift)]) {
+      if (j) series.reports.push(await resumeInChild(children.resumeChild, j.file, j.runId, series.size));
     }
-    const order = [...resume.slice(r % resume.length), ...resume.slice(0, r % resume.length)];
-    for (const series of order) {
-      const j = resumeFiles.get(series.size);
-      if (!j) continue;
-      series.reports.push(await resumeInChild(children.resumeChild, j.file, j.runId, series.size));
-    }
+    // Replay's marginal cost, each a fresh process: (resume of the bigger journal − resume of the smaller) / difference.
+    const slope = (series: readonly ResumeSeries[], a: number, b: number, key: 'resumeUs' | 'resumeCpuUs'): number => {
+      const x = series.find((s) => s.size === a)?.reports[r]?.[key] ?? Number.NaN;
+      const y = series.find((s) => s.size === b)?.reports[r]?.[key] ?? Number.NaN;
+      return (y - x) / (b - a);
+    };
+    round['replay.step'] = slope(resume, lo, hi, 'resumeUs');
+    round['replay.step.cpu'] = slope(resume, lo, hi, 'resumeCpuUs');
+    round['replay.action'] = slope(skip, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeUs');
+    round['replay.action.cpu'] = slope(skip, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeCpuUs');
     rounds.push(round);
-    log(`  round ${r + 1}/${cfg.rounds}: F ${fmtUs(round.F ?? NaN)}, action ${fmtUs(round['action.full'] ?? NaN)} full / ${fmtUs(round['action.group'] ?? NaN)} group, replay ${fmtUs(round['replay.step'] ?? NaN)}/step`);
+    log(`  round ${r + 1}/${cfg.rounds}: F ${fmtUs(round.F ?? NaN)}, action ${fmtUs(round['action.full'] ?? NaN)} full / ${fmtUs(round['action.group'] ?? NaN)} group, replay ${fmtUs(round['replay.step.cpu'] ?? NaN)} cpu/step`);
   }
   store.close();
-  replayStore.close();
   floor.close();
   sqliteFloor.close();
   raw.close();
@@ -218,11 +227,15 @@ async function main(): Promise<number> {
     const atRef = budgetUs === undefined ? '' : `at the issue's F of 0.3 ms the budget is ${(budgetUs / 300).toFixed(0)} F; this run's F is ${fmtUs(F)}`;
     rows.push({ id: key, section, figure: `step checkpoint of ${size} state`, value: fmtUs(v), ratio: `${ratio.toFixed(2)} F`, budget: budgetUs === undefined ? '≤ 1.5 F' : `≤ ${budgetUs / 1000} ms`, verdict: j.verdict, note: [j.miss, `${fmtUs(cpu)} of it CPU`, j.miss ? atRef : ''].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu, ratioF: ratio } });
   }
-  for (const [key, what, count] of [['replay.step', 'replay on resume, per journaled step (completed, result returned)', cfg.replaySteps], ['replay.action', 'replay on resume, per journaled action (committed, skipped)', cfg.replayActions]] as const) {
+  const [a0, a1] = cfg.replayActionSizes;
+  for (const [key, what, how] of [
+    ['replay.step', 'replay on resume, per journaled step (completed: its checkpoint returned)', `each extra step between the ${sizeLabel(lo)}- and ${sizeLabel(hi)}-step journals, fresh processes`],
+    ['replay.action', 'replay on resume, per journaled action (committed: skipped)', `each extra action of an unfinished step between ${sizeLabel(a0)} and ${sizeLabel(a1)} of them, fresh processes`],
+  ] as const) {
     const v = median(perRound(rounds, key));
     const cpu = median(perRound(rounds, `${key}.cpu`));
     const j = judge(cpu, 5);
-    rows.push({ id: key, section, figure: what, value: `${fmtUs(v)} / ${fmtUs(cpu)} cpu`, ratio: `${fmtRatio(v / plain)} plain call, ${Math.round(1e6 / cpu).toLocaleString('en-US')}/s`, budget: '≤ 5 µs', verdict: j.verdict, note: [j.miss, `${count} journaled, resumed in-process`].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu } });
+    rows.push({ id: key, section: 'replay and resume (fresh child processes)', figure: what, value: `${fmtUs(v)} / ${fmtUs(cpu)} cpu`, ratio: `${fmtRatio(v / plain)} plain call, ${Math.round(1e6 / cpu).toLocaleString('en-US')}/s`, budget: '≤ 5 µs', verdict: j.verdict, note: [j.miss, how].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu } });
   }
 
   // ---- resume rows -------------------------------------------------------------------------------------------------
@@ -242,7 +255,7 @@ async function main(): Promise<number> {
     const j = judge(cpu, budget);
     rows.push({
       id: `resume.${s.size}`,
-      section: 'resume (fresh child process)',
+      section: 'replay and resume (fresh child processes)',
       figure: `resume of a run with ${s.size.toLocaleString('en-US')} journaled actions, to its first new action`,
       value: `${fmtUs(us)} / ${fmtUs(cpu)} cpu`,
       ratio: `${(cpu / s.size).toFixed(2)} µs/action`,
@@ -264,7 +277,7 @@ async function main(): Promise<number> {
       const j = judge(growth, 1.25);
       rows.push({
         id: 'resume.memory',
-        section: 'resume (fresh child process)',
+        section: 'replay and resume (fresh child processes)',
         figure: `memory, ${sizeLabel(largest.size)} vs ${sizeLabel(smallest.size)} journaled actions: heap retained (peak RSS)`,
         value: `${mib(heapL)} vs ${mib(heapS)} (${mib(rssL)} vs ${mib(rssS)})`,
         ratio: `${fmtRatio(growth)} (RSS ${fmtRatio(rssL / rssS)})`,
