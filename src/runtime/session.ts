@@ -8,7 +8,9 @@ import { validate, type InferOutput, type StandardSchema } from './schema';
 import type { Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { callerLocation } from './location';
-import type { ActionRow, StepRow } from './store/rows';
+import { ReadAhead, textSize } from './readAhead';
+import { StepActions } from './stepActions';
+import type { ActionRow, ReplayStepRow } from './store/rows';
 import type { JournalReader } from './store/reader';
 import type { NewAction, RunWriter } from './store/writer';
 import type { Reconciliation, RunApi, RunStatus } from './types';
@@ -35,14 +37,16 @@ interface StepFrame {
   readonly location: SourceLocation | undefined;
   /** Unfinished actions an earlier attempt left in this step, not yet claimed by a run.do call. */
   readonly open: Map<string, ActionRow>;
+  /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
+  readonly journal: StepActions | undefined;
 }
-
-const STEP_CHUNK = 512;
 
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
 class StepCursor {
-  private chunk: StepRow[] = [];
+  private chunk: ReplayStepRow[] = [];
   private start = -1;
+  private end = -1;
+  private readonly ahead = new ReadAhead();
 
   constructor(
     private readonly reader: JournalReader,
@@ -51,11 +55,14 @@ class StepCursor {
     readonly count: number,
   ) {}
 
-  get(idx: number): StepRow | undefined {
+  get(idx: number): ReplayStepRow | undefined {
     if (idx >= this.count) return undefined;
-    if (this.start < 0 || idx < this.start || idx >= this.start + STEP_CHUNK) {
-      this.chunk = this.reader.steps(this.runId, idx, idx + STEP_CHUNK);
+    if (this.start < 0 || idx < this.start || idx >= this.end) {
+      const n = this.ahead.rows;
+      this.chunk = this.reader.replaySteps(this.runId, idx, idx + n);
       this.start = idx;
+      this.end = idx + n;
+      this.ahead.update(this.chunk.length, textSize(this.chunk.map((r) => r.result)));
     }
     let row = this.chunk[idx - this.start];
     if (row?.idx !== idx) row = this.chunk.find((r) => r.idx === idx);
@@ -95,8 +102,8 @@ export class RunSession {
       id: this.runId,
       agent: d.agent.name,
       attempt: this.attempt,
-      step: (name, fn) => this.track(this.step(name, fn)),
-      do: (action, args) => this.track(this.doAction(action, args)),
+      step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
+      do: (action, args) => this.skipFast(action, args) ?? this.track(this.doAction(action, args)),
     };
     this.api = Object.freeze(api);
   }
@@ -143,6 +150,24 @@ export class RunSession {
   }
 
   // ---- steps ---------------------------------------------------------------------------------------------
+
+  /**
+   * Replay's fast path, taken for every journaled step of a resumed run: a completed step at the next position with
+   * the same name returns its checkpoint without an async frame or tracking. Anything else (a host that pauses, a
+   * nested call, a mismatch, a failed or unfinished step) returns undefined and takes the full path, which re-checks.
+   */
+  private replayFast<T>(name: unknown, fn: unknown): Promise<T> | undefined {
+    if (this.d.hooks?.pause || typeof name !== 'string' || typeof fn !== 'function') return undefined;
+    const journaled = this.cursor.get(this.stepCounter);
+    if (journaled?.status !== 'completed' || journaled.name !== name || this.als.getStore()) return undefined;
+    this.stepCounter++;
+    this.d.stats.stepsReplayed++;
+    try {
+      return Promise.resolve(fromJournalJson(journaled.result) as T);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
 
   private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     if (typeof name !== 'string' || name.length === 0) {
@@ -201,7 +226,8 @@ export class RunSession {
     else this.d.stats.stepsRun++;
     let result: T;
     try {
-      result = await this.als.run({ idx, name, redone, location, open }, fn);
+      const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
+      result = await this.als.run({ idx, name, redone, location, open, journal }, fn);
     } catch (err) {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
@@ -214,6 +240,33 @@ export class RunSession {
   }
 
   // ---- actions -------------------------------------------------------------------------------------------
+
+  /**
+   * Replay's fast path for actions: in a redone step, an action its journal holds as committed, with the same type,
+   * version and args, returns the journaled result without an async frame. Anything else (a host that pauses or may
+   * stop the run, invalid args, a mismatch, any other status) returns undefined and takes the full path, which
+   * validates and decides again, so every check and every error stays in one place.
+   */
+  private skipFast<R>(action: unknown, args: unknown): Promise<R> | undefined {
+    if (this.suspended || this.d.hooks?.pause || this.d.hooks?.shouldStop || !isAction(action)) return undefined;
+    const journal = this.als.getStore()?.journal;
+    if (!journal) return undefined;
+    try {
+      const v = action.args['~standard'].validate(args);
+      if (v instanceof Promise || v.issues) return undefined;
+      const argsJson = toJournalJson(v.value, action.type, '') ?? 'null';
+      const key = action.key(v.value, this.api);
+      if (typeof key !== 'string' || key.length === 0 || this.inflight.has(key)) return undefined;
+      const row = journal.peek(key);
+      if (row?.status !== 'committed' || row.type !== action.type || row.version !== action.version || row.args !== argsJson) return undefined;
+      const result = fromJournalJson(row.result) as R;
+      journal.take(key);
+      this.d.stats.actionsSkipped++;
+      return Promise.resolve(result);
+    } catch {
+      return undefined;
+    }
+  }
 
   private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferOutput<S>): Promise<R> {
     this.checkStop();

@@ -1,7 +1,7 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
 import type { Db } from './open';
-import { ActionRow, EventRow, RunRow, StepRow, checked } from './rows';
+import { ActionRow, EventRow, RunRow, StepRow, checked, replayActionRow, replayStepRow, type ReplayActionRow, type ReplayStepRow } from './rows';
 import { leaseIsLive } from './owner';
 import type { RunStatus } from '../types';
 
@@ -20,11 +20,19 @@ export class JournalReader {
       latestRun: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1'),
       runCount: db.prepare('SELECT COUNT(*) AS n FROM runs'),
       stepsRange: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
+      // Replay reads every journaled row back, so its two queries return raw arrays: better-sqlite3 builds a row object
+      // property by property, which costs more than the query (1.8 vs 1.1 µs a step row, measured by the bench).
+      replaySteps: db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx').raw(true),
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
-      actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
-      openActionsOfStep: db.prepare("SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
+      // INDEXED BY: left alone, the planner walks actions_by_seq over the whole run to skip a sort (O(run), not O(step)).
+      actionsOfStep: db.prepare('SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
+      openActionsOfStep: db.prepare("SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
+      firstActionSeqOfStep: db.prepare('SELECT MIN(seq) FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ?').pluck(),
+      replayActionsOfStep: db
+        .prepare('SELECT id, seq, type, version, args, status, result, attempt FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?')
+        .raw(true),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
@@ -68,6 +76,11 @@ export class JournalReader {
     return this.q.stepsRange.all(runId, from, to).map((r) => checked(StepRow, r, 'step', this.file));
   }
 
+  /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
+  replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
+    return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map((r) => replayStepRow(r, this.file));
+  }
+
   step(runId: string, idx: number): StepRow | undefined {
     const r = this.q.step.get(runId, idx);
     return r === undefined ? undefined : checked(StepRow, r, 'step', this.file);
@@ -88,6 +101,16 @@ export class JournalReader {
 
   openActionsOfStep(runId: string, idx: number): ActionRow[] {
     return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  firstActionSeqOfStep(runId: string, stepIdx: number): number | undefined {
+    const n = this.q.firstActionSeqOfStep.get(runId, stepIdx) as number | null | undefined;
+    return typeof n === 'number' ? n : undefined;
+  }
+
+  /** What replay needs of a step's actions in start order after `afterSeq` (walks the run's start order; steps rarely interleave). */
+  replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
+    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map((r) => replayActionRow(r, this.file));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */

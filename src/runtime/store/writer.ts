@@ -1,6 +1,6 @@
 // Write side of the journal: every transition is one event row plus the state rows it implies, in one immediate
 // transaction fenced by the run's lease epoch. Durable writes commit at synchronous=FULL; "lazy" ones (visibility
-// only) skip the fsync and become durable with the next durable commit, since the WAL is append-only.
+// only) commit at NORMAL, skipping the fsync, and become durable with the next durable commit (the WAL is append-only).
 
 import type { Db } from './open';
 import { ErrorCodes, LogbookError } from '../errors';
@@ -15,6 +15,8 @@ export interface Lease {
 }
 
 export const LEASE_TTL_MS = 30_000;
+/** How often writes push the lease's expiry forward; in between, the fence only reads the lease (no page written). */
+export const LEASE_RENEW_MS = 5_000;
 
 export type Durability = 'full' | 'group';
 
@@ -31,6 +33,7 @@ export class RunWriter {
   private readonly s;
   private readonly tx: (fn: () => unknown) => unknown;
   private nextSeq: number;
+  private renewedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Db,
@@ -42,9 +45,12 @@ export class RunWriter {
     const t = db.transaction((fn: () => unknown) => fn());
     this.tx = (fn) => t.immediate(fn);
     this.s = {
-      syncOff: db.prepare('PRAGMA synchronous = OFF'),
+      // NORMAL, never OFF: at OFF a WAL checkpoint that a lazy commit triggers would not fsync the database file
+      // before the WAL restarts over the frames it copied, so a power loss could lose durable commits.
+      syncLazy: db.prepare('PRAGMA synchronous = NORMAL'),
       syncFull: db.prepare('PRAGMA synchronous = FULL'),
-      fence: db.prepare('UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      renew: db.prepare('UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      holds: db.prepare('SELECT 1 FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
       event: db.prepare('INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
       release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
@@ -60,6 +66,11 @@ export class RunWriter {
       actionRestart: db.prepare(
         "UPDATE actions SET status = 'started', error = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
       ),
+      // A read-only action's whole record in one statement: the same row the insert, count and commit would leave.
+      actionObservedInsert: db.prepare(
+        'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at, commit_seq) ' +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ?)",
+      ),
       actionExecuting: db.prepare('UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?'),
       actionCommit: db.prepare(
         "UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ?, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?",
@@ -72,11 +83,22 @@ export class RunWriter {
     };
   }
 
-  private write(durable: boolean, fn: (now: number) => void): void {
+  /**
+   * One fenced transaction. Inside BEGIN IMMEDIATE no other writer can commit, so reading the lease is as good a fence
+   * as updating it; the expiry is pushed forward only every LEASE_RENEW_MS (or when `renew`), which keeps a page
+   * write off most commits. The heartbeat renews at least every 10 s, well inside LEASE_TTL_MS.
+   */
+  private write(durable: boolean, fn: (now: number) => void, renew = false): void {
     const now = Date.now();
     const body = (): void => {
-      const fenced = this.s.fence.run(now, now + LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch);
-      if (fenced.changes !== 1) {
+      let fenced: boolean;
+      if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
+        fenced = this.s.renew.run(now, now + LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch).changes === 1;
+        if (fenced) this.renewedAt = now;
+      } else {
+        fenced = this.s.holds.get(this.lease.runId, this.lease.token, this.lease.epoch) !== undefined;
+      }
+      if (!fenced) {
         throw new LogbookError(
           ErrorCodes.LEASE_LOST,
           `Run ${this.lease.runId} was taken over by another process (this process held epoch ${this.lease.epoch}); nothing more was written.`,
@@ -90,7 +112,7 @@ export class RunWriter {
       this.tx(body);
       return;
     }
-    this.s.syncOff.run();
+    this.s.syncLazy.run();
     try {
       this.tx(body);
     } finally {
@@ -105,11 +127,11 @@ export class RunWriter {
 
   /** Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). */
   heartbeat(): void {
-    this.write(false, () => undefined);
+    this.write(false, () => undefined, true);
   }
 
   release(): void {
-    this.s.syncOff.run();
+    this.s.syncLazy.run();
     try {
       this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
     } finally {
@@ -118,10 +140,14 @@ export class RunWriter {
   }
 
   runStatus(status: StoredRunStatus, opts: { output?: string | null; error?: unknown; kind?: string; data?: unknown } = {}): void {
-    this.write(true, (now) => {
-      this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
-      this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
-    });
+    this.write(
+      true,
+      (now) => {
+        this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
+        this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
+      },
+      true,
+    );
   }
 
   note(kind: string, data: unknown, stepIdx: number | null = null, actionId: string | null = null): void {
@@ -169,10 +195,14 @@ export class RunWriter {
   /** A read-only action, recorded for visibility only: no bracket, no fsync. */
   actionObserved(a: NewAction, result: string | null, existing: boolean): void {
     this.write(false, (now) => {
-      if (!existing) this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
-      this.s.actionExecuting.run(this.lease.runId, a.id);
       const seq = this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true });
-      this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
+      if (existing) {
+        this.s.actionExecuting.run(this.lease.runId, a.id);
+        this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
+      } else {
+        const { runId, attempt } = this.lease;
+        this.s.actionObservedInsert.run(runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
+      }
     });
   }
 

@@ -1,0 +1,78 @@
+// Baseline B: the action bracket's three transactions in raw SQL on the journal's own schema, without Logbook's code,
+// so a figure can be split into what SQLite and the disk cost and what the runtime adds.
+
+import * as path from 'node:path';
+import { openStore, type Store } from '../src/runtime';
+import { nowUs } from './measure';
+
+export class RawBracket {
+  private readonly store: Store;
+  private readonly run: (durable: boolean, fn: () => void) => void;
+  private readonly q;
+  private n = 0;
+
+  constructor(dir: string) {
+    // openStore: the same file setup as the runtime (WAL, synchronous=FULL read back, migrations).
+    this.store = openStore(path.join(dir, 'raw-bracket.db'));
+    const db = this.store.db;
+    db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)").run();
+    this.q = {
+      holds: db.prepare("SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1").pluck(),
+      event: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES ('raw', 1, ?, ?, 0, ?, ?)"),
+      insert: db.prepare(
+        "INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at) VALUES ('raw', ?, ?, 0, 'bench.send', 1, 'non-idempotent', ?, 'started', 1, ?)",
+      ),
+      executing: db.prepare("UPDATE actions SET executions = executions + 1 WHERE run_id = 'raw' AND id = ?"),
+      commit: db.prepare("UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ? WHERE run_id = 'raw' AND id = ?"),
+      lazy: db.prepare('PRAGMA synchronous = NORMAL'),
+      full: db.prepare('PRAGMA synchronous = FULL'),
+    };
+    const t = db.transaction((fn: () => void) => fn());
+    this.run = (durable, fn) => {
+      if (!durable) this.q.lazy.run();
+      try {
+        t.immediate(() => {
+          this.q.holds.get();
+          fn();
+        });
+      } finally {
+        if (!durable) this.q.full.run();
+      }
+    };
+    // Cycle the WAL once, as a long run has.
+    for (let i = 0; i < 120; i++) this.once(true);
+  }
+
+  /** started (durable), executing (lazy), committed (durable, or lazy in group mode): µs per bracket. */
+  samples(n: number, group: boolean): number[] {
+    const times: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = nowUs();
+      this.once(group);
+      times.push(nowUs() - t0);
+    }
+    return times;
+  }
+
+  private once(group: boolean): void {
+    const id = `send:raw:user${++this.n}@example.com`;
+    const now = Date.now();
+    const q = this.q;
+    this.run(true, () => {
+      q.insert.run(id, this.n, JSON.stringify({ to: `user${this.n}@example.com`, body: 'Hello' }), now);
+      q.event.run(now, 'action.started', id, '{"type":"bench.send","effect":"non-idempotent","version":1}');
+    });
+    this.run(false, () => {
+      q.executing.run(id);
+      q.event.run(now, 'action.executing', id, null);
+    });
+    this.run(!group, () => {
+      const seq = Number(q.event.run(now, 'action.committed', id, null).lastInsertRowid);
+      q.commit.run(JSON.stringify({ messageId: `m-${this.n}` }), now, seq, id);
+    });
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
