@@ -35,6 +35,9 @@ export const ErrorCodes = {
   BAD_CRASH_SPEC: 'LB_BAD_CRASH_SPEC',
   USAGE: 'LB_USAGE',
   STOPPED: 'LB_STOPPED',
+  BAD_LAUNCH_CONFIG: 'LB_BAD_LAUNCH_CONFIG',
+  RUNNER_FAILED: 'LB_RUNNER_FAILED',
+  WRONG_NODE: 'LB_WRONG_NODE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

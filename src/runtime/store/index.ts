@@ -29,4 +29,5 @@ export { JournalReader, type RunView } from './reader';
 export { RunWriter, type Lease, type Durability } from './writer';
 export { createRun, acquireRun } from './lease';
 export { currentOwner } from './owner';
+export { copyStepsForFork, INHERITED_ATTEMPT } from './fork';
 export type { RunRow, StepRow, ActionRow, EventRow } from './rows';

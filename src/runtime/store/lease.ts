@@ -6,6 +6,7 @@ import type { StoredRunStatus } from '../types';
 import { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
 import { leaseIsLive, type Owner } from './owner';
+import { copyStepsForFork } from './fork';
 
 export interface NewRun {
   readonly id: string;
@@ -32,6 +33,13 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
       'run.started',
       JSON.stringify({ agent: run.agent, script: run.script, owner: owner.label, ...(run.forkedFrom ? { forkedFrom: run.forkedFrom } : {}) }),
     );
+    if (run.forkedFrom) {
+      const origin = reader.run(run.forkedFrom.runId);
+      if (origin && origin.agent !== run.agent) {
+        throw new LogbookError(ErrorCodes.USAGE, `Cannot fork run ${origin.id} of agent ${origin.agent} with the script of agent ${run.agent}.`, `Fork it with its own script (${origin.script}).`, { runId: origin.id });
+      }
+      copyStepsForFork(db, reader, run.forkedFrom.runId, run.id, run.forkedFrom.stepIdx);
+    }
   });
   tx.immediate();
   return { runId: run.id, token: owner.token, epoch: 1, attempt: 1 };

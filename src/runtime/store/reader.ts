@@ -33,6 +33,8 @@ export class JournalReader {
         "SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?",
       ),
       eventsPage: db.prepare('SELECT * FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      eventsAt: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?'),
+      eventCount: db.prepare('SELECT COUNT(*) AS n FROM events WHERE run_id = ?'),
       lastEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events'),
       nextActionSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM actions WHERE run_id = ?'),
     };
@@ -123,6 +125,15 @@ export class JournalReader {
 
   events(runId: string, afterSeq = 0, limit = 1000): EventRow[] {
     return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => checked(EventRow, r, 'event', this.file));
+  }
+
+  /** Events by position (0-based) rather than by seq: what a debugger's paged variable view asks for. */
+  eventsAt(runId: string, offset: number, limit: number): EventRow[] {
+    return this.q.eventsAt.all(runId, limit, offset).map((r) => checked(EventRow, r, 'event', this.file));
+  }
+
+  eventCount(runId: string): number {
+    return (this.q.eventCount.get(runId) as { n: number }).n;
   }
 
   lastEventSeq(): number {

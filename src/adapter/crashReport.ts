@@ -1,0 +1,53 @@
+// What the session says when a run ends: its exit code, and after a SIGKILL where it died and what is in doubt.
+
+import type { Postmortem } from './protocol';
+
+export const KILLED_EXIT_CODE = 137;
+
+/** Exit codes like the CLI's: 0 done, 1 failed, 3 waiting for a person; a crash is 128 + SIGKILL. */
+export function exitCodeFor(status: string): number {
+  switch (status) {
+    case 'completed':
+    case 'compensated':
+    case 'interrupted':
+      return 0;
+    case 'needs-decision':
+    case 'awaiting-approval':
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+export interface CrashFacts {
+  readonly pid: number | undefined;
+  readonly requested: boolean;
+  /** Where the debugger had the run paused when it was killed, if it was. */
+  readonly pausedAt: string | undefined;
+  readonly report: Postmortem | undefined;
+  readonly reportError: string | undefined;
+}
+
+export function crashMessage(f: CrashFacts): string {
+  const lines: string[] = [];
+  lines.push(
+    f.requested
+      ? `Killed the run: the runner (pid ${f.pid ?? '?'}) got SIGKILL, a real crash of the process that writes the journal; nothing was flushed or cleaned up.`
+      : `The runner (pid ${f.pid ?? '?'}) died with SIGKILL (a crashAt fault point fired, or the system killed it).`,
+  );
+  if (f.pausedAt) lines.push(`It was paused at: ${f.pausedAt}.`);
+  const r = f.report;
+  if (!r?.runId) {
+    lines.push(f.reportError ? `The journal could not be read after the crash: ${f.reportError}` : 'It died before the run started: nothing was journaled.');
+    return lines.join('\n');
+  }
+  if (r.lastStep) lines.push(`Run ${r.runId} died in step ${r.lastStep.idx + 1} "${r.lastStep.name}" (${r.lastStep.status === 'started' ? 'started, not checkpointed' : r.lastStep.status}).`);
+  else lines.push(`Run ${r.runId} died before its first step.`);
+  for (const a of r.inDoubt) {
+    lines.push(`In doubt: ${a.type} ${a.id} was started but not committed (execute was called ${a.executions} time(s)); resuming reconciles it (verify, re-execute, or a decision).`);
+  }
+  for (const a of r.compensationInDoubt) lines.push(`In doubt: the inverse of ${a.type} ${a.id} was started but not committed; compensating again repeats it with the same key.`);
+  if (r.inDoubt.length === 0 && r.compensationInDoubt.length === 0) lines.push('No action is in doubt: the crash fell between actions.');
+  lines.push(`Resume it: launch with "resume": "${r.runId}" (or Logbook: Resume run).`);
+  return lines.join('\n');
+}

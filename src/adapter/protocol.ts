@@ -1,0 +1,188 @@
+// The adapter ⇄ runner messages: one zod schema per direction, validated on receipt by both processes.
+
+import { z } from 'zod';
+
+/** A value crossing the process boundary: JSON, with non-JSON leaves encoded by wire.ts markers. */
+export const Wire = z.unknown();
+
+export const Loc = z.object({ file: z.string(), line: z.number().int(), column: z.number().int() });
+export type Loc = z.infer<typeof Loc>;
+
+export const EXCEPTION_FILTERS = ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation'] as const;
+export const ExceptionFilter = z.enum(EXCEPTION_FILTERS);
+export type ExceptionFilter = z.infer<typeof ExceptionFilter>;
+
+export const LineBreakpoint = z.object({
+  id: z.number().int(),
+  file: z.string(),
+  line: z.number().int(),
+  condition: z.string().optional(),
+  hitCondition: z.string().optional(),
+});
+export type LineBreakpoint = z.infer<typeof LineBreakpoint>;
+
+export const FunctionBreakpoint = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  condition: z.string().optional(),
+  hitCondition: z.string().optional(),
+});
+export type FunctionBreakpoint = z.infer<typeof FunctionBreakpoint>;
+
+export const Breakpoints = z.object({
+  lines: z.array(LineBreakpoint),
+  functions: z.array(FunctionBreakpoint),
+  filters: z.array(ExceptionFilter),
+});
+export type Breakpoints = z.infer<typeof Breakpoints>;
+
+export const StepMode = z.enum(['continue', 'next', 'stepIn', 'stepOut']);
+export type StepMode = z.infer<typeof StepMode>;
+
+/** What the runner does: start a run, resume one, compensate one, or only read the journal after a crash. */
+export const Job = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('launch'), input: Wire, runId: z.string().optional() }),
+  z.object({ kind: z.literal('resume'), runId: z.string() }),
+  z.object({ kind: z.literal('compensate'), runId: z.string() }),
+  z.object({ kind: z.literal('postmortem'), runId: z.string().optional() }),
+]);
+export type Job = z.infer<typeof Job>;
+
+export const RunnerConfig = z.object({
+  program: z.string(),
+  database: z.string(),
+  job: Job,
+  stopOnEntry: z.boolean(),
+  stopOnReplay: z.boolean(),
+  crashAt: z.array(z.string()),
+  decide: z.record(z.string(), z.enum(['happened', 'not-happened'])),
+});
+export type RunnerConfig = z.infer<typeof RunnerConfig>;
+
+const Request = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('evaluate'), expression: z.string(), context: z.string().optional() }),
+  z.object({ op: z.literal('journal'), start: z.number().int().min(0), count: z.number().int().min(0) }),
+  z.object({ op: z.literal('steps'), start: z.number().int().min(0), count: z.number().int().min(0) }),
+  z.object({ op: z.literal('decide'), decision: z.enum(['happened', 'not-happened']), actionId: z.string().optional(), then: StepMode.or(z.literal('stay')) }),
+  z.object({ op: z.literal('approval'), approved: z.boolean(), note: z.string().optional(), then: StepMode.or(z.literal('stay')) }),
+  z.object({ op: z.literal('compensate') }),
+  z.object({ op: z.literal('fork'), stepIdx: z.number().int().min(0) }),
+]);
+export type RunnerRequest = z.infer<typeof Request>;
+
+export const ToRunner = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('start'), config: RunnerConfig, breakpoints: Breakpoints }),
+  z.object({ type: z.literal('breakpoints'), breakpoints: Breakpoints }),
+  z.object({ type: z.literal('resume'), mode: StepMode }),
+  z.object({ type: z.literal('pause') }),
+  z.object({ type: z.literal('stop') }),
+  z.object({ type: z.literal('request'), id: z.number().int(), request: Request }),
+]);
+export type ToRunner = z.infer<typeof ToRunner>;
+
+export const StepView = z.object({
+  idx: z.number().int(),
+  name: z.string(),
+  replayed: z.boolean(),
+  redone: z.boolean(),
+  result: Wire.optional(),
+  location: Loc.optional(),
+});
+export type StepView = z.infer<typeof StepView>;
+
+export const ActionView = z.object({
+  id: z.string(),
+  type: z.string(),
+  version: z.number().int(),
+  effect: z.string(),
+  args: Wire,
+  phase: z.string(),
+  status: z.string(),
+  executions: z.number().int(),
+  stepIdx: z.number().int(),
+  hasVerify: z.boolean(),
+  hasCompensate: z.boolean(),
+  approval: z.boolean(),
+  reconciliation: z.string().optional(),
+  result: Wire.optional(),
+  error: Wire.optional(),
+  location: Loc.optional(),
+});
+export type ActionView = z.infer<typeof ActionView>;
+
+export const RunView = z.object({
+  id: z.string(),
+  agent: z.string(),
+  attempt: z.number().int(),
+  status: z.string(),
+  input: Wire,
+  forkedFrom: z.object({ runId: z.string(), stepIdx: z.number().int() }).optional(),
+});
+export type RunView = z.infer<typeof RunView>;
+
+/** Everything the adapter shows at a stop: frames, scopes and the values behind them. */
+export const StopContext = z.object({
+  kind: z.string(),
+  detail: z.string(),
+  run: RunView,
+  step: StepView.optional(),
+  action: ActionView.optional(),
+  compensating: z.boolean(),
+  program: z.string(),
+  runLocation: Loc.optional(),
+  checkpoint: z.object({
+    stepsJournaled: z.number().int(),
+    lastCheckpoint: z.object({ idx: z.number().int(), name: z.string(), result: Wire.optional() }).optional(),
+    inDoubt: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.number().int() })),
+    awaitingApproval: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.number().int() })),
+  }),
+  journalEntries: z.number().int(),
+});
+export type StopContext = z.infer<typeof StopContext>;
+
+export const Outcome = z.object({
+  runId: z.string(),
+  status: z.string(),
+  attempt: z.number().int(),
+  output: Wire.optional(),
+  error: z.object({ code: z.string().optional(), name: z.string(), message: z.string() }).optional(),
+  waitingOn: z.object({ actionId: z.string(), reason: z.string() }).optional(),
+  summary: z.string(),
+});
+export type Outcome = z.infer<typeof Outcome>;
+
+export const Postmortem = z.object({
+  runId: z.string().optional(),
+  status: z.string().optional(),
+  lastStep: z.object({ idx: z.number().int(), name: z.string(), status: z.string() }).optional(),
+  inDoubt: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.number().int(), executions: z.number().int() })),
+  compensationInDoubt: z.array(z.object({ id: z.string(), type: z.string() })),
+});
+export type Postmortem = z.infer<typeof Postmortem>;
+
+export const FromRunner = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready'), pid: z.number().int(), node: z.string(), abi: z.string(), execPath: z.string() }),
+  z.object({
+    type: z.literal('started'),
+    runId: z.string(),
+    agent: z.string(),
+    attempt: z.number().int(),
+    job: z.enum(['launch', 'resume', 'compensate', 'fork']),
+    forkedFrom: z.object({ runId: z.string(), stepIdx: z.number().int() }).optional(),
+  }),
+  z.object({
+    type: z.literal('stopped'),
+    reason: z.string(),
+    description: z.string(),
+    text: z.string().optional(),
+    exceptionId: z.string().optional(),
+    hitBreakpointIds: z.array(z.number().int()),
+    context: StopContext,
+  }),
+  z.object({ type: z.literal('output'), category: z.enum(['console', 'important', 'stdout', 'stderr']), text: z.string() }),
+  z.object({ type: z.literal('response'), id: z.number().int(), ok: z.boolean(), body: Wire.optional(), message: z.string().optional() }),
+  z.object({ type: z.literal('finished'), outcome: Outcome }),
+  z.object({ type: z.literal('failed'), code: z.string().optional(), message: z.string() }),
+  z.object({ type: z.literal('postmortem'), report: Postmortem }),
+]);
+export type FromRunner = z.infer<typeof FromRunner>;

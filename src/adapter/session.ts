@@ -1,0 +1,635 @@
+// The DAP session: translates debugger requests into runner messages and runner stops into DAP events.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vm from 'node:vm';
+import { DebugSession, Event, Handles, InitializedEvent, OutputEvent, Scope, Source, StoppedEvent, TerminatedEvent, ExitedEvent, ThreadEvent, ContinuedEvent } from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { z } from 'zod';
+import { LogbookError, describe } from '../runtime/errors';
+import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
+import { DEFAULT_FILTERS, FILTERS } from './filters';
+import { parseHitCondition } from './hitCondition';
+import { parseLaunchConfig, resolveLaunch, type ResolvedLaunch } from './launchConfig';
+import type { Breakpoints, ExceptionFilter, FromRunner, FunctionBreakpoint, LineBreakpoint, Outcome, Postmortem, StepMode, StopContext } from './protocol';
+import { EXCEPTION_FILTERS } from './protocol';
+import { RunnerProcess } from './runnerProcess';
+import { breakableLines } from './sourceScan';
+import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
+import { childPath, children, isExpandable, preview, typeOf } from './values';
+
+type Container =
+  | { kind: 'named'; entries: Array<[string, unknown]>; scope?: ScopeName }
+  | { kind: 'value'; value: unknown; path: string | undefined }
+  | { kind: 'journal' | 'steps'; total: number };
+
+interface Stop {
+  readonly seq: number;
+  readonly reason: string;
+  readonly description: string;
+  readonly text: string | undefined;
+  readonly exceptionId: string | undefined;
+  readonly context: StopContext;
+  readonly frames: FrameView[];
+}
+
+const FRAMES_PER_STOP = 8;
+const CONFIG_DONE_WAIT_MS = 2000;
+const TERMINATE_GRACE_MS = 10_000;
+const DISCONNECT_GRACE_MS = 3000;
+const PAGE = 100;
+
+const DecideArgs = z.object({
+  decision: z.enum(['happened', 'not-happened']),
+  actionId: z.string().optional(),
+  then: z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']).default('continue'),
+});
+const ApproveArgs = z.object({ note: z.string().optional(), then: z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']).default('continue') });
+
+function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function message(err: unknown): string {
+  return err instanceof LogbookError ? err.message : err instanceof Error ? err.message : describe(err);
+}
+
+export class LogbookDebugSession extends DebugSession {
+  private runner: RunnerProcess | undefined;
+  private resolved: ResolvedLaunch | undefined;
+  private readonly configurationDone = deferred();
+  private readonly runnerReady = deferred<boolean>();
+  private launchResponse: DebugProtocol.LaunchResponse | undefined;
+  private readonly lineBps = new Map<string, LineBreakpoint[]>();
+  private functionBps: FunctionBreakpoint[] = [];
+  private filters: ExceptionFilter[] = [...DEFAULT_FILTERS];
+  private nextBpId = 1;
+  private readonly threads = new Map<string, { id: number; name: string }>();
+  private nextThreadId = 1;
+  private runId: string | undefined;
+  private paused: Stop | undefined;
+  private stopSeq = 0;
+  private handles = new Handles<Container>();
+  private outcome: Outcome | undefined;
+  private failure: string | undefined;
+  private killRequested = false;
+  private ended = false;
+  private readonly runnerScript: string;
+
+  constructor(...args: ConstructorParameters<typeof DebugSession>) {
+    super(...args);
+    this.setDebuggerLinesStartAt1(true);
+    this.setDebuggerColumnsStartAt1(true);
+    this.runnerScript = process.env.LOGBOOK_RUNNER_SCRIPT ?? path.join(__dirname, 'runner.js');
+    process.once('exit', () => this.runner?.kill('SIGKILL'));
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------------------
+
+  protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
+    response.body = {
+      supportsConfigurationDoneRequest: true,
+      supportsFunctionBreakpoints: true,
+      supportsConditionalBreakpoints: true,
+      supportsHitConditionalBreakpoints: true,
+      supportsEvaluateForHovers: true,
+      supportsRestartFrame: true,
+      supportsTerminateRequest: true,
+      supportTerminateDebuggee: true,
+      supportsExceptionInfoRequest: true,
+      supportsBreakpointLocationsRequest: true,
+      exceptionBreakpointFilters: FILTERS.map((f) => ({ filter: f.filter, label: f.label, description: f.description, default: f.default })),
+    };
+    this.sendResponse(response);
+    this.sendEvent(new InitializedEvent());
+  }
+
+  protected override configurationDoneRequest(response: DebugProtocol.ConfigurationDoneResponse): void {
+    this.configurationDone.resolve();
+    this.sendResponse(response);
+  }
+
+  protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): Promise<void> {
+    let resolved: ResolvedLaunch;
+    try {
+      resolved = resolveLaunch(parseLaunchConfig(args), process.cwd());
+    } catch (err) {
+      this.failLaunch(response, message(err));
+      return;
+    }
+    this.resolved = resolved;
+    this.launchResponse = response;
+    this.spawnRunner(resolved);
+    await Promise.race([this.configurationDone.promise, new Promise((r) => setTimeout(r, CONFIG_DONE_WAIT_MS))]);
+    if (!(await this.runnerReady.promise)) return;
+    this.runner?.send({ type: 'start', config: resolved.runner, breakpoints: this.breakpoints() });
+  }
+
+  private spawnRunner(resolved: ResolvedLaunch): void {
+    const runner = new RunnerProcess(resolved, this.runnerScript, {
+      message: (m) => this.onRunnerMessage(m),
+      output: (category, text) => this.sendEvent(new OutputEvent(text, category)),
+      spawnFailed: (err) => {
+        this.failure = `The runner could not be started with runtimeExecutable ${JSON.stringify(resolved.runtimeExecutable)}: ${err.message}. Set "runtimeExecutable" to a Node executable (an absolute path, or a name on PATH).`;
+      },
+      closed: (code, signal) => void this.onRunnerClosed(code, signal),
+    });
+    this.runner = runner;
+  }
+
+  private failLaunch(response: DebugProtocol.LaunchResponse, text: string): void {
+    this.launchResponse = undefined;
+    this.sendErrorResponse(response, { id: 1001, format: text, showUser: true, variables: {} });
+    this.sendEvent(new OutputEvent(`${text}\n`, 'important'));
+    this.end();
+  }
+
+  /** Ends the session once: exited (when a run ran) and terminated. */
+  private end(exitCode?: number): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.paused = undefined;
+    if (exitCode !== undefined) this.sendEvent(new ExitedEvent(exitCode));
+    this.sendEvent(new TerminatedEvent());
+  }
+
+  private onRunnerMessage(m: FromRunner): void {
+    switch (m.type) {
+      case 'ready':
+        this.runnerReady.resolve(true);
+        this.sendEvent(new Event('process', { name: this.resolved?.runner.program ?? 'agent', systemProcessId: m.pid, isLocalProcess: true, startMethod: 'launch' }));
+        return;
+      case 'started': {
+        const previous = this.runId ? this.threads.get(this.runId) : undefined;
+        let thread = this.threads.get(m.runId);
+        if (!thread) {
+          thread = { id: this.nextThreadId++, name: `${m.runId} (${m.agent})` };
+          this.threads.set(m.runId, thread);
+          if (previous && previous.id !== thread.id) this.sendEvent(new ThreadEvent('exited', previous.id));
+          this.sendEvent(new ThreadEvent('started', thread.id));
+        }
+        this.runId = m.runId;
+        const what = m.job === 'fork' && m.forkedFrom ? `fork of ${m.forkedFrom.runId} at step ${m.forkedFrom.stepIdx + 1}` : m.job;
+        this.sendEvent(new OutputEvent(`logbook: ${what} run ${m.runId} (${m.agent}), attempt ${m.attempt}\n`, 'console'));
+        if (this.launchResponse) {
+          const r = this.launchResponse;
+          this.launchResponse = undefined;
+          this.sendResponse(r);
+        }
+        return;
+      }
+      case 'stopped': {
+        this.handles = new Handles<Container>();
+        this.paused = { seq: ++this.stopSeq, reason: m.reason, description: m.description, text: m.text, exceptionId: m.exceptionId, context: m.context, frames: framesOf(m.context) };
+        const ev = new StoppedEvent(m.reason, this.threadId(), m.text) as DebugProtocol.StoppedEvent;
+        ev.body.description = m.description;
+        ev.body.allThreadsStopped = true;
+        if (m.hitBreakpointIds.length) ev.body.hitBreakpointIds = m.hitBreakpointIds;
+        this.sendEvent(ev);
+        return;
+      }
+      case 'output':
+        this.sendEvent(new OutputEvent(m.text, m.category));
+        return;
+      case 'finished':
+        this.outcome = m.outcome;
+        this.sendEvent(new OutputEvent(`logbook: ${m.outcome.summary}\n`, m.outcome.status === 'completed' || m.outcome.status === 'compensated' ? 'console' : 'important'));
+        return;
+      case 'failed':
+        this.failure = m.message;
+        return;
+      case 'postmortem':
+      case 'response':
+        return;
+    }
+  }
+
+  private async onRunnerClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    this.runnerReady.resolve(false);
+    const pausedAt = this.paused?.description;
+    this.paused = undefined;
+    if (this.outcome) {
+      this.end(exitCodeFor(this.outcome.status));
+      return;
+    }
+    if (signal === 'SIGKILL' && this.runId) {
+      const report = await this.postmortem();
+      this.sendEvent(new OutputEvent(`${crashMessage({ pid: this.runner?.pid, requested: this.killRequested, pausedAt, report: report.report, reportError: report.error })}\n`, 'important'));
+      this.end(KILLED_EXIT_CODE);
+      return;
+    }
+    const text =
+      this.failure ??
+      (signal === 'SIGKILL'
+        ? crashMessage({ pid: this.runner?.pid, requested: this.killRequested, pausedAt, report: undefined, reportError: undefined })
+        : `The runner exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code ?? '?'}`}).${this.runner?.stderr ? `\n${this.runner.stderr.trim()}` : ''}`);
+    if (this.launchResponse) {
+      this.failLaunch(this.launchResponse, text);
+      return;
+    }
+    this.sendEvent(new OutputEvent(`${text}\n`, 'important'));
+    this.end(signal === 'SIGKILL' ? KILLED_EXIT_CODE : code === 0 || code === null ? 1 : code);
+  }
+
+  /** Reads the journal after a crash, in a fresh runner (the adapter never opens the journal itself). */
+  private async postmortem(): Promise<{ report?: Postmortem; error?: string }> {
+    const resolved = this.resolved;
+    if (!resolved) return {};
+    const done = deferred<{ report?: Postmortem; error?: string }>();
+    const reader = new RunnerProcess(resolved, this.runnerScript, {
+      message: (m) => {
+        if (m.type === 'ready') reader.send({ type: 'start', config: { ...resolved.runner, job: { kind: 'postmortem', ...(this.runId ? { runId: this.runId } : {}) } }, breakpoints: { lines: [], functions: [], filters: [] } });
+        else if (m.type === 'postmortem') done.resolve({ report: m.report });
+        else if (m.type === 'failed') done.resolve({ error: m.message });
+      },
+      output: () => undefined,
+      spawnFailed: (err) => done.resolve({ error: err.message }),
+      closed: (code) => done.resolve({ error: `the journal reader exited (code ${code ?? '?'}) ${reader.stderr.trim()}` }),
+    });
+    const timer = setTimeout(() => {
+      reader.kill('SIGKILL');
+      done.resolve({ error: 'the journal reader did not answer in time' });
+    }, 15_000);
+    const result = await done.promise;
+    clearTimeout(timer);
+    await reader.closed;
+    return result;
+  }
+
+  protected override terminateRequest(response: DebugProtocol.TerminateResponse): void {
+    const runner = this.runner;
+    if (runner?.alive) {
+      runner.send({ type: 'stop' });
+      const t = setTimeout(() => runner.kill('SIGKILL'), TERMINATE_GRACE_MS);
+      void runner.closed.then(() => clearTimeout(t));
+    } else this.end();
+    this.sendResponse(response);
+  }
+
+  protected override async disconnectRequest(response: DebugProtocol.DisconnectResponse): Promise<void> {
+    const runner = this.runner;
+    if (runner?.alive) {
+      runner.send({ type: 'stop' });
+      const t = setTimeout(() => runner.kill('SIGKILL'), DISCONNECT_GRACE_MS);
+      await runner.closed;
+      clearTimeout(t);
+    } else if (runner) await runner.closed;
+    this.sendResponse(response);
+    this.shutdown();
+  }
+
+  override shutdown(): void {
+    this.runner?.kill('SIGKILL');
+    super.shutdown();
+  }
+
+  // ---- breakpoints ---------------------------------------------------------------------------------------
+
+  private breakpoints(): Breakpoints {
+    return { lines: [...this.lineBps.values()].flat(), functions: this.functionBps, filters: this.filters };
+  }
+
+  private pushBreakpoints(): void {
+    if (this.runner?.alive) this.runner.send({ type: 'breakpoints', breakpoints: this.breakpoints() });
+  }
+
+  /** Why an expression or hit condition cannot be used, or undefined when it can. */
+  private checkCondition(condition: string | undefined, hitCondition: string | undefined): string | undefined {
+    if (condition) {
+      try {
+        new vm.Script(`(${condition}\n)`);
+      } catch (err) {
+        return `The condition does not compile: ${message(err)}.`;
+      }
+    }
+    if (hitCondition && !parseHitCondition(hitCondition)) return `The hit condition ${JSON.stringify(hitCondition)} is not understood: use a count (31), or >=N, >N, <N, <=N, ==N, %N.`;
+    return undefined;
+  }
+
+  protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
+    const file = args.source.path ? path.resolve(this.convertClientPathToDebugger(args.source.path)) : undefined;
+    let lines = new Map<number, string>();
+    let unreadable: string | undefined;
+    if (file) {
+      try {
+        lines = breakableLines(fs.readFileSync(file, 'utf8'));
+      } catch (err) {
+        unreadable = `Cannot read ${file}: ${message(err)}.`;
+      }
+    } else unreadable = 'Logbook sets breakpoints only in files on disk.';
+    const armed: LineBreakpoint[] = [];
+    const result: DebugProtocol.Breakpoint[] = (args.breakpoints ?? []).map((b) => {
+      const line = this.convertClientLineToDebugger(b.line);
+      const clientLine = b.line;
+      if (unreadable) return { verified: false, line: clientLine, message: unreadable, reason: 'failed' };
+      if (!lines.has(line)) {
+        return { verified: false, line: clientLine, message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.', reason: 'failed' };
+      }
+      const problem = this.checkCondition(b.condition, b.hitCondition);
+      if (problem) return { verified: false, line: clientLine, message: problem, reason: 'failed' };
+      const id = this.nextBpId++;
+      armed.push({ id, file: file ?? '', line, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) });
+      return { id, verified: true, line: clientLine, ...(args.source ? { source: args.source } : {}) };
+    });
+    if (file) this.lineBps.set(file, armed);
+    this.pushBreakpoints();
+    response.body = { breakpoints: result };
+    this.sendResponse(response);
+  }
+
+  protected override breakpointLocationsRequest(response: DebugProtocol.BreakpointLocationsResponse, args: DebugProtocol.BreakpointLocationsArguments): void {
+    let lines = new Map<number, string>();
+    try {
+      if (args.source.path) lines = breakableLines(fs.readFileSync(this.convertClientPathToDebugger(args.source.path), 'utf8'));
+    } catch {
+      // An unreadable file has no breakable lines.
+    }
+    const from = this.convertClientLineToDebugger(args.line);
+    const to = args.endLine === undefined ? from : this.convertClientLineToDebugger(args.endLine);
+    response.body = { breakpoints: [...lines.keys()].filter((l) => l >= from && l <= to).map((l) => ({ line: this.convertDebuggerLineToClient(l) })) };
+    this.sendResponse(response);
+  }
+
+  protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
+    const armed: FunctionBreakpoint[] = [];
+    const result: DebugProtocol.Breakpoint[] = args.breakpoints.map((b) => {
+      const name = b.name.trim();
+      if (!name) return { verified: false, message: 'Name a step or an action type (e.g. email.send); * matches any text.', reason: 'failed' };
+      const problem = this.checkCondition(b.condition, b.hitCondition);
+      if (problem) return { verified: false, message: problem, reason: 'failed' };
+      const id = this.nextBpId++;
+      armed.push({ id, name, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) });
+      return { id, verified: true };
+    });
+    this.functionBps = armed;
+    this.pushBreakpoints();
+    response.body = { breakpoints: result };
+    this.sendResponse(response);
+  }
+
+  protected override setExceptionBreakPointsRequest(response: DebugProtocol.SetExceptionBreakpointsResponse, args: DebugProtocol.SetExceptionBreakpointsArguments): void {
+    const ids = [...args.filters, ...(args.filterOptions ?? []).map((o) => o.filterId)];
+    this.filters = EXCEPTION_FILTERS.filter((f) => ids.includes(f));
+    this.pushBreakpoints();
+    response.body = { breakpoints: ids.map((id) => ({ verified: (EXCEPTION_FILTERS as readonly string[]).includes(id) })) };
+    this.sendResponse(response);
+  }
+
+  // ---- execution control ---------------------------------------------------------------------------------
+
+  private threadId(): number {
+    return (this.runId ? this.threads.get(this.runId)?.id : undefined) ?? 1;
+  }
+
+  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
+    const t = this.runId ? this.threads.get(this.runId) : undefined;
+    response.body = { threads: [t ?? { id: 1, name: this.resolved ? `${path.basename(this.resolved.runner.program)} (starting)` : 'Logbook run' }] };
+    this.sendResponse(response);
+  }
+
+  private resume(response: DebugProtocol.Response, mode: StepMode): void {
+    if (!this.runner?.alive || !this.paused) {
+      this.sendErrorResponse(response, { id: 1002, format: 'The run is not paused.', showUser: false, variables: {} });
+      return;
+    }
+    this.paused = undefined;
+    this.runner.send({ type: 'resume', mode });
+    this.sendResponse(response);
+  }
+
+  protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
+    response.body = { allThreadsContinued: true };
+    this.resume(response, 'continue');
+  }
+
+  protected override nextRequest(response: DebugProtocol.NextResponse): void {
+    this.resume(response, 'next');
+  }
+
+  protected override stepInRequest(response: DebugProtocol.StepInResponse): void {
+    this.resume(response, 'stepIn');
+  }
+
+  protected override stepOutRequest(response: DebugProtocol.StepOutResponse): void {
+    this.resume(response, 'stepOut');
+  }
+
+  protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
+    if (this.runner?.alive && !this.paused) this.runner.send({ type: 'pause' });
+    this.sendResponse(response);
+  }
+
+  protected override async restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): Promise<void> {
+    const frame = this.frameOf(args.frameId);
+    const idx = this.paused?.context.step?.idx;
+    if (!frame || !frame.canRestart || idx === undefined || !this.runner) {
+      this.sendErrorResponse(response, { id: 1003, format: 'Only a step frame can be restarted: it forks the run at that step.', showUser: true, variables: {} });
+      return;
+    }
+    try {
+      await this.runner.request({ op: 'fork', stepIdx: idx });
+      this.paused = undefined;
+      this.sendResponse(response);
+    } catch (err) {
+      this.sendErrorResponse(response, { id: 1003, format: message(err), showUser: true, variables: {} });
+    }
+  }
+
+  // ---- inspection ----------------------------------------------------------------------------------------
+
+  private frameOf(frameId: number): FrameView | undefined {
+    const s = this.paused;
+    if (!s || Math.floor(frameId / FRAMES_PER_STOP) !== s.seq) return undefined;
+    return s.frames[frameId % FRAMES_PER_STOP];
+  }
+
+  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
+    const s = this.paused;
+    const frames = s?.frames ?? [];
+    const start = args.startFrame ?? 0;
+    const slice = frames.slice(start, args.levels ? start + args.levels : undefined);
+    response.body = {
+      totalFrames: frames.length,
+      stackFrames: slice.map((f, i) => {
+        const loc = f.location;
+        const frame: DebugProtocol.StackFrame = {
+          id: (s?.seq ?? 0) * FRAMES_PER_STOP + start + i,
+          name: f.name,
+          line: loc ? this.convertDebuggerLineToClient(loc.line) : 0,
+          column: loc ? this.convertDebuggerColumnToClient(loc.column) : 0,
+          ...(loc ? { source: new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)) } : {}),
+          ...(f.subtle ? { presentationHint: 'subtle' as const } : {}),
+          ...(f.canRestart ? { canRestart: true } : { canRestart: false }),
+        };
+        return frame;
+      }),
+    };
+    this.sendResponse(response);
+  }
+
+  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
+    const frame = this.frameOf(args.frameId);
+    const ctx = this.paused?.context;
+    if (!frame || !ctx) {
+      response.body = { scopes: [] };
+      this.sendResponse(response);
+      return;
+    }
+    response.body = {
+      scopes: scopesOf(frame.kind, ctx).map((name) => {
+        if (name === 'Journal') {
+          const scope = new Scope(`Journal (${ctx.journalEntries} entries)`, this.handles.create({ kind: 'journal', total: ctx.journalEntries }), true) as DebugProtocol.Scope;
+          scope.indexedVariables = ctx.journalEntries;
+          return scope;
+        }
+        const entries = scopeEntries(name, ctx);
+        if (name === 'Checkpoint') entries.push(['steps', { kind: 'steps', total: ctx.checkpoint.stepsJournaled }]);
+        const scope = new Scope(name, this.handles.create({ kind: 'named', entries, scope: name }), false) as DebugProtocol.Scope;
+        scope.namedVariables = entries.length;
+        if (name === 'Action' || name === 'Step') scope.presentationHint = name === 'Action' ? 'arguments' : 'locals';
+        return scope;
+      }),
+    };
+    this.sendResponse(response);
+  }
+
+  private variable(name: string, value: unknown, evaluateName: string | undefined): DebugProtocol.Variable {
+    const v: DebugProtocol.Variable = { name, value: preview(value), type: typeOf(value), variablesReference: 0, ...(evaluateName ? { evaluateName } : {}) };
+    if (isExpandable(value)) {
+      v.variablesReference = this.handles.create({ kind: 'value', value, path: evaluateName });
+      const c = children(value);
+      if (c?.indexed && c.indexed.length > PAGE) {
+        v.indexedVariables = c.indexed.length;
+        v.namedVariables = c.named.length;
+      }
+    }
+    return v;
+  }
+
+  private pageVariable(kind: 'journal' | 'steps', total: number): DebugProtocol.Variable {
+    return { name: kind, value: `(${total}) journaled steps`, variablesReference: this.handles.create({ kind, total }), indexedVariables: total };
+  }
+
+  protected override async variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): Promise<void> {
+    const c = this.handles.get(args.variablesReference);
+    let variables: DebugProtocol.Variable[] = [];
+    try {
+      if (c?.kind === 'named') {
+        variables = c.entries.map(([name, value]) => {
+          if (c.scope === 'Checkpoint' && name === 'steps') return this.pageVariable('steps', (value as { total: number }).total);
+          return this.variable(name, value, c.scope ? scopeRoot(c.scope, name) : undefined);
+        });
+      } else if (c?.kind === 'value') {
+        const ch = children(c.value);
+        const start = args.start ?? 0;
+        const indexed = ch?.indexed ?? [];
+        const wantIndexed = args.filter !== 'named';
+        const wantNamed = args.filter !== 'indexed';
+        if (wantNamed) variables.push(...(ch?.named ?? []).map(([k, v]) => this.variable(k, v, childPath(c.path, k, false))));
+        if (wantIndexed) {
+          const slice = indexed.slice(start, args.count ? start + args.count : undefined);
+          variables.push(...slice.map((v, i) => this.variable(String(start + i), v, childPath(c.path, String(start + i), true))));
+        }
+      } else if (c && this.runner?.alive) {
+        const start = args.start ?? 0;
+        const count = args.count ?? Math.min(PAGE, c.total - start);
+        const rows = (await this.runner.request({ op: c.kind, start, count })) as Array<Record<string, unknown>>;
+        variables = rows.map((row, i) => {
+          const label = c.kind === 'journal'
+            ? `#${String(row.seq)} ${String(row.kind)}${typeof row.step === 'number' ? ` step ${row.step + 1}` : ''}${typeof row.action === 'string' ? ` ${row.action}` : ''}`
+            : `step ${Number(row.idx) + 1} "${String(row.name)}" ${String(row.status)}`;
+          const v = this.variable(String(start + i), row, undefined);
+          return { ...v, value: label };
+        });
+      }
+    } catch (err) {
+      this.sendErrorResponse(response, { id: 1004, format: message(err), showUser: false, variables: {} });
+      return;
+    }
+    response.body = { variables };
+    this.sendResponse(response);
+  }
+
+  protected override async evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
+    if (!this.runner?.alive || !this.paused) {
+      this.sendErrorResponse(response, { id: 1005, format: 'The run is not paused: expressions are evaluated against a paused step or action.', showUser: false, variables: {} });
+      return;
+    }
+    try {
+      const body = (await this.runner.request({ op: 'evaluate', expression: args.expression, ...(args.context ? { context: args.context } : {}) })) as { value: unknown };
+      const v = this.variable('result', body.value, args.expression);
+      response.body = { result: v.value, type: v.type, variablesReference: v.variablesReference, ...(v.indexedVariables ? { indexedVariables: v.indexedVariables } : {}) };
+      this.sendResponse(response);
+    } catch (err) {
+      this.sendErrorResponse(response, { id: 1005, format: message(err), showUser: false, variables: {} });
+    }
+  }
+
+  protected override exceptionInfoRequest(response: DebugProtocol.ExceptionInfoResponse): void {
+    const s = this.paused;
+    response.body = {
+      exceptionId: s?.exceptionId ?? s?.reason ?? 'none',
+      description: s?.description ?? '',
+      breakMode: 'always',
+      details: { message: s?.description ?? '', typeName: s?.text ?? '' },
+    };
+    this.sendResponse(response);
+  }
+
+  // ---- custom requests: kill, decide, approve, reject, compensate -----------------------------------------
+
+  protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
+    void this.custom(command, response, args);
+  }
+
+  private async custom(command: string, response: DebugProtocol.Response, args: unknown): Promise<void> {
+    const runner = this.runner;
+    const fail = (text: string): void => this.sendErrorResponse(response, { id: 1006, format: text, showUser: true, variables: {} });
+    if (!['kill', 'decide', 'approve', 'reject', 'compensate'].includes(command)) {
+      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject and compensate.`);
+      return;
+    }
+    if (!runner?.alive) {
+      fail('No run is active in this session.');
+      return;
+    }
+    try {
+      let body: unknown;
+      let then: StepMode | 'stay' = 'stay';
+      switch (command) {
+        case 'kill':
+          this.killRequested = true;
+          runner.kill('SIGKILL');
+          body = { pid: runner.pid, signal: 'SIGKILL' };
+          break;
+        case 'decide': {
+          const a = DecideArgs.parse(args ?? {});
+          then = a.then;
+          body = await runner.request({ op: 'decide', decision: a.decision, then: a.then, ...(a.actionId ? { actionId: a.actionId } : {}) });
+          break;
+        }
+        case 'approve':
+        case 'reject': {
+          const a = ApproveArgs.parse(args ?? {});
+          then = a.then;
+          body = await runner.request({ op: 'approval', approved: command === 'approve', then: a.then, ...(a.note !== undefined ? { note: a.note } : {}) });
+          break;
+        }
+        case 'compensate':
+          then = this.paused ? 'continue' : 'stay';
+          body = await runner.request({ op: 'compensate' });
+          break;
+      }
+      if (then !== 'stay' && this.paused) {
+        this.paused = undefined;
+        this.sendEvent(new ContinuedEvent(this.threadId(), true));
+      }
+      response.body = body;
+      this.sendResponse(response);
+    } catch (err) {
+      fail(err instanceof z.ZodError ? `Bad arguments for ${command}: ${err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}.` : message(err));
+    }
+  }
+}

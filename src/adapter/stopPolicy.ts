@@ -1,0 +1,170 @@
+// Whether the run stops at a boundary: breakpoints (conditions, hit counts), exception filters, stepping, pause.
+
+import type { ActionSnapshot, PauseKind, SourceLocation, StepSnapshot } from '../runtime/hooks';
+import { DEFAULT_FILTERS, FILTERS } from './filters';
+import { parseHitCondition, type HitCondition } from './hitCondition';
+import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from './protocol';
+
+/** Runtime pause kinds, plus the runner's own: a decision it needs, and the start of a compensation. */
+export type BoundaryKind = PauseKind | 'decision' | 'compensate:entry';
+
+export interface Boundary {
+  readonly kind: BoundaryKind;
+  readonly detail: string;
+  /** The step of the event, or the step an action runs in. */
+  readonly step?: StepSnapshot | undefined;
+  readonly action?: ActionSnapshot | undefined;
+}
+
+export interface StopDecision {
+  readonly reason: string;
+  readonly description: string;
+  readonly text?: string;
+  readonly exceptionId?: string;
+  readonly hitBreakpointIds: number[];
+}
+
+type Mode =
+  | { kind: 'continue' | 'next' | 'stepIn' | 'restart' }
+  | { kind: 'stepOut'; stepIdx: number }
+  | { kind: 'stepOutInverse'; actionId: string };
+
+interface Armed<B> {
+  readonly bp: B;
+  readonly hit: HitCondition | undefined;
+  hits: number;
+  warned: boolean;
+}
+
+export interface PolicyOptions {
+  readonly stopOnEntry: boolean;
+  readonly stopOnReplay: boolean;
+  readonly sameFile: (a: string, b: string) => boolean;
+  /** Evaluates a condition against the boundary's context; throws when the expression does. */
+  readonly evaluate: (expression: string, at: Boundary) => unknown;
+  readonly warn: (message: string) => void;
+}
+
+const STEP_BOUNDARIES = new Set<BoundaryKind>(['step:before', 'step:after', 'run:end', 'compensate:before']);
+
+function glob(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+export class StopPolicy {
+  private lines: Array<Armed<LineBreakpoint>> = [];
+  private functions: Array<Armed<FunctionBreakpoint> & { re: RegExp }> = [];
+  private filters = new Set<ExceptionFilter>(DEFAULT_FILTERS);
+  private mode: Mode = { kind: 'continue' };
+  pauseRequested = false;
+
+  constructor(private readonly opts: PolicyOptions) {}
+
+  setBreakpoints(b: Breakpoints): void {
+    const old = new Map<number, number>([...this.lines, ...this.functions].map((a) => [a.bp.id, a.hits]));
+    this.lines = b.lines.map((bp) => ({ bp, hit: bp.hitCondition ? parseHitCondition(bp.hitCondition) : undefined, hits: old.get(bp.id) ?? 0, warned: false }));
+    this.functions = b.functions.map((bp) => ({ bp, re: glob(bp.name), hit: bp.hitCondition ? parseHitCondition(bp.hitCondition) : undefined, hits: old.get(bp.id) ?? 0, warned: false }));
+    this.filters = new Set(b.filters);
+  }
+
+  /** One-shot: the next new (not replayed) step stops, with reason `restart` (after a fork). */
+  stopAtNextNewStep(): void {
+    this.mode = { kind: 'restart' };
+  }
+
+  /** The next step boundary stops (a compensation started from the debugger stops at its first inverse). */
+  stopAtNextBoundary(): void {
+    this.mode = { kind: 'next' };
+  }
+
+  /** Sets how the run goes on after a stop at `at`. */
+  resumed(how: StepMode, at: Boundary): void {
+    this.pauseRequested = false;
+    if (how !== 'stepOut') {
+      this.mode = { kind: how };
+      return;
+    }
+    if (at.kind.startsWith('compensate:') && at.kind !== 'compensate:entry' && at.action) this.mode = { kind: 'stepOutInverse', actionId: at.action.id };
+    else if (at.step && at.kind !== 'step:after' && !at.step.replayed) this.mode = { kind: 'stepOut', stepIdx: at.step.idx };
+    else this.mode = { kind: 'next' };
+  }
+
+  private conditionHolds(a: Armed<LineBreakpoint | FunctionBreakpoint>, at: Boundary): boolean {
+    if (a.bp.condition) {
+      let v: unknown;
+      try {
+        v = this.opts.evaluate(a.bp.condition, at);
+      } catch (err) {
+        if (!a.warned) this.opts.warn(`The condition of a breakpoint (${a.bp.condition}) threw: ${(err as Error)?.message ?? String(err)}. It does not stop until the condition evaluates.`);
+        a.warned = true;
+        return false;
+      }
+      if (!v) return false;
+    }
+    a.hits++;
+    return a.hit ? a.hit(a.hits) : true;
+  }
+
+  private at(loc: SourceLocation | undefined, bp: LineBreakpoint): boolean {
+    return loc !== undefined && loc.line === bp.line && this.opts.sameFile(loc.file, bp.file);
+  }
+
+  /** The location a line breakpoint matches at this boundary: a step before it runs, an action before it starts. */
+  private lineTarget(at: Boundary): SourceLocation | undefined {
+    if (at.kind === 'step:before') return at.step?.location;
+    if (at.kind !== 'action:before-start' || !at.action?.location) return undefined;
+    const s = at.step?.location;
+    const a = at.action.location;
+    // On a line holding both the step and its action, the step already had the stop: count each line once.
+    if (s && s.line === a.line && this.opts.sameFile(s.file, a.file)) return undefined;
+    return a;
+  }
+
+  decide(at: Boundary): StopDecision | undefined {
+    if (at.kind === 'step:before' && at.step?.replayed && !this.opts.stopOnReplay) return undefined;
+    const stop = this.choose(at);
+    if (stop) {
+      this.pauseRequested = false;
+      this.mode = { kind: 'continue' };
+    }
+    return stop;
+  }
+
+  private choose(at: Boundary): StopDecision | undefined {
+    const target = this.lineTarget(at);
+    const lineHits = target ? this.lines.filter((a) => this.at(target, a.bp) && this.conditionHolds(a, at)).map((a) => a.bp.id) : [];
+    const name = at.kind === 'step:before' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
+    const fnHits = name === undefined ? [] : this.functions.filter((a) => a.re.test(name) && this.conditionHolds(a, at)).map((a) => a.bp.id);
+
+    if (at.kind === 'decision') {
+      return { reason: 'exception', exceptionId: 'needsDecision', text: 'Needs a decision', description: at.detail, hitBreakpointIds: [] };
+    }
+    const filter = FILTERS.find((f) => f.kind === at.kind && this.filters.has(f.filter) && (f.filter !== 'nonIdempotent' || at.action?.effect === 'non-idempotent'));
+    if (filter) return { reason: 'exception', exceptionId: filter.filter, text: filter.label, description: at.detail, hitBreakpointIds: [] };
+    if (lineHits.length > 0) return { reason: 'breakpoint', description: `breakpoint: ${at.detail}`, hitBreakpointIds: lineHits };
+    if (fnHits.length > 0) return { reason: 'function breakpoint', description: `function breakpoint: ${at.detail}`, hitBreakpointIds: fnHits };
+    if ((at.kind === 'run:entry' || at.kind === 'compensate:entry') && this.opts.stopOnEntry) return { reason: 'entry', description: at.detail, hitBreakpointIds: [] };
+    if (this.pauseRequested) return { reason: 'pause', description: `paused: ${at.detail}`, hitBreakpointIds: [] };
+    return this.stepStop(at);
+  }
+
+  private stepStop(at: Boundary): StopDecision | undefined {
+    const step = { reason: 'step', description: at.detail, hitBreakpointIds: [] };
+    switch (this.mode.kind) {
+      case 'continue':
+        return undefined;
+      case 'stepIn':
+        return at.kind === 'run:entry' || at.kind === 'compensate:entry' ? undefined : step;
+      case 'next':
+        return STEP_BOUNDARIES.has(at.kind) ? step : undefined;
+      case 'restart':
+        return at.kind === 'step:before' && !at.step?.replayed ? { ...step, reason: 'restart' } : undefined;
+      case 'stepOut':
+        if (at.kind === 'step:after' && at.step?.idx === this.mode.stepIdx) return step;
+        return at.kind === 'run:end' || (at.kind === 'step:before' && at.step?.idx !== this.mode.stepIdx) ? step : undefined;
+      case 'stepOutInverse':
+        if (at.kind === 'compensate:committed' && at.action?.id === this.mode.actionId) return step;
+        return at.kind === 'compensate:before' ? step : undefined;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+// A stop as DAP shows it: frames (action → step → run at the user's lines) and the scopes of each frame.
+
+import * as path from 'node:path';
+import type { Loc, StopContext } from './protocol';
+
+export type FrameKind = 'action' | 'step' | 'run';
+
+export interface FrameView {
+  readonly kind: FrameKind;
+  readonly name: string;
+  readonly location: Loc | undefined;
+  readonly subtle: boolean;
+  readonly canRestart: boolean;
+}
+
+export function framesOf(ctx: StopContext): FrameView[] {
+  const frames: FrameView[] = [];
+  const replayed = ctx.step?.replayed === true;
+  if (ctx.action) {
+    const a = ctx.action;
+    frames.push({ kind: 'action', name: `${a.type} ${a.id} (${a.phase})`, location: a.location, subtle: replayed || a.phase === 'skipped', canRestart: false });
+  }
+  if (ctx.step && !ctx.compensating) {
+    const s = ctx.step;
+    frames.push({ kind: 'step', name: `step ${s.idx + 1} "${s.name}"${s.replayed ? ' (replayed)' : s.redone ? ' (redone)' : ''}`, location: s.location, subtle: replayed, canRestart: true });
+  }
+  const r = ctx.run;
+  frames.push({
+    kind: 'run',
+    name: `run ${r.id} (${r.agent}, attempt ${r.attempt}${ctx.compensating ? ', compensating' : ''})`,
+    location: ctx.runLocation ?? { file: ctx.program, line: 1, column: 1 },
+    subtle: false,
+    canRestart: false,
+  });
+  return frames;
+}
+
+export type ScopeName = 'Action' | 'Step' | 'Run' | 'Checkpoint' | 'Journal';
+
+export function scopesOf(kind: FrameKind, ctx: StopContext): ScopeName[] {
+  const base: ScopeName[] = ['Run', 'Checkpoint', 'Journal'];
+  if (kind === 'action') return [...(ctx.action ? (['Action'] as ScopeName[]) : []), ...(ctx.step ? (['Step'] as ScopeName[]) : []), ...base];
+  if (kind === 'step') return ['Step', ...base];
+  return base;
+}
+
+/** The named values of a scope (Journal is paged from the runner instead). */
+export function scopeEntries(scope: Exclude<ScopeName, 'Journal'>, ctx: StopContext): Array<[string, unknown]> {
+  switch (scope) {
+    case 'Run': {
+      const r = ctx.run;
+      return [['id', r.id], ['agent', r.agent], ['status', r.status], ['attempt', r.attempt], ['input', r.input], ...(r.forkedFrom ? ([['forkedFrom', r.forkedFrom]] as Array<[string, unknown]>) : []), ['script', ctx.program]];
+    }
+    case 'Step': {
+      const s = ctx.step;
+      if (!s) return [];
+      return [['name', s.name], ['index', s.idx], ['replayed', s.replayed], ['redone', s.redone], ...('result' in s ? ([['result', s.result]] as Array<[string, unknown]>) : [])];
+    }
+    case 'Action': {
+      const a = ctx.action;
+      if (!a) return [];
+      const out: Array<[string, unknown]> = [
+        ['type', a.type],
+        ['effect', a.effect],
+        ['id', a.id],
+        ['idempotencyKey', a.id],
+        ['args', a.args],
+        ['phase', a.phase],
+        ['status', a.status],
+        ['executions', a.executions],
+        ['version', a.version],
+        ['hasVerify', a.hasVerify],
+        ['hasCompensate', a.hasCompensate],
+        ['approval', a.approval],
+      ];
+      if (a.reconciliation) out.push(['reconciliation', a.reconciliation]);
+      if ('result' in a) out.push(['result', a.result]);
+      if (a.error !== undefined) out.push(['error', a.error]);
+      return out;
+    }
+    case 'Checkpoint': {
+      const c = ctx.checkpoint;
+      return [
+        ['stepsJournaled', c.stepsJournaled],
+        ['lastCheckpoint', c.lastCheckpoint ?? null],
+        ['inDoubt', c.inDoubt],
+        ['awaitingApproval', c.awaitingApproval],
+      ];
+    }
+  }
+}
+
+/** The expression that names a scope entry in `evaluate`, so watches and "copy as expression" work. */
+export function scopeRoot(scope: ScopeName, name: string): string | undefined {
+  if (scope === 'Action') return name === 'args' ? 'args' : `action.${name}`;
+  if (scope === 'Step') return name === 'index' ? 'step.index' : `step.${name}`;
+  if (scope === 'Run') return name === 'script' ? undefined : `run.${name}`;
+  return undefined;
+}
+
+export function sourceName(file: string): string {
+  return path.basename(file);
+}
