@@ -68,14 +68,28 @@ function findFiles(dir, test, out = []) {
   return out;
 }
 
-/** SIGKILLs the process groups of processes whose command line contains `needle` (a unique per-run path). */
+/** SIGKILLs every process whose command line mentions `needle` (the unique run dir), with its process group. */
 function killByCmdline(needle) {
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+  const pgidOf = (pid) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[2]);
+  const ownPgid = pgidOf('self');
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)) {
     try {
       if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) continue;
-      const pgid = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[2]);
-      process.kill(pgid > 1 && pgid !== process.pid ? -pgid : Number(pid), 'SIGKILL');
+      const pgid = pgidOf(pid);
+      process.kill(pgid > 1 && pgid !== ownPgid ? -pgid : Number(pid), 'SIGKILL');
     } catch { /* gone already */ }
+  }
+}
+
+/** Removes run dirs left by harness processes that died by SIGKILL (their children die with them: see WATCHDOG). */
+function sweepStaleRunDirs() {
+  for (const name of fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('vscode-e2e-'))) {
+    const dir = path.join(os.tmpdir(), name);
+    let owner;
+    try { owner = Number(fs.readFileSync(path.join(dir, 'harness.pid'), 'utf8')); } catch { continue; }
+    try { process.kill(owner, 0); continue; } catch (e) { if (e.code !== 'ESRCH') continue; }
+    killByCmdline(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -127,14 +141,16 @@ export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (
   installProcessHandlers();
   const tools = setup({ quiet: true });
   const { chromium } = createRequire(import.meta.url)(tools.playwrightCore);
+  sweepStaleRunDirs();
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vscode-e2e-'));
+  fs.writeFileSync(path.join(runDir, 'harness.pid'), String(process.pid));
   const profile = path.join(runDir, 'chrome');
   let cs = null;
   let context = null;
   let closed = false;
   let closing = false;
   const diagnostics = (n = 40) => {
-    const hostLogs = findFiles(path.join(runDir, 'user', 'logs'), (f) => /exthost.*\.log$/i.test(f));
+    const hostLogs = findFiles(path.join(runDir, 'user', 'logs'), (f) => /exthost\.log$/i.test(f));
     return [`--- code-server log (last ${n} lines) ---`, tail(path.join(runDir, 'code-server.log'), n),
       ...hostLogs.flatMap((f) => [`--- ${path.relative(runDir, f)} (last ${n} lines) ---`, tail(f, n)])].join('\n');
   };
@@ -142,7 +158,7 @@ export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (
     if (closed) return;
     closed = true;
     if (cs) try { process.kill(-cs.child.pid, 'SIGKILL'); } catch { /* gone */ }
-    killByCmdline(profile);
+    killByCmdline(runDir); // chromium, and crashpad handlers that leave chromium's group
     fs.rmSync(runDir, { recursive: true, force: true });
     sessions.delete(session);
   };

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openWorkbench, REPO_ROOT } from './harness.mjs';
 
-const USAGE = 'usage: node scripts/vscode-e2e/run.mjs --ext <extensionRoot> --tests <abs path to mocha index.js> --workspace <folder> [--env JSON] [--screenshot file.png] [--timeout secs] [--verbose]';
+const USAGE = 'usage: node scripts/vscode-e2e/run.mjs --ext <extensionRoot> --tests <compiled mocha index.js> --workspace <folder> [--env JSON] [--screenshot file.png] [--timeout secs] [--verbose]';
 
 function fail(msg) {
   console.error(`[e2e] ${msg}\n${USAGE}`);
@@ -26,7 +26,6 @@ for (const k of ['ext', 'tests', 'workspace']) {
   if (!opts[k]) fail(`--${k} is required`);
   if (!fs.existsSync(opts[k])) fail(`--${k} ${opts[k]} does not exist`);
 }
-if (!path.isAbsolute(opts.tests)) fail('--tests must be an absolute path');
 const timeoutSec = Number(opts.timeout);
 if (!(timeoutSec > 0)) fail('--timeout must be a positive number of seconds');
 let env = {};
@@ -46,7 +45,7 @@ setTimeout(() => { console.error(`[e2e] hard timeout after ${elapsed()}`); proce
 let session;
 let code;
 try {
-  session = await openWorkbench({ ext: opts.ext, tests: opts.tests, workspace: opts.workspace, env, verbose: opts.verbose });
+  session = await openWorkbench({ ext: opts.ext, tests: path.resolve(opts.tests), workspace: opts.workspace, env, verbose: opts.verbose });
   console.log(`[e2e] workbench opened in ${elapsed()}; running ${opts.tests}`);
   let timer;
   code = await Promise.race([session.exitCode,
