@@ -1,6 +1,7 @@
 // Further commands (plan, rehearse, …) register here so the dispatcher stays one small switch.
 
 import type { Io } from './main';
+import { deleteCommand } from './delete';
 
 export interface ExtraCommand {
   readonly name: string;
@@ -8,4 +9,4 @@ export interface ExtraCommand {
   run(args: string[], io: Io): Promise<number>;
 }
 
-export const EXTRA_COMMANDS: ExtraCommand[] = [];
+export const EXTRA_COMMANDS: ExtraCommand[] = [deleteCommand];

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { RunDto } from '../reader/protocol';
 import { cliProblem, runCli, type CliResult } from './cli';
 import { readConfig } from './config';
-import { INITIAL_CONFIGURATIONS } from './debug';
+import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import { COMMANDS, DEBUG_TYPE, RUNS_VIEW, type CommandKey } from './ids';
 import type { Log } from './log';
 import type { ExtensionPaths } from './paths';
@@ -107,7 +107,7 @@ export class Commands {
 
   async kill(arg: unknown, opt?: unknown): Promise<string | undefined> {
     const ref = runRef(arg);
-    const session = this.d.sessions.find(ref?.runId);
+    const session = await this.d.sessions.find(ref?.runId);
     if (session) {
       await session.customRequest('kill');
       this.d.log.info(`killed the runner of debug session ${session.name}`);
@@ -148,6 +148,8 @@ export class Commands {
       const ok = await vscode.window.showWarningMessage(`Compensate run ${run.id}? Its committed actions are undone newest-first with their inverses; actions without one are reported as irreversible.`, { modal: true }, 'Compensate');
       if (ok !== 'Compensate') return undefined;
     }
+    const session = await this.d.sessions.find(run.id);
+    if (session) return session.customRequest('compensate');
     if (options(opt).via === 'debugger') {
       const folder = vscode.workspace.workspaceFolders?.[0];
       return vscode.debug.startDebugging(folder, { type: DEBUG_TYPE, request: 'launch', name: `Logbook: compensate ${run.id}`, program: run.script, compensate: run.id });
@@ -180,8 +182,9 @@ export class Commands {
       note = await vscode.window.showInputBox({ prompt: `${approve ? 'Approve' : 'Reject'} ${ref.actionId}: a note for the journal (optional)` });
       if (note === undefined) return undefined;
     }
-    const session = this.d.sessions.find(ref.runId);
-    if (session) return session.customRequest(approve ? 'approve' : 'reject', { actionId: ref.actionId, ...(note ? { note } : {}) });
+    const session = await this.d.sessions.find(ref.runId);
+    // A session paused at this gate takes the decision and goes on; otherwise the CLI records it and resumes.
+    if (session) return session.customRequest(approve ? 'approve' : 'reject', { ...(note ? { note } : {}) });
     return this.withProgress(`${approve ? 'Approving' : 'Rejecting'} ${ref.actionId}…`, [approve ? 'approve' : 'reject', ref.runId, ref.actionId, ...(note ? ['--note', note] : [])]);
   }
 
@@ -189,7 +192,7 @@ export class Commands {
     if (!this.trusted('decide an in-doubt action')) return undefined;
     const ref = await this.actionTarget(arg, 'Decide', (s) => s === 'in-doubt');
     if (!ref) return undefined;
-    const session = this.d.sessions.find(ref.runId);
+    const session = await this.d.sessions.find(ref.runId);
     if (session) return session.customRequest('decide', { actionId: ref.actionId, decision });
     return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, ['resume', ref.runId, '--decide', `${ref.actionId}=${decision}`]);
   }

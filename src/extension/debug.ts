@@ -10,7 +10,7 @@ import type { Log } from './log';
 export const SCRIPT_LANGUAGES = new Set(['typescript', 'javascript']);
 
 /** What `Add Configuration…` and the welcome view write into a new launch.json. */
-export const INITIAL_CONFIGURATIONS = [{ type: DEBUG_TYPE, request: 'launch', name: 'Logbook: run agent script', program: '${file}', input: {} }];
+import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 
 export class LogbookConfigurationProvider implements vscode.DebugConfigurationProvider {
   constructor(private readonly log: Log) {}

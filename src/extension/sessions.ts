@@ -43,20 +43,38 @@ export class Sessions implements vscode.Disposable {
   }
 
   /** The logbook session driving `runId`; without a run id, the active logbook session (or the only one). */
-  find(runId?: string): vscode.DebugSession | undefined {
-    if (runId !== undefined) return [...this.tracked.values()].find((t) => t.runId === runId)?.session;
+  async find(runId?: string): Promise<vscode.DebugSession | undefined> {
+    if (runId !== undefined) {
+      for (const t of this.tracked.values()) if ((await this.learn(t)) === runId) return t.session;
+      return undefined;
+    }
     const active = vscode.debug.activeDebugSession;
     if (active?.type === DEBUG_TYPE) return active;
     const all = [...this.tracked.values()];
     return all.length === 1 ? all[0]?.session : undefined;
   }
 
-  runOf(session: vscode.DebugSession | undefined): string | undefined {
-    return session ? this.tracked.get(session.id)?.runId : undefined;
+  /** The adapter names its thread "<run id> (<agent>)": ask it when the configuration did not say. */
+  private async learn(t: Tracked): Promise<string | undefined> {
+    if (t.runId) return t.runId;
+    try {
+      const r = (await t.session.customRequest('threads')) as { threads?: Array<{ name?: string }> } | undefined;
+      const name = r?.threads?.[0]?.name;
+      const m = name ? /^(\S+) \(/.exec(name) : null;
+      if (m?.[1]) t.runId = m[1];
+    } catch {
+      // The session may be starting or ending: ask again next time.
+    }
+    return t.runId;
   }
 
-  activeRunId(): string | undefined {
-    return this.runOf(this.find());
+  async runOf(session: vscode.DebugSession | undefined): Promise<string | undefined> {
+    const t = session ? this.tracked.get(session.id) : undefined;
+    return t ? this.learn(t) : undefined;
+  }
+
+  async activeRunId(): Promise<string | undefined> {
+    return this.runOf(await this.find());
   }
 
   dispose(): void {

@@ -30,7 +30,7 @@ export class RunStatusBar implements vscode.Disposable {
   }
 
   private async pick(): Promise<RunDto | undefined> {
-    const sessionRun = this.sessions.activeRunId();
+    const sessionRun = await this.sessions.activeRunId();
     if (sessionRun) {
       const r = await this.reader.request('run', { runId: sessionRun });
       if (r) return r;

@@ -34,6 +34,7 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
   const attempts = new Map<number, { attempt: number; start: number; end: number; outcome: string }>();
   const open = new Map<string, TimelineItem>();
   const types = new Map<string, string>();
+  const reconMarked = new Set<string>();
   let truncated = false;
   let after = 0;
   let seen = 0;
@@ -67,6 +68,13 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
       const d = dataOf(e.data);
       let a = attempts.get(e.attempt);
       if (!a) {
+        // A new attempt: whatever the previous one left open was cut off by its end (a crash or a stop).
+        for (const [key, item] of open) {
+          const prev = attempts.get(item.attempt);
+          item.end = prev?.end ?? item.start;
+          item.status = item.kind === 'action' ? (item.status === 'compensating' ? 'compensation in doubt' : 'in-doubt') : 'interrupted';
+          open.delete(key);
+        }
         a = { attempt: e.attempt, start: e.at, end: e.at, outcome: 'interrupted' };
         attempts.set(e.attempt, a);
         if (e.attempt > 1) marks.push({ at: e.at, attempt: e.attempt, kind: 'resume', label: `attempt ${e.attempt}: ${typeof d.purpose === 'string' ? d.purpose : 'resume'}` });
@@ -83,7 +91,10 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
         if (typeof d.type === 'string') types.set(e.action_id, d.type);
         close(`action:${e.action_id}`, e.at, 'interrupted');
         push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: null, status: 'in-flight' });
-        if (typeof d.reconciliation === 'string') marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${d.reconciliation}` });
+        if (typeof d.reconciliation === 'string') {
+          marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${d.reconciliation}` });
+          reconMarked.add(`${e.attempt}:${e.action_id}`);
+        }
       } else if (e.action_id && e.kind === 'action.awaiting-approval') {
         push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: e.at, status: 'awaiting-approval' });
         open.delete(`action:${e.action_id}`);
@@ -98,7 +109,7 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
           push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: null, status: 'in-flight' });
         }
         close(`action:${e.action_id}`, e.at, status);
-        if (e.kind !== 'action.committed' && e.kind !== 'action.failed') marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${status}` });
+        if (e.kind !== 'action.committed' && e.kind !== 'action.failed' && !reconMarked.has(`${e.attempt}:${e.action_id}`)) marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${status}` });
       } else if (e.action_id && e.kind.startsWith('compensation.')) {
         const phase = e.kind.slice('compensation.'.length);
         const key = `action:undo ${e.action_id}`;
