@@ -33,6 +33,10 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
       }
       config = { type: DEBUG_TYPE, request: 'launch', name: `Logbook: ${path.basename(doc.fileName)}`, program: doc.fileName };
     }
+    if (config.request === 'launch' && config.program === undefined) {
+      const doc = vscode.window.activeTextEditor?.document;
+      if (doc && SCRIPT_LANGUAGES.has(doc.languageId) && doc.uri.scheme === 'file') config = { ...config, program: doc.fileName };
+    }
     const settings = readConfig();
     const resolved: vscode.DebugConfiguration = { ...config };
     resolved.cwd ??= folder?.uri.fsPath ?? settings.workspaceFolder;

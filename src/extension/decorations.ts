@@ -85,23 +85,29 @@ export class Decorations implements vscode.Disposable {
   }
 
   private apply(editor: vscode.TextEditor, index: SourceIndex, status: ScriptStatus): void {
-    const byTone: Record<Tone, vscode.DecorationOptions[]> = { ok: [], warn: [], error: [] };
-    const shown: Array<{ line: number; text: string; tone: Tone }> = [];
+    // One line can hold both run.step and run.do: their summaries share one decoration, coloured by the worst.
+    const perLine = new Map<number, Array<{ text: string; tone: Tone }>>();
     const add = (line: number, counts: Record<string, number> | undefined): void => {
       const s = counts && summarize(counts);
-      if (!s) return;
-      const end = editor.document.lineAt(line).range.end;
-      byTone[s.tone].push({ range: new vscode.Range(end, end), renderOptions: { after: { contentText: s.text } }, hoverMessage: `Latest run ${status.run?.id ?? ''}: ${s.text}` });
-      shown.push({ line, text: s.text, tone: s.tone });
+      if (s) perLine.set(line, [...(perLine.get(line) ?? []), s]);
     };
     if (status.run) {
       index.steps.forEach((s, i) => add(s.line, status.steps[String(i)]));
-      const seen = new Set<number>();
+      const seen = new Set<string>();
       for (const a of index.actions) {
-        if (seen.has(a.line)) continue;
-        seen.add(a.line);
+        if (seen.has(`${a.line}:${a.type}`)) continue;
+        seen.add(`${a.line}:${a.type}`);
         add(a.line, status.actions[a.type]);
       }
+    }
+    const byTone: Record<Tone, vscode.DecorationOptions[]> = { ok: [], warn: [], error: [] };
+    const shown: Array<{ line: number; text: string; tone: Tone }> = [];
+    for (const [line, parts] of [...perLine].sort((x, y) => x[0] - y[0])) {
+      const tone = parts.reduce<Tone>((t, p) => (TONE_RANK[p.tone] > TONE_RANK[t] ? p.tone : t), 'ok');
+      const text = parts.map((p) => p.text).join('  ·  ');
+      const end = editor.document.lineAt(line).range.end;
+      byTone[tone].push({ range: new vscode.Range(end, end), renderOptions: { after: { contentText: text } }, hoverMessage: `Latest run ${status.run?.id ?? ''}: ${text}` });
+      shown.push({ line, text, tone });
     }
     for (const tone of ['ok', 'warn', 'error'] as const) editor.setDecorations(this.types[tone], byTone[tone]);
     this.shown.set(editor.document.uri.fsPath, shown);

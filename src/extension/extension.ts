@@ -21,6 +21,8 @@ import { RunsTreeProvider } from './tree/provider';
 export interface LogbookApi {
   readonly activatedInMs: number;
   readonly model: TreeModel;
+  readonly provider: RunsTreeProvider;
+  readonly debugConfig: LogbookConfigurationProvider;
   readonly view: vscode.TreeView<Node>;
   /** The reader process's pid (tests check the host itself never loads better-sqlite3). */
   readerPid(): number | undefined;
@@ -46,6 +48,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const provider = new RunsTreeProvider(model);
   const view = vscode.window.createTreeView(RUNS_VIEW, { treeDataProvider: provider, showCollapseAll: true });
   const sessions = new Sessions();
+  const debugConfig = new LogbookConfigurationProvider(log);
   const decorations = new Decorations(readerProxy, log);
   const statusBar = new RunStatusBar(readerProxy, sessions);
   const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId));
@@ -89,7 +92,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
     statusBar,
     timelines,
     { dispose: () => reader.dispose() },
-    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new LogbookConfigurationProvider(log)),
+    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, debugConfig),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, { provideDebugConfigurations: () => new LogbookConfigurationProvider(log).provideDebugConfigurations() }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new LogbookAdapterFactory(paths.debugAdapter, log)),
     sessions.onDidChange(() => statusBar.schedule(0)),
@@ -112,7 +115,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   );
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
-  return { activatedInMs, model, view, readerPid: () => reader.pid, decorations, statusBar, timelines, commands, sessions, notices };
+  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, decorations, statusBar, timelines, commands, sessions, notices };
 }
 
 export function deactivate(): void {
