@@ -1,6 +1,7 @@
 // Test helpers: temporary directories, the built CLI as a real child process, and journal inspection.
 
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -58,5 +59,5 @@ export function show(dir: string, runId: string): any {
 }
 
 export function fileHash(file: string): string {
-  return require('node:crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex') as string;
+  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }

@@ -53,6 +53,8 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
       sourcemap: 'inline',
       sourcesContent: false,
       packages: 'external',
+      // Explicit, so a tsconfig `paths` entry for agent-logbook cannot bundle a second copy of the runtime.
+      external: ['agent-logbook', 'agent-logbook/*'],
       write: false,
       logLevel: 'silent',
       absWorkingDir: path.dirname(abs),

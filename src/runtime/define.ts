@@ -37,8 +37,13 @@ export interface ActionDefinition<S extends StandardSchema = StandardSchema, R =
 const ACTION_BRAND = Symbol.for('agent-logbook.action');
 const AGENT_BRAND = Symbol.for('agent-logbook.agent');
 
-/** Every action type defined in this process, so compensation can find inverses by the journaled type. */
-const registry = new Map<string, ActionDefinition>();
+/**
+ * Every action type defined in this process, so compensation can find inverses by the journaled type.
+ * Kept on globalThis so a second copy of the runtime (a script that bundled its own) shares it.
+ */
+const REGISTRY_KEY = Symbol.for('agent-logbook.registry');
+const globals = globalThis as { [REGISTRY_KEY]?: Map<string, ActionDefinition> };
+const registry = (globals[REGISTRY_KEY] ??= new Map<string, ActionDefinition>());
 
 export function actionRegistry(): ReadonlyMap<string, ActionDefinition> {
   return registry;

@@ -31,7 +31,7 @@ const SHORT: Record<string, FaultPoint> = {
 
 /** Parses `<target>#<n>@<phase>`, e.g. `email.send#30@after-execute` or `load recipients@step:before`. */
 export function parseCrashSpec(spec: string): CrashSpec {
-  const m = /^(.+?)(?:#(\d+))?@([a-z:-]+)$/.exec(spec.trim());
+  const m = /^([^#].*?)(?:#(\d+))?@([a-z:-]+)$/.exec(spec.trim());
   const point = m?.[3] ? ((FAULT_POINTS as readonly string[]).includes(m[3]) ? (m[3] as FaultPoint) : SHORT[m[3]]) : undefined;
   if (!m || !m[1] || !point) {
     throw new LogbookError(

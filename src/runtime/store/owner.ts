@@ -46,21 +46,23 @@ export interface LeaseFields {
   lease_expires: number | null;
 }
 
-/** A lease is live while unexpired and, on this host, while its process (same pid and start time) exists. */
+/**
+ * A lease is live while its holder exists. On this host that is decided by the process itself (same pid and start
+ * time, not a zombie), even past expiry: a process stuck in a long effect must not be raced by a second driver.
+ * A holder on another host is trusted until the lease expires.
+ */
 export function leaseIsLive(l: LeaseFields, now: number): boolean {
-  if (!l.lease_token || l.lease_expires === null || l.lease_expires <= now) return false;
-  if (l.lease_host === os.hostname() && l.lease_pid !== null) {
-    try {
-      process.kill(l.lease_pid, 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    }
-    const start = processStartTime(l.lease_pid);
-    if (l.lease_pid_start !== null && start !== null && start !== l.lease_pid_start) return false;
-    if (start === null && fs.existsSync('/proc/self/stat')) return false;
-    if (isZombie(l.lease_pid)) return false;
+  if (!l.lease_token || l.lease_expires === null) return false;
+  if (l.lease_host !== os.hostname() || l.lease_pid === null) return l.lease_expires > now;
+  try {
+    process.kill(l.lease_pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  return true;
+  const start = processStartTime(l.lease_pid);
+  if (start === null) return !fs.existsSync('/proc/self/stat') && l.lease_expires > now;
+  if (l.lease_pid_start !== null && start !== l.lease_pid_start) return false;
+  return !isZombie(l.lease_pid);
 }
 
 function isZombie(pid: number): boolean {

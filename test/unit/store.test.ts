@@ -1,0 +1,84 @@
+// Store tests: durability pragmas on every open, migrations as data, refusing newer or foreign files untouched.
+
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { ErrorCodes, LogbookError, openStore } from '../../src/runtime';
+import { LATEST_VERSION, MIGRATIONS } from '../../src/runtime/store/migrations';
+import { fileHash, tmpDir } from '../helpers';
+
+function expectCode(fn: () => unknown, code: string): LogbookError {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof LogbookError, String(err));
+    assert.equal(err.code, code, err.message);
+    return err;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+describe('store', () => {
+  it('opens in WAL with synchronous=FULL on every open (better-sqlite3 reopens WAL files at NORMAL)', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    for (let i = 0; i < 2; i++) {
+      const s = openStore(file);
+      assert.equal(s.db.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(s.db.pragma('synchronous', { simple: true }), 2);
+      assert.equal(s.db.pragma('user_version', { simple: true }), LATEST_VERSION);
+      s.close();
+    }
+    const raw = new Database(file);
+    assert.equal(raw.pragma('synchronous', { simple: true }), 1, 'a plain reopen would be NORMAL: the explicit pragma matters');
+    raw.close();
+  });
+
+  it('applies migrations as data, each bumping user_version', () => {
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), MIGRATIONS.map((_, i) => i + 1));
+    const s = openStore(path.join(tmpDir(), 'j.db'));
+    const tables = s.db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").pluck().all();
+    assert.ok(['actions', 'events', 'runs', 'steps'].every((t) => tables.includes(t)));
+    s.close();
+  });
+
+  it('refuses a journal from a newer version without modifying it', () => {
+    const file = path.join(tmpDir(), 'newer.db');
+    const raw = new Database(file);
+    raw.exec('CREATE TABLE runs (id TEXT)');
+    raw.pragma(`user_version = ${LATEST_VERSION + 1}`);
+    raw.close();
+    const before = fileHash(file);
+    const err = expectCode(() => openStore(file), ErrorCodes.DB_TOO_NEW);
+    assert.match(err.message, /newer than this Logbook understands.*Upgrade agent-logbook/);
+    assert.equal(fileHash(file), before);
+    assert.ok(!fs.existsSync(`${file}-wal`), 'no WAL was created');
+  });
+
+  it('refuses a corrupt or foreign file without modifying it', () => {
+    const dir = tmpDir();
+    const garbage = path.join(dir, 'garbage.db');
+    fs.writeFileSync(garbage, Buffer.from('this is not a sqlite database at all, just some bytes'.repeat(100)));
+    const before = fileHash(garbage);
+    const err = expectCode(() => openStore(garbage), ErrorCodes.DB_CORRUPT);
+    assert.match(err.message, /not a readable Logbook journal.*it was not modified/);
+    assert.equal(fileHash(garbage), before);
+
+    const foreign = path.join(dir, 'foreign.db');
+    const raw = new Database(foreign);
+    raw.exec('CREATE TABLE customers (id INTEGER)');
+    raw.close();
+    const h = fileHash(foreign);
+    expectCode(() => openStore(foreign), ErrorCodes.DB_CORRUPT);
+    assert.equal(fileHash(foreign), h);
+  });
+
+  it('validates rows read back: a hand-edited row is reported, not trusted', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const s = openStore(file);
+    s.db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('x', 'a', 's', 'exploded', 1, 0, 0)").run();
+    const err = expectCode(() => s.reader.run('x'), ErrorCodes.JOURNAL_INVALID);
+    assert.match(err.message, /status/);
+    s.close();
+  });
+});
