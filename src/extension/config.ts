@@ -20,8 +20,9 @@ export function workspaceRoot(): string | undefined {
 }
 
 export function readConfig(): LogbookConfig {
-  const c = vscode.workspace.getConfiguration(SETTINGS.section);
-  const root = workspaceRoot();
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const c = vscode.workspace.getConfiguration(SETTINGS.section, folder?.uri ?? null);
+  const root = folder?.uri.fsPath;
   const db = c.get<string>(SETTINGS.databasePath) || DEFAULT_DB;
   const expanded = db.replace(/\$\{workspaceFolder\}/g, root ?? '');
   const databasePath = path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined;
