@@ -74,17 +74,17 @@ describe('runs tree', () => {
 
   it('opens a step checkpoint as JSON, copies an idempotency key and reveals an action in the source', async () => {
     const a = await api();
-    const doc = (await vscode.commands.executeCommand('logbook.openCheckpoint', { runId: 'tree-done', stepIdx: 1 })) as vscode.TextDocument;
+    const doc = await vscode.commands.executeCommand<vscode.TextDocument>('logbook.openCheckpoint', { runId: 'tree-done', stepIdx: 1 });
     assert.equal(doc.languageId, 'json');
     assert.deepEqual(JSON.parse(doc.getText()).result, { sent: 'user1' });
     const key = await vscode.commands.executeCommand('logbook.copyIdempotencyKey', { runId: 'tree-done', actionId: 'notice:tree-done:user1' });
     assert.equal(key, 'notice:tree-done:user1');
     assert.equal(await vscode.env.clipboard.readText(), 'notice:tree-done:user1');
-    const at = (await vscode.commands.executeCommand('logbook.revealSource', { runId: 'tree-done', actionId: 'notice:tree-done:user1' })) as { file: string; line: number };
+    const at = await vscode.commands.executeCommand<{ file: string; line: number }>('logbook.revealSource', { runId: 'tree-done', actionId: 'notice:tree-done:user1' });
     const editor = vscode.window.activeTextEditor;
     assert.equal(editor?.document.uri.fsPath, agentFile());
-    assert.match(editor!.document.lineAt(at.line).text, /run\.do\(sendNotice/);
-    assert.equal(editor!.selection.active.line, at.line);
+    assert.match(editor.document.lineAt(at.line).text, /run\.do\(sendNotice/);
+    assert.equal(editor.selection.active.line, at.line);
     assert.ok(a);
   });
 

@@ -92,7 +92,7 @@ describe('debugging agent scripts', () => {
     assert.equal(await vscode.commands.executeCommand('logbook.resumeRun', run.node), true);
     const session = await resumed;
     const stop = await until('the reconciliation stop', () => dap.stops(session)[0]);
-    assert.match(String(stop.body.description ?? stop.body.text ?? ''), /doubt|reconcil/i);
+    assert.match(JSON.stringify([stop.body.description, stop.body.text]), /doubt|reconcil/i);
     await session.customRequest('continue', { threadId: stop.body.threadId });
     await resumeEnded;
     const done = await until('completed', async () => {

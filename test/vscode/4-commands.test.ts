@@ -19,14 +19,14 @@ describe('run commands', () => {
     const [gate] = await shown(a, steps[1]!.node);
     assert.equal(gate!.item.contextValue, 'logbook.action hasKey hasSource awaitingApproval');
 
-    const approved = (await vscode.commands.executeCommand('logbook.approveAction', gate!.node, { note: 'ok from the test' })) as { code: number; json: { status: string }; stdout: string; stderr: string };
+    const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.approveAction', gate!.node, { note: 'ok from the test' });
     assert.equal(approved.code, 0, `${approved.stdout}\n${approved.stderr}`);
     assert.equal(approved.json.status, 'completed');
     await until('completed', async () => /^completed/.test(String((await runItem(a, 'cmd-pay'))?.item.description)));
     const [charge] = await shown(a, (await shown(a, run.node))[1]!.node);
     assert.equal((charge!.node as ActionNode).action.approval, 'approved');
 
-    const comp = (await vscode.commands.executeCommand('logbook.compensateRun', run.node, { confirm: false })) as { code: number; json: { status: string; compensated: unknown[] }; stdout: string; stderr: string };
+    const comp = await vscode.commands.executeCommand<{ code: number; json: { status: string; compensated: unknown[] }; stdout: string; stderr: string }>('logbook.compensateRun', run.node, { confirm: false });
     assert.equal(comp.code, 0, `${comp.stdout}\n${comp.stderr}`);
     assert.equal(comp.json.status, 'compensated');
     assert.equal(comp.json.compensated.length, 2);
@@ -37,7 +37,7 @@ describe('run commands', () => {
     const [undone] = await shown(a, (await shown(a, after.node))[0]!.node);
     assert.match(String(undone!.item.description), /^compensated/);
 
-    const del = (await vscode.commands.executeCommand('logbook.deleteRun', 'cmd-pay', { confirm: false })) as { code: number };
+    const del = await vscode.commands.executeCommand<{ code: number }>('logbook.deleteRun', 'cmd-pay', { confirm: false });
     assert.equal(del.code, 0);
     await until('the run gone from the tree', async () => (await runItem(a, 'cmd-pay')) === undefined);
   });

@@ -52,7 +52,7 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
     } catch (err) {
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

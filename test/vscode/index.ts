@@ -1,6 +1,7 @@
 // Mocha entry run inside the VS Code extension host: loads every compiled *.test.js beside it (mocha from the repo).
 
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 
 type MochaCtor = new (o: { ui: string; color: boolean; timeout: number; reporter?: string }) => {
@@ -11,7 +12,7 @@ type MochaCtor = new (o: { ui: string; color: boolean; timeout: number; reporter
 function loadMocha(): MochaCtor {
   const root = process.env.LOGBOOK_REPO_ROOT;
   if (!root) throw new Error('LOGBOOK_REPO_ROOT is not set: run this suite with `npm run test:vscode`.');
-  return require(path.join(root, 'node_modules', 'mocha')) as MochaCtor;
+  return createRequire(path.join(root, 'package.json'))('mocha') as MochaCtor;
 }
 
 export function run(): Promise<void> {
