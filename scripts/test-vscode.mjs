@@ -12,9 +12,10 @@ const out = path.join(root, 'out', 'test', 'vscode');
 /** Bundles each test file (and the mocha entry) for the extension host; vscode and mocha come from the host. */
 export async function buildSuite(dir = 'test/vscode', outDir = out) {
   fs.rmSync(outDir, { recursive: true, force: true });
-  const entries = fs.readdirSync(path.join(root, dir)).filter((f) => f === 'index.ts' || f.endsWith('.test.ts') || f.endsWith('.scene.ts'));
+  const files = fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.test.ts') || f.endsWith('.scene.ts'));
   await esbuild.build({
-    entryPoints: entries.map((f) => path.join(root, dir, f)),
+    // Flat output: the mocha entry loads every *.test.js / *.scene.js beside it.
+    entryPoints: Object.fromEntries([['index', path.join(root, 'test', 'vscode', 'index.ts')], ...files.map((f) => [f.replace(/\.ts$/, ''), path.join(root, dir, f)])]),
     outdir: outDir,
     bundle: true,
     platform: 'node',

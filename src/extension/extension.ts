@@ -26,6 +26,8 @@ export interface LogbookApi {
   readonly view: vscode.TreeView<Node>;
   /** The reader process's pid (tests check the host itself never loads better-sqlite3). */
   readerPid(): number | undefined;
+  /** Requests to the reader process (whichever one the current settings started). */
+  readonly source: ReaderSource;
   readonly decorations: Decorations;
   readonly statusBar: RunStatusBar;
   readonly timelines: TimelinePanels;
@@ -115,7 +117,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   );
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
-  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, decorations, statusBar, timelines, commands, sessions, notices };
+  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, notices };
 }
 
 export function deactivate(): void {

@@ -1,4 +1,4 @@
-// Mocha entry run inside the VS Code extension host: loads every compiled *.test.js beside it (mocha from the repo).
+// Mocha entry run inside the VS Code extension host: loads every compiled *.test.js / *.scene.js beside it.
 
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,7 +19,7 @@ export function run(): Promise<void> {
   const Mocha = loadMocha();
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 90_000, reporter: 'spec' });
   const only = process.env.LOGBOOK_VSCODE_TESTS;
-  for (const f of fs.readdirSync(__dirname).filter((n) => n.endsWith('.test.js')).sort()) {
+  for (const f of fs.readdirSync(__dirname).filter((n) => n.endsWith('.test.js') || n.endsWith('.scene.js')).sort()) {
     if (!only || only.split(',').some((o) => f.startsWith(o))) mocha.addFile(path.join(__dirname, f));
   }
   return new Promise((resolve, reject) => {

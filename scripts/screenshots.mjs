@@ -1,0 +1,40 @@
+// Regenerates the README screenshots: stages scenes inside a real VS Code (test/vscode-scenes) and photographs each.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openWorkbench } from './vscode-e2e/harness.mjs';
+import { buildSuite, prepareWorkspace } from './test-vscode.mjs';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const outDir = path.join(root, 'media', 'screenshots');
+const SCENES = ['sidebar', 'reconciliation', 'timeline'];
+
+const tests = await buildSuite('test/vscode-scenes', path.join(root, 'out', 'test', 'vscode-scenes'));
+const ws = prepareWorkspace('screenshots-ws', { 'workbench.colorTheme': 'Default Dark Modern', 'editor.minimap.enabled': false });
+const signals = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-scenes-'));
+fs.mkdirSync(outDir, { recursive: true });
+const env = { LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook'), LOGBOOK_SCENES_DIR: signals };
+const session = await openWorkbench({ ext: root, tests, workspace: ws, env, viewport: { width: 1440, height: 900 } });
+let code = 1;
+try {
+  for (const name of SCENES) {
+    const ready = path.join(signals, `${name}.ready`);
+    const deadline = Date.now() + 180_000;
+    while (!fs.existsSync(ready)) {
+      if (Date.now() > deadline) throw new Error(`scene ${name} was never staged`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const file = path.join(outDir, `${name}.png`);
+    await session.page.screenshot({ path: file });
+    console.log(`[screenshots] ${path.relative(root, file)}`);
+    fs.writeFileSync(path.join(signals, `${name}.done`), '');
+  }
+  code = await session.exitCode;
+} catch (e) {
+  console.error(`[screenshots] ${e.message}\n${session.diagnostics()}`);
+} finally {
+  await session.close();
+  fs.rmSync(signals, { recursive: true, force: true });
+}
+process.exit(code);
