@@ -57,7 +57,7 @@
       const end = Math.max(a.end, ...items.map((i) => i.end ?? i.start));
       const span = Math.max(1, end - a.start);
       const x = (t) => `${(((t - a.start) / span) * 100).toFixed(3)}%`;
-      const w = (s, e) => `max(3px, ${((((e ?? s) - s) / span) * 100).toFixed(3)}%)`;
+      const w = (s, e) => `max(12px, ${((((e ?? s) - s) / span) * 100).toFixed(3)}%)`;
       const group = el('section', `attempt outcome-${a.outcome}`);
       const head = el('div', 'attempt-head');
       head.append(el('strong', '', `Attempt ${a.attempt}`), el('span', 'muted-text', ` ${new Date(a.start).toLocaleTimeString()} · ${fmt(end - a.start)} · ${a.outcome}`));

@@ -14,15 +14,17 @@ const tests = await buildSuite('test/vscode-scenes', path.join(root, 'out', 'tes
 const ws = prepareWorkspace('screenshots-ws', { 'workbench.colorTheme': 'Default Dark Modern', 'editor.minimap.enabled': false });
 const signals = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-scenes-'));
 fs.mkdirSync(outDir, { recursive: true });
-const env = { LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook'), LOGBOOK_SCENES_DIR: signals };
+const env = { LOGBOOK_REPO_ROOT: root, LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook'), LOGBOOK_SCENES_DIR: signals };
 const session = await openWorkbench({ ext: root, tests, workspace: ws, env, viewport: { width: 1440, height: 900 } });
 let code = 1;
+let finished;
+session.exitCode.then((c) => (finished = c));
 try {
   for (const name of SCENES) {
     const ready = path.join(signals, `${name}.ready`);
     const deadline = Date.now() + 180_000;
     while (!fs.existsSync(ready)) {
-      if (Date.now() > deadline) throw new Error(`scene ${name} was never staged`);
+      if (Date.now() > deadline || finished !== undefined) throw new Error(`scene ${name} was never staged${finished !== undefined ? ` (the scenes ended with ${finished})` : ''}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     const file = path.join(outDir, `${name}.png`);

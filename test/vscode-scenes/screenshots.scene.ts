@@ -38,9 +38,14 @@ describe('screenshots', () => {
     assert.equal(cli(['resume', 'welcome-batch']).status, 0);
     await crashedRun('spring-issue', 8, 4);
 
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
     await vscode.commands.executeCommand('workbench.view.extension.agentLogbook');
+    await vscode.commands.executeCommand('logbook.runs.focus');
+    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
     const doc = await vscode.workspace.openTextDocument(agentFile());
-    await vscode.window.showTextDocument(doc);
+    const editor = await vscode.window.showTextDocument(doc);
+    const stepLine = doc.getText().split('\n').findIndex((l) => l.includes('run.step(`notify user'));
+    editor.revealRange(new vscode.Range(stepLine, 0, stepLine, 0), vscode.TextEditorRevealType.InCenter);
     await until('the crashed run in the tree', async () => (await a.model.locate('spring-issue', 4, 'notice:spring-issue:user4'))?.kind === 'action');
     await a.commands.reveal('welcome-batch', 2);
     await a.commands.reveal('spring-issue', 4, 'notice:spring-issue:user4');
@@ -64,6 +69,7 @@ describe('screenshots', () => {
     dap.dispose();
 
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('workbench.action.closePanel');
     await vscode.commands.executeCommand('logbook.openTimeline', 'nightly-digest');
     await until('timeline data', () => a.timelines.data('nightly-digest'));
     await scene('timeline');
