@@ -74,6 +74,9 @@ export function placeAll(targetDist = path.join(root, 'dist')) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const built = placeAll();
-  for (const b of built) console.log(`[native] Node ${b.version}: ABI ${b.abi} → dist/native/node-v${b.abi}-linux-x64/better_sqlite3.node`);
+  // Standalone: build (or reuse) and verify every target; `npm run package` places them in the VSIX.
+  for (const m of Object.keys(NODES)) {
+    const b = buildFor(Number(m));
+    console.log(`[native] Node ${b.version}: ABI ${b.abi} → ${b.file}`);
+  }
 }
