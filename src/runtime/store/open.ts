@@ -57,7 +57,7 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
   try {
     db = new Database(abs, { readonly: opts.readonly === true, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (err) {
-    if (/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|invalid ELF|Could not locate the bindings/.test(describe(err))) throw nativeUnsupported(describe(err));
+    if (/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|invalid ELF|Could not locate the bindings|better_sqlite3\.node/.test(describe(err))) throw nativeUnsupported(describe(err));
     throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `Could not open the journal ${abs}: ${describe(err)}.`, 'Check the path and its permissions.', { file: abs });
   }
   try {
