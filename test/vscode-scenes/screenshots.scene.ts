@@ -41,7 +41,6 @@ describe('screenshots', () => {
     await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
     await vscode.commands.executeCommand('workbench.view.extension.agentLogbook');
     await vscode.commands.executeCommand('logbook.runs.focus');
-    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
     const doc = await vscode.workspace.openTextDocument(agentFile());
     const editor = await vscode.window.showTextDocument(doc);
     const stepLine = doc.getText().split('\n').findIndex((l) => l.includes('run.step(`notify user'));
