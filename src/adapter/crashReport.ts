@@ -21,7 +21,8 @@ export function exitCodeFor(status: string): number {
 
 export interface CrashFacts {
   readonly pid: number | undefined;
-  readonly requested: boolean;
+  /** Who sent the SIGKILL: the kill request, the terminate grace period running out, or someone else. */
+  readonly cause: 'kill' | 'terminate-timeout' | 'other';
   /** Where the debugger had the run paused when it was killed, if it was. */
   readonly pausedAt: string | undefined;
   readonly report: Postmortem | undefined;
@@ -30,10 +31,13 @@ export interface CrashFacts {
 
 export function crashMessage(f: CrashFacts): string {
   const lines: string[] = [];
+  const pid = f.pid ?? '?';
   lines.push(
-    f.requested
-      ? `Killed the run: the runner (pid ${f.pid ?? '?'}) got SIGKILL, a real crash of the process that writes the journal; nothing was flushed or cleaned up.`
-      : `The runner (pid ${f.pid ?? '?'}) died with SIGKILL (a crashAt fault point fired, or the system killed it).`,
+    f.cause === 'kill'
+      ? `Killed the run: the runner (pid ${pid}) got SIGKILL, a real crash of the process that writes the journal; nothing was flushed or cleaned up.`
+      : f.cause === 'terminate-timeout'
+        ? `The run did not reach a boundary within the terminate grace period (it was inside a long effect), so the runner (pid ${pid}) was killed with SIGKILL.`
+        : `The runner (pid ${pid}) died with SIGKILL (a crashAt fault point fired, or the system killed it).`,
   );
   if (f.pausedAt) lines.push(`It was paused at: ${f.pausedAt}.`);
   const r = f.report;

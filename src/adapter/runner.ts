@@ -1,6 +1,7 @@
 // The runner process the adapter spawns on the user's Node: speaks framed JSON on fd 3, drives the run in RunnerHost.
 
 import * as net from 'node:net';
+import { ErrorCodes } from '../runtime/errors';
 import { Channel } from './channel';
 import { FromRunner, ToRunner } from './protocol';
 import type { RunnerHost } from './runnerHost';
@@ -41,7 +42,7 @@ function main(): void {
       for (const m of early.splice(0)) host.onMessage(m);
     },
     (err: unknown) => {
-      channel.send({ type: 'failed', code: 'LB_WRONG_NODE', message: `The runner could not load the Logbook runtime on ${process.execPath} (${process.version}): ${err instanceof Error ? err.message : String(err)}. Set "runtimeExecutable" to the Node that installed the project's dependencies.` });
+      channel.send({ type: 'failed', code: ErrorCodes.WRONG_NODE, message: `The runner could not load the Logbook runtime on ${process.execPath} (${process.version}): ${err instanceof Error ? err.message : String(err)}. Set "runtimeExecutable" to the Node that installed the project's dependencies.` });
       done(2);
     },
   );

@@ -3,19 +3,22 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadScript } from '../loader/loadScript';
-import { compensateRun, type CompensationReport } from '../runtime/compensate';
+import { compensateRun } from '../runtime/compensate';
 import { actionRegistry, type AgentDefinition } from '../runtime/define';
-import { startRun, resumeRun, newRunId, type RunOutcome } from '../runtime/engine';
-import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { startRun, resumeRun, newRunId } from '../runtime/engine';
+import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { Faults, parseCrashSpec } from '../runtime/faults';
 import type { ActionSnapshot, PauseEvent, RunSnapshot, RuntimeHooks, StepSnapshot } from '../runtime/hooks';
 import { openStore, type Store } from '../runtime/store';
 import type { Decision } from '../runtime/types';
 import { Evaluator, sandboxCopy } from './evaluator';
-import type { Breakpoints, FromRunner, Outcome, Postmortem, RunnerConfig, RunnerRequest, StepMode, StopContext, ToRunner } from './protocol';
+import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, StepMode, StopContext, ToRunner } from './protocol';
 import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './runnerViews';
 import { actionLines, runFunctionLine } from './sourceScan';
 import { StopPolicy, type Boundary, type BoundaryKind, type StopDecision } from './stopPolicy';
+import { outcomeOfCompensation, outcomeOfRun } from './outcomes';
+import { postmortem } from './postmortem';
+import { errorFields, thrownText, wrongNode } from './runnerErrors';
 import { toWire } from './wire';
 
 type Work =
@@ -42,22 +45,8 @@ interface Current {
 }
 
 const ROLE = 'debugger';
+const YIELD_EVERY_MS = 10;
 
-/** A Node that cannot load better-sqlite3's native module: say which Node and how to fix it. */
-function wrongNode(err: unknown): LogbookError | undefined {
-  const text = err instanceof Error ? err.message : String(err);
-  if (!/NODE_MODULE_VERSION|better_sqlite3\.node|bindings file|invalid ELF|wrong ELF|Cannot find module 'better-sqlite3'|dlopen/i.test(text)) return undefined;
-  return new LogbookError(
-    ErrorCodes.WRONG_NODE,
-    `The runner's Node (${process.version}, ABI ${process.versions.modules}, ${process.execPath}) cannot load better-sqlite3: ${describe(err).split('\n')[0] ?? ''}.`,
-    'Set "runtimeExecutable" in the launch configuration to the Node that installed the project\'s dependencies (better-sqlite3 is built for one Node ABI), or rebuild it for this one with `npm rebuild better-sqlite3`.',
-  );
-}
-
-function errorFields(err: unknown): { code?: string; message: string } {
-  if (err instanceof LogbookError) return { code: err.code, message: err.message };
-  return { message: err instanceof Error ? `${err.name}: ${err.message}` : describe(err) };
-}
 
 export class RunnerHost {
   private config: RunnerConfig | undefined;
@@ -72,6 +61,9 @@ export class RunnerHost {
   private followUp: FollowUp | undefined;
   private readonly steps = new Map<number, StepSnapshot>();
   private decision: Decision | undefined;
+  /** In-doubt actions between their reconcile boundary and the outcome, and decisions given in this session. */
+  private readonly reconciling = new Set<string>();
+  private readonly decided = new Map<string, Decision>();
   private approvalAnswer: { approved: boolean; note?: string } | undefined;
   private current: Current | undefined;
   private compensating = false;
@@ -149,7 +141,7 @@ export class RunnerHost {
     this.breakpoints = breakpoints;
     process.env.LOGBOOK_STATE_DIR ??= path.dirname(config.database);
     if (config.job.kind === 'postmortem') {
-      this.send({ type: 'postmortem', report: this.postmortem(config.database, config.job.runId) });
+      this.send({ type: 'postmortem', report: postmortem(config.database, config.job.runId) });
       return 0;
     }
     const faults = new Faults(config.crashAt.map(parseCrashSpec));
@@ -238,15 +230,15 @@ export class RunnerHost {
       switch (work.kind) {
         case 'launch':
           this.current = { runId: work.runId ?? '', attempt: 1, input: work.input, job: 'launch', announced: false };
-          return this.fromRun(await startRun(store, agent, { ...common, script: config.program, input: work.input, ...(work.runId ? { runId: work.runId } : {}) }));
+          return outcomeOfRun(await startRun(store, agent, { ...common, script: config.program, input: work.input, ...(work.runId ? { runId: work.runId } : {}) }));
         case 'resume':
           this.current = { runId: work.runId, attempt: 0, input: undefined, job: 'resume', announced: false };
-          return this.fromRun(await resumeRun(store, agent, work.runId, { ...common, decisions: config.decide }));
+          return outcomeOfRun(await resumeRun(store, agent, work.runId, { ...common, decisions: config.decide }));
         case 'fork': {
           const forkedFrom = { runId: work.from, stepIdx: work.stepIdx };
           this.current = { runId: newRunId(), attempt: 1, input: work.input, job: 'fork', forkedFrom, announced: false };
           this.policy.stopAtNextNewStep();
-          return this.fromRun(await startRun(store, agent, { ...common, script: config.program, input: work.input, runId: this.current.runId, forkedFrom }));
+          return outcomeOfRun(await startRun(store, agent, { ...common, script: config.program, input: work.input, runId: this.current.runId, forkedFrom }));
         }
         case 'compensate':
           return await this.compensate(store, work, common);
@@ -280,7 +272,7 @@ export class RunnerHost {
       `compensation of run ${work.runId}: ${inverses} inverse(s) will run newest-first${irreversible ? `, ${irreversible} action(s) have no inverse and will be reported irreversible` : ''}; in-doubt actions are settled first`,
     );
     const report = await compensateRun(store, work.runId, { ...common, decisions: this.config?.decide ?? {} });
-    return this.fromCompensation(report);
+    return outcomeOfCompensation(report, this.current?.attempt ?? 0);
   }
 
   private agentHasInverse(type: string): boolean {
@@ -299,6 +291,7 @@ export class RunnerHost {
   // ---- boundaries ----------------------------------------------------------------------------------------
 
   private lastRun: RunSnapshot | undefined;
+  private lastYield = 0;
 
   /** Serialises boundaries: parallel actions in one step stop one at a time. */
   private boundary(ev: PauseEvent, kind: BoundaryKind, detail: string): Promise<void> {
@@ -308,6 +301,13 @@ export class RunnerHost {
   }
 
   private async atBoundary(ev: PauseEvent, kind: BoundaryKind, detail: string): Promise<void> {
+    // A script whose steps never wait on I/O would starve the event loop, and with it the adapter's pause and
+    // terminate messages: give the loop a turn every few milliseconds.
+    const now = performance.now();
+    if (now - this.lastYield > YIELD_EVERY_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.lastYield = performance.now();
+    }
     if (ev.step) {
       if (kind === 'step:after') this.steps.delete(ev.step.idx);
       else this.steps.set(ev.step.idx, ev.step);
@@ -324,11 +324,34 @@ export class RunnerHost {
       const at = line?.compensateLine ?? line?.typeLine;
       if (at !== undefined) action = { ...action, location: { file: this.config?.program ?? '', line: at, column: 1 } };
     }
+    if (action) detail = this.reconciliationDetail(kind, action, detail);
     const step = ev.step ?? (action ? this.stepFor(ev.run.id, action.stepIdx) : undefined);
     const at: Boundary = { kind, detail, step, action };
     this.lastRun = ev.run;
     const stop = this.policy.decide(at);
     if (stop) await this.stopAt(at, ev.run, stop);
+  }
+
+  /**
+   * The runtime has no boundary of its own for "verify found nothing" or "re-execute": when an in-doubt action's
+   * next boundary is before-start, say which reconciliation led there, so stepping shows the whole path.
+   */
+  private reconciliationDetail(kind: BoundaryKind, action: ActionSnapshot, detail: string): string {
+    if (kind === 'action:reconcile') {
+      this.reconciling.add(action.id);
+      return detail;
+    }
+    if (!this.reconciling.delete(action.id) || kind !== 'action:before-start') return detail;
+    const decided = this.decided.get(action.id) ?? this.config?.decide[action.id];
+    const why =
+      action.effect === 'read-only'
+        ? 'reconciled: read-only, so it runs again'
+        : decided === 'not-happened'
+          ? 'reconciled: decided it did not happen, so it executes'
+          : action.hasVerify
+            ? 'reconciled: verify found no trace of it, so it executes again'
+            : 'reconciled: idempotent, so it runs again with the same key';
+    return `${why}; ${detail}`;
   }
 
   private stepFor(runId: string, idx: number): StepSnapshot | undefined {
@@ -404,7 +427,7 @@ export class RunnerHost {
     try {
       this.send({ type: 'response', id, ok: true, body: this.handle(req) });
     } catch (err) {
-      this.send({ type: 'response', id, ok: false, message: err instanceof LogbookError ? err.message : err instanceof Error ? `${err.name}: ${err.message}` : describe(err) });
+      this.send({ type: 'response', id, ok: false, message: err instanceof LogbookError ? err.message : thrownText(err) });
     }
   }
 
@@ -470,6 +493,7 @@ export class RunnerHost {
       throw new LogbookError(ErrorCodes.BAD_DECISION, `${a.type} ${a.id} needs no decision: ${how}.`, 'Step in to watch its reconciliation.');
     }
     this.decision = decision;
+    if (a) this.decided.set(a.id, decision);
     this.resumeAfter(then);
     return { message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? 'happened' : 'did not happen'}` };
   }
@@ -483,86 +507,5 @@ export class RunnerHost {
     this.approvalAnswer = { approved, ...(note !== undefined ? { note } : {}) };
     this.resumeAfter(then);
     return { message: `${approved ? 'approved' : 'rejected'}: ${s.at.action.type} ${s.at.action.id}` };
-  }
-
-  // ---- outcomes ------------------------------------------------------------------------------------------
-
-  private fromRun(o: RunOutcome): Outcome {
-    const s = o.stats;
-    const work = `steps: ${s.stepsReplayed} replayed, ${s.stepsRedone} redone, ${s.stepsRun} run; actions: ${s.actionsSkipped} skipped, ${s.reconciled.length} reconciled, ${s.actionsExecuted} executed`;
-    let summary: string;
-    switch (o.status) {
-      case 'completed':
-        summary = `run ${o.runId} completed (attempt ${o.attempt}); output ${JSON.stringify(o.output) ?? 'undefined'}; ${work}`;
-        break;
-      case 'interrupted':
-        summary = `run ${o.runId} stopped at a boundary on request (attempt ${o.attempt}); it is resumable: launch with "resume": "${o.runId}"`;
-        break;
-      case 'needs-decision':
-        summary = `run ${o.runId} waits for a decision: ${o.waitingOn?.reason ?? ''} Launch with "resume": "${o.runId}" and "decide": {"${o.waitingOn?.actionId ?? '<action id>'}": "happened" | "not-happened"}, or decide when the debugger stops there`;
-        break;
-      case 'awaiting-approval':
-        summary = `run ${o.runId} waits for approval: ${o.waitingOn?.reason ?? ''} Approve it (Logbook: Approve, or \`logbook approve ${o.runId} ${o.waitingOn?.actionId ?? ''}\`)`;
-        break;
-      default:
-        summary = `run ${o.runId} ${o.status}${o.error ? `: ${o.error.message}` : ''}; ${work}. Fix the cause and resume it, or compensate it`;
-    }
-    if (o.compensation) summary += `; compensation ${o.compensation.status}`;
-    return {
-      runId: o.runId,
-      status: o.status,
-      attempt: o.attempt,
-      ...(o.output !== undefined ? { output: toWire(o.output) } : {}),
-      ...(o.error ? { error: o.error } : {}),
-      ...(o.waitingOn ? { waitingOn: o.waitingOn } : {}),
-      summary,
-    };
-  }
-
-  private fromCompensation(r: CompensationReport): Outcome {
-    const parts = [`${r.compensated.length} inverse(s) applied`];
-    if (r.alreadyCompensated) parts.push(`${r.alreadyCompensated} applied earlier`);
-    if (r.irreversible.length) parts.push(`irreversible: ${r.irreversible.map((i) => `${i.type} ${i.id}`).join(', ')}`);
-    if (r.settled.length) parts.push(`settled first: ${r.settled.map((s) => `${s.type} ${s.id} (${s.outcome})`).join(', ')}`);
-    const summary = `run ${r.runId} ${r.status}: ${parts.join('; ')}${r.waitingOn ? `; waiting: ${r.waitingOn.reason}` : ''}${r.error ? `; error: ${r.error.message}` : ''}`;
-    return {
-      runId: r.runId,
-      status: r.status,
-      attempt: this.current?.attempt ?? 0,
-      ...(r.error ? { error: r.error } : {}),
-      ...(r.waitingOn ? { waitingOn: r.waitingOn } : {}),
-      summary,
-    };
-  }
-
-  // ---- after a crash -------------------------------------------------------------------------------------
-
-  private postmortem(database: string, runId: string | undefined): Postmortem {
-    const empty: Postmortem = { inDoubt: [], compensationInDoubt: [] };
-    if (!runId || !fs.existsSync(database)) return { ...empty, ...(runId ? { runId } : {}) };
-    let store: Store;
-    try {
-      store = openStore(database, { readonly: true });
-    } catch (err) {
-      throw wrongNode(err) ?? err;
-    }
-    try {
-      const r = store.reader;
-      const row = r.run(runId);
-      if (!row) return { ...empty, runId };
-      const n = r.stepCount(runId);
-      const last = n > 0 ? r.step(runId, n - 1) : undefined;
-      const compensationInDoubt: Postmortem['compensationInDoubt'] = [];
-      for (const a of r.allActions(runId)) if (a.compensation === 'started') compensationInDoubt.push({ id: a.id, type: a.type });
-      return {
-        runId,
-        status: r.view(row).effectiveStatus,
-        ...(last ? { lastStep: { idx: last.idx, name: last.name, status: last.status } } : {}),
-        inDoubt: r.inDoubt(runId).map((a) => ({ id: a.id, type: a.type, stepIdx: a.step_idx, executions: a.executions })),
-        compensationInDoubt,
-      };
-    } finally {
-      store.close();
-    }
   }
 }

@@ -1,20 +1,16 @@
 // The DAP session: translates debugger requests into runner messages and runner stops into DAP events.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as vm from 'node:vm';
 import { DebugSession, Event, Handles, InitializedEvent, OutputEvent, Scope, Source, StoppedEvent, TerminatedEvent, ExitedEvent, ThreadEvent, ContinuedEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { z } from 'zod';
 import { LogbookError, describe } from '../runtime/errors';
+import { BreakpointBook, readBreakable } from './breakpointBook';
 import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
-import { DEFAULT_FILTERS, FILTERS } from './filters';
-import { parseHitCondition } from './hitCondition';
+import { FILTERS } from './filters';
 import { parseLaunchConfig, resolveLaunch, type ResolvedLaunch } from './launchConfig';
-import type { Breakpoints, ExceptionFilter, FromRunner, FunctionBreakpoint, LineBreakpoint, Outcome, Postmortem, StepMode, StopContext } from './protocol';
-import { EXCEPTION_FILTERS } from './protocol';
+import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from './protocol';
 import { RunnerProcess } from './runnerProcess';
-import { breakableLines } from './sourceScan';
 import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';
 
@@ -46,6 +42,10 @@ const DecideArgs = z.object({
 });
 const ApproveArgs = z.object({ note: z.string().optional(), then: z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']).default('continue') });
 
+/** Runners of every session in this process, killed if the adapter exits (server mode runs several sessions). */
+const liveRunners = new Set<RunnerProcess>();
+let exitHookInstalled = false;
+
 function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
   let resolve!: (v: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
@@ -62,10 +62,7 @@ export class LogbookDebugSession extends DebugSession {
   private readonly configurationDone = deferred();
   private readonly runnerReady = deferred<boolean>();
   private launchResponse: DebugProtocol.LaunchResponse | undefined;
-  private readonly lineBps = new Map<string, LineBreakpoint[]>();
-  private functionBps: FunctionBreakpoint[] = [];
-  private filters: ExceptionFilter[] = [...DEFAULT_FILTERS];
-  private nextBpId = 1;
+  private readonly book = new BreakpointBook();
   private readonly threads = new Map<string, { id: number; name: string }>();
   private nextThreadId = 1;
   private runId: string | undefined;
@@ -74,7 +71,7 @@ export class LogbookDebugSession extends DebugSession {
   private handles = new Handles<Container>();
   private outcome: Outcome | undefined;
   private failure: string | undefined;
-  private killRequested = false;
+  private killCause: 'kill' | 'terminate-timeout' | 'other' = 'other';
   private ended = false;
   private readonly runnerScript: string;
 
@@ -82,8 +79,18 @@ export class LogbookDebugSession extends DebugSession {
     super(...args);
     this.setDebuggerLinesStartAt1(true);
     this.setDebuggerColumnsStartAt1(true);
-    this.runnerScript = process.env.LOGBOOK_RUNNER_SCRIPT ?? path.join(__dirname, 'runner.js');
-    process.once('exit', () => this.runner?.kill('SIGKILL'));
+    this.runnerScript = path.join(__dirname, 'runner.js');
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const r of liveRunners) r.kill('SIGKILL');
+      });
+    }
+  }
+
+  /** Runs an async handler; anything it throws becomes an error response rather than a crash of the adapter. */
+  private guard(response: DebugProtocol.Response, fn: () => Promise<void>): void {
+    fn().catch((err: unknown) => this.sendErrorResponse(response, { id: 1000, format: `Logbook adapter error: ${message(err)}`, showUser: true, variables: {} }));
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------------------
@@ -111,7 +118,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): Promise<void> {
+  protected override launchRequest(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): void {
+    this.guard(response, () => this.launchRun(response, args));
+  }
+
+  private async launchRun(response: DebugProtocol.LaunchResponse, args: DebugProtocol.LaunchRequestArguments): Promise<void> {
     let resolved: ResolvedLaunch;
     try {
       resolved = resolveLaunch(parseLaunchConfig(args), process.cwd());
@@ -124,7 +135,11 @@ export class LogbookDebugSession extends DebugSession {
     this.spawnRunner(resolved);
     await Promise.race([this.configurationDone.promise, new Promise((r) => setTimeout(r, CONFIG_DONE_WAIT_MS))]);
     if (!(await this.runnerReady.promise)) return;
-    this.runner?.send({ type: 'start', config: resolved.runner, breakpoints: this.breakpoints() });
+    this.runner?.send({ type: 'start', config: resolved.runner, breakpoints: this.book.all() });
+  }
+
+  protected override attachRequest(response: DebugProtocol.AttachResponse): void {
+    this.sendErrorResponse(response, { id: 1007, format: 'Logbook debugs the runs it starts: use a "launch" configuration (with "resume" to continue an existing run).', showUser: true, variables: {} });
   }
 
   private spawnRunner(resolved: ResolvedLaunch): void {
@@ -134,8 +149,12 @@ export class LogbookDebugSession extends DebugSession {
       spawnFailed: (err) => {
         this.failure = `The runner could not be started with runtimeExecutable ${JSON.stringify(resolved.runtimeExecutable)}: ${err.message}. Set "runtimeExecutable" to a Node executable (an absolute path, or a name on PATH).`;
       },
-      closed: (code, signal) => void this.onRunnerClosed(code, signal),
+      closed: (code, signal) => {
+        liveRunners.delete(runner);
+        void this.onRunnerClosed(code, signal);
+      },
     });
+    liveRunners.add(runner);
     this.runner = runner;
   }
 
@@ -183,7 +202,7 @@ export class LogbookDebugSession extends DebugSession {
       case 'stopped': {
         this.handles = new Handles<Container>();
         this.paused = { seq: ++this.stopSeq, reason: m.reason, description: m.description, text: m.text, exceptionId: m.exceptionId, context: m.context, frames: framesOf(m.context) };
-        const ev = new StoppedEvent(m.reason, this.threadId(), m.text) as DebugProtocol.StoppedEvent;
+        const ev: DebugProtocol.StoppedEvent = new StoppedEvent(m.reason, this.threadId(), m.text);
         ev.body.description = m.description;
         ev.body.allThreadsStopped = true;
         if (m.hitBreakpointIds.length) ev.body.hitBreakpointIds = m.hitBreakpointIds;
@@ -216,14 +235,14 @@ export class LogbookDebugSession extends DebugSession {
     }
     if (signal === 'SIGKILL' && this.runId) {
       const report = await this.postmortem();
-      this.sendEvent(new OutputEvent(`${crashMessage({ pid: this.runner?.pid, requested: this.killRequested, pausedAt, report: report.report, reportError: report.error })}\n`, 'important'));
+      this.sendEvent(new OutputEvent(`${crashMessage({ pid: this.runner?.pid, cause: this.killCause, pausedAt, report: report.report, reportError: report.error })}\n`, 'important'));
       this.end(KILLED_EXIT_CODE);
       return;
     }
     const text =
       this.failure ??
       (signal === 'SIGKILL'
-        ? crashMessage({ pid: this.runner?.pid, requested: this.killRequested, pausedAt, report: undefined, reportError: undefined })
+        ? crashMessage({ pid: this.runner?.pid, cause: this.killCause, pausedAt, report: undefined, reportError: undefined })
         : `The runner exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code ?? '?'}`}).${this.runner?.stderr ? `\n${this.runner.stderr.trim()}` : ''}`);
     if (this.launchResponse) {
       this.failLaunch(this.launchResponse, text);
@@ -262,13 +281,20 @@ export class LogbookDebugSession extends DebugSession {
     const runner = this.runner;
     if (runner?.alive) {
       runner.send({ type: 'stop' });
-      const t = setTimeout(() => runner.kill('SIGKILL'), TERMINATE_GRACE_MS);
+      const t = setTimeout(() => {
+        this.killCause = 'terminate-timeout';
+        runner.kill('SIGKILL');
+      }, TERMINATE_GRACE_MS);
       void runner.closed.then(() => clearTimeout(t));
     } else this.end();
     this.sendResponse(response);
   }
 
-  protected override async disconnectRequest(response: DebugProtocol.DisconnectResponse): Promise<void> {
+  protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
+    this.guard(response, () => this.endSession(response));
+  }
+
+  private async endSession(response: DebugProtocol.DisconnectResponse): Promise<void> {
     const runner = this.runner;
     if (runner?.alive) {
       runner.send({ type: 'stop' });
@@ -287,65 +313,20 @@ export class LogbookDebugSession extends DebugSession {
 
   // ---- breakpoints ---------------------------------------------------------------------------------------
 
-  private breakpoints(): Breakpoints {
-    return { lines: [...this.lineBps.values()].flat(), functions: this.functionBps, filters: this.filters };
-  }
-
   private pushBreakpoints(): void {
-    if (this.runner?.alive) this.runner.send({ type: 'breakpoints', breakpoints: this.breakpoints() });
-  }
-
-  /** Why an expression or hit condition cannot be used, or undefined when it can. */
-  private checkCondition(condition: string | undefined, hitCondition: string | undefined): string | undefined {
-    if (condition) {
-      try {
-        new vm.Script(`(${condition}\n)`);
-      } catch (err) {
-        return `The condition does not compile: ${message(err)}.`;
-      }
-    }
-    if (hitCondition && !parseHitCondition(hitCondition)) return `The hit condition ${JSON.stringify(hitCondition)} is not understood: use a count (31), or >=N, >N, <N, <=N, ==N, %N.`;
-    return undefined;
+    if (this.runner?.alive) this.runner.send({ type: 'breakpoints', breakpoints: this.book.all() });
   }
 
   protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
     const file = args.source.path ? path.resolve(this.convertClientPathToDebugger(args.source.path)) : undefined;
-    let lines = new Map<number, string>();
-    let unreadable: string | undefined;
-    if (file) {
-      try {
-        lines = breakableLines(fs.readFileSync(file, 'utf8'));
-      } catch (err) {
-        unreadable = `Cannot read ${file}: ${message(err)}.`;
-      }
-    } else unreadable = 'Logbook sets breakpoints only in files on disk.';
-    const armed: LineBreakpoint[] = [];
-    const result: DebugProtocol.Breakpoint[] = (args.breakpoints ?? []).map((b) => {
-      const line = this.convertClientLineToDebugger(b.line);
-      const clientLine = b.line;
-      if (unreadable) return { verified: false, line: clientLine, message: unreadable, reason: 'failed' };
-      if (!lines.has(line)) {
-        return { verified: false, line: clientLine, message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.', reason: 'failed' };
-      }
-      const problem = this.checkCondition(b.condition, b.hitCondition);
-      if (problem) return { verified: false, line: clientLine, message: problem, reason: 'failed' };
-      const id = this.nextBpId++;
-      armed.push({ id, file: file ?? '', line, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) });
-      return { id, verified: true, line: clientLine, ...(args.source ? { source: args.source } : {}) };
-    });
-    if (file) this.lineBps.set(file, armed);
+    const requested = (args.breakpoints ?? []).map((b) => ({ ...b, line: this.convertClientLineToDebugger(b.line), clientLine: b.line }));
+    response.body = { breakpoints: this.book.setLines(file, requested).map((r) => (r.verified ? { ...r, source: args.source } : r)) };
     this.pushBreakpoints();
-    response.body = { breakpoints: result };
     this.sendResponse(response);
   }
 
   protected override breakpointLocationsRequest(response: DebugProtocol.BreakpointLocationsResponse, args: DebugProtocol.BreakpointLocationsArguments): void {
-    let lines = new Map<number, string>();
-    try {
-      if (args.source.path) lines = breakableLines(fs.readFileSync(this.convertClientPathToDebugger(args.source.path), 'utf8'));
-    } catch {
-      // An unreadable file has no breakable lines.
-    }
+    const { lines } = args.source.path ? readBreakable(this.convertClientPathToDebugger(args.source.path)) : { lines: new Map<number, string>() };
     const from = this.convertClientLineToDebugger(args.line);
     const to = args.endLine === undefined ? from : this.convertClientLineToDebugger(args.endLine);
     response.body = { breakpoints: [...lines.keys()].filter((l) => l >= from && l <= to).map((l) => ({ line: this.convertDebuggerLineToClient(l) })) };
@@ -353,27 +334,14 @@ export class LogbookDebugSession extends DebugSession {
   }
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
-    const armed: FunctionBreakpoint[] = [];
-    const result: DebugProtocol.Breakpoint[] = args.breakpoints.map((b) => {
-      const name = b.name.trim();
-      if (!name) return { verified: false, message: 'Name a step or an action type (e.g. email.send); * matches any text.', reason: 'failed' };
-      const problem = this.checkCondition(b.condition, b.hitCondition);
-      if (problem) return { verified: false, message: problem, reason: 'failed' };
-      const id = this.nextBpId++;
-      armed.push({ id, name, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) });
-      return { id, verified: true };
-    });
-    this.functionBps = armed;
+    response.body = { breakpoints: this.book.setFunctions(args.breakpoints) };
     this.pushBreakpoints();
-    response.body = { breakpoints: result };
     this.sendResponse(response);
   }
 
   protected override setExceptionBreakPointsRequest(response: DebugProtocol.SetExceptionBreakpointsResponse, args: DebugProtocol.SetExceptionBreakpointsArguments): void {
-    const ids = [...args.filters, ...(args.filterOptions ?? []).map((o) => o.filterId)];
-    this.filters = EXCEPTION_FILTERS.filter((f) => ids.includes(f));
+    response.body = { breakpoints: this.book.setFilters([...args.filters, ...(args.filterOptions ?? []).map((o) => o.filterId)]) };
     this.pushBreakpoints();
-    response.body = { breakpoints: ids.map((id) => ({ verified: (EXCEPTION_FILTERS as readonly string[]).includes(id) })) };
     this.sendResponse(response);
   }
 
@@ -421,7 +389,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): Promise<void> {
+  protected override restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): void {
+    this.guard(response, () => this.forkAtFrame(response, args));
+  }
+
+  private async forkAtFrame(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): Promise<void> {
     const frame = this.frameOf(args.frameId);
     const idx = this.paused?.context.step?.idx;
     if (!frame || !frame.canRestart || idx === undefined || !this.runner) {
@@ -512,7 +484,11 @@ export class LogbookDebugSession extends DebugSession {
     return { name: kind, value: `(${total}) journaled steps`, variablesReference: this.handles.create({ kind, total }), indexedVariables: total };
   }
 
-  protected override async variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): Promise<void> {
+  protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
+    this.guard(response, () => this.listVariables(response, args));
+  }
+
+  private async listVariables(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): Promise<void> {
     const c = this.handles.get(args.variablesReference);
     let variables: DebugProtocol.Variable[] = [];
     try {
@@ -552,7 +528,11 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
+  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
+    this.guard(response, () => this.evaluateExpression(response, args));
+  }
+
+  private async evaluateExpression(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
     if (!this.runner?.alive || !this.paused) {
       this.sendErrorResponse(response, { id: 1005, format: 'The run is not paused: expressions are evaluated against a paused step or action.', showUser: false, variables: {} });
       return;
@@ -581,7 +561,7 @@ export class LogbookDebugSession extends DebugSession {
   // ---- custom requests: kill, decide, approve, reject, compensate -----------------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
-    void this.custom(command, response, args);
+    this.guard(response, () => this.custom(command, response, args));
   }
 
   private async custom(command: string, response: DebugProtocol.Response, args: unknown): Promise<void> {
@@ -600,7 +580,7 @@ export class LogbookDebugSession extends DebugSession {
       let then: StepMode | 'stay' = 'stay';
       switch (command) {
         case 'kill':
-          this.killRequested = true;
+          this.killCause = 'kill';
           runner.kill('SIGKILL');
           body = { pid: runner.pid, signal: 'SIGKILL' };
           break;

@@ -136,6 +136,8 @@ export class StopPolicy {
     const name = at.kind === 'step:before' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
     const fnHits = name === undefined ? [] : this.functions.filter((a) => a.re.test(name) && this.conditionHolds(a, at)).map((a) => a.bp.id);
 
+    // The stop a restartFrame asked for comes first: the client waits for it (breakpoints there still count hits).
+    if (this.mode.kind === 'restart' && at.kind === 'step:before' && !at.step?.replayed) return { reason: 'restart', description: `restarted here: ${at.detail}`, hitBreakpointIds: [] };
     if (at.kind === 'decision') {
       return { reason: 'exception', exceptionId: 'needsDecision', text: 'Needs a decision', description: at.detail, hitBreakpointIds: [] };
     }
@@ -158,7 +160,7 @@ export class StopPolicy {
       case 'next':
         return STEP_BOUNDARIES.has(at.kind) ? step : undefined;
       case 'restart':
-        return at.kind === 'step:before' && !at.step?.replayed ? { ...step, reason: 'restart' } : undefined;
+        return undefined;
       case 'stepOut':
         if (at.kind === 'step:after' && at.step?.idx === this.mode.stepIdx) return step;
         return at.kind === 'run:end' || (at.kind === 'step:before' && at.step?.idx !== this.mode.stepIdx) ? step : undefined;

@@ -21,7 +21,7 @@ function key(k: string): string {
 function brief(v: unknown): string {
   if (Array.isArray(v)) return `Array(${v.length})`;
   if (isPlainObject(v)) return Object.keys(v).length ? '{…}' : '{}';
-  if (typeof v === 'string') return quote(v, 30);
+  if (typeof v === 'string') return quote(v, 50);
   return preview(v);
 }
 

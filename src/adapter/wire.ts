@@ -50,10 +50,15 @@ export function toWire(value: unknown): unknown {
         const items = o.slice(0, MAX_ITEMS).map((x) => walk(x, depth + 1));
         return o.length > MAX_ITEMS ? { [TAG]: 'array', length: o.length, items } : items;
       }
-      if (o instanceof Date) return { [TAG]: 'date', text: Number.isNaN(o.getTime()) ? 'Invalid Date' : o.toISOString() };
-      if (o instanceof Error) return { [TAG]: 'error', name: o.name, message: o.message, ...(o.stack ? { stack: o.stack } : {}) };
-      if (o instanceof Map) return { [TAG]: 'map', size: o.size, entries: [...o].slice(0, MAX_ITEMS).map(([k, x]) => [walk(k, depth + 1), walk(x, depth + 1)]) };
-      if (o instanceof Set) return { [TAG]: 'set', size: o.size, values: [...o].slice(0, MAX_ITEMS).map((x) => walk(x, depth + 1)) };
+      // Tags rather than instanceof: values made by an expression come from the evaluation sandbox's realm.
+      const tag = Object.prototype.toString.call(o);
+      if (tag === '[object Date]') return { [TAG]: 'date', text: Number.isNaN((o as Date).getTime()) ? 'Invalid Date' : (o as Date).toISOString() };
+      if (tag === '[object Error]') {
+        const e = o as Error;
+        return { [TAG]: 'error', name: String(e.name), message: String(e.message), ...(e.stack ? { stack: String(e.stack) } : {}) };
+      }
+      if (tag === '[object Map]') return { [TAG]: 'map', size: (o as Map<unknown, unknown>).size, entries: [...(o as Map<unknown, unknown>)].slice(0, MAX_ITEMS).map(([k, x]) => [walk(k, depth + 1), walk(x, depth + 1)]) };
+      if (tag === '[object Set]') return { [TAG]: 'set', size: (o as Set<unknown>).size, values: [...(o as Set<unknown>)].slice(0, MAX_ITEMS).map((x) => walk(x, depth + 1)) };
       const props: Record<string, unknown> = {};
       let n = 0;
       for (const k of Object.keys(o)) {
@@ -66,8 +71,9 @@ export function toWire(value: unknown): unknown {
         }
         props[k] = walk(child, depth + 1);
       }
-      const proto = Object.getPrototypeOf(o) as unknown;
-      if (proto === Object.prototype || proto === null) return props;
+      const proto = Object.getPrototypeOf(o) as object | null;
+      // A plain object of any realm: its prototype is null or some realm's Object.prototype.
+      if (proto === null || Object.getPrototypeOf(proto) === null) return props;
       return { [TAG]: 'instance', class: (o.constructor as { name?: string } | undefined)?.name ?? 'Object', props };
     } finally {
       stack.delete(o);

@@ -70,6 +70,11 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     await hooks.pause({ kind, run: { id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input }, detail, action });
   };
   const base = (): Omit<CompensationReport, 'status'> => ({ runId, compensated, alreadyCompensated, irreversible, settled });
+  /** Stopped between inverses at the host's request: the lease is released and `compensate` again finishes it. */
+  const stopped = (): CompensationReport => {
+    writer.note('compensation.stopped', { reason: 'the host asked the compensation to stop', compensated: compensated.length });
+    return { ...base(), status: 'interrupted' };
+  };
   try {
     writer.note('compensation.begin', {});
     for (const [id, decision] of Object.entries(opts.decisions ?? {})) {
@@ -150,7 +155,10 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
           continue;
         }
         const redone = a.compensation === 'started' || a.compensation === 'failed';
+        if (hooks?.shouldStop?.()) return stopped();
         await pause('compensate:before', `compensate: ${a.type} ${a.id}${redone ? ' (its inverse was in doubt: it runs again with the same key)' : ''}`, a, def);
+        // A host that paused before this inverse may have asked to stop; nothing of it is written yet.
+        if (hooks?.shouldStop?.()) return stopped();
         writer.compensation(a.step_idx, a.id, 'started');
         faults.hit('compensate:after-start', a.type);
         await pause('compensate:after-start', `compensate: ${a.type} ${a.id}: started is durable; the inverse runs next`, a, def);

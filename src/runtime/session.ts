@@ -192,6 +192,8 @@ export class RunSession {
     const redone = journaled !== undefined;
     const snapshot = (result?: unknown): StepSnapshot => ({ idx, name, replayed: false, redone, ...(result !== undefined ? { result } : {}), ...(location ? { location } : {}) });
     await this.pause('step:before', redone ? `step "${name}" was in progress when the run stopped: it runs again` : `step "${name}" is about to run`, snapshot());
+    // A host that paused here may have asked to stop; nothing of this step is written yet.
+    this.checkStop();
     const open = new Map<string, ActionRow>();
     if (redone) for (const a of this.d.reader.openActionsOfStep(this.runId, idx)) if (a.attempt < this.attempt) open.set(a.id, a);
     this.d.writer.stepStarted(idx, name, redone);
@@ -331,6 +333,7 @@ export class RunSession {
     const executions = row?.executions ?? 0;
     const nonIdem = def.effect === 'non-idempotent';
     await this.pauseAction('action:before-start', `${nonIdem ? 'non-idempotent ' : ''}${na.type} ${na.id} is about to start`, this.snapshot(def, na, args, 'before-start', row, location));
+    this.checkStop();
     this.d.writer.actionStarted(na, row !== undefined, reconciliation);
     this.d.faults.hit('action:after-start', na.type);
     await this.pauseAction('action:after-start', `${na.type} ${na.id}: started is durable; execute runs next`, this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
@@ -359,6 +362,7 @@ export class RunSession {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
     await this.pauseAction('action:before-start', `read-only ${na.type} ${na.id} is about to run`, this.snapshot(def, na, args, 'before-start', undefined, location));
+    this.checkStop();
     const result = await def.execute(args, this.ctx(na.id));
     this.d.faults.hit('action:after-execute', na.type);
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');

@@ -1,0 +1,259 @@
+// DAP test harness: the built adapter driven by DebugClient, with the journal and provider state in a temp dir.
+
+import { DebugClient } from '@vscode/debugadapter-testsupport';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROOT, FIXTURES, EXAMPLES, tmpDir } from '../helpers';
+
+export const ADAPTER = path.join(ROOT, 'dist', 'debugAdapter.js');
+export const DAP_FIXTURES = path.join(FIXTURES, 'dap');
+export const EMAIL = path.join(EXAMPLES, 'email-campaign.ts');
+export const NEWSLETTER = path.join(DAP_FIXTURES, 'newsletter.ts');
+export const ORDER = path.join(DAP_FIXTURES, 'order.ts');
+export const COUNTER = path.join(DAP_FIXTURES, 'counter.ts');
+const TIMEOUT = 30_000;
+
+export interface Stop {
+  readonly reason: string;
+  readonly description: string;
+  readonly text?: string;
+  readonly hitBreakpointIds?: number[];
+  readonly frames: DebugProtocol.StackFrame[];
+}
+
+export interface Breakpoints {
+  readonly lines?: Array<{ file: string; line: number; condition?: string; hitCondition?: string }>;
+  readonly functions?: Array<{ name: string; condition?: string; hitCondition?: string }>;
+  /** Exception filters; the adapter's defaults apply when omitted. */
+  readonly filters?: string[];
+}
+
+/** One debug session against the built adapter, recording its events. */
+export class Session {
+  readonly dc: DebugClient;
+  readonly dir: string;
+  readonly output: Array<{ category: string; text: string }> = [];
+  readonly events: DebugProtocol.Event[] = [];
+  runnerPids: number[] = [];
+  setBreakpointResults: DebugProtocol.Breakpoint[] = [];
+
+  constructor(dir = tmpDir('logbook-dap-')) {
+    this.dir = dir;
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+    delete env.LOGBOOK_STATE_DIR;
+    delete env.LOGBOOK_DB;
+    this.dc = new DebugClient(process.execPath, ADAPTER, 'logbook', { env, cwd: dir }, false);
+    this.dc.defaultTimeout = TIMEOUT;
+    this.dc.on('output', (e: DebugProtocol.OutputEvent) => this.output.push({ category: e.body.category ?? 'console', text: e.body.output }));
+    this.dc.on('process', (e: DebugProtocol.ProcessEvent) => {
+      if (e.body.systemProcessId) this.runnerPids.push(e.body.systemProcessId);
+    });
+    for (const name of ['stopped', 'exited', 'terminated', 'thread', 'continued']) {
+      this.dc.on(name, (e: DebugProtocol.Event) => {
+        this.events.push(e);
+        const q = this.queues.get(name) ?? { items: [], waiters: [] };
+        this.queues.set(name, q);
+        const w = q.waiters.shift();
+        if (w) w(e);
+        else q.items.push(e);
+      });
+    }
+  }
+
+  private readonly queues = new Map<string, { items: DebugProtocol.Event[]; waiters: Array<(e: DebugProtocol.Event) => void> }>();
+
+  /** The next event of this kind not consumed yet (events that came before the call count). */
+  next(name: string, timeout = TIMEOUT): Promise<DebugProtocol.Event> {
+    const q = this.queues.get(name) ?? { items: [], waiters: [] };
+    this.queues.set(name, q);
+    const ready = q.items.shift();
+    if (ready) return Promise.resolve(ready);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        q.waiters.splice(q.waiters.indexOf(waiter), 1);
+        reject(new Error(`no ${name} event within ${timeout} ms; output so far:\n${this.text()}`));
+      }, timeout);
+      const waiter = (e: DebugProtocol.Event): void => {
+        clearTimeout(timer);
+        resolve(e);
+      };
+      q.waiters.push(waiter);
+    });
+  }
+
+  get db(): string {
+    return path.join(this.dir, 'journal.db');
+  }
+
+  async start(): Promise<this> {
+    await this.dc.start();
+    return this;
+  }
+
+  /** initialize → launch, with breakpoints set between `initialized` and `configurationDone`. */
+  async launch(config: Record<string, unknown>, bps: Breakpoints = {}): Promise<DebugProtocol.LaunchResponse> {
+    const configured = this.dc.waitForEvent('initialized').then(async () => {
+      for (const [file, list] of group(bps.lines ?? [])) {
+        const r = await this.dc.setBreakpointsRequest({ source: { path: file }, breakpoints: list.map((b) => ({ line: b.line, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) })) });
+        this.setBreakpointResults.push(...r.body.breakpoints);
+      }
+      if (bps.functions) await this.dc.setFunctionBreakpointsRequest({ breakpoints: bps.functions });
+      if (bps.filters) await this.dc.setExceptionBreakpointsRequest({ filters: bps.filters });
+      await this.dc.configurationDoneRequest();
+    });
+    const [, launched] = await Promise.all([configured, this.dc.launch({ database: this.db, cwd: this.dir, ...config })]);
+    return launched;
+  }
+
+  /** Launches expecting failure; returns the error message the client would show. */
+  async launchFails(config: Record<string, unknown>): Promise<string> {
+    const terminated = this.next('terminated');
+    const configured = this.dc.waitForEvent('initialized').then(() => this.dc.configurationDoneRequest());
+    const error = await this.dc.launch({ database: this.db, cwd: this.dir, ...config }).then(
+      () => assert.fail('the launch was expected to fail'),
+      (err: Error) => err.message,
+    );
+    await Promise.all([configured.catch(() => undefined), terminated]);
+    return error;
+  }
+
+  async stopped(): Promise<Stop> {
+    const ev = (await this.next('stopped')) as DebugProtocol.StoppedEvent;
+    const st = await this.dc.stackTraceRequest({ threadId: ev.body.threadId ?? 1 });
+    return {
+      reason: ev.body.reason,
+      description: ev.body.description ?? '',
+      ...(ev.body.text ? { text: ev.body.text } : {}),
+      ...(ev.body.hitBreakpointIds ? { hitBreakpointIds: ev.body.hitBreakpointIds } : {}),
+      frames: st.body.stackFrames,
+    };
+  }
+
+  /** Sends a stepping request and waits for the stop it leads to. */
+  async step(how: 'next' | 'stepIn' | 'stepOut' | 'continue'): Promise<Stop> {
+    const stop = this.stopped();
+    const threadId = this.threadId();
+    if (how === 'next') await this.dc.nextRequest({ threadId });
+    else if (how === 'stepIn') await this.dc.stepInRequest({ threadId });
+    else if (how === 'stepOut') await this.dc.stepOutRequest({ threadId });
+    else await this.dc.continueRequest({ threadId });
+    return stop;
+  }
+
+  threadId(): number {
+    const stops = this.events.filter((e) => e.event === 'stopped') as DebugProtocol.StoppedEvent[];
+    return stops[stops.length - 1]?.body.threadId ?? 1;
+  }
+
+  /** Continues and waits for the session to end; returns the exit code. */
+  async runToEnd(): Promise<number | undefined> {
+    const exited = this.exitCode();
+    await this.dc.continueRequest({ threadId: this.threadId() });
+    return exited;
+  }
+
+  async exitCode(): Promise<number | undefined> {
+    const [ex] = await Promise.all([this.next('exited') as Promise<DebugProtocol.ExitedEvent>, this.next('terminated')]);
+    return ex.body.exitCode;
+  }
+
+  /** The variables of a scope of the top frame, as name → displayed value. */
+  async scope(name: string, frameIndex = 0): Promise<Record<string, { value: string; ref: number; type?: string }>> {
+    const st = await this.dc.stackTraceRequest({ threadId: this.threadId() });
+    const frame = st.body.stackFrames[frameIndex];
+    assert.ok(frame, 'no frame');
+    const scopes = await this.dc.scopesRequest({ frameId: frame.id });
+    const scope = scopes.body.scopes.find((s) => s.name === name || s.name.startsWith(`${name} (`));
+    assert.ok(scope, `no scope ${name} in ${scopes.body.scopes.map((s) => s.name).join(', ')}`);
+    return this.vars(scope.variablesReference);
+  }
+
+  async vars(ref: number, start?: number, count?: number): Promise<Record<string, { value: string; ref: number; type?: string }>> {
+    const v = await this.dc.variablesRequest({ variablesReference: ref, ...(start !== undefined ? { start, count: count ?? 10, filter: 'indexed' as const } : {}) });
+    return Object.fromEntries(v.body.variables.map((x) => [x.name, { value: x.value, ref: x.variablesReference, ...(x.type ? { type: x.type } : {}) }]));
+  }
+
+  async evaluate(expression: string, context = 'repl'): Promise<string> {
+    const r = await this.dc.evaluateRequest({ expression, context });
+    return r.body.result;
+  }
+
+  text(category?: string): string {
+    return this.output.filter((o) => !category || o.category === category).map((o) => o.text).join('');
+  }
+
+  private disconnected = false;
+
+  /** Sends disconnect; the adapter then exits, so close() only has to reap it. */
+  async disconnect(): Promise<void> {
+    this.disconnected = true;
+    await this.dc.disconnectRequest({});
+  }
+
+  async close(): Promise<void> {
+    if (this.disconnected) (this.dc as unknown as { stopAdapter(): void }).stopAdapter();
+    else await this.dc.stop();
+  }
+
+  /** Asserts every runner this session started is gone (the adapter reaps them before it says terminated). */
+  assertNothingRunning(): void {
+    for (const pid of this.runnerPids) assert.equal(alive(pid), false, `runner pid ${pid} is still running`);
+  }
+}
+
+function group<T extends { file: string }>(list: T[]): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const b of list) m.set(b.file, [...(m.get(b.file) ?? []), b]);
+  return m;
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+export async function open(): Promise<Session> {
+  return new Session().start();
+}
+
+/** The 1-based line of the first line of `file` containing `text` (after `after`, if given). */
+export function lineOf(file: string, text: string, after?: string): number {
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  const from = after ? lines.findIndex((l) => l.includes(after)) : 0;
+  const i = lines.findIndex((l, n) => n >= from && l.includes(text));
+  assert.ok(i >= 0, `${text} not in ${file}`);
+  return i + 1;
+}
+
+/** Replaces unstable ids (run ids, pids) so logs can be compared with goldens. */
+export function normalise(text: string, runIds: string[]): string {
+  let out = text;
+  for (const [i, id] of runIds.entries()) out = out.split(id).join(`<run${i + 1}>`);
+  return out.replace(/run-[a-z0-9]+-[0-9a-f]{6}/g, '<run>').replace(/pid \d+/g, 'pid <pid>');
+}
+
+/** Compares with a golden file; UPDATE_GOLDEN=1 rewrites it. */
+export function golden(name: string, actual: string): void {
+  const file = path.join(ROOT, 'test', 'dap', 'golden', name);
+  if (process.env.UPDATE_GOLDEN === '1' || !fs.existsSync(file)) {
+    if (process.env.CI && !fs.existsSync(file)) assert.fail(`golden ${name} is missing`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, actual);
+  }
+  assert.equal(actual, fs.readFileSync(file, 'utf8'), `golden ${name} differs (UPDATE_GOLDEN=1 to accept)`);
+}
+
+export function describeStop(s: Stop): string {
+  const frames = s.frames.map((f) => `${f.name} @${f.source ? path.basename(f.source.path ?? '') : '?'}:${f.line}${f.presentationHint === 'subtle' ? ' (subtle)' : ''}`).join(' < ');
+  return `${s.reason}: ${s.description}\n    ${frames}`;
+}
