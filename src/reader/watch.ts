@@ -34,7 +34,7 @@ export class ChangeTracker {
     this.version = this.q.version.get() as number;
     this.seq = this.q.maxSeq.get() as number;
     this.runCount = this.q.runCount.get() as number;
-    this.checkLeases();
+    this.checkLeases(true);
   }
 
   /** What changed since the last call, or undefined when nothing did. */
@@ -54,7 +54,7 @@ export class ChangeTracker {
   }
 
   /** Runs whose lease holder appeared or vanished (a killed runner writes nothing: only its pid tells). */
-  checkLeases(): ChangedNotice | undefined {
+  checkLeases(initial = false): ChangedNotice | undefined {
     const now = Date.now();
     const changed: string[] = [];
     const seen = new Set<string>();
@@ -62,7 +62,8 @@ export class ChangeTracker {
       seen.add(r.id);
       const live = leaseIsLive(r, now);
       if (this.live.get(r.id) !== live) {
-        if (this.live.has(r.id)) changed.push(r.id);
+        // A run first seen here may already have been shown as running (and died since): report it too.
+        if (!initial) changed.push(r.id);
         this.live.set(r.id, live);
       }
     }
