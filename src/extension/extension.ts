@@ -81,8 +81,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const updateHasRuns = (): void => {
     void vscode.commands.executeCommand('setContext', CONTEXT.hasRuns, model.totalRuns > 0 || model.problem !== undefined);
   };
-  model.onChange(() => setTimeout(updateHasRuns, 50));
-  void model.roots().then(updateHasRuns, () => undefined);
+  model.onRootsLoaded = updateHasRuns;
 
   registerCommands(context, commands);
   context.subscriptions.push(

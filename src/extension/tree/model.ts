@@ -16,6 +16,8 @@ export class TreeModel {
   private readonly cache = new Map<string, Node>();
   private runsShown: number = PAGE.runs;
   private listeners = new Set<ChangeListener>();
+  /** Called after each load of the root, when totalRuns and problem are fresh. */
+  onRootsLoaded: () => void = () => undefined;
   /** Shown instead of runs when the reader cannot serve (bad runtimeExecutable, unreadable journal). */
   problem: string | undefined;
   totalRuns = 0;
@@ -63,10 +65,12 @@ export class TreeModel {
       this.problem = undefined;
     } catch (err) {
       this.problem = err instanceof Error ? err.message : String(err);
+      this.onRootsLoaded();
       const msg: MessageNode = { kind: 'message', key: 'message:problem', parent: undefined, text: this.problem.split('\n')[0] ?? this.problem, tooltip: this.problem };
       return [msg];
     }
     this.totalRuns = total;
+    this.onRootsLoaded();
     const out: Node[] = runs.map((r) => this.runNode(r));
     if (total > runs.length) out.push(this.more('more:root', undefined, total - runs.length));
     return out;
