@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.e2e-tools/**', '.vscode-test/**', 'media/**', 'bench/peers/**', 'test/fixtures/**', '**/*.mjs', '**/*.js'] },
+  { ignores: ['dist/**', 'out/**', '.tmp/**', 'node_modules/**', '.e2e-tools/**', '.vscode-test/**', 'media/**', 'bench/peers/**', 'test/fixtures/**', '**/*.mjs', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -3,6 +3,7 @@
 import type { Io } from './main';
 import { rehearseCommand } from '../rehearse/command';
 import { planCommand } from './plan';
+import { deleteCommand } from './delete';
 
 export interface ExtraCommand {
   readonly name: string;
@@ -10,4 +11,4 @@ export interface ExtraCommand {
   run(args: string[], io: Io): Promise<number>;
 }
 
-export const EXTRA_COMMANDS: ExtraCommand[] = [planCommand, rehearseCommand];
+export const EXTRA_COMMANDS: ExtraCommand[] = [planCommand, rehearseCommand, deleteCommand];

@@ -24,6 +24,27 @@ function corrupt(file: string, err: unknown): LogbookError {
   );
 }
 
+const SHIPPED_NODES: Record<string, number> = { '115': 20, '127': 22, '137': 24 };
+
+function nativeUnsupported(cause: string): LogbookError {
+  const shipped = Object.values(SHIPPED_NODES).join(', ');
+  return new LogbookError(
+    ErrorCodes.NATIVE_UNSUPPORTED,
+    `SQLite (better-sqlite3) cannot load in Node ${process.version} (ABI ${process.versions.modules}, ${process.platform}-${process.arch}): ${cause}.`,
+    `Run Logbook on Node ${shipped} (set logbook.runtimeExecutable, or runtimeExecutable in launch.json, to one of them), or rebuild it for this Node with \`npm rebuild better-sqlite3\`.`,
+    { node: process.version, abi: process.versions.modules },
+  );
+}
+
+/** A packaged install ships builds per Node ABI in dist/native/; a source checkout uses better-sqlite3's own build. */
+function shippedBinding(): string | undefined {
+  const dir = path.join(__dirname, 'native');
+  if (!fs.existsSync(dir)) return undefined;
+  const file = path.join(dir, `node-v${process.versions.modules}-${process.platform}-${process.arch}`, 'better_sqlite3.node');
+  if (fs.existsSync(file)) return file;
+  throw nativeUnsupported(`this package ships builds only for Node ${Object.values(SHIPPED_NODES).join(', ')} on linux-x64 (${fs.readdirSync(dir).join(', ')})`);
+}
+
 /** Opens (creating if needed) the journal at `file`; every open sets synchronous=FULL and reads it back. */
 export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
   const abs = path.resolve(file);
@@ -32,9 +53,11 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
   }
   if (!opts.readonly) fs.mkdirSync(path.dirname(abs), { recursive: true });
   let db: Db;
+  const nativeBinding = shippedBinding();
   try {
-    db = new Database(abs, { readonly: opts.readonly === true });
+    db = new Database(abs, { readonly: opts.readonly === true, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (err) {
+    if (/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|invalid ELF|Could not locate the bindings|better_sqlite3\.node/.test(describe(err))) throw nativeUnsupported(describe(err));
     throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `Could not open the journal ${abs}: ${describe(err)}.`, 'Check the path and its permissions.', { file: abs });
   }
   try {

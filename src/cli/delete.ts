@@ -1,0 +1,44 @@
+// `logbook delete <run-id>`: removes a run and its whole journal, refused while a live process drives it.
+
+import { parseArgs } from 'node:util';
+import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import * as path from 'node:path';
+import { DEFAULT_DB, openStore } from '../runtime/store';
+import { notFound } from '../runtime/store/lease';
+import { leaseIsLive } from '../runtime/store/owner';
+import type { ExtraCommand } from './extra';
+
+export const deleteCommand: ExtraCommand = {
+  name: 'delete',
+  usage: 'logbook delete <run-id> [--json]',
+  run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, options: { db: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new LogbookError(ErrorCodes.USAGE, describe(err), 'Run `logbook --help` for the commands and their options.');
+    }
+    const [runId, ...extra] = parsed.positionals;
+    if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook delete <run-id>`.');
+    const store = openStore(path.resolve(parsed.values.db ?? process.env.LOGBOOK_DB ?? DEFAULT_DB));
+    try {
+      const counts = { steps: 0, actions: 0, events: 0 };
+      const tx = store.db.transaction(() => {
+        const row = store.reader.run(runId);
+        if (!row) throw notFound(runId);
+        if (leaseIsLive(row, Date.now())) {
+          throw new LogbookError(ErrorCodes.LEASE_HELD, `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`, 'Stop that process (or kill the run) first, then delete it.', { runId });
+        }
+        counts.events = store.db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
+        counts.actions = store.db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;
+        counts.steps = store.db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId).changes;
+        store.db.prepare('DELETE FROM runs WHERE id = ?').run(runId);
+      });
+      tx.immediate();
+      io.out(parsed.values.json ? JSON.stringify({ deleted: runId, ...counts }, null, 2) : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`);
+      return Promise.resolve(0);
+    } finally {
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,307 @@
+// The command handlers: every change to a run goes through the CLI on the configured Node or the debug session.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { RunDto } from '../reader/protocol';
+import { cliProblem, runCli, type CliResult } from './cli';
+import { readConfig } from './config';
+import { INITIAL_CONFIGURATIONS } from './launchDefaults';
+import { COMMANDS, DEBUG_TYPE, RUNS_VIEW, type CommandKey } from './ids';
+import type { Log } from './log';
+import type { ExtensionPaths } from './paths';
+import type { ReaderSource } from './tree/model';
+import type { Sessions } from './sessions';
+import { findAction, findStep, indexSource } from './sourceIndex';
+import { actionRef, options, runRef, stepRef, type ActionRef } from './targets';
+import type { TreeModel } from './tree/model';
+import type { MoreNode, Node } from './tree/nodes';
+import { RUN_LOOK } from './tree/render';
+
+export interface CommandDeps {
+  readonly model: TreeModel;
+  readonly reader: ReaderSource;
+  readonly log: Log;
+  readonly paths: ExtensionPaths;
+  readonly view: vscode.TreeView<Node>;
+  readonly sessions: Sessions;
+  readonly openTimeline: (runId: string) => Promise<unknown>;
+}
+
+const RESUMABLE = new Set(['interrupted', 'failed', 'needs-decision']);
+const COMPENSABLE = (r: RunDto): boolean => !r.leaseLive && r.status !== 'compensated' && r.status !== 'running' && r.status !== 'compensating';
+
+export class Commands {
+  constructor(private readonly d: CommandDeps) {}
+
+  /** Handlers by command key: the manifest test checks this table against package.json. */
+  handlers(): Record<CommandKey, (...args: unknown[]) => unknown> {
+    return {
+      killRun: (a, o) => this.kill(a, o),
+      resumeRun: (a, o) => this.resume(a, o),
+      compensateRun: (a, o) => this.compensate(a, o),
+      approveAction: (a, o) => this.approval(a, o, true),
+      rejectAction: (a, o) => this.approval(a, o, false),
+      decideHappened: (a) => this.decide(a, 'happened'),
+      decideNotHappened: (a) => this.decide(a, 'not-happened'),
+      revealSource: (a) => this.revealSource(a),
+      copyKey: (a) => this.copyKey(a),
+      openCheckpoint: (a) => this.openCheckpoint(a),
+      deleteRun: (a, o) => this.delete(a, o),
+      refresh: () => this.d.model.refreshAll(),
+      openTimeline: (a) => this.timeline(a),
+      createLaunchConfig: () => this.createLaunchConfig(),
+      openExample: () => this.openExample(),
+      showLog: () => this.d.log.show(),
+      loadMore: (a) => this.d.model.loadMore(a as MoreNode),
+    };
+  }
+
+  private trusted(what: string): boolean {
+    if (vscode.workspace.isTrusted) return true;
+    void vscode.window.showWarningMessage(`Agent Logbook runs nothing in an untrusted workspace, so it cannot ${what}. Trust this folder to do it; browsing the journal works either way.`);
+    return false;
+  }
+
+  private cli(args: string[]): Promise<CliResult> {
+    const c = readConfig();
+    if (!c.databasePath) throw new Error('Open a folder first: the journal lives in the workspace.');
+    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, log: (l, m) => this.d.log[l](m) }, args);
+  }
+
+  private async withProgress(title: string, args: string[]): Promise<CliResult> {
+    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, () => this.cli(args));
+    this.report(r);
+    return r;
+  }
+
+  /** Tells the person how a CLI call ended, in the run's own status words. */
+  private report(r: CliResult): void {
+    const j = r.json as { runId?: string; status?: string; waitingOn?: { reason?: string }; error?: { message?: string } } | undefined;
+    if (r.code === 0 || r.code === 3) {
+      const status = j?.status;
+      const word = status && status in RUN_LOOK ? RUN_LOOK[status as keyof typeof RUN_LOOK].word : (status ?? 'done');
+      const msg = `Run ${j?.runId ?? ''}: ${word}${j?.waitingOn?.reason ? ` — ${j.waitingOn.reason}` : ''}`;
+      if (r.code === 3) void vscode.window.showWarningMessage(msg);
+      else void vscode.window.showInformationMessage(msg);
+    } else {
+      void vscode.window.showErrorMessage(`Agent Logbook: ${cliProblem(r)}`);
+    }
+  }
+
+  private async pickRun(arg: unknown, placeHolder: string, ok: (r: RunDto) => boolean): Promise<RunDto | undefined> {
+    const ref = runRef(arg);
+    if (ref) return (await this.d.reader.request('run', { runId: ref.runId })) ?? undefined;
+    const page = await this.d.reader.request('runs', { offset: 0, limit: 200 });
+    const candidates = page.runs.filter(ok);
+    if (candidates.length === 0) {
+      void vscode.window.showInformationMessage('No run fits that command right now.');
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      candidates.map((r) => ({ label: r.agent, description: `${RUN_LOOK[r.status].word} · ${r.id}`, run: r })),
+      { placeHolder },
+    );
+    return pick?.run;
+  }
+
+  async kill(arg: unknown, opt?: unknown): Promise<string | undefined> {
+    const ref = runRef(arg);
+    const session = await this.d.sessions.find(ref?.runId);
+    if (session) {
+      await session.customRequest('kill');
+      this.d.log.info(`killed the runner of debug session ${session.name}`);
+      return 'killed';
+    }
+    const run = await this.pickRun(arg, 'Kill which live run?', (r) => r.ownerPid !== null);
+    if (!run) return undefined;
+    if (run.ownerPid === null) {
+      void vscode.window.showInformationMessage(`Run ${run.id} is not running on this machine; there is nothing to kill.`);
+      return undefined;
+    }
+    if (options(opt).confirm !== false) {
+      const ok = await vscode.window.showWarningMessage(`Kill run ${run.id}? Its process (pid ${run.ownerPid}) gets SIGKILL now, like a crash: an action in flight stays in doubt until you resume.`, { modal: true }, 'Kill');
+      if (ok !== 'Kill') return undefined;
+    }
+    process.kill(run.ownerPid, 'SIGKILL');
+    this.d.log.info(`sent SIGKILL to pid ${run.ownerPid} (run ${run.id})`);
+    return 'killed';
+  }
+
+  async resume(arg: unknown, opt?: unknown): Promise<unknown> {
+    if (!this.trusted('resume a run')) return undefined;
+    const run = await this.pickRun(arg, 'Resume which run?', (r) => !r.leaseLive && RESUMABLE.has(r.status));
+    if (!run) return undefined;
+    const via = options(opt).via ?? (fs.existsSync(this.d.paths.debugAdapter) ? 'debugger' : 'cli');
+    if (via === 'debugger') {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      return vscode.debug.startDebugging(folder, { type: DEBUG_TYPE, request: 'launch', name: `Logbook: resume ${run.id}`, program: run.script, resume: run.id });
+    }
+    return this.withProgress(`Resuming ${run.id}…`, ['resume', run.id]);
+  }
+
+  async compensate(arg: unknown, opt?: unknown): Promise<unknown> {
+    if (!this.trusted('compensate a run')) return undefined;
+    const run = await this.pickRun(arg, 'Compensate which run?', COMPENSABLE);
+    if (!run) return undefined;
+    if (options(opt).confirm !== false) {
+      const ok = await vscode.window.showWarningMessage(`Compensate run ${run.id}? Its committed actions are undone newest-first with their inverses; actions without one are reported as irreversible.`, { modal: true }, 'Compensate');
+      if (ok !== 'Compensate') return undefined;
+    }
+    const session = await this.d.sessions.find(run.id);
+    if (session) return session.customRequest('compensate');
+    if (options(opt).via === 'debugger') {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      return vscode.debug.startDebugging(folder, { type: DEBUG_TYPE, request: 'launch', name: `Logbook: compensate ${run.id}`, program: run.script, compensate: run.id });
+    }
+    return this.withProgress(`Compensating ${run.id}…`, ['compensate', run.id]);
+  }
+
+  private async actionTarget(arg: unknown, what: string, ok: (status: string, approval: string | null) => boolean): Promise<ActionRef | undefined> {
+    const ref = actionRef(arg);
+    if (ref) return ref;
+    const run = await this.pickRun(arg, `${what}: which run?`, (r) => r.inDoubt > 0 || r.awaitingApproval > 0);
+    if (!run) return undefined;
+    const items: Array<{ label: string; description: string; ref: ActionRef }> = [];
+    for (let from = 0; from < run.stepCount && items.length < 200; from += 1000) {
+      const steps = await this.d.reader.request('steps', { runId: run.id, from, limit: 1000 });
+      for (const s of steps.steps.filter((x) => x.status !== 'completed' && x.status !== 'replayed')) {
+        const acts = await this.d.reader.request('actions', { runId: run.id, stepIdx: s.idx, afterSeq: 0, limit: 1000 });
+        for (const a of acts.actions) if (ok(a.status, a.approval)) items.push({ label: a.type, description: a.id, ref: { runId: run.id, actionId: a.id, stepIdx: a.stepIdx } });
+      }
+    }
+    return (await vscode.window.showQuickPick(items, { placeHolder: `${what}: which action?` }))?.ref;
+  }
+
+  async approval(arg: unknown, opt: unknown, approve: boolean): Promise<unknown> {
+    if (!this.trusted(approve ? 'approve an action' : 'reject an action')) return undefined;
+    const ref = await this.actionTarget(arg, approve ? 'Approve' : 'Reject', (s, a) => s === 'awaiting-approval' && a === 'pending');
+    if (!ref) return undefined;
+    let note = options(opt).note;
+    if (note === undefined && options(opt).confirm !== false) {
+      note = await vscode.window.showInputBox({ prompt: `${approve ? 'Approve' : 'Reject'} ${ref.actionId}: a note for the journal (optional)` });
+      if (note === undefined) return undefined;
+    }
+    const session = await this.d.sessions.find(ref.runId);
+    // A session paused at this gate takes the decision and goes on; otherwise the CLI records it and resumes.
+    if (session) return session.customRequest(approve ? 'approve' : 'reject', { ...(note ? { note } : {}) });
+    return this.withProgress(`${approve ? 'Approving' : 'Rejecting'} ${ref.actionId}…`, [approve ? 'approve' : 'reject', ref.runId, ref.actionId, ...(note ? ['--note', note] : [])]);
+  }
+
+  async decide(arg: unknown, decision: 'happened' | 'not-happened'): Promise<unknown> {
+    if (!this.trusted('decide an in-doubt action')) return undefined;
+    const ref = await this.actionTarget(arg, 'Decide', (s) => s === 'in-doubt');
+    if (!ref) return undefined;
+    const session = await this.d.sessions.find(ref.runId);
+    if (session) return session.customRequest('decide', { actionId: ref.actionId, decision });
+    return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, ['resume', ref.runId, '--decide', `${ref.actionId}=${decision}`]);
+  }
+
+  async delete(arg: unknown, opt?: unknown): Promise<unknown> {
+    if (!this.trusted('delete a run')) return undefined;
+    const run = await this.pickRun(arg, 'Delete which run?', (r) => !r.leaseLive);
+    if (!run) return undefined;
+    if (options(opt).confirm !== false) {
+      const ok = await vscode.window.showWarningMessage(`Delete run ${run.id} and its whole journal? This cannot be undone.`, { modal: true }, 'Delete');
+      if (ok !== 'Delete') return undefined;
+    }
+    const r = await this.cli(['delete', run.id]);
+    if (r.code !== 0) void vscode.window.showErrorMessage(`Agent Logbook: ${cliProblem(r)}`);
+    return r;
+  }
+
+  async revealSource(arg: unknown): Promise<{ file: string; line: number } | undefined> {
+    const ref = runRef(arg);
+    if (!ref) return undefined;
+    const run = await this.d.reader.request('run', { runId: ref.runId });
+    if (!run) return undefined;
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(run.script));
+    const index = indexSource(doc.getText());
+    let line = 0;
+    const a = actionRef(arg);
+    const s = stepRef(arg);
+    if (a) {
+      const dto = await this.d.reader.request('action', { runId: a.runId, actionId: a.actionId });
+      line = (dto && findAction(index, dto.type)?.line) ?? 0;
+    } else if (s) {
+      const steps = await this.d.reader.request('steps', { runId: s.runId, from: s.stepIdx, limit: 1 });
+      const name = steps.steps[0]?.name;
+      line = (name !== undefined && findStep(index, name)?.line) || 0;
+    }
+    const pos = new vscode.Position(line, 0);
+    await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos), preserveFocus: false });
+    return { file: run.script, line };
+  }
+
+  async copyKey(arg: unknown): Promise<string | undefined> {
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    await vscode.env.clipboard.writeText(ref.actionId);
+    vscode.window.setStatusBarMessage(`Copied ${ref.actionId}`, 3000);
+    return ref.actionId;
+  }
+
+  async openCheckpoint(arg: unknown): Promise<vscode.TextDocument | undefined> {
+    const ref = runRef(arg);
+    if (!ref) return undefined;
+    const s = stepRef(arg);
+    const cp = await this.d.reader.request('checkpoint', { runId: ref.runId, stepIdx: s ? s.stepIdx : null });
+    if (!cp) return undefined;
+    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: cp.json });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc;
+  }
+
+  async timeline(arg: unknown): Promise<unknown> {
+    const run = await this.pickRun(arg, 'Show the timeline of which run?', () => true);
+    if (!run) return undefined;
+    return this.d.openTimeline(run.id);
+  }
+
+  async createLaunchConfig(): Promise<vscode.Uri | undefined> {
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (!root) {
+      void vscode.window.showInformationMessage('Open a folder first: launch configurations live in its .vscode/launch.json.');
+      return undefined;
+    }
+    const uri = vscode.Uri.joinPath(root, '.vscode', 'launch.json');
+    if (!fs.existsSync(uri.fsPath)) {
+      fs.mkdirSync(path.dirname(uri.fsPath), { recursive: true });
+      fs.writeFileSync(uri.fsPath, `${JSON.stringify({ version: '0.2.0', configurations: INITIAL_CONFIGURATIONS }, null, 2)}\n`);
+    } else {
+      void vscode.window.showInformationMessage('launch.json exists: use "Add Configuration…" and pick a Logbook snippet (new run, resume latest, rehearse a crash).');
+    }
+    await vscode.window.showTextDocument(uri);
+    return uri;
+  }
+
+  async openExample(): Promise<vscode.Uri> {
+    const uri = vscode.Uri.file(path.join(this.d.paths.examples, 'email-campaign.ts'));
+    await vscode.window.showTextDocument(uri);
+    return uri;
+  }
+
+  /** Selects a run (and step or action) in the runs view, loading pages as needed. */
+  async reveal(runId: string, stepIdx?: number, actionId?: string): Promise<Node | undefined> {
+    const node = await this.d.model.locate(runId, stepIdx, actionId);
+    if (!node) return undefined;
+    await vscode.commands.executeCommand(`${RUNS_VIEW}.focus`);
+    for (let i = 0; ; i++) {
+      try {
+        await this.d.view.reveal(node, { select: true, focus: false, expand: node.kind === 'action' ? false : 1 });
+        return node;
+      } catch (err) {
+        // Right after the view opens its data may not be there yet ("Data tree node not found"): retry briefly.
+        if (i >= 10) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+}
+
+export function registerCommands(context: vscode.ExtensionContext, commands: Commands): void {
+  const handlers = commands.handlers();
+  for (const key of Object.keys(COMMANDS) as CommandKey[]) {
+    context.subscriptions.push(vscode.commands.registerCommand(COMMANDS[key].id, handlers[key]));
+  }
+}

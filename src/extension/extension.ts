@@ -1,0 +1,124 @@
+// Entry point of the VS Code extension: wires the reader, the runs tree, commands, debugger, decorations and status bar.
+
+import * as vscode from 'vscode';
+import type { ChangedNotice } from '../reader/protocol';
+import { Commands, registerCommands } from './commands';
+import { affectsLogbook, readConfig } from './config';
+import { LogbookAdapterFactory, LogbookConfigurationProvider } from './debug';
+import { Decorations } from './decorations';
+import { CONTEXT, DEBUG_TYPE, RUNS_VIEW } from './ids';
+import { createLog, logLine } from './log';
+import { extensionPaths } from './paths';
+import { ReaderClient } from './readerClient';
+import { Sessions } from './sessions';
+import { RunStatusBar } from './statusBar';
+import { TimelinePanels } from './timeline';
+import { TreeModel, type ReaderSource } from './tree/model';
+import type { Node } from './tree/nodes';
+import { RunsTreeProvider } from './tree/provider';
+
+/** What activate returns: the test suite inspects the extension through it. */
+export interface LogbookApi {
+  readonly activatedInMs: number;
+  readonly model: TreeModel;
+  readonly provider: RunsTreeProvider;
+  readonly debugConfig: LogbookConfigurationProvider;
+  readonly view: vscode.TreeView<Node>;
+  /** The reader process's pid (tests check the host itself never loads better-sqlite3). */
+  readerPid(): number | undefined;
+  /** Requests to the reader process (whichever one the current settings started). */
+  readonly source: ReaderSource;
+  readonly decorations: Decorations;
+  readonly statusBar: RunStatusBar;
+  readonly timelines: TimelinePanels;
+  readonly commands: Commands;
+  readonly sessions: Sessions;
+  /** Change notices seen from the reader, newest last (for tests of liveness). */
+  readonly notices: ChangedNotice[];
+}
+
+export function activate(context: vscode.ExtensionContext): LogbookApi {
+  const t0 = performance.now();
+  const log = createLog();
+  const paths = extensionPaths(context.extensionPath);
+  let config = readConfig();
+  let reader = new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log) });
+  const readerProxy: ReaderSource = {
+    request: (m, p) => reader.request(m, p),
+  };
+  const model = new TreeModel(readerProxy);
+  const provider = new RunsTreeProvider(model);
+  const view = vscode.window.createTreeView(RUNS_VIEW, { treeDataProvider: provider, showCollapseAll: true });
+  const sessions = new Sessions();
+  const debugConfig = new LogbookConfigurationProvider(log);
+  const decorations = new Decorations(readerProxy, log);
+  const statusBar = new RunStatusBar(readerProxy, sessions);
+  const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId));
+  const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id) });
+  const notices: ChangedNotice[] = [];
+
+  const onChanged = (n: ChangedNotice): void => {
+    notices.push(n);
+    if (notices.length > 200) notices.splice(0, notices.length - 200);
+    if (!config.autoRefresh) return;
+    void model.apply(n).catch((err: unknown) => log.warn(`tree refresh: ${String(err)}`));
+    decorations.schedule();
+    statusBar.schedule();
+    timelines.changed(n.structure ? 'all' : n.runs);
+  };
+
+  const connect = (): void => {
+    if (config.databasePath) {
+      reader.onChanged(onChanged);
+      void reader.open(config.databasePath).then(
+        () => log.info(`journal: ${config.databasePath ?? ''}`),
+        (err: unknown) => log.error(`could not open the journal: ${String(err)}`),
+      );
+    }
+  };
+  connect();
+
+  const updateHasRuns = (): void => {
+    void vscode.commands.executeCommand('setContext', CONTEXT.hasRuns, model.totalRuns > 0 || model.problem !== undefined);
+  };
+  model.onRootsLoaded = updateHasRuns;
+
+  registerCommands(context, commands);
+  context.subscriptions.push(
+    log,
+    view,
+    provider,
+    sessions,
+    decorations,
+    statusBar,
+    timelines,
+    { dispose: () => reader.dispose() },
+    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, debugConfig),
+    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, { provideDebugConfigurations: () => new LogbookConfigurationProvider(log).provideDebugConfigurations() }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
+    vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new LogbookAdapterFactory(paths.debugAdapter, log)),
+    sessions.onDidChange(() => statusBar.schedule(0)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => model.refreshAll()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!affectsLogbook(e)) return;
+      const next = readConfig();
+      const restart = next.runtimeExecutable !== config.runtimeExecutable || next.databasePath !== config.databasePath;
+      config = next;
+      if (restart) {
+        log.info('settings changed: restarting the journal reader');
+        reader.dispose();
+        reader = new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log) });
+        connect();
+        model.refreshAll();
+        statusBar.schedule(0);
+        decorations.schedule(0);
+      }
+    }),
+  );
+  const activatedInMs = performance.now() - t0;
+  log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
+  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, notices };
+}
+
+export function deactivate(): void {
+  // Subscriptions dispose the reader process and everything else.
+}

@@ -1,0 +1,103 @@
+// The run timeline webview: strict CSP with a nonce, assets from media/, live while the run writes.
+
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { Timeline } from '../reader/protocol';
+import type { Log } from './log';
+import type { ReaderSource } from './tree/model';
+
+const MessageFromView = {
+  parse(v: unknown): { type: 'reveal'; runId: string; stepIdx: number; actionId?: string } | { type: 'ready' } | undefined {
+    const m = v as { type?: unknown; runId?: unknown; stepIdx?: unknown; actionId?: unknown };
+    if (m?.type === 'ready') return { type: 'ready' };
+    if (m?.type === 'reveal' && typeof m.runId === 'string' && typeof m.stepIdx === 'number') {
+      return { type: 'reveal', runId: m.runId, stepIdx: m.stepIdx, ...(typeof m.actionId === 'string' ? { actionId: m.actionId } : {}) };
+    }
+    return undefined;
+  },
+};
+
+export class TimelinePanels implements vscode.Disposable {
+  private readonly panels = new Map<string, { panel: vscode.WebviewPanel; data?: Timeline }>();
+
+  constructor(
+    private readonly media: vscode.Uri,
+    private readonly reader: ReaderSource,
+    private readonly log: Log,
+    private readonly reveal: (runId: string, stepIdx: number, actionId?: string) => Promise<unknown>,
+  ) {}
+
+  async show(runId: string): Promise<vscode.WebviewPanel> {
+    const open = this.panels.get(runId);
+    if (open) {
+      open.panel.reveal();
+      await this.refresh(runId);
+      return open.panel;
+    }
+    const panel = vscode.window.createWebviewPanel('logbook.timeline', `Timeline ${runId}`, vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [this.media],
+      retainContextWhenHidden: false,
+    });
+    panel.iconPath = vscode.Uri.joinPath(this.media, 'logbook.svg');
+    this.panels.set(runId, { panel });
+    panel.onDidDispose(() => this.panels.delete(runId));
+    panel.webview.onDidReceiveMessage((raw) => {
+      const msg = MessageFromView.parse(raw);
+      if (msg?.type === 'ready') void this.refresh(runId);
+      if (msg?.type === 'reveal') void this.reveal(msg.runId, msg.stepIdx, msg.actionId).catch((err: unknown) => this.log.warn(`reveal from timeline: ${String(err)}`));
+    });
+    panel.webview.html = this.html(panel.webview);
+    await this.refresh(runId);
+    return panel;
+  }
+
+  /** The data each open panel shows (tests read it). */
+  data(runId: string): Timeline | undefined {
+    return this.panels.get(runId)?.data;
+  }
+
+  async refresh(runId: string): Promise<void> {
+    const p = this.panels.get(runId);
+    if (!p) return;
+    const data = await this.reader.request('timeline', { runId });
+    if (!data) return;
+    p.data = data;
+    p.panel.title = `Timeline: ${data.run.agent} ${runId}`;
+    await p.panel.webview.postMessage({ type: 'timeline', data });
+  }
+
+  /** Called on journal changes: refreshes the open timelines of the runs that changed. */
+  changed(runIds: readonly string[] | 'all'): void {
+    for (const id of this.panels.keys()) {
+      if (runIds === 'all' || runIds.includes(id)) void this.refresh(id).catch((err: unknown) => this.log.warn(`timeline: ${String(err)}`));
+    }
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString('base64');
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.media, 'timeline.css'));
+    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.media, 'timeline.js'));
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}'; img-src ${webview.cspSource};">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css.toString()}">
+<title>Run timeline</title>
+</head>
+<body>
+<header id="head"><h1 id="title">Loading…</h1><div id="legend"></div></header>
+<main id="chart" aria-label="Run timeline"></main>
+<footer id="foot"></footer>
+<script nonce="${nonce}" src="${js.toString()}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    for (const p of this.panels.values()) p.panel.dispose();
+    this.panels.clear();
+  }
+}

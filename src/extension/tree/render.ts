@@ -1,0 +1,180 @@
+// How each node looks: label, description, status icon and colour, Markdown tooltip, and the contextValue menus key on.
+
+import * as vscode from 'vscode';
+import type { ActionDisplay, RunDisplay, StepDisplay } from '../../reader/protocol';
+import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
+import type { ActionNode, DetailNode, MoreNode, Node, RunNode, StepNode } from './nodes';
+
+const icon = (id: string, color?: string): vscode.ThemeIcon => new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
+
+export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: string }> = {
+  running: { word: 'running', icon: 'sync~spin', color: 'charts.blue' },
+  completed: { word: 'completed', icon: 'pass-filled', color: 'testing.iconPassed' },
+  failed: { word: 'failed', icon: 'error', color: 'testing.iconFailed' },
+  'needs-decision': { word: 'needs a decision', icon: 'question', color: 'charts.yellow' },
+  'awaiting-approval': { word: 'awaiting approval', icon: 'shield', color: 'charts.yellow' },
+  compensating: { word: 'compensating', icon: 'history', color: 'charts.purple' },
+  compensated: { word: 'compensated', icon: 'discard', color: 'charts.purple' },
+  'compensation-failed': { word: 'compensation failed', icon: 'error', color: 'testing.iconFailed' },
+  interrupted: { word: 'interrupted', icon: 'debug-disconnect', color: 'charts.orange' },
+};
+
+const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {
+  completed: { word: 'completed', icon: 'check', color: 'testing.iconPassed' },
+  replayed: { word: 'replayed', icon: 'debug-rerun', color: 'descriptionForeground' },
+  'in-progress': { word: 'in progress', icon: 'loading~spin', color: 'charts.blue' },
+  interrupted: { word: 'interrupted', icon: 'debug-disconnect', color: 'charts.orange' },
+  failed: { word: 'failed', icon: 'error', color: 'testing.iconFailed' },
+};
+
+export const ACTION_LOOK: Record<ActionDisplay, { word: string; icon: string; color: string }> = {
+  'in-flight': { word: 'started', icon: 'loading~spin', color: 'charts.blue' },
+  'in-doubt': { word: 'in doubt', icon: 'warning', color: 'charts.yellow' },
+  committed: { word: 'committed', icon: 'pass', color: 'testing.iconPassed' },
+  failed: { word: 'failed', icon: 'error', color: 'testing.iconFailed' },
+  'awaiting-approval': { word: 'awaiting approval', icon: 'shield', color: 'charts.yellow' },
+  rejected: { word: 'rejected', icon: 'circle-slash', color: 'testing.iconFailed' },
+  compensated: { word: 'compensated', icon: 'discard', color: 'charts.purple' },
+  compensating: { word: 'compensating', icon: 'history', color: 'charts.purple' },
+  irreversible: { word: 'irreversible', icon: 'lock', color: 'testing.iconFailed' },
+  'compensation-failed': { word: 'compensation failed', icon: 'error', color: 'testing.iconFailed' },
+};
+
+const EFFECT_BADGE = { 'read-only': 'read-only', idempotent: 'idempotent', 'non-idempotent': '⚠ non-idempotent' } as const;
+
+export function ago(ms: number, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+const code = (s: string, n = 600): string => '```json\n' + (s.length > n ? `${s.slice(0, n)}…` : s).replace(/```/g, '`\u200b``') + '\n```';
+
+export function runFlags(n: RunNode): Flag[] {
+  const r = n.run;
+  const flags: Flag[] = [FLAG.checkpoint];
+  if (r.leaseLive) flags.push(FLAG.live);
+  else {
+    flags.push(FLAG.deletable);
+    if (r.status === 'interrupted' || r.status === 'failed' || r.status === 'needs-decision') flags.push(FLAG.resumable);
+    if (r.status !== 'compensated' && r.status !== 'running' && r.status !== 'compensating') flags.push(FLAG.compensable);
+  }
+  if (r.inDoubt > 0) flags.push(FLAG.inDoubt);
+  if (r.awaitingApproval > 0) flags.push(FLAG.awaitingApproval);
+  return flags;
+}
+
+function runItem(n: RunNode): vscode.TreeItem {
+  const r = n.run;
+  const look = RUN_LOOK[r.status];
+  const item = new vscode.TreeItem(r.agent, r.stepCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  const extra = [r.inDoubt ? `${r.inDoubt} in doubt` : '', r.awaitingApproval ? `${r.awaitingApproval} awaiting approval` : ''].filter(Boolean);
+  item.description = [look.word, ...extra, `${r.attempt} attempt${r.attempt === 1 ? '' : 's'}`, ago(r.createdAt), r.id].join(' · ');
+  item.iconPath = icon(look.icon, look.color);
+  item.contextValue = contextValue(ITEM.run, runFlags(n));
+  const md = new vscode.MarkdownString(undefined, true);
+  md.appendMarkdown(`$(${look.icon}) **${r.agent}** — ${look.word}\n\n`);
+  md.appendMarkdown(`| | |\n|---|---|\n| run | \`${r.id}\` |\n| attempts | ${r.attempt} |\n| steps | ${r.stepCount} |\n| actions | ${r.actionCount}${r.inDoubt ? ` (${r.inDoubt} in doubt)` : ''} |\n| started | ${new Date(r.createdAt).toLocaleString()} |\n| updated | ${new Date(r.updatedAt).toLocaleString()} |\n`);
+  if (r.owner) md.appendMarkdown(`| held by | ${r.owner} |\n`);
+  md.appendMarkdown(`\n\nscript: \`${r.script}\`\n\n`);
+  if (r.input) md.appendMarkdown(`input:\n${code(r.input)}\n\n`);
+  if (r.output) md.appendMarkdown(`output:\n${code(r.output)}\n\n`);
+  if (r.error) md.appendMarkdown(`error: ${r.error}\n\n`);
+  if (r.status === 'interrupted') md.appendMarkdown('_The process driving this run is gone (killed or crashed). Resume reconciles what was in doubt._');
+  if (r.status === 'needs-decision') md.appendMarkdown('_An action without `verify` is in doubt: decide whether it happened (right-click the action)._');
+  item.tooltip = md;
+  item.id = n.key;
+  return item;
+}
+
+function stepItem(n: StepNode): vscode.TreeItem {
+  const s = n.step;
+  const look = STEP_LOOK[s.status];
+  const item = new vscode.TreeItem(`${s.idx + 1}. ${s.name}`, s.actionCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  item.description = [look.word, s.actionCount ? `${s.actionCount} action${s.actionCount === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
+  item.iconPath = icon(look.icon, look.color);
+  const flags: Flag[] = [FLAG.hasSource];
+  if (s.hasResult) flags.push(FLAG.checkpoint);
+  item.contextValue = contextValue(ITEM.step, flags);
+  const md = new vscode.MarkdownString(`**step ${s.idx + 1}: ${s.name}** — ${look.word}\n\nattempt ${s.attempt}, started ${new Date(s.startedAt).toLocaleTimeString()}${s.endedAt !== null ? `, took ${s.endedAt - s.startedAt} ms` : ''}`);
+  if (s.status === 'replayed') md.appendMarkdown('\n\n_Completed in an earlier attempt: on resume its checkpointed result was returned without running it._');
+  if (s.error) md.appendMarkdown(`\n\nerror: ${s.error}`);
+  item.tooltip = md;
+  item.id = n.key;
+  return item;
+}
+
+function actionItem(n: ActionNode): vscode.TreeItem {
+  const a = n.action;
+  const look = ACTION_LOOK[a.status];
+  const item = new vscode.TreeItem(a.type, vscode.TreeItemCollapsibleState.Collapsed);
+  const recon = a.reconciliation ? ` · ${a.reconciliation}` : a.decision ? ` · decided ${a.decision}` : '';
+  item.description = `${look.word} · ${EFFECT_BADGE[a.effect]}${recon} · ${a.executions}×`;
+  item.iconPath = icon(look.icon, look.color);
+  const flags: Flag[] = [FLAG.hasKey, FLAG.hasSource];
+  if (a.status === 'in-doubt') flags.push(FLAG.inDoubt);
+  if (a.journalStatus === 'awaiting-approval' && a.approval === 'pending') flags.push(FLAG.awaitingApproval);
+  item.contextValue = contextValue(ITEM.action, flags);
+  const md = new vscode.MarkdownString(undefined, true);
+  md.appendMarkdown(`$(${look.icon}) **${a.type}** v${a.version} — ${look.word}\n\n`);
+  md.appendMarkdown(`effect: **${a.effect}** · executions: ${a.executions}${a.reconciliation ? ` · reconciled: ${a.reconciliation}` : ''}\n\n`);
+  md.appendMarkdown(`idempotency key: \`${a.id}\`\n\nargs:\n${code(a.args)}\n\n`);
+  if (a.result) md.appendMarkdown(`result:\n${code(a.result)}\n\n`);
+  if (a.error) md.appendMarkdown(`error: ${a.error}\n\n`);
+  if (a.status === 'in-doubt') {
+    md.appendMarkdown(
+      a.effect === 'non-idempotent'
+        ? '_Started but never committed: the process died in between. Resume verifies it, or asks you to decide whether it happened._'
+        : '_Started but never committed: resume runs it again with the same idempotency key._',
+    );
+  }
+  item.tooltip = md;
+  item.id = n.key;
+  return item;
+}
+
+function detailItem(n: DetailNode): vscode.TreeItem {
+  const oneLine = n.value.replace(/\s+/g, ' ');
+  const item = new vscode.TreeItem(n.name, vscode.TreeItemCollapsibleState.None);
+  item.description = oneLine.length > 200 ? `${oneLine.slice(0, 199)}…` : oneLine;
+  item.tooltip = new vscode.MarkdownString(`**${n.name}**\n\n${code(n.value, 4000)}`);
+  item.contextValue = contextValue(ITEM.detail, n.name === 'idempotency key' ? [FLAG.hasKey] : []);
+  item.id = n.key;
+  return item;
+}
+
+function moreItem(n: MoreNode): vscode.TreeItem {
+  const what = n.owner === undefined ? 'runs' : n.owner.kind === 'run' ? 'steps' : 'actions';
+  const item = new vscode.TreeItem(`Load more ${what}…`, vscode.TreeItemCollapsibleState.None);
+  item.description = `${n.remaining} more`;
+  item.iconPath = icon('ellipsis');
+  item.contextValue = contextValue(ITEM.loadMore, []);
+  item.command = { command: COMMANDS.loadMore.id, title: COMMANDS.loadMore.title, arguments: [n] };
+  item.id = n.key;
+  return item;
+}
+
+export function treeItem(n: Node): vscode.TreeItem {
+  switch (n.kind) {
+    case 'run':
+      return runItem(n);
+    case 'step':
+      return stepItem(n);
+    case 'action':
+      return actionItem(n);
+    case 'detail':
+      return detailItem(n);
+    case 'more':
+      return moreItem(n);
+    case 'message': {
+      const item = new vscode.TreeItem(n.text, vscode.TreeItemCollapsibleState.None);
+      item.iconPath = icon('warning', 'charts.yellow');
+      item.tooltip = n.tooltip;
+      item.contextValue = contextValue(ITEM.message, []);
+      item.command = { command: COMMANDS.showLog.id, title: COMMANDS.showLog.title };
+      return item;
+    }
+  }
+}

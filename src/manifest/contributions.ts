@@ -1,0 +1,125 @@
+// Generates package.json's activation events, capabilities and `contributes` from the ids and the launch zod schema.
+
+import { launchJsonSchema } from '../adapter/launchConfig';
+import { CONFIGURATION_SNIPPETS, INITIAL_CONFIGURATIONS } from '../extension/launchDefaults';
+import { COMMANDS, COMMAND_CATEGORY, CONTAINER_ID, CONTEXT, DEBUG_TYPE, FLAG, ITEM, RUNS_VIEW, SETTINGS, whenItem, type CommandKey } from '../extension/ids';
+
+const trusted = 'isWorkspaceTrusted';
+const inLogbookDebug = `debugType == ${DEBUG_TYPE}`;
+
+type Menu = { command: string; when?: string; group?: string };
+
+const cmd = (k: CommandKey): string => COMMANDS[k].id;
+
+/** Commands that only make sense on a tree item: hidden from the palette. */
+const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'loadMore'];
+
+function menus(): Record<string, Menu[]> {
+  const run = ITEM.run;
+  const action = ITEM.action;
+  return {
+    'view/title': [
+      { command: cmd('refresh'), when: `view == ${RUNS_VIEW}`, group: 'navigation@1' },
+      { command: cmd('createLaunchConfig'), when: `view == ${RUNS_VIEW}`, group: '2_create' },
+      { command: cmd('showLog'), when: `view == ${RUNS_VIEW}`, group: '9_log' },
+    ],
+    'view/item/context': [
+      { command: cmd('resumeRun'), when: `${whenItem(run, FLAG.resumable)} && ${trusted}`, group: 'inline@1' },
+      { command: cmd('openTimeline'), when: whenItem(run), group: 'inline@2' },
+      { command: cmd('resumeRun'), when: `${whenItem(run, FLAG.resumable)} && ${trusted}`, group: '1_run@1' },
+      { command: cmd('compensateRun'), when: `${whenItem(run, FLAG.compensable)} && ${trusted}`, group: '1_run@2' },
+      { command: cmd('killRun'), when: whenItem(run, FLAG.live), group: '1_run@3' },
+      { command: cmd('openTimeline'), when: whenItem(run), group: '2_show@1' },
+      { command: cmd('openCheckpoint'), when: whenItem(run, FLAG.checkpoint), group: '2_show@2' },
+      { command: cmd('deleteRun'), when: `${whenItem(run, FLAG.deletable)} && ${trusted}`, group: '9_delete@1' },
+      { command: cmd('revealSource'), when: whenItem(ITEM.step, FLAG.hasSource), group: '2_show@1' },
+      { command: cmd('openCheckpoint'), when: whenItem(ITEM.step, FLAG.checkpoint), group: '2_show@2' },
+      { command: cmd('approveAction'), when: `${whenItem(action, FLAG.awaitingApproval)} && ${trusted}`, group: 'inline@1' },
+      { command: cmd('rejectAction'), when: `${whenItem(action, FLAG.awaitingApproval)} && ${trusted}`, group: 'inline@2' },
+      { command: cmd('approveAction'), when: `${whenItem(action, FLAG.awaitingApproval)} && ${trusted}`, group: '1_decide@1' },
+      { command: cmd('rejectAction'), when: `${whenItem(action, FLAG.awaitingApproval)} && ${trusted}`, group: '1_decide@2' },
+      { command: cmd('decideHappened'), when: `${whenItem(action, FLAG.inDoubt)} && ${trusted}`, group: '1_decide@3' },
+      { command: cmd('decideNotHappened'), when: `${whenItem(action, FLAG.inDoubt)} && ${trusted}`, group: '1_decide@4' },
+      { command: cmd('revealSource'), when: whenItem(action, FLAG.hasSource), group: '2_show@1' },
+      { command: cmd('copyKey'), when: whenItem(action, FLAG.hasKey), group: '2_show@2' },
+      { command: cmd('copyKey'), when: whenItem(ITEM.detail, FLAG.hasKey), group: 'inline@1' },
+    ],
+    'debug/toolbar': [
+      { command: cmd('killRun'), when: inLogbookDebug, group: 'navigation@10' },
+      { command: cmd('compensateRun'), when: `${inLogbookDebug} && ${trusted}`, group: 'navigation@11' },
+    ],
+    commandPalette: [
+      ...ITEM_ONLY.map((k) => ({ command: cmd(k), when: 'false' })),
+      { command: cmd('resumeRun'), when: trusted },
+      { command: cmd('compensateRun'), when: trusted },
+      { command: cmd('deleteRun'), when: trusted },
+    ],
+  };
+}
+
+function commands(): Array<Record<string, string>> {
+  return (Object.keys(COMMANDS) as CommandKey[]).map((k) => {
+    const c = COMMANDS[k];
+    return { command: c.id, title: c.title, category: COMMAND_CATEGORY, ...(c.icon ? { icon: c.icon } : {}) };
+  });
+}
+
+export function contributions(): { activationEvents: string[]; capabilities: unknown; contributes: unknown } {
+  return {
+    activationEvents: [`onDebugResolve:${DEBUG_TYPE}`, `onDebugDynamicConfigurations:${DEBUG_TYPE}`, 'onDebugInitialConfigurations', `onView:${RUNS_VIEW}`, 'workspaceContains:.logbook/journal.db'],
+    capabilities: {
+      untrustedWorkspaces: {
+        supported: 'limited',
+        description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
+        restrictedConfigurations: [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`, `${SETTINGS.section}.${SETTINGS.databasePath}`],
+      },
+      virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk.' },
+    },
+    contributes: {
+      debuggers: [
+        {
+          type: DEBUG_TYPE,
+          label: 'Agent Logbook',
+          languages: ['typescript', 'javascript'],
+          configurationAttributes: { launch: launchJsonSchema() },
+          initialConfigurations: INITIAL_CONFIGURATIONS,
+          configurationSnippets: CONFIGURATION_SNIPPETS,
+        },
+      ],
+      breakpoints: [{ language: 'typescript' }, { language: 'javascript' }],
+      commands: commands(),
+      menus: menus(),
+      viewsContainers: { activitybar: [{ id: CONTAINER_ID, title: 'Agent Logbook', icon: 'media/logbook.svg' }] },
+      views: { [CONTAINER_ID]: [{ id: RUNS_VIEW, name: 'Runs', icon: 'media/logbook.svg', contextualTitle: 'Agent Logbook' }] },
+      viewsWelcome: [
+        {
+          view: RUNS_VIEW,
+          contents: `No agent runs in this workspace yet.\nOpen an agent script and press F5, or:\n[Create a Launch Configuration](command:${cmd('createLaunchConfig')})\n[Open an Example Agent](command:${cmd('openExample')})`,
+          when: `!${CONTEXT.hasRuns}`,
+        },
+      ],
+      configuration: {
+        title: 'Agent Logbook',
+        properties: {
+          [`${SETTINGS.section}.${SETTINGS.databasePath}`]: {
+            type: 'string',
+            default: '.logbook/journal.db',
+            scope: 'resource',
+            markdownDescription: 'The journal file, relative to the workspace folder (or absolute). `${workspaceFolder}` is expanded.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`]: {
+            type: 'string',
+            default: 'node',
+            scope: 'machine-overridable',
+            markdownDescription: 'The Node.js (20 or newer) that runs the journal reader, the CLI and the debug adapter. VS Code never loads the journal itself.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.autoRefresh}`]: {
+            type: 'boolean',
+            default: true,
+            markdownDescription: 'Update the runs view, decorations and timelines as soon as the journal changes.',
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,156 @@
+// The reader process's JSON-lines protocol, validated with zod on both sides: requests, results, change notifications.
+
+import { z } from 'zod';
+
+const int = z.number().int();
+const str = z.string();
+const nstr = z.string().nullable();
+
+export const RUN_DISPLAY = ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'compensated', 'compensation-failed', 'interrupted'] as const;
+export type RunDisplay = (typeof RUN_DISPLAY)[number];
+
+/** What a person reads on an action: its journal status folded with liveness, reconciliation and compensation. */
+export const ACTION_DISPLAY = ['in-flight', 'in-doubt', 'committed', 'failed', 'awaiting-approval', 'rejected', 'compensated', 'compensating', 'irreversible', 'compensation-failed'] as const;
+export type ActionDisplay = (typeof ACTION_DISPLAY)[number];
+
+export const STEP_DISPLAY = ['completed', 'replayed', 'in-progress', 'interrupted', 'failed'] as const;
+export type StepDisplay = (typeof STEP_DISPLAY)[number];
+
+export const RunDto = z.object({
+  id: str,
+  agent: str,
+  script: str,
+  status: z.enum(RUN_DISPLAY),
+  attempt: int,
+  createdAt: int,
+  updatedAt: int,
+  leaseLive: z.boolean(),
+  owner: nstr,
+  /** The lease holder's pid when it is alive on this machine (Kill Run uses it for runs no debugger drives). */
+  ownerPid: int.nullable(),
+  stepCount: int,
+  actionCount: int,
+  inDoubt: int,
+  awaitingApproval: int,
+  input: nstr,
+  output: nstr,
+  error: nstr,
+  forkedFrom: nstr,
+});
+export type RunDto = z.infer<typeof RunDto>;
+
+export const StepDto = z.object({
+  runId: str,
+  idx: int,
+  name: str,
+  status: z.enum(STEP_DISPLAY),
+  attempt: int,
+  startedAt: int,
+  endedAt: int.nullable(),
+  actionCount: int,
+  error: nstr,
+  hasResult: z.boolean(),
+});
+export type StepDto = z.infer<typeof StepDto>;
+
+export const ActionDto = z.object({
+  runId: str,
+  id: str,
+  seq: int,
+  stepIdx: int,
+  type: str,
+  version: int,
+  effect: z.enum(['read-only', 'idempotent', 'non-idempotent']),
+  status: z.enum(ACTION_DISPLAY),
+  journalStatus: str,
+  executions: int,
+  reconciliation: nstr,
+  decision: nstr,
+  approval: nstr,
+  approvalNote: nstr,
+  compensation: nstr,
+  compensationExecutions: int,
+  attempt: int,
+  startedAt: int,
+  endedAt: int.nullable(),
+  args: str,
+  result: nstr,
+  error: nstr,
+});
+export type ActionDto = z.infer<typeof ActionDto>;
+
+export const TimelineItem = z.object({
+  kind: z.enum(['step', 'action']),
+  id: str,
+  stepIdx: int,
+  label: str,
+  attempt: int,
+  start: int,
+  end: int.nullable(),
+  status: str,
+});
+export type TimelineItem = z.infer<typeof TimelineItem>;
+
+export const TimelineMark = z.object({ at: int, attempt: int, kind: z.enum(['start', 'resume', 'crash', 'end', 'reconciled', 'decided', 'approval', 'compensation']), label: str });
+export type TimelineMark = z.infer<typeof TimelineMark>;
+
+export const Timeline = z.object({
+  run: RunDto,
+  attempts: z.array(z.object({ attempt: int, start: int, end: int, outcome: str })),
+  items: z.array(TimelineItem),
+  marks: z.array(TimelineMark),
+  truncated: z.boolean(),
+});
+export type Timeline = z.infer<typeof Timeline>;
+
+const Counts = z.record(z.string(), int);
+export const ScriptStatus = z.object({
+  run: RunDto.nullable(),
+  /** Per step pattern id: step count by display status. */
+  steps: z.record(z.string(), Counts),
+  /** Per action type: action count by display status. */
+  actions: z.record(z.string(), Counts),
+});
+export type ScriptStatus = z.infer<typeof ScriptStatus>;
+
+/** Each request's params and result; the reader validates params, the client validates results. */
+export const METHODS = {
+  open: { params: z.object({ db: str }), result: z.object({ exists: z.boolean(), file: str }) },
+  runs: { params: z.object({ offset: int.min(0), limit: int.min(1).max(1000) }), result: z.object({ total: int, runs: z.array(RunDto) }) },
+  run: { params: z.object({ runId: str }), result: RunDto.nullable() },
+  steps: { params: z.object({ runId: str, from: int.min(0), limit: int.min(1).max(1000) }), result: z.object({ total: int, steps: z.array(StepDto) }) },
+  actions: {
+    params: z.object({ runId: str, stepIdx: int, afterSeq: int.min(0), limit: int.min(1).max(1000) }),
+    result: z.object({ total: int, actions: z.array(ActionDto) }),
+  },
+  action: { params: z.object({ runId: str, actionId: str }), result: ActionDto.nullable() },
+  checkpoint: { params: z.object({ runId: str, stepIdx: int.nullable() }), result: z.object({ json: str }).nullable() },
+  timeline: { params: z.object({ runId: str }), result: Timeline.nullable() },
+  scriptStatus: {
+    params: z.object({ script: str, stepPatterns: z.array(z.object({ id: str, regex: str })), actionTypes: z.array(str) }),
+    result: ScriptStatus,
+  },
+} as const;
+
+export type Method = keyof typeof METHODS;
+export type Params<M extends Method> = z.infer<(typeof METHODS)[M]['params']>;
+export type Result<M extends Method> = z.infer<(typeof METHODS)[M]['result']>;
+
+export const Request = z.object({ id: int, method: z.enum(Object.keys(METHODS) as [Method, ...Method[]]), params: z.unknown() });
+export type Request = z.infer<typeof Request>;
+
+export const ErrorBody = z.object({ code: str, message: str });
+
+export const Response = z.union([
+  z.object({ id: int, ok: z.literal(true), result: z.unknown() }),
+  z.object({ id: int, ok: z.literal(false), error: ErrorBody }),
+]);
+
+/** Sent unasked when the journal changes: `structure` means runs were added or removed. */
+export const ChangedNotice = z.object({ event: z.literal('changed'), runs: z.array(str), structure: z.boolean(), seq: int });
+export type ChangedNotice = z.infer<typeof ChangedNotice>;
+
+export const Incoming = z.union([Response, ChangedNotice]);
+
+/** Text values shown in the tree are clipped so one huge result cannot slow the UI; details fetch them in full. */
+export const CLIP = 4000;

@@ -1,0 +1,222 @@
+// Turns journal rows into the reader protocol's DTOs: paged, clipped, with the display statuses people read.
+
+import * as os from 'node:os';
+import type { Store } from '../runtime/store';
+import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
+import { ActionRow as ActionRowSchema, RunRow as RunRowSchema, checked } from '../runtime/store/rows';
+import { CLIP, type ActionDisplay, type ActionDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
+import { buildTimeline } from './timeline';
+
+export function clip(text: string | null, n = CLIP): string | null {
+  if (text === null) return null;
+  return text.length > n ? `${text.slice(0, n - 1)}…` : text;
+}
+
+function errorMessage(text: string | null): string | null {
+  if (text === null) return null;
+  try {
+    const e = JSON.parse(text) as { message?: unknown; code?: unknown };
+    const msg = typeof e.message === 'string' ? e.message : text;
+    return clip(typeof e.code === 'string' ? `[${e.code}] ${msg}` : msg);
+  } catch {
+    return clip(text);
+  }
+}
+
+export function actionDisplay(a: Pick<ActionRow, 'status' | 'compensation'>, leaseLive: boolean): ActionDisplay {
+  switch (a.compensation) {
+    case 'committed':
+      return 'compensated';
+    case 'irreversible':
+      return 'irreversible';
+    case 'started':
+      return 'compensating';
+    case 'failed':
+      return 'compensation-failed';
+    default:
+      break;
+  }
+  if (a.status === 'started') return leaseLive ? 'in-flight' : 'in-doubt';
+  return a.status;
+}
+
+export function stepDisplay(s: Pick<StepRow, 'status' | 'attempt'>, run: Pick<RunRow, 'attempt'>, leaseLive: boolean): StepDisplay {
+  if (s.status === 'completed') return s.attempt < run.attempt ? 'replayed' : 'completed';
+  if (s.status === 'failed') return 'failed';
+  return leaseLive ? 'in-progress' : 'interrupted';
+}
+
+export class JournalQueries {
+  private readonly q;
+
+  constructor(private readonly store: Store) {
+    const db = store.db;
+    this.q = {
+      countByStatus: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND status = ?'),
+      stepActions: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND step_idx = ?'),
+      actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      latestForScript: db.prepare('SELECT * FROM runs WHERE script = ? ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+      stepNamesStatus: db.prepare('SELECT name, status, attempt FROM steps WHERE run_id = ?'),
+      actionsByType: db.prepare('SELECT type, status, compensation, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation'),
+    };
+  }
+
+  private get reader() {
+    return this.store.reader;
+  }
+
+  runDto(row: RunRow): RunDto {
+    const v = this.reader.view(row);
+    const settled = row.status === 'completed' || row.status === 'compensated';
+    const count = (status: string): number => (settled ? 0 : (this.q.countByStatus.get(row.id, status) as { n: number }).n);
+    return {
+      id: row.id,
+      agent: row.agent,
+      script: row.script,
+      status: v.effectiveStatus,
+      attempt: row.attempt,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      leaseLive: v.leaseLive,
+      owner: v.leaseLive ? row.lease_owner : null,
+      ownerPid: v.leaseLive && row.lease_host === os.hostname() ? row.lease_pid : null,
+      stepCount: this.reader.stepCount(row.id),
+      actionCount: this.reader.actionCount(row.id),
+      inDoubt: v.leaseLive ? 0 : count('started'),
+      awaitingApproval: count('awaiting-approval'),
+      input: clip(row.input),
+      output: clip(row.output),
+      error: errorMessage(row.error),
+      forkedFrom: row.forked_from,
+    };
+  }
+
+  stepDto(s: StepRow, run: RunRow, leaseLive: boolean): StepDto {
+    return {
+      runId: s.run_id,
+      idx: s.idx,
+      name: s.name,
+      status: stepDisplay(s, run, leaseLive),
+      attempt: s.attempt,
+      startedAt: s.started_at,
+      endedAt: s.ended_at,
+      actionCount: (this.q.stepActions.get(s.run_id, s.idx) as { n: number }).n,
+      error: errorMessage(s.error),
+      hasResult: s.result !== null,
+    };
+  }
+
+  actionDto(a: ActionRow, leaseLive: boolean, full = false): ActionDto {
+    const n = full ? Number.MAX_SAFE_INTEGER : CLIP;
+    return {
+      runId: a.run_id,
+      id: a.id,
+      seq: a.seq,
+      stepIdx: a.step_idx,
+      type: a.type,
+      version: a.version,
+      effect: a.effect,
+      status: actionDisplay(a, leaseLive),
+      journalStatus: a.status,
+      executions: a.executions,
+      reconciliation: a.reconciliation,
+      decision: a.decision,
+      approval: a.approval,
+      approvalNote: a.approval_note,
+      compensation: a.compensation,
+      compensationExecutions: a.compensation_executions,
+      attempt: a.attempt,
+      startedAt: a.started_at,
+      endedAt: a.ended_at,
+      args: clip(a.args, n) ?? '',
+      result: clip(a.result, n),
+      error: errorMessage(a.error),
+    };
+  }
+
+  runs(p: Params<'runs'>): Result<'runs'> {
+    return { total: this.reader.runCount(), runs: this.reader.runs(p.limit, p.offset).map((r) => this.runDto(r)) };
+  }
+
+  run(p: Params<'run'>): Result<'run'> {
+    const row = this.reader.run(p.runId);
+    return row ? this.runDto(row) : null;
+  }
+
+  steps(p: Params<'steps'>): Result<'steps'> {
+    const row = this.reader.run(p.runId);
+    if (!row) return { total: 0, steps: [] };
+    const live = this.reader.view(row).leaseLive;
+    const steps = this.reader.steps(p.runId, p.from, p.from + p.limit);
+    return { total: this.reader.stepCount(p.runId), steps: steps.map((s) => this.stepDto(s, row, live)) };
+  }
+
+  actions(p: Params<'actions'>): Result<'actions'> {
+    const row = this.reader.run(p.runId);
+    if (!row) return { total: 0, actions: [] };
+    const live = this.reader.view(row).leaseLive;
+    const rows = this.q.actionsOfStep.all(p.runId, p.stepIdx, p.afterSeq, p.limit).map((r) => checked(ActionRowSchema, r, 'action', this.store.file));
+    const total = (this.q.stepActions.get(p.runId, p.stepIdx) as { n: number }).n;
+    return { total, actions: rows.map((a) => this.actionDto(a, live)) };
+  }
+
+  action(p: Params<'action'>): Result<'action'> {
+    const row = this.reader.run(p.runId);
+    const a = this.reader.action(p.runId, p.actionId);
+    if (!row || !a) return null;
+    return this.actionDto(a, this.reader.view(row).leaseLive, true);
+  }
+
+  checkpoint(p: Params<'checkpoint'>): Result<'checkpoint'> {
+    const row = this.reader.run(p.runId);
+    if (!row) return null;
+    const parse = (t: string | null): unknown => (t === null ? null : (JSON.parse(t) as unknown));
+    if (p.stepIdx === null) {
+      return { json: JSON.stringify({ run: row.id, agent: row.agent, status: this.reader.view(row).effectiveStatus, input: parse(row.input), output: parse(row.output), error: parse(row.error) }, null, 2) };
+    }
+    const s = this.reader.step(p.runId, p.stepIdx);
+    if (!s) return null;
+    return { json: JSON.stringify({ run: row.id, step: s.idx, name: s.name, status: s.status, result: parse(s.result), error: parse(s.error) }, null, 2) };
+  }
+
+  timeline(p: Params<'timeline'>): Result<'timeline'> {
+    const row = this.reader.run(p.runId);
+    if (!row) return null;
+    return buildTimeline(this.store, this.runDto(row));
+  }
+
+  /** The latest run of a script, summarised per step-name pattern and per action type, for editor decorations. */
+  scriptStatus(p: Params<'scriptStatus'>): Result<'scriptStatus'> {
+    const r = this.q.latestForScript.get(p.script);
+    const out: Result<'scriptStatus'> = { run: null, steps: {}, actions: {} };
+    if (r === undefined) return out;
+    const row = checked(RunRowSchema, r, 'run', this.store.file);
+    const v = this.reader.view(row);
+    out.run = this.runDto(row);
+    const patterns = p.stepPatterns.map((s) => ({ id: s.id, re: safeRegex(s.regex) }));
+    for (const s of this.q.stepNamesStatus.iterate(row.id) as Iterable<{ name: string; status: StepRow['status']; attempt: number }>) {
+      const d = stepDisplay(s, row, v.leaseLive);
+      for (const pat of patterns) {
+        if (pat.re?.test(s.name)) bump(out.steps, pat.id, d);
+      }
+    }
+    const wanted = new Set(p.actionTypes);
+    for (const g of this.q.actionsByType.all(row.id) as Array<{ type: string; status: ActionRow['status']; compensation: ActionRow['compensation']; n: number }>) {
+      if (wanted.has(g.type)) bump(out.actions, g.type, actionDisplay(g, v.leaseLive), g.n);
+    }
+    return out;
+  }
+}
+
+function bump(target: Record<string, Record<string, number>>, key: string, status: string, n = 1): void {
+  const counts = (target[key] ??= {});
+  counts[status] = (counts[status] ?? 0) + n;
+}
+
+function safeRegex(src: string): RegExp | undefined {
+  try {
+    return new RegExp(src);
+  } catch {
+    return undefined;
+  }
+}

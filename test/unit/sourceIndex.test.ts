@@ -1,0 +1,35 @@
+// The source index maps journal step names and action types back to the run.step / run.do lines of a script.
+
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { findAction, findStep, indexSource, stepNameRegex } from '../../src/extension/sourceIndex';
+import { EXAMPLES } from '../helpers';
+
+describe('source index', () => {
+  const text = fs.readFileSync(path.join(EXAMPLES, 'email-campaign.ts'), 'utf8');
+  const lines = text.split('\n');
+  const index = indexSource(text);
+
+  it('finds the step calls of the example, template names matching the names they produce', () => {
+    assert.deepEqual(index.steps.map((s) => s.source), ['load recipients', 'email ${r.email}']);
+    const email = findStep(index, 'email user7@example.com');
+    assert.ok(email);
+    assert.match(lines[email.line]!, /run\.step\(`email/);
+    assert.equal(findStep(index, 'load recipients')?.line, lines.findIndex((l) => l.includes("run.step('load recipients'")));
+    assert.equal(findStep(index, 'no such step'), undefined);
+  });
+
+  it('resolves run.do(sendEmail, …) to the action type its defineAction declares', () => {
+    assert.deepEqual(index.actions.map((a) => a.type), ['email.send']);
+    const site = findAction(index, 'email.send');
+    assert.ok(site);
+    assert.match(lines[site.line]!, /run\.do\(sendEmail/);
+  });
+
+  it('escapes plain names and turns template holes into wildcards', () => {
+    assert.equal(stepNameRegex('a.b (c)', "'"), '^a\\.b \\(c\\)$');
+    assert.ok(new RegExp(stepNameRegex('pay ${x} now ${y}', '`')).test('pay 5 now later'));
+    assert.ok(!new RegExp(stepNameRegex('pay ${x} now', '`')).test('pay 5 later'));
+  });
+});
