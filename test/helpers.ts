@@ -43,7 +43,7 @@ export function cliAsync(dir: string, args: string[], env: Record<string, string
   });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read CLI JSON field by field
+ 
 export function cliJson<T = any>(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; json: T; stderr: string } {
   const r = cli(dir, [...args, '--json'], env);
   let json: T;
@@ -55,7 +55,7 @@ export function cliJson<T = any>(dir: string, args: string[], env: Record<string
   return { status: r.status, json, stderr: r.stderr };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read CLI JSON field by field
+ 
 export function show(dir: string, runId: string): any {
   return cliJson(dir, ['show', runId]).json;
 }
