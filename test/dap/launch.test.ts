@@ -117,6 +117,19 @@ describe('dap: launch failures and process control', function () {
     const server = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'debugAdapter.js'), `--server=${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       await new Promise<void>((resolve) => server.stderr.once('data', () => resolve()));
+      // The adapter announces the port just before it listens: wait until a connection is accepted.
+      for (let i = 0; ; i++) {
+        const ok = await new Promise<boolean>((resolve) => {
+          const sock = net.connect(port, '127.0.0.1', () => {
+            sock.destroy();
+            resolve(true);
+          });
+          sock.once('error', () => resolve(false));
+        });
+        if (ok) break;
+        if (i > 100) assert.fail(`nothing listens on port ${port}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       const dc = new DebugClient('node', '', 'logbook');
       await dc.start(port);
       const init = await dc.initializeRequest();
