@@ -373,8 +373,9 @@ describe('the lease fence and lazy commits', () => {
     const lease = createRun(store.db, store.reader, { id: 'fence', agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
     const writer = new RunWriter(store.db, lease, 1);
     writer.note('before', {});
-    // The lease lapses and another owner takes the run: epoch and token change under this writer.
-    store.db.prepare("UPDATE runs SET lease_expires = 0 WHERE id = 'fence'").run();
+    // The lease lapses (as a holder on another host whose lease expired) and another owner takes the run:
+    // epoch and token change under this writer. (On this host a living pid keeps its lease even past expiry.)
+    store.db.prepare("UPDATE runs SET lease_expires = 0, lease_host = 'another-host' WHERE id = 'fence'").run();
     acquireRun(store.db, store.reader, 'fence', { ...currentOwner('test'), token: 'thief' }, { status: 'running', newAttempt: true, purpose: 'test' });
     for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => writer.stepStarted(0, 's', false)]) {
       assert.throws(write, (err: unknown) => err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST);
