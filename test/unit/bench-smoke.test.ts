@@ -121,7 +121,7 @@ describe('bench: npm run bench, tiny configuration', function () {
     const dir = tmpDir('logbook-bench-smoke-');
     const md = path.join(dir, 'BENCHMARKS.md');
     const json = path.join(dir, 'bench.json');
-    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')], {
+    const r = spawnSync(process.execPath, ['--expose-gc', '--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 220_000,
