@@ -17,7 +17,7 @@ const num = (rows: readonly Row[], id: string, key: string): number => rows.find
 
 export function methodNotes(F: number): string[] {
   return [
-    `Ratios against F use the F of the same round (F is sampled between every two probes); the median of the per-round ratios is shown. F here is ${fmtUs(F)}.`,
+    `Ratios against F use the F of the same round (F is sampled between every two probes); the median of the per-round ratios is shown. F here is ${fmtUs(F)}. Garbage is collected between probes (node --expose-gc), so no probe pays for another's.`,
     "Action figures time `await run.do(...)` as the script sees it: args validation, key, journal lookup, the bracket's writes (each a fenced immediate transaction), the effect, and the result's JSON check. The step around them is not counted.",
     'Checkpoint figures time `await run.step(name, () => state)`: the step row, the JSON-safety walk of the state, its serialisation, and the durable commit.',
     'Resume figures resume a synthetic journal in a fresh process (cold JIT, cold SQLite cache, warm OS page cache), from `resumeRun` to the script attempting its first new action. Replay figures are the marginal cost per journaled item between two such resumes of different sizes, so the fixed cost of a resume and the JIT warm-up drop out.',

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnJson } from './children';
 import { fmtRatio, fmtUs, median } from './measure';
-import type { Row } from './report';
+import { errorRow, type Row } from './report';
 
 const PEERS_DIR = path.resolve(__dirname, 'peers');
 const LANGGRAPH = path.join(PEERS_DIR, 'langgraph.mjs');
@@ -96,7 +96,10 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
         }
       }
     }
-    if (lb.length === 0) throw new Error(`every peer round failed: ${failures.join('; ')}`);
+    if (lb.length === 0) {
+      rows.push(errorRow(`peer.step.${bytes}`, 'peer: LangGraph.js + SqliteSaver', `per step and resume, ${N} steps of ${bytes} B: Logbook vs LangGraph`, 'report', new Error(`every round failed: ${failures.join('; ')}`)));
+      continue;
+    }
     const failed = failures.length ? ` ${failures.length} attempt(s) failed and are left out: ${failures.join('; ')}` : '';
     const size = bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} B`;
     const settings = `Logbook: WAL, synchronous=${syncWord(lbSettings?.synchronous)}, every checkpoint fsynced before the next step; LangGraph: ${lgSettings?.journalMode ?? '?'}, synchronous=${syncWord(lgSettings?.synchronous)} (read back from the saver's connection: commits are not fsynced, so a power loss can lose the latest checkpoints). Same SQLite ${lbSettings?.sqlite ?? '?'} / ${lgSettings?.sqlite ?? '?'}; state ${lbSettings?.stateBytes ?? '?'} B vs ${lgSettings?.stateBytes ?? '?'} B of JSON.`;

@@ -117,11 +117,17 @@ describe('bench: helpers', () => {
 describe('bench: npm run bench, tiny configuration', function () {
   this.timeout(240_000);
 
+  let dir = '';
+  afterEach(() => {
+    // Its journals are a few megabytes; nothing in them is needed once the assertions ran.
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('prints the table, writes the Markdown and JSON reports with every row, and exits 0 without --check', () => {
-    const dir = tmpDir('logbook-bench-smoke-');
+    dir = tmpDir('logbook-bench-smoke-');
     const md = path.join(dir, 'BENCHMARKS.md');
     const json = path.join(dir, 'bench.json');
-    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')], {
+    const r = spawnSync(process.execPath, ['--expose-gc', '--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 220_000,
