@@ -68,9 +68,18 @@ function component(p, name, version, install, verify) {
   log(`${name}@${version}: done in ${secs(t0)}`, true);
 }
 
+/**
+ * The environment for a nested npm: without the outer npm's lifecycle variables. Under `npm test`, npm_node_execpath
+ * names the outer Node (20), and a nested npm puts that Node first on its scripts' PATH, so code-server's
+ * postinstall would see Node 20 even though PATH starts with Node 24.
+ */
+function cleanEnv(env) {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !/^npm_(?!config_nodedir$)/i.test(k) && k !== 'NODE' && k !== 'INIT_CWD'));
+}
+
 function npmInstall(prefix, spec, env = process.env) {
   fs.mkdirSync(prefix, { recursive: true });
-  run('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', '--loglevel=error', spec], { env });
+  run('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', '--loglevel=error', spec], { env: cleanEnv(env) });
 }
 
 /** Installs whatever is missing; returns toolPaths(). Throws with a readable message on failure. */
