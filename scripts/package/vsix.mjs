@@ -33,6 +33,16 @@ function productionPackages() {
 /** What a package needs at run time; better-sqlite3's sources and its own build stay out (dist/native has ours). */
 const SKIP = { 'better-sqlite3': new Set(['build', 'deps', 'src', 'binding.gyp']) };
 
+/**
+ * The README as packaged: relative images and links point into the repository, which the VSIX has no address for
+ * (vsce refuses to pack them), so they become plain text naming the file.
+ */
+export function packagedReadme(text) {
+  return text
+    .replace(/!\[([^\]]*)\]\((?![a-z]+:|#)([^)]+)\)/g, '*$1 (in the repository: `$2`)*')
+    .replace(/\[([^\]]+)\]\((?![a-z]+:|#)([^)]+)\)/g, '$1 (`$2`)');
+}
+
 export function stage() {
   const dir = path.join(root, '.tmp', 'vsix-stage');
   fs.rmSync(dir, { recursive: true, force: true });
@@ -41,7 +51,8 @@ export function stage() {
   delete manifest.devDependencies;
   manifest.scripts = {};
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  for (const f of ['README.md', 'LICENSE', 'CHANGELOG.md']) if (fs.existsSync(path.join(root, f))) fs.copyFileSync(path.join(root, f), path.join(dir, f));
+  for (const f of ['LICENSE', 'CHANGELOG.md']) if (fs.existsSync(path.join(root, f))) fs.copyFileSync(path.join(root, f), path.join(dir, f));
+  fs.writeFileSync(path.join(dir, 'README.md'), packagedReadme(fs.readFileSync(path.join(root, 'README.md'), 'utf8')));
   fs.cpSync(path.join(root, 'media'), path.join(dir, 'media'), { recursive: true, filter: (s) => !s.includes(`${path.sep}screenshots`) });
   fs.cpSync(path.join(root, 'examples'), path.join(dir, 'examples'), { recursive: true });
   fs.cpSync(path.join(root, 'dist'), path.join(dir, 'dist'), { recursive: true, filter: (s) => !s.endsWith('.map') && !s.includes(`${path.sep}native`) });
