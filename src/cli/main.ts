@@ -164,6 +164,21 @@ async function scriptFor(store: Store, runId: string, override: unknown): Return
 
 const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
 
+/** The shared arguments of commands that drive an existing run (resume, compensate). */
+function parseRunTarget(rest: string[]) {
+  const { values, positionals } = parse(rest, { decide: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
+  const db = dbPath(values.db);
+  setStateDir(db);
+  return {
+    db,
+    runId: positionals[0] ?? '',
+    decisions: parseDecisions(values.decide),
+    faults: faultsFrom(values['crash-at']),
+    script: values.script,
+    json: values.json === true,
+  };
+}
+
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -185,29 +200,19 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return printOutcome(io, outcome, values.json === true);
       }
       case 'resume': {
-        const { values, positionals } = parse(rest, { decide: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
-        const db = dbPath(values.db);
-        setStateDir(db);
-        const runId = positionals[0] ?? '';
-        const decisions = parseDecisions(values.decide);
-        const faults = faultsFrom(values['crash-at']);
-        return await withStore(db, async (store) => {
-          const script = await scriptFor(store, runId, values.script);
-          return printOutcome(io, await resumeRun(store, script.agent, runId, { decisions, faults }), values.json === true);
+        const t = parseRunTarget(rest);
+        return await withStore(t.db, async (store) => {
+          const script = await scriptFor(store, t.runId, t.script);
+          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults }), t.json);
         });
       }
       case 'compensate': {
-        const { values, positionals } = parse(rest, { decide: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
-        const db = dbPath(values.db);
-        setStateDir(db);
-        const runId = positionals[0] ?? '';
-        const decisions = parseDecisions(values.decide);
-        const faults = faultsFrom(values['crash-at']);
-        return await withStore(db, async (store) => {
-          await scriptFor(store, runId, values.script);
-          const report = await compensateRun(store, runId, { decisions, faults });
-          if (!values.json) io.out(`${paint('bold', runId)}`);
-          return printCompensation(io, report, values.json === true);
+        const t = parseRunTarget(rest);
+        return await withStore(t.db, async (store) => {
+          await scriptFor(store, t.runId, t.script);
+          const report = await compensateRun(store, t.runId, { decisions: t.decisions, faults: t.faults });
+          if (!t.json) io.out(`${paint('bold', t.runId)}`);
+          return printCompensation(io, report, t.json);
         });
       }
       case 'approve':
