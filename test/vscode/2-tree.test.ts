@@ -65,7 +65,8 @@ describe('runs tree', () => {
       const after = await runItem(a, 'tree-live');
       assert.equal(after?.node, run.node);
       assert.equal((run.node as RunNode).run.stepCount, 3);
-      assert.ok(a.notices.some((n) => n.runs.includes('tree-live')), 'the reader reported the run as changed');
+      // The tree can catch up through a reload before the notice is recorded (seen with a busy extension host): wait for it.
+      await until('the reader to report the run as changed', () => Promise.resolve(a.notices.some((n) => n.runs.includes('tree-live'))));
     } finally {
       child.kill('SIGKILL');
       unrelease();
