@@ -4,8 +4,46 @@ import { ErrorCodes, LogbookError } from './errors';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** Nesting deeper than this is checked by the slow walk, which also finds cycles (a cycle nests without end). */
+const FAST_DEPTH = 256;
+
+/**
+ * The hot path's check: true when every part of the value round-trips through JSON. It builds no path strings and
+ * keeps no set of visited objects, so it costs about as much as JSON.stringify; on any doubt (a bad value, or nesting
+ * deep enough to be a cycle) it returns false and the caller asks findNonJson, which says exactly what and where.
+ */
+function isPlainJson(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth > FAST_DEPTH) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!isPlainJson(v[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  const o = v as Record<string, unknown>;
+  for (const k in o) if (!isPlainJson(o[k], depth + 1)) return false;
+  return true;
+}
+
 /** Returns a description of the first value that would not round-trip, or undefined when the value is safe. */
 export function findNonJson(value: unknown, path = '$'): string | undefined {
+  return isPlainJson(value, 0) ? undefined : describeNonJson(value, path);
+}
+
+/** The slow walk behind findNonJson: the path of the first bad value, cycles included. */
+function describeNonJson(value: unknown, path: string): string | undefined {
   const seen = new Set<object>();
   const walk = (v: unknown, p: string): string | undefined => {
     switch (typeof v) {

@@ -129,6 +129,8 @@ export class RunSession {
   private async pause(kind: PauseKind, detail: string, step?: StepSnapshot, action?: ActionSnapshot): Promise<void> {
     const hooks = this.d.hooks;
     if (!hooks?.pause) return;
+    // A host that stops here shows the journal: the records written behind go in first.
+    this.d.writer.writePending();
     await hooks.pause({ kind, run: this.runSnapshot(), detail, ...(step ? { step } : {}), ...(action ? { action } : {}) });
   }
 
@@ -333,6 +335,7 @@ export class RunSession {
   }
 
   private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
+    if (this.d.writer.holdsPending(na.id)) this.d.writer.writePending();
     const row = this.d.reader.action(this.runId, na.id);
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);

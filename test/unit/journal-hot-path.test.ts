@@ -377,7 +377,11 @@ describe('the lease fence and lazy commits', () => {
     // epoch and token change under this writer. (On this host a living pid keeps its lease even past expiry.)
     store.db.prepare("UPDATE runs SET lease_expires = 0, lease_host = 'another-host' WHERE id = 'fence'").run();
     acquireRun(store.db, store.reader, 'fence', { ...currentOwner('test'), token: 'thief' }, { status: 'running', newAttempt: true, purpose: 'test' });
-    for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => writer.stepStarted(0, 's', false)]) {
+    for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => {
+      // Written behind: the transaction that writes it is the one refused.
+      writer.stepStarted(0, 's', false);
+      writer.writePending();
+    }]) {
       assert.throws(write, (err: unknown) => err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST);
     }
     store.close();

@@ -21,10 +21,12 @@ describe('benchmark: tree on a large journal', () => {
     await a.provider.getChildren();
     console.log(`    [measure] tree root again (warm): ${ms(t0)}`);
     await vscode.commands.executeCommand('workbench.view.extension.agentLogbook');
-    t0 = performance.now();
-    await a.view.reveal(roots[0]!, { select: true });
-    console.log(`    [measure] view shown and first run revealed: ${ms(t0)}`);
     const huge = roots.find((n) => n.kind === 'run' && n.run.id === 'huge') as RunNode;
+    t0 = performance.now();
+    // Through the extension's own reveal, which retries while the just-opened view has not yet rendered the node.
+    const revealed = await a.commands.reveal(huge.run.id);
+    console.log(`    [measure] view shown and first run revealed: ${ms(t0)}`);
+    assert.equal(revealed?.kind, 'run');
     t0 = performance.now();
     const steps = await a.provider.getChildren(huge);
     console.log(`    [measure] open a run of ${huge.run.stepCount} steps (first page ${steps.length - 1} + "load more"): ${ms(t0)}`);

@@ -1,6 +1,8 @@
 // Write side of the journal: every transition is one event row plus the state rows it implies, in one immediate
 // transaction fenced by the run's lease epoch. Durable writes commit at synchronous=FULL; "lazy" ones (visibility
 // only) commit at NORMAL, skipping the fsync, and become durable with the next durable commit (the WAL is append-only).
+// Records that nothing depends on until the run writes again (a read-only action's result, a step's start) are
+// "written behind": held in memory and written first, in order, inside the run's next transaction.
 
 import type { Db } from './open';
 import { ErrorCodes, LogbookError } from '../errors';
@@ -20,6 +22,10 @@ export const LEASE_RENEW_MS = 5_000;
 
 export type Durability = 'full' | 'group';
 
+/** A record written behind waits at most this long, or until this many are waiting, before its own lazy commit. */
+export const WRITE_BEHIND_MS = 50;
+export const WRITE_BEHIND_MAX = 64;
+
 export interface NewAction {
   readonly id: string;
   readonly stepIdx: number;
@@ -34,6 +40,13 @@ export class RunWriter {
   private readonly tx: (fn: () => unknown) => unknown;
   private nextSeq: number;
   private renewedAt = Number.NEGATIVE_INFINITY;
+  /** Records written behind, oldest first; each writes its own rows with the time it happened. */
+  private pending: Array<() => void> = [];
+  /** Ids of read-only actions among them, so a lookup of the same key can write them first. */
+  private readonly pendingActions = new Set<string>();
+  private pendingTimer: NodeJS.Timeout | undefined;
+  /** A lease lost while the timer wrote pending records; thrown by the run's next write. */
+  private behindError: unknown;
 
   constructor(
     private readonly db: Db,
@@ -89,7 +102,9 @@ export class RunWriter {
    * write off most commits. The heartbeat renews at least every 10 s, well inside LEASE_TTL_MS.
    */
   private write(durable: boolean, fn: (now: number) => void, renew = false): void {
+    if (this.behindError !== undefined) throw this.behindError;
     const now = Date.now();
+    const pending = this.pending;
     const body = (): void => {
       let fenced: boolean;
       if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
@@ -106,18 +121,61 @@ export class RunWriter {
           { runId: this.lease.runId },
         );
       }
+      for (const record of pending) record();
       fn(now);
     };
     if (durable) {
       this.tx(body);
-      return;
+    } else {
+      this.s.syncLazy.run();
+      try {
+        this.tx(body);
+      } finally {
+        this.s.syncFull.run();
+      }
     }
-    this.s.syncLazy.run();
-    try {
-      this.tx(body);
-    } finally {
-      this.s.syncFull.run();
+    if (pending.length > 0) this.clearPending();
+  }
+
+  /**
+   * Holds a record until the run's next transaction. Only for records whose loss in a crash is harmless: the script
+   * redoes the work they describe (a read-only action runs again, a step starts again), and anything that depends on
+   * them is written after them in the same transaction or a later one.
+   */
+  private behind(record: (now: number) => void, actionId?: string): void {
+    const at = Date.now();
+    this.pending.push(() => record(at));
+    if (actionId !== undefined) this.pendingActions.add(actionId);
+    if (this.pending.length >= WRITE_BEHIND_MAX) {
+      this.writePending();
+    } else if (this.pendingTimer === undefined) {
+      this.pendingTimer = setTimeout(() => {
+        this.pendingTimer = undefined;
+        try {
+          this.writePending();
+        } catch (err) {
+          this.behindError = err;
+        }
+      }, WRITE_BEHIND_MS);
+      this.pendingTimer.unref();
     }
+  }
+
+  private clearPending(): void {
+    this.pending = [];
+    this.pendingActions.clear();
+    if (this.pendingTimer !== undefined) clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+  }
+
+  /** Writes the records held behind (lazily). Hosts call it before showing the journal, e.g. at a debugger stop. */
+  writePending(): void {
+    if (this.pending.length > 0) this.write(false, () => undefined);
+  }
+
+  /** True when an action with this id is held behind: a lookup of it must call writePending first. */
+  holdsPending(actionId: string): boolean {
+    return this.pendingActions.has(actionId);
   }
 
   private event(now: number, kind: string, stepIdx: number | null, actionId: string | null, data?: unknown): number {
@@ -131,6 +189,12 @@ export class RunWriter {
   }
 
   release(): void {
+    try {
+      this.writePending();
+    } catch {
+      // Lost lease: nothing more may be written, and the records held behind are only redone work.
+    }
+    this.clearPending();
     this.s.syncLazy.run();
     try {
       this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
@@ -154,8 +218,9 @@ export class RunWriter {
     this.write(false, (now) => void this.event(now, kind, stepIdx, actionId, data));
   }
 
+  /** Written behind: a step that started and left no other record is simply started again on resume. */
   stepStarted(idx: number, name: string, rerun: boolean): void {
-    this.write(false, (now) => {
+    this.behind((now) => {
       this.s.stepInsert.run(this.lease.runId, idx, name, this.lease.attempt, now);
       this.event(now, rerun ? 'step.restarted' : 'step.started', idx, null, { name });
     });
@@ -192,18 +257,19 @@ export class RunWriter {
     });
   }
 
-  /** A read-only action, recorded for visibility only: no bracket, no fsync. */
+  /** A read-only action, recorded for visibility only: no bracket, no fsync, written behind (lost, it runs again). */
   actionObserved(a: NewAction, result: string | null, existing: boolean): void {
-    this.write(false, (now) => {
+    const seqOfAction = existing ? 0 : this.nextSeq++;
+    this.behind((now) => {
       const seq = this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true });
       if (existing) {
         this.s.actionExecuting.run(this.lease.runId, a.id);
         this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
       } else {
         const { runId, attempt } = this.lease;
-        this.s.actionObservedInsert.run(runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
+        this.s.actionObservedInsert.run(runId, a.id, seqOfAction, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
       }
-    });
+    }, a.id);
   }
 
   actionCommitted(stepIdx: number, id: string, result: string | null, reconciliation: Reconciliation | null = null): void {

@@ -1,0 +1,100 @@
+// Records written behind (a read-only action's result, a step's start) reach the journal in order, inside the run's
+// next transaction or within WRITE_BEHIND_MS, before any record that could depend on them, and before a host pauses.
+
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { defineAction, defineAgent, openStore, startRun, type Store } from '../../src/runtime';
+import { RunWriter, WRITE_BEHIND_MAX, WRITE_BEHIND_MS } from '../../src/runtime/store/writer';
+import { createRun } from '../../src/runtime/store/lease';
+import { currentOwner } from '../../src/runtime/store/owner';
+import { tmpDir } from '../helpers';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function kinds(store: Store, runId: string): string[] {
+  return store.reader.events(runId).filter((e) => e.kind !== 'run.started').map((e) => `${e.kind}${e.action_id ? ` ${e.action_id}` : ''}`);
+}
+
+function newWriter(id: string): { store: Store; writer: RunWriter } {
+  const store = openStore(path.join(tmpDir(), 'j.db'));
+  const lease = createRun(store.db, store.reader, { id, agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
+  return { store, writer: new RunWriter(store.db, lease, 0) };
+}
+
+const observed = (id: string, stepIdx = 0) => ({ id, stepIdx, type: 'price.lookup', version: 1, effect: 'read-only' as const, args: '{}' });
+
+describe('records written behind', () => {
+  it('are written first, in order, by the next transaction, which a non-read-only action starts with', () => {
+    const { store, writer } = newWriter('wb');
+    writer.stepStarted(0, 'prices', false);
+    writer.actionObserved(observed('price:a'), '{"cents":1}', false);
+    assert.deepEqual(kinds(store, 'wb'), [], 'nothing is written yet');
+    assert.equal(writer.holdsPending('price:a'), true);
+    writer.actionStarted({ id: 'send:x', stepIdx: 0, type: 'mail.send', version: 1, effect: 'non-idempotent', args: '{}' }, false);
+    assert.deepEqual(kinds(store, 'wb'), ['step.started', 'action.committed price:a', 'action.started send:x']);
+    assert.equal(writer.holdsPending('price:a'), false);
+    const a = store.reader.action('wb', 'price:a');
+    assert.equal(a?.status, 'committed');
+    assert.equal(a?.seq, 0, 'the action keeps the sequence it was given when it happened');
+    assert.equal(store.reader.action('wb', 'send:x')?.seq, 1);
+    assert.equal(store.reader.step('wb', 0)?.status, 'started');
+    writer.release();
+    store.close();
+  });
+
+  it(`are written on their own within ${WRITE_BEHIND_MS} ms when the run writes nothing else`, async () => {
+    const { store, writer } = newWriter('wb-timer');
+    writer.actionObserved(observed('price:b'), 'null', false);
+    assert.equal(store.reader.action('wb-timer', 'price:b'), undefined);
+    await sleep(WRITE_BEHIND_MS * 4);
+    assert.equal(store.reader.action('wb-timer', 'price:b')?.status, 'committed');
+    assert.equal(store.db.pragma('synchronous', { simple: true }), 2, 'back at FULL after the lazy commit');
+    writer.release();
+    store.close();
+  });
+
+  it(`are written at once when ${WRITE_BEHIND_MAX} are waiting, and by release`, () => {
+    const { store, writer } = newWriter('wb-max');
+    for (let i = 0; i < WRITE_BEHIND_MAX - 1; i++) writer.actionObserved(observed(`p:${i}`), 'null', false);
+    assert.equal(store.reader.actionCount('wb-max'), 0);
+    writer.actionObserved(observed('p:last'), 'null', false);
+    assert.equal(store.reader.actionCount('wb-max'), WRITE_BEHIND_MAX);
+    writer.actionObserved(observed('p:after'), 'null', false);
+    writer.release();
+    assert.equal(store.reader.action('wb-max', 'p:after')?.status, 'committed');
+    store.close();
+  });
+
+  it('are in the journal whenever a host pauses, and a run that ends leaves none behind', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const lookup = defineAction({ type: 'price.lookup', version: 1, effect: 'read-only', args: z.object({ sku: z.string() }), key: (a, run) => `price:${run.id}:${a.sku}`, execute: (a) => ({ sku: a.sku }) });
+    const agent = defineAgent({
+      name: 'prices',
+      input: z.object({}),
+      async run(run) {
+        await run.step('one', () => run.do(lookup, { sku: 'a' }));
+        await run.step('two', () => run.do(lookup, { sku: 'b' }));
+      },
+    });
+    const seen: string[] = [];
+    const out = await startRun(store, agent, {
+      script: 'p.ts',
+      input: {},
+      log: () => undefined,
+      hooks: {
+        pause: (ev) => {
+          // Each pause sees every record of what happened before it.
+          if (ev.kind === 'action:committed') seen.push(`${ev.action?.id ?? ''}=${store.reader.action(ev.run.id, ev.action?.id ?? '')?.status ?? 'missing'}`);
+          if (ev.kind === 'step:before' && ev.step) seen.push(`before ${ev.step.name}: ${store.reader.stepCount(ev.run.id)} steps`);
+          return Promise.resolve();
+        },
+      },
+    });
+    assert.equal(out.status, 'completed');
+    assert.deepEqual(seen, ['before one: 0 steps', `price:${out.runId}:a=committed`, 'before two: 1 steps', `price:${out.runId}:b=committed`]);
+    const events = kinds(store, out.runId);
+    assert.deepEqual(events, ['step.started', `action.committed price:${out.runId}:a`, 'step.completed', 'step.started', `action.committed price:${out.runId}:b`, 'step.completed', 'run.completed']);
+    store.close();
+  });
+});
