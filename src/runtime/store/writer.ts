@@ -46,7 +46,7 @@ export class RunWriter {
   private readonly pendingActions = new Set<string>();
   private pendingTimer: NodeJS.Timeout | undefined;
   /** A lease lost while the timer wrote pending records; thrown by the run's next write. */
-  private behindError: unknown;
+  private behindError: Error | undefined;
 
   constructor(
     private readonly db: Db,
@@ -154,7 +154,7 @@ export class RunWriter {
         try {
           this.writePending();
         } catch (err) {
-          this.behindError = err;
+          this.behindError = err instanceof Error ? err : new Error(String(err));
         }
       }, WRITE_BEHIND_MS);
       this.pendingTimer.unref();
