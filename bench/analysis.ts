@@ -57,11 +57,16 @@ function reason(r: Row, ctx: Context): string {
     return `One fsync per action, as designed.${bracketSplit(ctx, 'group', id)} Meeting 1.3 F takes one transaction per action on the hot path, writing one or two pages (one append-only row per transition, no secondary index or AUTOINCREMENT counter to update, state derived on read), and less code around it: a journal format change for a later issue, not a tweak.`;
   }
   if (id === 'action.readOnly') {
-    return `No fsync, as required, but each read-only action is journaled in its own transaction (at synchronous=NORMAL) so that it survives a crash of the process: T, one bare commit of one row without fsync, costs ${fmtUs(T)} here, and the action adds the lookup of its key and the pages of its action and event rows. 20 µs needs write-behind: buffer read-only records and write them inside the run's next transaction (at most 64 records or 50 ms later). Not done here, because a crash of the process would then lose the newest read-only records (resume would run them again, which read-only allows) and the debugger and sidebar would show them late; it is a decision for the runtime's owner.`;
+    return `No fsync, as required, and no transaction of its own: the record is written behind, inside the run's next transaction (or within 50 ms, or once 64 wait). What is left is the work every action does before it runs: args validation, the key, the lookup of that key in the journal (a primary-key read, so that a key used before in the run returns its journaled result), the JSON check of the result, and the share of a batched commit.`;
   }
   if (id === 'checkpoint.1024') {
     const us = num(rows, id, 'us');
-    return `A checkpoint is two transactions (the step's start, lazily; its result, durably), so its floor is S + T = ${((ctx.S + ctx.T) / F).toFixed(2)} F with SQLite's own one-row durable commit at S = ${(ctx.S / F).toFixed(2)} F on this disk; the figure is ${(us / ctx.S).toFixed(2)} S. The budget sits at or below SQLite's floor wherever S is above 1.2 F.`;
+    return `A checkpoint is one durable transaction (the step's start is written behind into it): its floor is S = ${(ctx.S / F).toFixed(2)} F, SQLite's own one-row durable commit on this disk, and the figure is ${(us / ctx.S).toFixed(2)} S: the transaction writes four pages (the step row, the two events, their index entry) plus the AUTOINCREMENT counter where S writes one, and the fsync grows with them. The budget leaves ${fmtUs(Math.max(0, 1.5 * F - ctx.S))} above SQLite's floor for everything else.`;
+  }
+  if (id === 'dap.overhead' || id === 'dap.overhead.long') {
+    const fixed = num(rows, id, 'fixedMs');
+    const marginal = num(rows, id, 'marginal');
+    return `Most of the difference is fixed: the debugger starts two processes where the CLI starts one (the adapter, on the configured Node as the design requires, then the runner), and speaks DAP before the run begins, ${fixed.toFixed(0)} ms here. Beyond that, each unit of work costs ${marginal.toFixed(2)}× the CLI's (the hooks at every boundary, source locations for each step and action, and records a debugger stop must see written at once). On a short run the fixed part dominates the ratio.`;
   }
   if (id.startsWith('checkpoint.')) {
     const us = num(rows, id, 'us');

@@ -20,6 +20,8 @@ export interface BenchConfig {
   readonly rehearsalRecipients: number;
   readonly dapSteps: number;
   readonly dapRecipients: number;
+  /** A longer run of the same example, so that the fixed start-up of the adapter process counts for less. */
+  readonly dapLongRecipients: number;
   readonly dapRounds: number;
   readonly sidebarRuns: number;
   readonly peerNodes: number;
@@ -45,6 +47,7 @@ export const FULL: BenchConfig = {
   rehearsalRecipients: 5,
   dapSteps: 1000,
   dapRecipients: 50,
+  dapLongRecipients: 500,
   dapRounds: 5,
   sidebarRuns: 10_000,
   peerNodes: 100,
@@ -70,6 +73,7 @@ export const QUICK: BenchConfig = {
   rehearsalRecipients: 2,
   dapSteps: 20,
   dapRecipients: 3,
+  dapLongRecipients: 6,
   dapRounds: 1,
   sidebarRuns: 200,
   peerNodes: 10,
