@@ -48,7 +48,7 @@ function bracketSplit(ctx: Context, key: string, id: string): string {
 }
 
 function reason(r: Row, ctx: Context): string {
-  const { F, T, rows } = ctx;
+  const { F, rows } = ctx;
   const id = r.id;
   if (id === 'action.full') {
     return `Two fsyncs per action, as designed.${bracketSplit(ctx, 'full', id)}`;
