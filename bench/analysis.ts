@@ -77,7 +77,7 @@ function reason(r: Row, ctx: Context): string {
     return "Per step, replay reads the step's row back (up to 512 at a time), checks it, parses its checkpoint and returns it to the script, whose own loop and `await` are part of the figure. The CPU time of the same work moves 2–3× with the load of this shared machine (compare the plain call's wall time with a quiet machine's ~0.1 µs).";
   }
   if (id === 'replay.action') {
-    return "A skipped action is more than a lookup: its args are validated and serialised and its key derived, to check that the script asks for the same effect the journal holds (the determinism check), and its row comes from a page read through the run's start-order index, one B-tree lookup per row.";
+    return "A skipped action is more than a lookup: its args are validated and serialised and its key derived, to check that the script asks for the same effect the journal holds (the determinism check), and its row comes from a page read through the run's start-order index, one B-tree lookup per row. A profile of a 200,000-action step adds two scans of the step's index entries before the first skip (its open actions, and its first sequence number), each a table lookup per action, since the index holds neither status nor seq: an index on (run_id, step_idx, seq) would make one free, a schema migration left for later.";
   }
   if (/^resume\.\d+$/.test(id)) {
     const per = rows.filter((x) => /^resume\.\d+$/.test(x.id)).map((x) => x.numbers?.perActionCpuUs ?? Number.NaN).filter(Number.isFinite);

@@ -134,6 +134,7 @@ export class RunSession {
     await hooks.pause({ kind, run: this.runSnapshot(), detail, ...(step ? { step } : {}), ...(action ? { action } : {}) });
   }
 
+  /** Callers test `hooks.pause` first, so a run with no host builds no snapshot or detail text and awaits nothing. */
   private async pauseAction(kind: PauseKind, detail: string, action: ActionSnapshot): Promise<void> {
     if (this.d.hooks?.pause) await this.pause(kind, detail, undefined, action);
   }
@@ -218,7 +219,7 @@ export class RunSession {
     this.d.faults.hit('step:before', name);
     const redone = journaled !== undefined;
     const snapshot = (result?: unknown): StepSnapshot => ({ idx, name, replayed: false, redone, ...(result !== undefined ? { result } : {}), ...(location ? { location } : {}) });
-    await this.pause('step:before', redone ? `step "${name}" was in progress when the run stopped: it runs again` : `step "${name}" is about to run`, snapshot());
+    if (this.d.hooks?.pause) await this.pause('step:before', redone ? `step "${name}" was in progress when the run stopped: it runs again` : `step "${name}" is about to run`, snapshot());
     // A host that paused here may have asked to stop; nothing of this step is written yet.
     this.checkStop();
     const open = new Map<string, ActionRow>();
@@ -237,7 +238,7 @@ export class RunSession {
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
-    await this.pause('step:after', `step "${name}" checkpointed`, snapshot(result));
+    if (this.d.hooks?.pause) await this.pause('step:after', `step "${name}" checkpointed`, snapshot(result));
     return result;
   }
 
@@ -350,7 +351,7 @@ export class RunSession {
         case 'committed': {
           this.d.stats.actionsSkipped++;
           const result = fromJournalJson(row.result) as R;
-          await this.pauseAction('action:skipped', `skip: ${na.type} ${na.id} is committed in the journal; its result is returned without running`, this.snapshot(def, na, args, 'skipped', row, location, { result }));
+          if (this.d.hooks?.pause) await this.pauseAction('action:skipped', `skip: ${na.type} ${na.id} is committed in the journal; its result is returned without running`, this.snapshot(def, na, args, 'skipped', row, location, { result }));
           return result;
         }
         case 'started':
@@ -388,28 +389,28 @@ export class RunSession {
     this.d.faults.hit('action:before-start', na.type);
     const executions = row?.executions ?? 0;
     const nonIdem = def.effect === 'non-idempotent';
-    await this.pauseAction('action:before-start', `${nonIdem ? 'non-idempotent ' : ''}${na.type} ${na.id} is about to start`, this.snapshot(def, na, args, 'before-start', row, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', `${nonIdem ? 'non-idempotent ' : ''}${na.type} ${na.id} is about to start`, this.snapshot(def, na, args, 'before-start', row, location));
     this.checkStop();
     this.d.writer.actionStarted(na, row !== undefined, reconciliation);
     this.d.faults.hit('action:after-start', na.type);
-    await this.pauseAction('action:after-start', `${na.type} ${na.id}: started is durable; execute runs next`, this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:after-start', `${na.type} ${na.id}: started is durable; execute runs next`, this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
     this.d.writer.actionExecuting(na.stepIdx, na.id);
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
     } catch (err) {
       this.d.writer.actionFailed(na.stepIdx, na.id, errorRecord(err));
-      await this.pauseAction('action:failed', `${na.type} ${na.id} failed: ${describe(err)}`, this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions: executions + 1, error: errorRecord(err) }));
+      if (this.d.hooks?.pause) await this.pauseAction('action:failed', `${na.type} ${na.id} failed: ${describe(err)}`, this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions: executions + 1, error: errorRecord(err) }));
       throw err;
     }
     this.d.faults.hit('action:after-execute', na.type);
-    await this.pauseAction('action:after-execute', `${na.type} ${na.id} executed; committed is written next`, this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:after-execute', `${na.type} ${na.id} executed; committed is written next`, this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute; the action stays in doubt and is reconciled on resume.');
     this.d.writer.actionCommitted(na.stepIdx, na.id, json, reconciliation);
     this.d.stats.actionsExecuted++;
     if (reconciliation) this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: reconciliation });
     this.d.faults.hit('action:after-commit', na.type);
-    await this.pauseAction('action:committed', `${na.type} ${na.id} committed`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:committed', `${na.type} ${na.id} committed`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
     return result;
   }
 
@@ -417,7 +418,7 @@ export class RunSession {
   private async observe<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, location: SourceLocation | undefined): Promise<R> {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
-    await this.pauseAction('action:before-start', `read-only ${na.type} ${na.id} is about to run`, this.snapshot(def, na, args, 'before-start', undefined, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', `read-only ${na.type} ${na.id} is about to run`, this.snapshot(def, na, args, 'before-start', undefined, location));
     this.checkStop();
     const result = await def.execute(args, this.ctx(na.id));
     this.d.faults.hit('action:after-execute', na.type);
@@ -425,7 +426,7 @@ export class RunSession {
     this.d.writer.actionObserved(na, json, false);
     this.d.stats.actionsObserved++;
     this.d.faults.hit('action:after-commit', na.type);
-    await this.pauseAction('action:committed', `read-only ${na.type} ${na.id} recorded`, this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:committed', `read-only ${na.type} ${na.id} recorded`, this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
     return result;
   }
 
@@ -441,7 +442,7 @@ export class RunSession {
             : def.effect === 'idempotent'
               ? 'it is idempotent, so it runs again with the same key'
               : 'it has no verify, so a person must decide';
-    await this.pauseAction('action:reconcile', `in doubt: ${na.type} ${na.id} was started but not committed; ${how}`, this.snapshot(def, na, args, 'in-doubt', row, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', `in doubt: ${na.type} ${na.id} was started but not committed; ${how}`, this.snapshot(def, na, args, 'in-doubt', row, location));
     if (def.effect === 'read-only') return this.execute(def, na, args, row, location, 're-executed');
     if (def.effect === 'non-idempotent' && row.decision) return this.applyDecision(def, na, args, row, location, row.decision);
     if (def.verify) return this.verify(def, na, args, row, location);
@@ -462,7 +463,7 @@ export class RunSession {
     if (decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
     this.d.writer.actionCommitted(na.stepIdx, na.id, null, 'decided-happened');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'decided-happened' });
-    await this.pauseAction('action:reconciled', `${na.type} ${na.id}: decided it happened; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', `${na.type} ${na.id}: decided it happened; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
     return undefined as R;
   }
 
@@ -483,7 +484,7 @@ export class RunSession {
     const json = toJournalJson(found, `The verified result of ${na.type} ${na.id}`, 'Return plain JSON (or undefined when not found) from verify.');
     this.d.writer.actionCommitted(na.stepIdx, na.id, json, 'verified');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'verified' });
-    await this.pauseAction('action:reconciled', `${na.type} ${na.id}: verify found it; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', `${na.type} ${na.id}: verify found it; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
     return verified;
   }
 
@@ -494,7 +495,7 @@ export class RunSession {
     if (!row) this.d.writer.awaitingApproval(na);
     const current = row ?? this.d.reader.action(this.runId, na.id);
     const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), detail: `approval gate: ${na.type} ${na.id} waits for a person to approve or reject`, action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
-    await this.pauseAction('action:approval', ev.detail, ev.action);
+    if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.detail, ev.action);
     const decided = this.d.hooks?.approval ? await this.d.hooks.approval(ev) : undefined;
     if (decided) {
       this.d.writer.approval(na.stepIdx, na.id, decided.approved, decided.note ?? null);
