@@ -1,8 +1,16 @@
-// Lint: type-checked typescript-eslint, no floating promises, and the layering rules between folders.
+// Lint: type-checked typescript-eslint, no floating promises, the layering rules between folders, and zod/mini in src/.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+// Product code loads zod/mini: full zod (or mini's `z` namespace object, which keeps all of zod's core and locales)
+// adds ~600 KB to each bundle and ~60 ms to each process start. test/unit/bundles.test.ts checks the built bundles.
+const ZOD = [{ regex: '^zod(/v4(/classic)?|/v3)?$', message: 'src/ uses zod/mini (`import * as z from \'zod/mini\'`): full zod is ~600 KB per bundle.' }];
+const ZOD_NAMESPACE = {
+  selector: "ImportDeclaration[source.value=/^zod.(v4.)?mini$/] > ImportSpecifier[imported.name='z']",
+  message: 'Import zod/mini as a namespace (`import * as z`): its `z` object keeps all of zod in the bundle.',
+};
+// Flat config replaces (does not merge) a rule set again by a later block, so every src/ block carries ZOD.
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...ZOD] }] });
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', '.tmp/**', 'node_modules/**', '.e2e-tools/**', '.vscode-test/**', 'media/**', 'bench/peers/**', 'test/fixtures/**', '**/*.mjs', '**/*.js'] },
@@ -17,6 +25,7 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
     },
   },
+  { files: ['src/**/*.ts'], rules: { ...restrict([]), 'no-restricted-syntax': ['error', ZOD_NAMESPACE] } },
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict([

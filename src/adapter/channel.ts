@@ -1,7 +1,8 @@
 // Framed JSON over a stream (4-byte big-endian length, then UTF-8 JSON), each message validated with zod on receipt.
 
 import type { Duplex } from 'node:stream';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
+import { ENGLISH } from '../runtime/zodEnglish';
 
 const MAX_FRAME = 64 * 1024 * 1024;
 
@@ -41,7 +42,7 @@ export class Channel<In, Out> {
 
   constructor(
     private readonly stream: Duplex,
-    private readonly schema: z.ZodType<In>,
+    private readonly schema: z.ZodMiniType<In>,
     private readonly onMessage: (m: In) => void,
     private readonly onError: (err: Error) => void,
     onClose: () => void,
@@ -82,7 +83,7 @@ export class Channel<In, Out> {
       this.onError(new ProtocolError(`a message is not JSON: ${(err as Error).message}`));
       return;
     }
-    const parsed = this.schema.safeParse(raw);
+    const parsed = this.schema.safeParse(raw, ENGLISH);
     if (!parsed.success) {
       const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
       this.onError(new ProtocolError(`a message does not match the protocol (${where})`));

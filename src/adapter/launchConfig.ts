@@ -2,34 +2,37 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { parseCrashSpec } from '../runtime/faults';
+import { ENGLISH } from '../runtime/zodEnglish';
 import type { RunnerConfig } from './protocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const DECISION = z.enum(['happened', 'not-happened']);
+const nonEmpty = (): z.ZodMiniString<string> => z.string().check(z.minLength(1));
 
+// Each description sits on the attribute's outermost schema: attributeHelp reads it there, and so does the JSON Schema.
 export const LaunchConfig = z.object({
-  program: z.string().min(1).describe('The agent script to run (TypeScript or JavaScript), absolute or relative to cwd.'),
-  input: z.unknown().optional().describe('The run input as JSON, validated by the agent\'s input schema. Not with inputFile or resume.'),
-  inputFile: z.string().min(1).optional().describe('A JSON file holding the run input, relative to cwd. Not with input or resume.'),
-  runId: z.string().regex(RUN_ID, 'a run id uses letters, digits and . _ : - (up to 128), starting with a letter or digit').optional()
-    .describe('The id of the new run (default: generated). With compensate: true, the run to compensate.'),
-  resume: z.string().min(1).optional().describe('Resume this run instead of starting one: a run id, or "latest" (the newest run of this agent).'),
-  compensate: z.union([z.boolean(), z.string().min(1)]).optional()
-    .describe('Step through the compensation of a run (its inverses, newest-first): a run id, "latest", or true with resume/runId naming the run.'),
-  database: z.string().min(1).optional().describe('The journal file (default: $LOGBOOK_DB, else .logbook/journal.db under cwd).'),
-  cwd: z.string().min(1).optional().describe('The working directory of the run (default: the directory the debug adapter started in).'),
-  env: z.record(z.string(), z.string()).optional().describe('Environment variables added to the run\'s process.'),
-  runtimeExecutable: z.string().min(1).default('node').describe('The Node executable that runs the agent (it must be able to load better-sqlite3).'),
-  runtimeArgs: z.array(z.string()).default([]).describe('Arguments passed to runtimeExecutable before the runner script.'),
-  stopOnEntry: z.boolean().default(false).describe('Stop before the first step (for a resume: before the replay starts, with what it will do).'),
-  stopOnReplay: z.boolean().default(false).describe('Also stop (at breakpoints and when stepping) in steps replayed from the journal.'),
-  crashAt: z.union([z.string(), z.array(z.string())]).optional()
-    .describe('Crash the run on purpose (SIGKILL) at fault points: <action type or step name>#<n>@<phase>, e.g. email.send#3@after-start.'),
-  decide: z.record(z.string(), DECISION).optional()
-    .describe('Decisions for in-doubt actions without verify, by action id: "happened" or "not-happened" (resume or compensate only).'),
+  program: nonEmpty().check(z.describe('The agent script to run (TypeScript or JavaScript), absolute or relative to cwd.')),
+  input: z.optional(z.unknown()).check(z.describe('The run input as JSON, validated by the agent\'s input schema. Not with inputFile or resume.')),
+  inputFile: z.optional(nonEmpty()).check(z.describe('A JSON file holding the run input, relative to cwd. Not with input or resume.')),
+  runId: z.optional(z.string().check(z.regex(RUN_ID, 'a run id uses letters, digits and . _ : - (up to 128), starting with a letter or digit')))
+    .check(z.describe('The id of the new run (default: generated). With compensate: true, the run to compensate.')),
+  resume: z.optional(nonEmpty()).check(z.describe('Resume this run instead of starting one: a run id, or "latest" (the newest run of this agent).')),
+  compensate: z.optional(z.union([z.boolean(), nonEmpty()]))
+    .check(z.describe('Step through the compensation of a run (its inverses, newest-first): a run id, "latest", or true with resume/runId naming the run.')),
+  database: z.optional(nonEmpty()).check(z.describe('The journal file (default: $LOGBOOK_DB, else .logbook/journal.db under cwd).')),
+  cwd: z.optional(nonEmpty()).check(z.describe('The working directory of the run (default: the directory the debug adapter started in).')),
+  env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process.')),
+  runtimeExecutable: z._default(nonEmpty(), 'node').check(z.describe('The Node executable that runs the agent (it must be able to load better-sqlite3).')),
+  runtimeArgs: z._default(z.array(z.string()), []).check(z.describe('Arguments passed to runtimeExecutable before the runner script.')),
+  stopOnEntry: z._default(z.boolean(), false).check(z.describe('Stop before the first step (for a resume: before the replay starts, with what it will do).')),
+  stopOnReplay: z._default(z.boolean(), false).check(z.describe('Also stop (at breakpoints and when stepping) in steps replayed from the journal.')),
+  crashAt: z.optional(z.union([z.string(), z.array(z.string())]))
+    .check(z.describe('Crash the run on purpose (SIGKILL) at fault points: <action type or step name>#<n>@<phase>, e.g. email.send#3@after-start.')),
+  decide: z.optional(z.record(z.string(), DECISION))
+    .check(z.describe('Decisions for in-doubt actions without verify, by action id: "happened" or "not-happened" (resume or compensate only).')),
 });
 export type LaunchConfig = z.infer<typeof LaunchConfig>;
 
@@ -52,14 +55,15 @@ function bad(problem: string, remedy: string): LogbookError {
 }
 
 function attributeHelp(name: string): string {
-  const shape = LaunchConfig.shape as Record<string, z.ZodType>;
-  const d = shape[name]?.description;
+  const shape = LaunchConfig.shape as Record<string, z.ZodMiniType>;
+  const schema = shape[name];
+  const d = schema && z.globalRegistry.get(schema)?.description;
   return d ? `Fix "${name}" in launch.json: ${d}` : 'Fix the attribute in launch.json.';
 }
 
 /** Validates the raw attributes a client sent; a bad one fails naming the attribute and what it expected. */
 export function parseLaunchConfig(raw: unknown): LaunchConfig {
-  const r = LaunchConfig.safeParse(raw ?? {});
+  const r = LaunchConfig.safeParse(raw ?? {}, ENGLISH);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const attr = String(issue?.path[0] ?? '');

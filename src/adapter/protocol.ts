@@ -1,11 +1,11 @@
 // The adapter ⇄ runner messages: one zod schema per direction, validated on receipt by both processes.
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** A value crossing the process boundary: JSON, with non-JSON leaves encoded by wire.ts markers. */
 export const Wire = z.unknown();
 
-export const Loc = z.object({ file: z.string(), line: z.number().int(), column: z.number().int() });
+export const Loc = z.object({ file: z.string(), line: z.int(), column: z.int() });
 export type Loc = z.infer<typeof Loc>;
 
 export const EXCEPTION_FILTERS = ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation'] as const;
@@ -13,19 +13,19 @@ export const ExceptionFilter = z.enum(EXCEPTION_FILTERS);
 export type ExceptionFilter = z.infer<typeof ExceptionFilter>;
 
 export const LineBreakpoint = z.object({
-  id: z.number().int(),
+  id: z.int(),
   file: z.string(),
-  line: z.number().int(),
-  condition: z.string().optional(),
-  hitCondition: z.string().optional(),
+  line: z.int(),
+  condition: z.optional(z.string()),
+  hitCondition: z.optional(z.string()),
 });
 export type LineBreakpoint = z.infer<typeof LineBreakpoint>;
 
 export const FunctionBreakpoint = z.object({
-  id: z.number().int(),
+  id: z.int(),
   name: z.string(),
-  condition: z.string().optional(),
-  hitCondition: z.string().optional(),
+  condition: z.optional(z.string()),
+  hitCondition: z.optional(z.string()),
 });
 export type FunctionBreakpoint = z.infer<typeof FunctionBreakpoint>;
 
@@ -41,10 +41,10 @@ export type StepMode = z.infer<typeof StepMode>;
 
 /** What the runner does: start a run, resume one, compensate one, or only read the journal after a crash. */
 export const Job = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('launch'), input: Wire, runId: z.string().optional() }),
+  z.object({ kind: z.literal('launch'), input: Wire, runId: z.optional(z.string()) }),
   z.object({ kind: z.literal('resume'), runId: z.string() }),
   z.object({ kind: z.literal('compensate'), runId: z.string() }),
-  z.object({ kind: z.literal('postmortem'), runId: z.string().optional() }),
+  z.object({ kind: z.literal('postmortem'), runId: z.optional(z.string()) }),
 ]);
 export type Job = z.infer<typeof Job>;
 
@@ -60,13 +60,13 @@ export const RunnerConfig = z.object({
 export type RunnerConfig = z.infer<typeof RunnerConfig>;
 
 const Request = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('evaluate'), expression: z.string(), context: z.string().optional() }),
-  z.object({ op: z.literal('journal'), start: z.number().int().min(0), count: z.number().int().min(0) }),
-  z.object({ op: z.literal('steps'), start: z.number().int().min(0), count: z.number().int().min(0) }),
-  z.object({ op: z.literal('decide'), decision: z.enum(['happened', 'not-happened']), actionId: z.string().optional(), then: StepMode.or(z.literal('stay')) }),
-  z.object({ op: z.literal('approval'), approved: z.boolean(), note: z.string().optional(), then: StepMode.or(z.literal('stay')) }),
+  z.object({ op: z.literal('evaluate'), expression: z.string(), context: z.optional(z.string()) }),
+  z.object({ op: z.literal('journal'), start: z.int().check(z.minimum(0)), count: z.int().check(z.minimum(0)) }),
+  z.object({ op: z.literal('steps'), start: z.int().check(z.minimum(0)), count: z.int().check(z.minimum(0)) }),
+  z.object({ op: z.literal('decide'), decision: z.enum(['happened', 'not-happened']), actionId: z.optional(z.string()), then: z.union([StepMode, z.literal('stay')]) }),
+  z.object({ op: z.literal('approval'), approved: z.boolean(), note: z.optional(z.string()), then: z.union([StepMode, z.literal('stay')]) }),
   z.object({ op: z.literal('compensate') }),
-  z.object({ op: z.literal('fork'), stepIdx: z.number().int().min(0) }),
+  z.object({ op: z.literal('fork'), stepIdx: z.int().check(z.minimum(0)) }),
 ]);
 export type RunnerRequest = z.infer<typeof Request>;
 
@@ -76,47 +76,47 @@ export const ToRunner = z.discriminatedUnion('type', [
   z.object({ type: z.literal('resume'), mode: StepMode }),
   z.object({ type: z.literal('pause') }),
   z.object({ type: z.literal('stop') }),
-  z.object({ type: z.literal('request'), id: z.number().int(), request: Request }),
+  z.object({ type: z.literal('request'), id: z.int(), request: Request }),
 ]);
 export type ToRunner = z.infer<typeof ToRunner>;
 
 export const StepView = z.object({
-  idx: z.number().int(),
+  idx: z.int(),
   name: z.string(),
   replayed: z.boolean(),
   redone: z.boolean(),
-  result: Wire.optional(),
-  location: Loc.optional(),
+  result: z.optional(Wire),
+  location: z.optional(Loc),
 });
 export type StepView = z.infer<typeof StepView>;
 
 export const ActionView = z.object({
   id: z.string(),
   type: z.string(),
-  version: z.number().int(),
+  version: z.int(),
   effect: z.string(),
   args: Wire,
   phase: z.string(),
   status: z.string(),
-  executions: z.number().int(),
-  stepIdx: z.number().int(),
+  executions: z.int(),
+  stepIdx: z.int(),
   hasVerify: z.boolean(),
   hasCompensate: z.boolean(),
   approval: z.boolean(),
-  reconciliation: z.string().optional(),
-  result: Wire.optional(),
-  error: Wire.optional(),
-  location: Loc.optional(),
+  reconciliation: z.optional(z.string()),
+  result: z.optional(Wire),
+  error: z.optional(Wire),
+  location: z.optional(Loc),
 });
 export type ActionView = z.infer<typeof ActionView>;
 
 export const RunView = z.object({
   id: z.string(),
   agent: z.string(),
-  attempt: z.number().int(),
+  attempt: z.int(),
   status: z.string(),
   input: Wire,
-  forkedFrom: z.object({ runId: z.string(), stepIdx: z.number().int() }).optional(),
+  forkedFrom: z.optional(z.object({ runId: z.string(), stepIdx: z.int() })),
 });
 export type RunView = z.infer<typeof RunView>;
 
@@ -125,64 +125,64 @@ export const StopContext = z.object({
   kind: z.string(),
   detail: z.string(),
   run: RunView,
-  step: StepView.optional(),
-  action: ActionView.optional(),
+  step: z.optional(StepView),
+  action: z.optional(ActionView),
   compensating: z.boolean(),
   program: z.string(),
-  runLocation: Loc.optional(),
+  runLocation: z.optional(Loc),
   checkpoint: z.object({
-    stepsJournaled: z.number().int(),
-    lastCheckpoint: z.object({ idx: z.number().int(), name: z.string(), result: Wire.optional() }).optional(),
-    inDoubt: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.number().int() })),
-    awaitingApproval: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.number().int() })),
+    stepsJournaled: z.int(),
+    lastCheckpoint: z.optional(z.object({ idx: z.int(), name: z.string(), result: z.optional(Wire) })),
+    inDoubt: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.int() })),
+    awaitingApproval: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.int() })),
   }),
-  journalEntries: z.number().int(),
+  journalEntries: z.int(),
 });
 export type StopContext = z.infer<typeof StopContext>;
 
 export const Outcome = z.object({
   runId: z.string(),
   status: z.string(),
-  attempt: z.number().int(),
-  output: Wire.optional(),
-  error: z.object({ code: z.string().optional(), name: z.string(), message: z.string() }).optional(),
-  waitingOn: z.object({ actionId: z.string(), reason: z.string() }).optional(),
+  attempt: z.int(),
+  output: z.optional(Wire),
+  error: z.optional(z.object({ code: z.optional(z.string()), name: z.string(), message: z.string() })),
+  waitingOn: z.optional(z.object({ actionId: z.string(), reason: z.string() })),
   summary: z.string(),
 });
 export type Outcome = z.infer<typeof Outcome>;
 
 export const Postmortem = z.object({
-  runId: z.string().optional(),
-  status: z.string().optional(),
-  lastStep: z.object({ idx: z.number().int(), name: z.string(), status: z.string() }).optional(),
-  inDoubt: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.number().int(), executions: z.number().int() })),
+  runId: z.optional(z.string()),
+  status: z.optional(z.string()),
+  lastStep: z.optional(z.object({ idx: z.int(), name: z.string(), status: z.string() })),
+  inDoubt: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.int(), executions: z.int() })),
   compensationInDoubt: z.array(z.object({ id: z.string(), type: z.string() })),
 });
 export type Postmortem = z.infer<typeof Postmortem>;
 
 export const FromRunner = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready'), pid: z.number().int(), node: z.string(), abi: z.string(), execPath: z.string() }),
+  z.object({ type: z.literal('ready'), pid: z.int(), node: z.string(), abi: z.string(), execPath: z.string() }),
   z.object({
     type: z.literal('started'),
     runId: z.string(),
     agent: z.string(),
-    attempt: z.number().int(),
+    attempt: z.int(),
     job: z.enum(['launch', 'resume', 'compensate', 'fork']),
-    forkedFrom: z.object({ runId: z.string(), stepIdx: z.number().int() }).optional(),
+    forkedFrom: z.optional(z.object({ runId: z.string(), stepIdx: z.int() })),
   }),
   z.object({
     type: z.literal('stopped'),
     reason: z.string(),
     description: z.string(),
-    text: z.string().optional(),
-    exceptionId: z.string().optional(),
-    hitBreakpointIds: z.array(z.number().int()),
+    text: z.optional(z.string()),
+    exceptionId: z.optional(z.string()),
+    hitBreakpointIds: z.array(z.int()),
     context: StopContext,
   }),
   z.object({ type: z.literal('output'), category: z.enum(['console', 'important', 'stdout', 'stderr']), text: z.string() }),
-  z.object({ type: z.literal('response'), id: z.number().int(), ok: z.boolean(), body: Wire.optional(), message: z.string().optional() }),
+  z.object({ type: z.literal('response'), id: z.int(), ok: z.boolean(), body: z.optional(Wire), message: z.optional(z.string()) }),
   z.object({ type: z.literal('finished'), outcome: Outcome }),
-  z.object({ type: z.literal('failed'), code: z.string().optional(), message: z.string() }),
+  z.object({ type: z.literal('failed'), code: z.optional(z.string()), message: z.string() }),
   z.object({ type: z.literal('postmortem'), report: Postmortem }),
 ]);
 export type FromRunner = z.infer<typeof FromRunner>;

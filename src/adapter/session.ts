@@ -3,8 +3,11 @@
 import * as path from 'node:path';
 import { DebugSession, Event, Handles, InitializedEvent, OutputEvent, Scope, Source, StoppedEvent, TerminatedEvent, ExitedEvent, ThreadEvent, ContinuedEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+// zod/mini throws core's error class; importing it by name keeps the rest of core (`z.core.*`) out of the bundle.
+import { $ZodError } from 'zod/v4/core';
 import { LogbookError, describe } from '../runtime/errors';
+import { ENGLISH } from '../runtime/zodEnglish';
 import { BreakpointBook, readBreakable } from './breakpointBook';
 import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
 import { FILTERS } from './filters';
@@ -37,10 +40,10 @@ const PAGE = 100;
 
 const DecideArgs = z.object({
   decision: z.enum(['happened', 'not-happened']),
-  actionId: z.string().optional(),
-  then: z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']).default('continue'),
+  actionId: z.optional(z.string()),
+  then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
 });
-const ApproveArgs = z.object({ note: z.string().optional(), then: z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']).default('continue') });
+const ApproveArgs = z.object({ note: z.optional(z.string()), then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue') });
 
 /** Runners of every session in this process, killed if the adapter exits (server mode runs several sessions). */
 const liveRunners = new Set<RunnerProcess>();
@@ -585,14 +588,14 @@ export class LogbookDebugSession extends DebugSession {
           body = { pid: runner.pid, signal: 'SIGKILL' };
           break;
         case 'decide': {
-          const a = DecideArgs.parse(args ?? {});
+          const a = DecideArgs.parse(args ?? {}, ENGLISH);
           then = a.then;
           body = await runner.request({ op: 'decide', decision: a.decision, then: a.then, ...(a.actionId ? { actionId: a.actionId } : {}) });
           break;
         }
         case 'approve':
         case 'reject': {
-          const a = ApproveArgs.parse(args ?? {});
+          const a = ApproveArgs.parse(args ?? {}, ENGLISH);
           then = a.then;
           body = await runner.request({ op: 'approval', approved: command === 'approve', then: a.then, ...(a.note !== undefined ? { note: a.note } : {}) });
           break;
@@ -609,7 +612,7 @@ export class LogbookDebugSession extends DebugSession {
       response.body = body;
       this.sendResponse(response);
     } catch (err) {
-      fail(err instanceof z.ZodError ? `Bad arguments for ${command}: ${err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}.` : message(err));
+      fail(err instanceof $ZodError ? `Bad arguments for ${command}: ${err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}.` : message(err));
     }
   }
 }

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as readline from 'node:readline';
 import { ChangedNotice, Incoming, METHODS, type Method, type Params, type Result } from '../reader/protocol';
+import { ENGLISH } from '../runtime/zodEnglish';
 
 export interface ReaderOptions {
   readonly node: string;
@@ -60,7 +61,7 @@ export class ReaderClient {
     const result = new Promise<unknown>((resolve, reject) => this.pending.set(id, { method, resolve, reject }));
     child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
     const raw = await result;
-    const parsed = METHODS[method].result.safeParse(raw);
+    const parsed = METHODS[method].result.safeParse(raw, ENGLISH);
     if (!parsed.success) throw new ReaderError('LB_READER_PROTOCOL', `The reader answered ${method} with an unexpected shape: ${parsed.error.message}`);
     return parsed.data as Result<M>;
   }
@@ -113,7 +114,7 @@ export class ReaderClient {
   private onLine(line: string): void {
     let msg: unknown;
     try {
-      msg = Incoming.parse(JSON.parse(line));
+      msg = Incoming.parse(JSON.parse(line), ENGLISH);
     } catch (err) {
       this.opts.log('warn', `reader sent an unreadable line (${String(err)}): ${line.slice(0, 200)}`);
       return;

@@ -1,10 +1,10 @@
 // The reader process's JSON-lines protocol, validated with zod on both sides: requests, results, change notifications.
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
-const int = z.number().int();
+const int = z.int();
 const str = z.string();
-const nstr = z.string().nullable();
+const nstr = z.nullable(z.string());
 
 export const RUN_DISPLAY = ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'compensated', 'compensation-failed', 'interrupted'] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
@@ -27,7 +27,7 @@ export const RunDto = z.object({
   leaseLive: z.boolean(),
   owner: nstr,
   /** The lease holder's pid when it is alive on this machine (Kill Run uses it for runs no debugger drives). */
-  ownerPid: int.nullable(),
+  ownerPid: z.nullable(int),
   stepCount: int,
   actionCount: int,
   inDoubt: int,
@@ -46,7 +46,7 @@ export const StepDto = z.object({
   status: z.enum(STEP_DISPLAY),
   attempt: int,
   startedAt: int,
-  endedAt: int.nullable(),
+  endedAt: z.nullable(int),
   actionCount: int,
   error: nstr,
   hasResult: z.boolean(),
@@ -72,7 +72,7 @@ export const ActionDto = z.object({
   compensationExecutions: int,
   attempt: int,
   startedAt: int,
-  endedAt: int.nullable(),
+  endedAt: z.nullable(int),
   args: str,
   result: nstr,
   error: nstr,
@@ -86,7 +86,7 @@ export const TimelineItem = z.object({
   label: str,
   attempt: int,
   start: int,
-  end: int.nullable(),
+  end: z.nullable(int),
   status: str,
 });
 export type TimelineItem = z.infer<typeof TimelineItem>;
@@ -105,7 +105,7 @@ export type Timeline = z.infer<typeof Timeline>;
 
 const Counts = z.record(z.string(), int);
 export const ScriptStatus = z.object({
-  run: RunDto.nullable(),
+  run: z.nullable(RunDto),
   /** Per step pattern id: step count by display status. */
   steps: z.record(z.string(), Counts),
   /** Per action type: action count by display status. */
@@ -116,16 +116,16 @@ export type ScriptStatus = z.infer<typeof ScriptStatus>;
 /** Each request's params and result; the reader validates params, the client validates results. */
 export const METHODS = {
   open: { params: z.object({ db: str }), result: z.object({ exists: z.boolean(), file: str }) },
-  runs: { params: z.object({ offset: int.min(0), limit: int.min(1).max(1000) }), result: z.object({ total: int, runs: z.array(RunDto) }) },
-  run: { params: z.object({ runId: str }), result: RunDto.nullable() },
-  steps: { params: z.object({ runId: str, from: int.min(0), limit: int.min(1).max(1000) }), result: z.object({ total: int, steps: z.array(StepDto) }) },
+  runs: { params: z.object({ offset: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }), result: z.object({ total: int, runs: z.array(RunDto) }) },
+  run: { params: z.object({ runId: str }), result: z.nullable(RunDto) },
+  steps: { params: z.object({ runId: str, from: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }), result: z.object({ total: int, steps: z.array(StepDto) }) },
   actions: {
-    params: z.object({ runId: str, stepIdx: int, afterSeq: int.min(0), limit: int.min(1).max(1000) }),
+    params: z.object({ runId: str, stepIdx: int, afterSeq: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }),
     result: z.object({ total: int, actions: z.array(ActionDto) }),
   },
-  action: { params: z.object({ runId: str, actionId: str }), result: ActionDto.nullable() },
-  checkpoint: { params: z.object({ runId: str, stepIdx: int.nullable() }), result: z.object({ json: str }).nullable() },
-  timeline: { params: z.object({ runId: str }), result: Timeline.nullable() },
+  action: { params: z.object({ runId: str, actionId: str }), result: z.nullable(ActionDto) },
+  checkpoint: { params: z.object({ runId: str, stepIdx: z.nullable(int) }), result: z.nullable(z.object({ json: str })) },
+  timeline: { params: z.object({ runId: str }), result: z.nullable(Timeline) },
   scriptStatus: {
     params: z.object({ script: str, stepPatterns: z.array(z.object({ id: str, regex: str })), actionTypes: z.array(str) }),
     result: ScriptStatus,

@@ -4,9 +4,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+// zod/mini throws core's error class; importing it by name keeps the rest of core (`z.core.*`) out of the bundle.
+import { $ZodError } from 'zod/v4/core';
 import { openStore, type Store } from '../runtime/store';
 import { LogbookError, describe } from '../runtime/errors';
+import { ENGLISH } from '../runtime/zodEnglish';
 import { METHODS, Request, type ChangedNotice, type Method } from './protocol';
 import { JournalQueries } from './queries';
 import { ChangeTracker, watchFolder } from './watch';
@@ -113,7 +116,7 @@ const EMPTY: { [M in Method]?: unknown } = {
 };
 
 function handle(method: Method, raw: unknown): unknown {
-  const params = METHODS[method].params.parse(raw);
+  const params = METHODS[method].params.parse(raw, ENGLISH);
   if (method === 'open') {
     const p = params as { db: string };
     const abs = path.resolve(p.db);
@@ -137,11 +140,11 @@ function onLine(line: string): void {
   try {
     const msg = JSON.parse(line) as { id?: unknown };
     if (typeof msg.id === 'number') id = msg.id;
-    const req = Request.parse(msg);
+    const req = Request.parse(msg, ENGLISH);
     send({ id, ok: true, result: handle(req.method, req.params) });
   } catch (err) {
     const code = err instanceof LogbookError ? err.code : 'LB_READER';
-    const message = err instanceof z.ZodError ? `invalid request: ${z.prettifyError(err)}` : describe(err);
+    const message = err instanceof $ZodError ? `invalid request: ${z.prettifyError(err)}` : describe(err);
     send({ id, ok: false, error: { code, message } });
   }
 }

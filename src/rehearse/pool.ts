@@ -4,6 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
+import { ENGLISH } from '../runtime/zodEnglish';
 import { FromWorker, type CampaignResult, type CampaignSetup, type Point, type ToWorker } from './types';
 
 export interface PoolOptions {
@@ -66,7 +67,7 @@ export function runPool(o: PoolOptions): Promise<CampaignResult[]> {
         o.onResult(r);
       };
       child.on('message', (raw) => {
-        const m = FromWorker.parse(raw);
+        const m = FromWorker.parse(raw, ENGLISH);
         if (m.type === 'result') record(m.result);
         if (m.type === 'failed') record(failedCampaign(m.index, o.points[m.index] as Point, m.message));
         give();

@@ -1,6 +1,6 @@
 // Asks an agent's `probe` what the outside world recorded, with the providers pointed at one scratch directory.
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { AgentDefinition, ProbeResult } from '../runtime/define';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 

@@ -1,41 +1,41 @@
 // The rehearsal's data: fault points, campaign results and the report, as zod schemas shared by parent and workers.
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 export const Point = z.object({
   /** Which driving process of the uncrashed run hit it (1 = `run`; later ones resume after an approval or a stop). */
-  process: z.number().int().positive(),
+  process: z.int().check(z.positive()),
   /** The --crash-at spec, e.g. `payments.charge#1@after-execute`. */
   spec: z.string(),
   /** The fault point, e.g. `action:after-execute`. */
   point: z.string(),
   target: z.string(),
-  occurrence: z.number().int().positive(),
+  occurrence: z.int().check(z.positive()),
 });
 export type Point = z.infer<typeof Point>;
 
 const Outcome = z.enum(['verified', 'verified-absent', 're-executed', 'decided-happened', 'decided-not-happened']);
 
 export const CampaignResult = z.object({
-  index: z.number().int(),
+  index: z.int(),
   point: Point,
   /** Crash specs that fired, in order (the first is the campaign's point; more with --depth). */
   kills: z.array(z.string()),
-  processes: z.number().int(),
+  processes: z.int(),
   status: z.string(),
   finished: z.boolean(),
   sameOutput: z.boolean(),
-  sameEffects: z.boolean().nullable(),
+  sameEffects: z.nullable(z.boolean()),
   effectsDiff: z.array(z.string()),
-  duplicates: z.array(z.object({ type: z.string(), key: z.string(), count: z.number().int(), source: z.enum(['journal', 'provider']) })),
+  duplicates: z.array(z.object({ type: z.string(), key: z.string(), count: z.int(), source: z.enum(['journal', 'provider']) })),
   settled: z.array(z.object({ type: z.string(), id: z.string(), how: Outcome })),
   decisions: z.array(z.object({ type: z.string(), id: z.string(), decision: z.enum(['happened', 'not-happened']), source: z.enum(['provider record', 'assumed']), phase: z.string() })),
   unsettled: z.array(z.object({ type: z.string(), id: z.string() })),
   approvals: z.array(z.object({ type: z.string(), id: z.string() })),
-  stepsRedoneMax: z.number().int(),
+  stepsRedoneMax: z.int(),
   /** Per action type: effects already committed when a kill struck, which the resume did not repeat. */
-  saved: z.record(z.string(), z.number().int()),
-  error: z.string().nullable(),
+  saved: z.record(z.string(), z.int()),
+  error: z.nullable(z.string()),
   ms: z.number(),
 });
 export type CampaignResult = z.infer<typeof CampaignResult>;
@@ -43,10 +43,10 @@ export type CampaignResult = z.infer<typeof CampaignResult>;
 export const Baseline = z.object({
   status: z.string(),
   output: z.unknown(),
-  probe: z.record(z.string(), z.array(z.string())).nullable(),
-  processes: z.number().int(),
-  steps: z.number().int(),
-  actions: z.number().int(),
+  probe: z.nullable(z.record(z.string(), z.array(z.string()))),
+  processes: z.int(),
+  steps: z.int(),
+  actions: z.int(),
   approvals: z.array(z.object({ type: z.string(), id: z.string() })),
   ms: z.number(),
 });
@@ -59,7 +59,7 @@ export const CampaignSetup = z.object({
   input: z.unknown(),
   runId: z.string(),
   root: z.string(),
-  depth: z.number().int().positive(),
+  depth: z.int().check(z.positive()),
   seed: z.string(),
   keep: z.boolean(),
   baseline: Baseline,
@@ -68,7 +68,7 @@ export type CampaignSetup = z.infer<typeof CampaignSetup>;
 
 export const ToWorker = z.discriminatedUnion('type', [
   z.object({ type: z.literal('setup'), setup: CampaignSetup }),
-  z.object({ type: z.literal('campaign'), index: z.number().int(), point: Point }),
+  z.object({ type: z.literal('campaign'), index: z.int(), point: Point }),
   z.object({ type: z.literal('exit') }),
 ]);
 export type ToWorker = z.infer<typeof ToWorker>;
@@ -76,6 +76,6 @@ export type ToWorker = z.infer<typeof ToWorker>;
 export const FromWorker = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({ type: z.literal('result'), result: CampaignResult }),
-  z.object({ type: z.literal('failed'), index: z.number().int(), message: z.string() }),
+  z.object({ type: z.literal('failed'), index: z.int(), message: z.string() }),
 ]);
 export type FromWorker = z.infer<typeof FromWorker>;

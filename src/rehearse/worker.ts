@@ -2,6 +2,7 @@
 
 import { loadScript } from '../loader/loadScript';
 import { describe } from '../runtime/errors';
+import { ENGLISH } from '../runtime/zodEnglish';
 import { runCampaign, type Prober } from './campaign';
 import { prober } from './probe';
 import { FromWorker, ToWorker, type CampaignSetup } from './types';
@@ -11,11 +12,11 @@ let probe: Prober | undefined;
 let queue: Promise<void> = Promise.resolve();
 
 function send(m: FromWorker): void {
-  process.send?.(FromWorker.parse(m));
+  process.send?.(FromWorker.parse(m, ENGLISH));
 }
 
 async function handle(raw: unknown): Promise<void> {
-  const m = ToWorker.parse(raw);
+  const m = ToWorker.parse(raw, ENGLISH);
   switch (m.type) {
     case 'setup': {
       setup = m.setup;

@@ -1,33 +1,34 @@
 // zod schemas for every row read back from the journal: a row that does not match is a corrupt journal, not a crash.
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ACTION_STATUSES, COMPENSATION_STATUSES, RECONCILIATIONS, RUN_STATUSES, STEP_STATUSES } from '../types';
 import { EFFECTS } from '../define';
 import { ErrorCodes, LogbookError } from '../errors';
+import { ENGLISH } from '../zodEnglish';
 
-const int = z.number().int();
+const int = z.int();
 const text = z.string();
 
 export const RunRow = z.object({
   id: text,
   agent: text,
   script: text,
-  input: text.nullable(),
+  input: z.nullable(text),
   status: z.enum(RUN_STATUSES),
   attempt: int,
-  output: text.nullable(),
-  error: text.nullable(),
+  output: z.nullable(text),
+  error: z.nullable(text),
   created_at: int,
   updated_at: int,
-  lease_token: text.nullable(),
-  lease_owner: text.nullable(),
-  lease_pid: int.nullable(),
-  lease_pid_start: text.nullable(),
-  lease_host: text.nullable(),
+  lease_token: z.nullable(text),
+  lease_owner: z.nullable(text),
+  lease_pid: z.nullable(int),
+  lease_pid_start: z.nullable(text),
+  lease_host: z.nullable(text),
   lease_epoch: int,
-  lease_expires: int.nullable(),
-  forked_from: text.nullable(),
-  forked_at_step: int.nullable(),
+  lease_expires: z.nullable(int),
+  forked_from: z.nullable(text),
+  forked_at_step: z.nullable(int),
 });
 export type RunRow = z.infer<typeof RunRow>;
 
@@ -36,16 +37,16 @@ export const StepRow = z.object({
   idx: int,
   name: text,
   status: z.enum(STEP_STATUSES),
-  result: text.nullable(),
-  error: text.nullable(),
+  result: z.nullable(text),
+  error: z.nullable(text),
   attempt: int,
   started_at: int,
-  ended_at: int.nullable(),
+  ended_at: z.nullable(int),
 });
 export type StepRow = z.infer<typeof StepRow>;
 
 /** The columns replay reads for every journaled step: a narrower row decodes and validates in half the time. */
-export const ReplayStepRow = StepRow.pick({ idx: true, name: true, status: true, result: true, error: true, attempt: true });
+export const ReplayStepRow = z.pick(StepRow, { idx: true, name: true, status: true, result: true, error: true, attempt: true });
 export type ReplayStepRow = z.infer<typeof ReplayStepRow>;
 
 export const ActionRow = z.object({
@@ -58,25 +59,25 @@ export const ActionRow = z.object({
   effect: z.enum(EFFECTS as unknown as ['read-only', 'idempotent', 'non-idempotent']),
   args: text,
   status: z.enum(ACTION_STATUSES),
-  result: text.nullable(),
-  error: text.nullable(),
+  result: z.nullable(text),
+  error: z.nullable(text),
   executions: int,
-  reconciliation: z.enum(RECONCILIATIONS).nullable(),
-  decision: z.enum(['happened', 'not-happened']).nullable(),
-  approval: z.enum(['pending', 'approved', 'rejected']).nullable(),
-  approval_note: text.nullable(),
-  compensation: z.enum(COMPENSATION_STATUSES).nullable(),
-  compensation_result: text.nullable(),
+  reconciliation: z.nullable(z.enum(RECONCILIATIONS)),
+  decision: z.nullable(z.enum(['happened', 'not-happened'])),
+  approval: z.nullable(z.enum(['pending', 'approved', 'rejected'])),
+  approval_note: z.nullable(text),
+  compensation: z.nullable(z.enum(COMPENSATION_STATUSES)),
+  compensation_result: z.nullable(text),
   compensation_executions: int,
   attempt: int,
   started_at: int,
-  ended_at: int.nullable(),
-  commit_seq: int.nullable(),
+  ended_at: z.nullable(int),
+  commit_seq: z.nullable(int),
 });
 export type ActionRow = z.infer<typeof ActionRow>;
 
 /** What replay compares and returns for a journaled action, read for every action of a step being redone. */
-export const ReplayActionRow = ActionRow.pick({ id: true, seq: true, type: true, version: true, args: true, status: true, result: true, attempt: true });
+export const ReplayActionRow = z.pick(ActionRow, { id: true, seq: true, type: true, version: true, args: true, status: true, result: true, attempt: true });
 export type ReplayActionRow = z.infer<typeof ReplayActionRow>;
 
 export const EventRow = z.object({
@@ -85,9 +86,9 @@ export const EventRow = z.object({
   attempt: int,
   at: int,
   kind: text,
-  step_idx: int.nullable(),
-  action_id: text.nullable(),
-  data: text.nullable(),
+  step_idx: z.nullable(int),
+  action_id: z.nullable(text),
+  data: z.nullable(text),
 });
 export type EventRow = z.infer<typeof EventRow>;
 
@@ -117,8 +118,8 @@ export function replayActionRow(row: readonly unknown[], file: string): ReplayAc
 }
 
 /** Validates a row read back; a mismatch means the file was edited or damaged. */
-export function checked<T>(schema: z.ZodType<T>, row: unknown, what: string, file: string): T {
-  const r = schema.safeParse(row);
+export function checked<T>(schema: z.ZodMiniType<T>, row: unknown, what: string, file: string): T {
+  const r = schema.safeParse(row, ENGLISH);
   if (r.success) return r.data;
   throw new LogbookError(
     ErrorCodes.JOURNAL_INVALID,
