@@ -84,6 +84,9 @@ function reason(r: Row, ctx: Context): string {
     const per = rows.filter((x) => /^resume\.\d+$/.test(x.id)).map((x) => x.numbers?.perActionCpuUs ?? Number.NaN).filter(Number.isFinite);
     return `The cost per action falls with size (${per.map((x) => `${x.toFixed(1)} µs`).join(', ')} from the smallest journal to the largest): a fresh process runs its first thousands of steps in V8's interpreter before the optimising compiler takes over, and the resume of an empty run alone costs the figure given in the note.`;
   }
+  if (id.startsWith('ext.')) {
+    return 'Measured once per start of code-server, in its real extension host: a first request is cold only once, so this row is a single sample rather than a median of rounds, and it moves with the load of the machine (the extension host, the browser and the reader process all start together on two cores). The reader\'s own queries for it take a few milliseconds.';
+  }
   if (id === 'resume.memory') {
     return 'Retained memory grew with the journal: something held per step survives a full GC.';
   }
