@@ -135,8 +135,8 @@ export class RunSession {
   }
 
   /** Callers test `hooks.pause` first, so a run with no host builds no snapshot or detail text and awaits nothing. */
-  private async pauseAction(kind: PauseKind, detail: string, action: ActionSnapshot): Promise<void> {
-    if (this.d.hooks?.pause) await this.pause(kind, detail, undefined, action);
+  private pauseAction(kind: PauseKind, detail: string, action: ActionSnapshot): Promise<void> {
+    return this.pause(kind, detail, undefined, action);
   }
 
   private checkStop(): void {
@@ -423,7 +423,7 @@ export class RunSession {
     const result = await def.execute(args, this.ctx(na.id));
     this.d.faults.hit('action:after-execute', na.type);
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');
-    this.d.writer.actionObserved(na, json, false);
+    this.d.writer.actionObserved(na, json);
     this.d.stats.actionsObserved++;
     this.d.faults.hit('action:after-commit', na.type);
     if (this.d.hooks?.pause) await this.pauseAction('action:committed', `read-only ${na.type} ${na.id} recorded`, this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));

@@ -28,7 +28,7 @@ describe('records written behind', () => {
   it('are written first, in order, by the next transaction, which a non-read-only action starts with', () => {
     const { store, writer } = newWriter('wb');
     writer.stepStarted(0, 'prices', false);
-    writer.actionObserved(observed('price:a'), '{"cents":1}', false);
+    writer.actionObserved(observed('price:a'), '{"cents":1}');
     assert.deepEqual(kinds(store, 'wb'), [], 'nothing is written yet');
     assert.equal(writer.holdsPending('price:a'), true);
     writer.actionStarted({ id: 'send:x', stepIdx: 0, type: 'mail.send', version: 1, effect: 'non-idempotent', args: '{}' }, false);
@@ -45,7 +45,7 @@ describe('records written behind', () => {
 
   it(`are written on their own within ${WRITE_BEHIND_MS} ms when the run writes nothing else`, async () => {
     const { store, writer } = newWriter('wb-timer');
-    writer.actionObserved(observed('price:b'), 'null', false);
+    writer.actionObserved(observed('price:b'), 'null');
     assert.equal(store.reader.action('wb-timer', 'price:b'), undefined);
     await sleep(WRITE_BEHIND_MS * 4);
     assert.equal(store.reader.action('wb-timer', 'price:b')?.status, 'committed');
@@ -56,11 +56,11 @@ describe('records written behind', () => {
 
   it(`are written at once when ${WRITE_BEHIND_MAX} are waiting, and by release`, () => {
     const { store, writer } = newWriter('wb-max');
-    for (let i = 0; i < WRITE_BEHIND_MAX - 1; i++) writer.actionObserved(observed(`p:${i}`), 'null', false);
+    for (let i = 0; i < WRITE_BEHIND_MAX - 1; i++) writer.actionObserved(observed(`p:${i}`), 'null');
     assert.equal(store.reader.actionCount('wb-max'), 0);
-    writer.actionObserved(observed('p:last'), 'null', false);
+    writer.actionObserved(observed('p:last'), 'null');
     assert.equal(store.reader.actionCount('wb-max'), WRITE_BEHIND_MAX);
-    writer.actionObserved(observed('p:after'), 'null', false);
+    writer.actionObserved(observed('p:after'), 'null');
     writer.release();
     assert.equal(store.reader.action('wb-max', 'p:after')?.status, 'committed');
     store.close();

@@ -257,18 +257,17 @@ export class RunWriter {
     });
   }
 
-  /** A read-only action, recorded for visibility only: no bracket, no fsync, written behind (lost, it runs again). */
-  actionObserved(a: NewAction, result: string | null, existing: boolean): void {
-    const seqOfAction = existing ? 0 : this.nextSeq++;
+  /**
+   * A read-only action that ran for the first time in this run, recorded for visibility only: no bracket, no fsync,
+   * written behind (lost, it runs again). One that was journaled before never gets here: it is skipped, or redone in
+   * the bracket when it was left in doubt.
+   */
+  actionObserved(a: NewAction, result: string | null): void {
+    const actionSeq = this.nextSeq++;
     this.behind((now) => {
       const seq = this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true });
-      if (existing) {
-        this.s.actionExecuting.run(this.lease.runId, a.id);
-        this.s.actionCommit.run(result, now, seq, null, this.lease.runId, a.id);
-      } else {
-        const { runId, attempt } = this.lease;
-        this.s.actionObservedInsert.run(runId, a.id, seqOfAction, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
-      }
+      const { runId, attempt } = this.lease;
+      this.s.actionObservedInsert.run(runId, a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
     }, a.id);
   }
 
