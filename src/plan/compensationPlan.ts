@@ -67,18 +67,12 @@ export function planCompensation(store: Store, runId: string, defs: Definitions,
   // Settled in journal order, each committing as it goes: the last one settled is the newest, so it is undone first.
   const inverses: PlannedInverse[] = [...first.reverse()];
   const alreadyCompensated: Array<{ id: string; type: string }> = [];
-  let before = Number.MAX_SAFE_INTEGER;
-  for (;;) {
-    const page = store.reader.committedDesc(runId, before, 200);
-    if (page.length === 0) break;
-    for (const a of page) {
-      before = a.commit_seq ?? before;
-      if (a.effect === 'read-only') continue;
-      if (a.compensation === 'committed') alreadyCompensated.push({ id: a.id, type: a.type });
-      else if (a.compensation === 'irreversible') irreversible.push({ id: a.id, type: a.type, detail: `${a.type} has no compensate (already reported)` });
-      else if (a.compensation === 'started' || a.compensation === 'failed') inverses.push({ id: a.id, type: a.type, step: a.step_idx, when: 'again-in-doubt', detail: 'its inverse was in doubt: it runs again with the same key' });
-      else inverseOf(a, 'always', 'committed', inverses);
-    }
+  for (const a of store.reader.committedNewestFirst(runId)) {
+    if (a.effect === 'read-only') continue;
+    if (a.compensation === 'committed') alreadyCompensated.push({ id: a.id, type: a.type });
+    else if (a.compensation === 'irreversible') irreversible.push({ id: a.id, type: a.type, detail: `${a.type} has no compensate (already reported)` });
+    else if (a.compensation === 'started' || a.compensation === 'failed') inverses.push({ id: a.id, type: a.type, step: a.step_idx, when: 'again-in-doubt', detail: 'its inverse was in doubt: it runs again with the same key' });
+    else inverseOf(a, 'always', 'committed', inverses);
   }
   return { runId, agent: row.agent, status: store.reader.view(row).effectiveStatus, scriptLoaded, settleFirst, rejectApprovals, inverses, irreversible, alreadyCompensated, stops };
 }

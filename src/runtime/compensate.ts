@@ -133,50 +133,44 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     for (const a of store.reader.pendingApprovals(runId)) writer.approval(a.step_idx, a.id, false, 'the run was compensated before approval');
 
     // 2. Inverses, newest-first by commit order.
-    let before = Number.MAX_SAFE_INTEGER;
-    for (;;) {
-      const page = store.reader.committedDesc(runId, before, 200);
-      if (page.length === 0) break;
-      for (const a of page) {
-        before = a.commit_seq ?? before;
-        if (a.effect === 'read-only') continue;
-        if (a.compensation === 'committed') {
-          alreadyCompensated++;
-          continue;
-        }
-        if (a.compensation === 'irreversible') {
-          irreversible.push({ id: a.id, type: a.type });
-          continue;
-        }
-        const def = definition(a.type);
-        if (!def.compensate) {
-          writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason: `${a.type} has no compensate` });
-          irreversible.push({ id: a.id, type: a.type });
-          continue;
-        }
-        const redone = a.compensation === 'started' || a.compensation === 'failed';
-        if (hooks?.shouldStop?.()) return stopped();
-        await pause('compensate:before', `compensate: ${a.type} ${a.id}${redone ? ' (its inverse was in doubt: it runs again with the same key)' : ''}`, a, def);
-        // A host that paused before this inverse may have asked to stop; nothing of it is written yet.
-        if (hooks?.shouldStop?.()) return stopped();
-        writer.compensation(a.step_idx, a.id, 'started');
-        faults.hit('compensate:after-start', a.type);
-        await pause('compensate:after-start', `compensate: ${a.type} ${a.id}: started is durable; the inverse runs next`, a, def);
-        writer.compensationExecuting(a.step_idx, a.id);
-        let result: unknown;
-        try {
-          result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt });
-        } catch (err) {
-          writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
-          throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
-        }
-        faults.hit('compensate:after-execute', a.type);
-        await pause('compensate:after-execute', `compensate: ${a.type} ${a.id}: the inverse ran; committed is written next`, a, def);
-        const json = result === undefined ? null : safeJson(result);
-        writer.compensation(a.step_idx, a.id, 'committed', json);
-        compensated.push({ id: a.id, type: a.type, redone });
-        await pause('compensate:committed', `compensate: ${a.type} ${a.id} compensated`, a, def);
+    for (const a of store.reader.committedNewestFirst(runId)) {
+      if (a.effect === 'read-only') continue;
+      if (a.compensation === 'committed') {
+        alreadyCompensated++;
+        continue;
       }
+      if (a.compensation === 'irreversible') {
+        irreversible.push({ id: a.id, type: a.type });
+        continue;
+      }
+      const def = definition(a.type);
+      if (!def.compensate) {
+        writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason: `${a.type} has no compensate` });
+        irreversible.push({ id: a.id, type: a.type });
+        continue;
+      }
+      const redone = a.compensation === 'started' || a.compensation === 'failed';
+      if (hooks?.shouldStop?.()) return stopped();
+      await pause('compensate:before', `compensate: ${a.type} ${a.id}${redone ? ' (its inverse was in doubt: it runs again with the same key)' : ''}`, a, def);
+      // A host that paused before this inverse may have asked to stop; nothing of it is written yet.
+      if (hooks?.shouldStop?.()) return stopped();
+      writer.compensation(a.step_idx, a.id, 'started');
+      faults.hit('compensate:after-start', a.type);
+      await pause('compensate:after-start', `compensate: ${a.type} ${a.id}: started is durable; the inverse runs next`, a, def);
+      writer.compensationExecuting(a.step_idx, a.id);
+      let result: unknown;
+      try {
+        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt });
+      } catch (err) {
+        writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
+        throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
+      }
+      faults.hit('compensate:after-execute', a.type);
+      await pause('compensate:after-execute', `compensate: ${a.type} ${a.id}: the inverse ran; committed is written next`, a, def);
+      const json = result === undefined ? null : safeJson(result);
+      writer.compensation(a.step_idx, a.id, 'committed', json);
+      compensated.push({ id: a.id, type: a.type, redone });
+      await pause('compensate:committed', `compensate: ${a.type} ${a.id} compensated`, a, def);
     }
     writer.runStatus('compensated', { data: { compensated: compensated.length, alreadyCompensated, irreversible: irreversible.map((i) => i.id) } });
     return { ...base(), status: 'compensated' };

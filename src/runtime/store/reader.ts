@@ -146,6 +146,19 @@ export class JournalReader {
     return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => checked(ActionRow, r, 'action', this.file));
   }
 
+  /** Every committed action newest-first by commit order, a page at a time: the order compensation undoes them in. */
+  *committedNewestFirst(runId: string, page = 200): Generator<ActionRow> {
+    let before = Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      const rows = this.committedDesc(runId, before, page);
+      if (rows.length === 0) return;
+      for (const a of rows) {
+        before = a.commit_seq ?? before;
+        yield a;
+      }
+    }
+  }
+
   events(runId: string, afterSeq = 0, limit = 1000): EventRow[] {
     return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => checked(EventRow, r, 'event', this.file));
   }
