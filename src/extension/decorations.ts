@@ -1,30 +1,36 @@
 // Editor decorations on run.step / run.do lines: what the latest run of this script did there.
 
 import * as vscode from 'vscode';
-import type { ScriptStatus } from '../reader/protocol';
+import type { ActionDisplay, ScriptStatus, StepDisplay } from '../reader/protocol';
 import type { Log } from './log';
 import type { ReaderSource } from './tree/model';
 import { SCRIPT_LANGUAGES } from './debug';
 import { indexSource, type SourceIndex } from './sourceIndex';
+import { ACTION_LOOK, STEP_LOOK } from './tree/render';
 
 type Tone = 'ok' | 'warn' | 'error';
 
-const WORDS: Record<string, { word: string; mark: string; tone: Tone }> = {
-  completed: { word: 'completed', mark: '✓', tone: 'ok' },
-  replayed: { word: 'replayed', mark: '↺', tone: 'ok' },
-  'in-progress': { word: 'in progress', mark: '…', tone: 'ok' },
-  interrupted: { word: 'interrupted', mark: '⚠', tone: 'warn' },
-  failed: { word: 'failed', mark: '✗', tone: 'error' },
-  committed: { word: 'committed', mark: '✓', tone: 'ok' },
-  'in-flight': { word: 'started', mark: '…', tone: 'ok' },
-  'in-doubt': { word: 'in doubt', mark: '⚠', tone: 'warn' },
-  'awaiting-approval': { word: 'awaiting approval', mark: '⏸', tone: 'warn' },
-  rejected: { word: 'rejected', mark: '✗', tone: 'error' },
-  compensated: { word: 'compensated', mark: '↶', tone: 'ok' },
-  compensating: { word: 'compensating', mark: '…', tone: 'warn' },
-  irreversible: { word: 'irreversible', mark: '⚠', tone: 'error' },
-  'compensation-failed': { word: 'compensation failed', mark: '✗', tone: 'error' },
+/** The mark and tone of each step and action status; the words are the runs tree's own (one vocabulary). */
+const MARKS: Record<StepDisplay | ActionDisplay, { mark: string; tone: Tone }> = {
+  completed: { mark: '✓', tone: 'ok' },
+  replayed: { mark: '↺', tone: 'ok' },
+  'in-progress': { mark: '…', tone: 'ok' },
+  interrupted: { mark: '⚠', tone: 'warn' },
+  failed: { mark: '✗', tone: 'error' },
+  committed: { mark: '✓', tone: 'ok' },
+  'in-flight': { mark: '…', tone: 'ok' },
+  'in-doubt': { mark: '⚠', tone: 'warn' },
+  'awaiting-approval': { mark: '⏸', tone: 'warn' },
+  rejected: { mark: '✗', tone: 'error' },
+  compensated: { mark: '↶', tone: 'ok' },
+  compensating: { mark: '…', tone: 'warn' },
+  irreversible: { mark: '⚠', tone: 'error' },
+  'compensation-failed': { mark: '✗', tone: 'error' },
 };
+const LOOKS: Record<string, { word: string } | undefined> = { ...ACTION_LOOK, ...STEP_LOOK };
+const WORDS: Record<string, { word: string; mark: string; tone: Tone } | undefined> = Object.fromEntries(
+  Object.entries(MARKS).map(([status, m]) => [status, { word: LOOKS[status]?.word ?? status, ...m }]),
+);
 const TONE_RANK: Record<Tone, number> = { ok: 0, warn: 1, error: 2 };
 
 /** "✓ 50 committed · ⚠ 1 in doubt", worst tone first decides the colour. */

@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDisplay, StepDisplay } from '../../reader/protocol';
+import { ago } from '../../cli/format';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
 import type { ActionNode, DetailNode, MoreNode, Node, RunNode, StepNode } from './nodes';
 
@@ -19,7 +20,7 @@ export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: s
   interrupted: { word: 'interrupted', icon: 'debug-disconnect', color: 'charts.orange' },
 };
 
-const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {
+export const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {
   completed: { word: 'completed', icon: 'check', color: 'testing.iconPassed' },
   replayed: { word: 'replayed', icon: 'debug-rerun', color: 'descriptionForeground' },
   'in-progress': { word: 'in progress', icon: 'loading~spin', color: 'charts.blue' },
@@ -41,14 +42,6 @@ export const ACTION_LOOK: Record<ActionDisplay, { word: string; icon: string; co
 };
 
 const EFFECT_BADGE = { 'read-only': 'read-only', idempotent: 'idempotent', 'non-idempotent': '⚠ non-idempotent' } as const;
-
-export function ago(ms: number, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - ms) / 1000));
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.round(s / 60)}m ago`;
-  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
-  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-}
 
 const code = (s: string, n = 600): string => '```json\n' + (s.length > n ? `${s.slice(0, n)}…` : s).replace(/```/g, '`\u200b``') + '\n```';
 
