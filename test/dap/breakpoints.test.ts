@@ -1,18 +1,13 @@
 // Breakpoints: verified only on run.step/run.do lines, conditions, hit counts, function breakpoints, exception filters.
 
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { EMAIL, NEWSLETTER, ORDER, Session, lineOf, open } from './harness';
+import { EMAIL, NEWSLETTER, ORDER, Session, lineOf, orderLedger, sessionsPerTest } from './harness';
 
 describe('dap: breakpoints and stops', function () {
+  const session = sessionsPerTest();
   let s: Session;
   beforeEach(async () => {
-    s = await open();
-  });
-  afterEach(async () => {
-    await s.close();
-    s.assertNothingRunning();
+    s = await session();
   });
 
   it('verifies line breakpoints only on run.step / run.do lines and stops before that step', async () => {
@@ -119,7 +114,7 @@ describe('dap: breakpoints and stops', function () {
     assert.match(r.body.message, /rejected: order\.ship ship:f-reject/);
     assert.equal(await exited, 1);
     assert.match(s.text('important'), /run f-reject failed: Approval for order\.ship ship:f-reject was rejected: address looks wrong/);
-    const ledger = JSON.parse(fs.readFileSync(path.join(s.dir, 'order-ledger.json'), 'utf8'));
+    const ledger = orderLedger(s.dir);
     assert.deepEqual(ledger.shipments, []);
     await assert.rejects(s.dc.customRequest('approve'), /No run is active in this session/);
   });

@@ -1,29 +1,13 @@
 // Compensation stepping on the order fixture, the compensate request mid-run, and forking with restartFrame.
 
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { show } from '../helpers';
-import { EMAIL, ORDER, Session, describeStop, golden, lineOf } from './harness';
+import { EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, describeStop, golden, lineOf } from './harness';
 
-function ledger(dir: string): Record<string, string[]> {
-  return JSON.parse(fs.readFileSync(path.join(dir, 'order-ledger.json'), 'utf8'));
-}
 
 describe('dap: compensation and forks', function () {
-  const sessions: Session[] = [];
-  async function session(dir?: string): Promise<Session> {
-    const s = await new Session(dir).start();
-    sessions.push(s);
-    return s;
-  }
-  afterEach(async () => {
-    for (const s of sessions.splice(0)) {
-      await s.close();
-      s.assertNothingRunning();
-    }
-  });
+  const session = sessionsPerTest();
 
   it('steps through the inverses of a completed order newest-first, at the compensate lines', async () => {
     const first = await session();
@@ -47,7 +31,7 @@ describe('dap: compensation and forks', function () {
     assert.equal((await s.scope('Action')).result?.value, "{sku: 'book', qty: 1}");
     assert.equal(await s.runToEnd(), 0);
     assert.match(s.text(), /run comp-1 compensated: 3 inverse\(s\) applied; irreversible: email\.confirm confirm:comp-1:buyer@example\.com/);
-    const l = ledger(first.dir);
+    const l = orderLedger(first.dir);
     assert.deepEqual(l.refunds, ['compensate:charge:comp-1']);
     assert.deepEqual(l.released, ['compensate:reserve:comp-1:lamp', 'compensate:reserve:comp-1:book']);
     assert.equal(show(first.dir, 'comp-1').run.status, 'compensated');
@@ -69,7 +53,7 @@ describe('dap: compensation and forks', function () {
     const again = await session(first.dir);
     await again.launch({ program: ORDER, compensate: 'comp-3' }, { filters: [] });
     assert.equal(await again.exitCode(), 0);
-    const l = ledger(first.dir);
+    const l = orderLedger(first.dir);
     assert.deepEqual(l.refunds, ['compensate:charge:comp-3']);
     assert.deepEqual(l.released, ['compensate:reserve:comp-3:lamp', 'compensate:reserve:comp-3:book']);
   });
@@ -84,7 +68,7 @@ describe('dap: compensation and forks', function () {
     stop = await s.stopped();
     assert.equal(stop.description, 'compensate: card.charge charge:comp-2');
     assert.equal(await s.runToEnd(), 0);
-    const l = ledger(s.dir);
+    const l = orderLedger(s.dir);
     assert.deepEqual(l.emails, [], 'the confirmation it was paused before never ran');
     assert.deepEqual(l.refunds, ['compensate:charge:comp-2']);
     assert.equal(l.released?.length, 2);
@@ -116,7 +100,7 @@ describe('dap: compensation and forks', function () {
     const origin = show(s.dir, 'origin-1');
     assert.equal(origin.run.status, 'interrupted');
     assert.equal(origin.steps.length, 3, 'the origin stopped before its step 4 was written');
-    const sent = JSON.parse(fs.readFileSync(path.join(s.dir, 'email-outbox.json'), 'utf8')).sent.map((x: { key: string }) => x.key);
+    const sent = emailOutbox(s.dir).sent.map((x) => x.key);
     assert.deepEqual(sent, ['email:origin-1:user1@example.com', 'email:origin-1:user2@example.com', `email:${forkId}:user3@example.com`, `email:${forkId}:user4@example.com`]);
   });
 

@@ -1,32 +1,13 @@
 // Kill mid-action, then resume through reconciliation; decisions, graceful terminate, disconnect after a kill.
 
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { show } from '../helpers';
-import { COUNTER, EMAIL, ORDER, Session, alive, describeStop, golden, lineOf } from './harness';
+import { COUNTER, EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, alive, describeStop, golden, lineOf } from './harness';
 
-function outbox(dir: string): { sent: Array<{ key: string }>; calls: number } {
-  return JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8'));
-}
 
-function ledger(dir: string): Record<string, string[]> {
-  return JSON.parse(fs.readFileSync(path.join(dir, 'order-ledger.json'), 'utf8'));
-}
 
 describe('dap: crash, resume, reconcile', function () {
-  const sessions: Session[] = [];
-  async function session(dir?: string): Promise<Session> {
-    const s = await new Session(dir).start();
-    sessions.push(s);
-    return s;
-  }
-  afterEach(async () => {
-    for (const s of sessions.splice(0)) {
-      await s.close();
-      s.assertNothingRunning();
-    }
-  });
+  const session = sessionsPerTest();
 
   it('kill between started and committed, then a resume session stops at reconciliation, verifies, and completes without a duplicate', async () => {
     const first = await session();
@@ -73,7 +54,7 @@ describe('dap: crash, resume, reconcile', function () {
     assert.equal((await second.scope('Action')).reconciliation?.value, "'verified'");
     assert.equal(await second.runToEnd(), 0);
     assert.match(second.text(), /run crash-1 completed \(attempt 2\); output \{"sent":4\}; steps: 3 replayed, 1 redone, 1 run; actions: 0 skipped, 1 reconciled, 1 executed/);
-    const box = outbox(first.dir);
+    const box = emailOutbox(first.dir);
     assert.equal(box.sent.length, 4);
     assert.equal(new Set(box.sent.map((x) => x.key)).size, 4, 'no key was sent twice');
   });
@@ -88,7 +69,7 @@ describe('dap: crash, resume, reconcile', function () {
     for (const how of ['next', 'stepIn', 'stepIn', 'stepIn', 'stepOut', 'next', 'stepIn', 'stepOut', 'next'] as const) log.push(`${how} → ${describeStop(await s.step(how))}`);
     assert.equal(await s.runToEnd(), 0);
     golden('email-resume.txt', `${log.join('\n')}\n`);
-    assert.equal(outbox(first.dir).sent.length, 3);
+    assert.equal(emailOutbox(first.dir).sent.length, 3);
   });
 
   it('a decision on an action without verify: stop at the in-doubt charge, decide it happened, finish without charging again', async () => {
@@ -97,7 +78,7 @@ describe('dap: crash, resume, reconcile', function () {
     assert.equal(await first.exitCode(), 137);
     assert.match(first.text('important'), /The runner \(pid \d+\) died with SIGKILL \(a crashAt fault point fired/);
     assert.match(first.text('important'), /In doubt: card\.charge charge:decide-1 was started but not committed/);
-    assert.deepEqual(ledger(first.dir).charges, ['charge:decide-1']);
+    assert.deepEqual(orderLedger(first.dir).charges, ['charge:decide-1']);
 
     const second = await session(first.dir);
     await second.launch({ program: ORDER, resume: 'latest' });
@@ -109,7 +90,7 @@ describe('dap: crash, resume, reconcile', function () {
     stop = await second.stopped();
     assert.equal(stop.description, 'card.charge charge:decide-1: decided it happened; marked committed without executing');
     assert.equal(await second.runToEnd(), 0);
-    assert.deepEqual(ledger(first.dir).charges, ['charge:decide-1'], 'the card was charged once');
+    assert.deepEqual(orderLedger(first.dir).charges, ['charge:decide-1'], 'the card was charged once');
     const run = show(first.dir, 'decide-1');
     assert.equal(run.run.status, 'completed');
   });
@@ -130,7 +111,7 @@ describe('dap: crash, resume, reconcile', function () {
     const third = await session(first.dir);
     await third.launch({ program: ORDER, resume: 'decide-2', decide: { 'charge:decide-2': 'not-happened' } }, { filters: [] });
     assert.equal(await third.exitCode(), 0);
-    assert.deepEqual(ledger(first.dir).charges, ['charge:decide-2'], 'the crash came before the charge; not-happened executes it once');
+    assert.deepEqual(orderLedger(first.dir).charges, ['charge:decide-2'], 'the crash came before the charge; not-happened executes it once');
   });
 
   it('terminate stops gracefully at the next boundary and releases the lease; the run resumes later', async () => {
@@ -147,7 +128,7 @@ describe('dap: crash, resume, reconcile', function () {
     const again = await session(s.dir);
     await again.launch({ program: EMAIL, resume: 'term-1' });
     assert.equal(await again.exitCode(), 0);
-    assert.equal(outbox(s.dir).sent.length, 3);
+    assert.equal(emailOutbox(s.dir).sent.length, 3);
   });
 
   it('kill while the run is running (not paused) reports the step it died in from the journal', async () => {

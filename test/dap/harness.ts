@@ -226,6 +226,35 @@ export async function open(): Promise<Session> {
   return new Session().start();
 }
 
+/**
+ * For a describe block: returns an opener of sessions, and registers an afterEach that closes every session a test
+ * opened and checks that none left a process running.
+ */
+export function sessionsPerTest(): (dir?: string) => Promise<Session> {
+  const opened: Session[] = [];
+  afterEach(async () => {
+    for (const s of opened.splice(0)) {
+      await s.close();
+      s.assertNothingRunning();
+    }
+  });
+  return async (dir) => {
+    const s = await new Session(dir).start();
+    opened.push(s);
+    return s;
+  };
+}
+
+/** The order fixture's provider ledger in a session's directory. */
+export function orderLedger(dir: string): Record<string, string[]> {
+  return JSON.parse(fs.readFileSync(path.join(dir, 'order-ledger.json'), 'utf8')) as Record<string, string[]>;
+}
+
+/** The email example's provider outbox in a session's directory. */
+export function emailOutbox(dir: string): { sent: Array<{ key: string }>; calls: number } {
+  return JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8')) as { sent: Array<{ key: string }>; calls: number };
+}
+
 /** The 1-based line of the first line of `file` containing `text` (after `after`, if given). */
 export function lineOf(file: string, text: string, after?: string): number {
   const lines = fs.readFileSync(file, 'utf8').split('\n');

@@ -3,16 +3,13 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DAP_FIXTURES, EMAIL, COUNTER, Session, open } from './harness';
+import { DAP_FIXTURES, EMAIL, COUNTER, Session, open, sessionsPerTest } from './harness';
 
 describe('dap: launch failures and process control', function () {
+  const session = sessionsPerTest();
   let s: Session;
   beforeEach(async () => {
-    s = await open();
-  });
-  afterEach(async () => {
-    await s.close();
-    s.assertNothingRunning();
+    s = await session();
   });
 
   it('a bad attribute names the attribute and what it expected, before any runner starts', async () => {

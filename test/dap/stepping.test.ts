@@ -1,16 +1,13 @@
 // Stepping through a run: entry, next/stepIn/stepOut as golden logs, frames at the TS lines, variables, evaluate.
 
 import * as assert from 'node:assert/strict';
-import { EMAIL, NEWSLETTER, Session, describeStop, golden, lineOf, normalise, open } from './harness';
+import { EMAIL, NEWSLETTER, Session, describeStop, golden, lineOf, normalise, sessionsPerTest } from './harness';
 
 describe('dap: stepping and inspecting', function () {
+  const session = sessionsPerTest();
   let s: Session;
   beforeEach(async () => {
-    s = await open();
-  });
-  afterEach(async () => {
-    await s.close();
-    s.assertNothingRunning();
+    s = await session();
   });
 
   it('stops on entry before the first step, at the run function of the TS source', async () => {
