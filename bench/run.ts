@@ -364,11 +364,11 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
           m.dbg.push(await debuggerRunMs(fs.mkdtempSync(path.join(work, 'dbg-')), n));
         }
       }
-      const ratioOf = (m: typeof short): number => median(m.dbg.map((d, i) => d / (m.cli[i] ?? NaN)));
+      const debuggerOverCli = (m: typeof short): number => median(m.dbg.map((d, i) => d / (m.cli[i] ?? NaN)));
       const marginal = median(long.dbg.map((d, i) => (d - (short.dbg[i] ?? NaN)) / ((long.cli[i] ?? NaN) - (short.cli[i] ?? NaN))));
       const fixedMs = median(short.dbg.map((d, i) => d - (short.cli[i] ?? NaN)));
       for (const [id, m, n] of [['dap.overhead', short, cfg.dapRecipients], ['dap.overhead.long', long, cfg.dapLongRecipients]] as const) {
-        const ratio = ratioOf(m);
+        const ratio = debuggerOverCli(m);
         const j = judge(ratio, 1.2);
         const note = [j.miss, 'both from process spawn to the end of the run', `the debugger costs ${fixedMs.toFixed(0)} ms more to get going (a second process: the adapter, and its DAP handshake) and ${fmtRatio(marginal)} per unit of work beyond that (the difference between the ${cfg.dapRecipients}- and ${cfg.dapLongRecipients}-recipient runs)`];
         rows.push({ id, section: sec, figure: `email example (${n} recipients) under the debugger, no breakpoints, vs CLI`, value: `${median(m.dbg).toFixed(0)} vs ${median(m.cli).toFixed(0)} ms`, ratio: `${fmtRatio(ratio)} CLI`, budget: '≤ 1.2×', verdict: j.verdict, note: note.filter(Boolean).join('; '), numbers: { ratio, debuggerMs: median(m.dbg), cliMs: median(m.cli), marginal, fixedMs } });
