@@ -21,7 +21,8 @@ const common = {
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
   { in: 'src/runtime/index.ts', out: 'dist/runtime.js' },
-  ...['src/adapter/debugAdapter.ts', 'src/adapter/runner.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
+  { in: 'src/runner/main.ts', out: 'dist/runner.js' },
+  ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),
 ];

@@ -1,6 +1,6 @@
 // What the session says when a run ends: its exit code, and after a SIGKILL where it died and what is in doubt.
 
-import type { Postmortem } from './protocol';
+import type { Postmortem } from '../link/protocol';
 
 export const KILLED_EXIT_CODE = 137;
 

@@ -5,15 +5,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ZodMiniObject } from 'zod/mini';
-import { Channel, FrameDecoder, encodeFrame } from '../../src/adapter/channel';
-import { Evaluator } from '../../src/adapter/evaluator';
-import { parseHitCondition } from '../../src/adapter/hitCondition';
+import { Channel, FrameDecoder, encodeFrame } from '../../src/link/channel';
+import { Evaluator } from '../../src/runner/evaluator';
+import { parseHitCondition } from '../../src/link/hitCondition';
 import { LaunchConfig, launchJsonSchema, parseLaunchConfig, resolveLaunch } from '../../src/adapter/launchConfig';
-import { FromRunner } from '../../src/adapter/protocol';
-import { actionLines, breakableLines, runFunctionLine } from '../../src/adapter/sourceScan';
-import { StopPolicy, type Boundary } from '../../src/adapter/stopPolicy';
+import { FromRunner } from '../../src/link/protocol';
+import { actionLines, breakableLines, runFunctionLine } from '../../src/link/sourceScan';
+import { StopPolicy, type Boundary } from '../../src/runner/stopPolicy';
 import { children, preview } from '../../src/adapter/values';
-import { toWire } from '../../src/adapter/wire';
+import { toWire } from '../../src/link/wire';
 import { EXAMPLES, FIXTURES, tmpDir } from '../helpers';
 
 describe('adapter: launch configuration', () => {

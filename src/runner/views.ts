@@ -2,8 +2,8 @@
 
 import type { ActionSnapshot, RunSnapshot, StepSnapshot } from '../runtime/hooks';
 import type { JournalReader } from '../runtime/store';
-import type { ActionView, RunView, StepView, StopContext } from './protocol';
-import { toWire } from './wire';
+import type { ActionView, RunView, StepView, StopContext } from '../link/protocol';
+import { toWire } from '../link/wire';
 
 function parse(text: string | null): unknown {
   if (text === null) return undefined;

@@ -12,14 +12,14 @@ import type { ActionSnapshot, PauseEvent, RunSnapshot, RuntimeHooks, StepSnapsho
 import { openStore, type Store } from '../runtime/store';
 import type { Decision } from '../runtime/types';
 import { Evaluator, sandboxCopy } from './evaluator';
-import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, StepMode, StopContext, ToRunner } from './protocol';
-import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './runnerViews';
-import { actionLines, runFunctionLine } from './sourceScan';
+import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, StepMode, StopContext, ToRunner } from '../link/protocol';
+import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './views';
+import { actionLines, runFunctionLine } from '../link/sourceScan';
 import { StopPolicy, type Boundary, type BoundaryKind, type StopDecision } from './stopPolicy';
 import { outcomeOfCompensation, outcomeOfRun } from './outcomes';
 import { postmortem } from './postmortem';
-import { errorFields, thrownText, wrongNode } from './runnerErrors';
-import { toWire } from './wire';
+import { errorFields, thrownText, wrongNode } from './errors';
+import { toWire } from '../link/wire';
 
 type Work =
   | { kind: 'launch'; input: unknown; runId?: string | undefined }
