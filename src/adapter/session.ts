@@ -7,7 +7,7 @@ import * as z from 'zod/mini';
 // zod/mini throws core's error class; importing it by name keeps the rest of core (`z.core.*`) out of the bundle.
 import { $ZodError } from 'zod/v4/core';
 import { LogbookError, describe } from '../runtime/errors';
-import { ENGLISH } from '../runtime/zodEnglish';
+import { ENGLISH } from '../shared/zodEnglish';
 import { BreakpointBook, readBreakable } from './breakpointBook';
 import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
 import { FILTERS } from '../link/filters';

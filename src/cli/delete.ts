@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { DEFAULT_DB, openStore } from '../runtime/store';
 import { notFound } from '../runtime/store/lease';
 import { leaseIsLive } from '../runtime/store/owner';
-import type { ExtraCommand } from './extra';
+import type { ExtraCommand } from './commandModules';
 
 export const deleteCommand: ExtraCommand = {
   name: 'delete',

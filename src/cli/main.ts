@@ -12,7 +12,7 @@ import type { Decision } from '../runtime/types';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
-import { EXTRA_COMMANDS } from './extra';
+import { EXTRA_COMMANDS } from './commandModules';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3 } as const;
 

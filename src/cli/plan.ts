@@ -8,7 +8,7 @@ import { notFound } from '../runtime/store/lease';
 import { loadScript } from '../loader/loadScript';
 import { planResume, type ResumePlan } from '../plan/resumePlan';
 import { planCompensation, type CompensationPlan } from '../plan/compensationPlan';
-import type { ExtraCommand } from './extra';
+import type { ExtraCommand } from './commandModules';
 import { dbPath, type Io } from './main';
 import { paint, runStatusWord } from './format';
 

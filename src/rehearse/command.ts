@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { loadScript } from '../loader/loadScript';
-import type { ExtraCommand } from '../cli/extra';
+import type { ExtraCommand } from '../cli/commandModules';
 import type { Io } from '../cli/main';
 import { cliPath } from './child';
 import { drive, journalOf } from './driver';
