@@ -1,14 +1,8 @@
-// Further commands (plan, rehearse, …) register here so the dispatcher stays one small switch.
+// The commands that live in their own modules (plan, rehearse, delete): main.ts dispatches to them by name.
 
-import type { Io } from './main';
 import { rehearseCommand } from '../rehearse/command';
+import type { CommandModule } from './command';
 import { planCommand } from './plan';
 import { deleteCommand } from './delete';
 
-export interface ExtraCommand {
-  readonly name: string;
-  readonly usage: string;
-  run(args: string[], io: Io): Promise<number>;
-}
-
-export const EXTRA_COMMANDS: ExtraCommand[] = [planCommand, rehearseCommand, deleteCommand];
+export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand];

@@ -53,14 +53,6 @@ export function actionStatusWord(status: string, inDoubt: boolean, compensation:
   return status;
 }
 
-export function ago(ms: number, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - ms) / 1000));
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.round(s / 60)}m ago`;
-  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
-  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-}
-
 export function clip(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }

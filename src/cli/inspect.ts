@@ -2,9 +2,10 @@
 
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
-import { notFound } from '../runtime/store/lease';
+import { runNotFound } from '../runtime/errors';
 import { fromJournalJson } from '../runtime/json';
-import { actionStatusWord, ago, clip, paint, runStatusWord, table } from './format';
+import { ago } from '../shared/relativeTime';
+import { actionStatusWord, clip, paint, runStatusWord, table } from './format';
 
 export function runJson(store: Store, row: RunRow): Record<string, unknown> {
   const v = store.reader.view(row);
@@ -67,7 +68,7 @@ export function listRuns(store: Store, json: boolean, limit: number): string {
 
 export function showRun(store: Store, runId: string, json: boolean): string {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const v = store.reader.view(row);
   const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
   const actions = [...store.reader.allActions(runId)];

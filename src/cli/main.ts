@@ -1,20 +1,19 @@
-// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0/1/2/3).
+// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–4, see EXIT).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf } from '../runtime/errors';
 import { Faults, parseCrashSpec, type FaultHit } from '../runtime/faults';
-import { openStore, DEFAULT_DB, type Store } from '../runtime/store';
+import { openStore, type Store } from '../runtime/store';
 import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision } from '../runtime/types';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
-import { EXTRA_COMMANDS } from './commandModules';
-
-export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3 } as const;
+import { dbPath, type Io } from './command';
+import { COMMAND_MODULES } from './commandModules';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -26,16 +25,12 @@ Usage:
   logbook reject <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
   logbook ls [--json] [--limit N]
   logbook show <run-id> [--json]
-${EXTRA_COMMANDS.map((c) => `  ${c.usage}`).join('\n')}
+${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
   after-execute | after-commit | compensate:after-start | compensate:after-execute   (e.g. email.send#30@after-execute)
-Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval.`;
-
-export interface Io {
-  out(line: string): void;
-  err(line: string): void;
-}
+Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval,
+  4 busy (another live process drives the run).`;
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
@@ -54,10 +49,6 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
     throw usage(`Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`);
   }
   return parsed;
-}
-
-export function dbPath(flag: unknown): string {
-  return path.resolve(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
 }
 
 /** Scripts' providers keep their state beside the journal unless told otherwise. */
@@ -162,6 +153,14 @@ async function scriptFor(store: Store, runId: string, override: unknown): Return
   return loadScript(row.script);
 }
 
+/**
+ * Loads the run's script for its side effect alone: importing it defines its actions (with their inverses) in the
+ * process-wide action registry (runtime/define.ts), where compensateRun looks them up. Its run() is not called.
+ */
+async function defineActionsOf(store: Store, runId: string, override: unknown): Promise<void> {
+  await scriptFor(store, runId, override);
+}
+
 const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
 
 /** The shared arguments of commands that drive an existing run (resume, compensate). */
@@ -209,7 +208,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'compensate': {
         const t = parseRunTarget(rest);
         return await withStore(t.db, async (store) => {
-          await scriptFor(store, t.runId, t.script);
+          await defineActionsOf(store, t.runId, t.script);
           const report = await compensateRun(store, t.runId, { decisions: t.decisions, faults: t.faults });
           if (!t.json) io.out(`${paint('bold', t.runId)}`);
           return printCompensation(io, report, t.json);
@@ -257,15 +256,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return EXIT.ok;
       }
       default: {
-        const extra = EXTRA_COMMANDS.find((c) => c.name === command);
-        if (extra) return await extra.run(rest, io);
+        const cmd = COMMAND_MODULES.find((c) => c.name === command);
+        if (cmd) return await cmd.run(rest, io);
         throw usage(`Unknown command ${JSON.stringify(command)}.`);
       }
     }
   } catch (err) {
     if (err instanceof LogbookError) {
       io.err(`${paint('red', 'error')} [${err.code}] ${err.message}`);
-      return EXIT.usage;
+      return exitCodeOf(err.code);
     }
     io.err(`${paint('red', 'internal error')} ${err instanceof Error ? (err.stack ?? err.message) : describe(err)}`);
     return EXIT.failed;

@@ -1,7 +1,7 @@
 // What `logbook compensate` would do, from the journal alone: settle doubts, inverses newest-first, irreversible.
 
 import type { Store } from '../runtime/store';
-import { notFound } from '../runtime/store/lease';
+import { runNotFound } from '../runtime/errors';
 import type { ActionRow } from '../runtime/store/rows';
 import type { Definitions } from './resumePlan';
 
@@ -30,7 +30,7 @@ export interface CompensationPlan {
 
 export function planCompensation(store: Store, runId: string, defs: Definitions, scriptLoaded: boolean): CompensationPlan {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const settleFirst: Array<CompensationPlan['settleFirst'][number]> = [];
   const first: PlannedInverse[] = [];
   const irreversible: Array<{ id: string; type: string; detail: string }> = [];

@@ -1,9 +1,9 @@
 // What `logbook resume` would do, read from the journal alone: nothing runs, nothing is written.
 
+import { runNotFound } from '../runtime/errors';
 import type { ActionDefinition } from '../runtime/define';
 import type { Store } from '../runtime/store';
 import type { ActionRow, StepRow } from '../runtime/store/rows';
-import { notFound } from '../runtime/store/lease';
 import type { RunStatus } from '../runtime/types';
 
 export type Reconcile = 'run-again' | 'verify' | 're-execute-with-key' | 'decided-happened' | 'decided-not-happened' | 'needs-decision' | 'unknown';
@@ -84,7 +84,7 @@ export function reconcileOf(a: ActionRow, def: ActionDefinition | undefined, loa
 
 export function planResume(store: Store, runId: string, defs: Definitions, scriptLoaded: boolean): ResumePlan {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const view = store.reader.view(row);
   let blocker: string | null = null;
   if (row.status === 'completed') blocker = 'the run completed: there is nothing to resume';

@@ -59,7 +59,7 @@ export function readRunState(db: string, runId: string): RunState | undefined {
     let decisionFor: string | null = null;
     for (const e of allEvents(store, runId)) {
       const data = eventData(e);
-      if (e.kind === 'run.lease-acquired') compensating = typeof data.purpose === 'string' && data.purpose.startsWith('compensate');
+      if (e.kind === 'run.lease-acquired') compensating = data.status === 'compensating';
       if (e.kind === 'run.needs-decision' && typeof data.actionId === 'string') decisionFor = data.actionId;
     }
     return { status: row.status, compensating, decisionFor };

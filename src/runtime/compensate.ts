@@ -1,11 +1,11 @@
 // Compensation: settle in-doubt actions, then apply each committed action's inverse newest-first, bracketed.
 
-import { ErrorCodes, LogbookError, describe, errorRecord } from './errors';
+import { ErrorCodes, LogbookError, describe, errorRecord, runNotFound } from './errors';
 import { actionRegistry, type ActionDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import type { ActionSnapshot, PauseKind, RuntimeHooks } from './hooks';
-import { acquireRun, notFound } from './store/lease';
+import { acquireRun } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
@@ -36,7 +36,7 @@ export interface CompensateOptions {
 
 export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'compensating', newAttempt: true, purpose: 'compensate' });
   return compensateWithLease(store, lease, opts);
 }

@@ -1,14 +1,14 @@
 // Starting and resuming runs: input validation, the lease, one attempt of the script, and its final status.
 
 import { randomBytes } from 'node:crypto';
-import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
+import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScriptBugCode, runNotFound } from './errors';
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
 import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats, type AttemptStats } from './session';
-import { acquireRun, createRun, notFound } from './store/lease';
+import { acquireRun, createRun } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
@@ -64,7 +64,7 @@ export async function startRun(
 /** Checks that a run can be resumed by this agent, before anything is written. */
 export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Record<string, Decision>): void {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   if (row.agent !== agent.name) {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, but the script defines ${agent.name}.`, `Resume it with its own script (${row.script}).`, { runId });
   }
@@ -93,7 +93,7 @@ export async function resumeRun(
   checkResumable(store, agent, runId, decisions);
   const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'running', newAttempt: true, purpose: 'resume' });
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
   for (const [id, decision] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
@@ -104,8 +104,7 @@ export async function resumeRun(
 
 /** Errors that mean the script or journal is wrong, not that the world refused: never auto-compensated. */
 function isProgrammingError(err: unknown): boolean {
-  const codes: string[] = [ErrorCodes.NONDETERMINISM, ErrorCodes.KEY_CONFLICT, ErrorCodes.NOT_JSON, ErrorCodes.INVALID_ARGS, ErrorCodes.INVALID_DEFINITION, ErrorCodes.VERSION_CHANGED, ErrorCodes.ACTION_OUTSIDE_STEP, ErrorCodes.STEP_OUTSIDE_RUN, ErrorCodes.VERIFY_FAILED, ErrorCodes.JOURNAL_INVALID];
-  return err instanceof LogbookError && codes.includes(err.code);
+  return err instanceof LogbookError && isScriptBugCode(err.code);
 }
 
 async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
@@ -177,7 +176,7 @@ function summary(s: AttemptStats): Record<string, number> {
 /** Records an approval or rejection for an action waiting at its gate (the run itself is not running). */
 export function recordApproval(store: Store, runId: string, actionId: string, approved: boolean, note: string | null, role = 'cli'): void {
   const a = store.reader.action(runId, actionId);
-  if (!store.reader.run(runId)) throw notFound(runId);
+  if (!store.reader.run(runId)) throw runNotFound(runId);
   if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${actionId}.`, `See the actions waiting for approval with \`logbook show ${runId}\`.`, { runId, actionId });
   if (a.status !== 'awaiting-approval' || a.approval !== 'pending') {
     throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${actionId} is not waiting for approval (it is ${a.approval === 'approved' ? 'already approved' : a.status}).`, 'Only actions shown as "awaiting approval" can be approved or rejected.', { runId, actionId });

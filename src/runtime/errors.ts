@@ -1,47 +1,74 @@
 // The error taxonomy: every failure a user can meet has a stable code, and its message ends with the remedy.
 
-export const ErrorCodes = {
-  SCRIPT_NOT_FOUND: 'LB_SCRIPT_NOT_FOUND',
-  SCRIPT_LOAD_FAILED: 'LB_SCRIPT_LOAD_FAILED',
-  NO_DEFAULT_AGENT: 'LB_NO_DEFAULT_AGENT',
-  INVALID_INPUT: 'LB_INVALID_INPUT',
-  INVALID_ARGS: 'LB_INVALID_ARGS',
-  INVALID_DEFINITION: 'LB_INVALID_DEFINITION',
-  NOT_JSON: 'LB_NOT_JSON',
-  KEY_CONFLICT: 'LB_KEY_CONFLICT',
-  NONDETERMINISM: 'LB_NONDETERMINISM',
-  STEP_OUTSIDE_RUN: 'LB_STEP_MISUSE',
-  ACTION_OUTSIDE_STEP: 'LB_ACTION_OUTSIDE_STEP',
-  UNKNOWN_ACTION_TYPE: 'LB_UNKNOWN_ACTION_TYPE',
-  DB_CORRUPT: 'LB_DB_CORRUPT',
-  DB_TOO_NEW: 'LB_DB_TOO_NEW',
-  DB_OPEN_FAILED: 'LB_DB_OPEN_FAILED',
-  DB_DURABILITY: 'LB_DB_DURABILITY',
-  JOURNAL_INVALID: 'LB_JOURNAL_INVALID',
-  LEASE_HELD: 'LB_LEASE_HELD',
-  LEASE_LOST: 'LB_LEASE_LOST',
-  RUN_NOT_FOUND: 'LB_RUN_NOT_FOUND',
-  RUN_EXISTS: 'LB_RUN_EXISTS',
-  RUN_NOT_RESUMABLE: 'LB_RUN_NOT_RESUMABLE',
-  ACTION_NOT_FOUND: 'LB_ACTION_NOT_FOUND',
-  NEEDS_DECISION: 'LB_NEEDS_DECISION',
-  AWAITING_APPROVAL: 'LB_AWAITING_APPROVAL',
-  APPROVAL_REJECTED: 'LB_APPROVAL_REJECTED',
-  BAD_DECISION: 'LB_BAD_DECISION',
-  VERIFY_FAILED: 'LB_VERIFY_FAILED',
-  COMPENSATE_FAILED: 'LB_COMPENSATE_FAILED',
-  ACTION_FAILED: 'LB_ACTION_FAILED',
-  VERSION_CHANGED: 'LB_VERSION_CHANGED',
-  BAD_CRASH_SPEC: 'LB_BAD_CRASH_SPEC',
-  USAGE: 'LB_USAGE',
-  STOPPED: 'LB_STOPPED',
-  NATIVE_UNSUPPORTED: 'LB_NATIVE_UNSUPPORTED',
-  BAD_LAUNCH_CONFIG: 'LB_BAD_LAUNCH_CONFIG',
-  WRONG_NODE: 'LB_WRONG_NODE',
-  REHEARSAL_BASELINE: 'LB_REHEARSAL_BASELINE',
-} as const;
+/**
+ * Process exit codes of the CLI, one meaning each. `busy`: another live process drives the run; try again when it ends.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3, busy: 4 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+interface CodeRow {
+  /** The stable code users and tools match on. */
+  readonly code: `LB_${string}`;
+  /** What a command that stops on this error exits with. */
+  readonly exit: ExitCode;
+  /** The script or its journal is wrong, not the world: a run that fails on it is never auto-compensated. */
+  readonly scriptBug?: true;
+}
+
+/** One row per code; everything else (ErrorCodes, exit codes, which errors are script bugs) derives from it. */
+const CODES = {
+  SCRIPT_NOT_FOUND:    { code: 'LB_SCRIPT_NOT_FOUND', exit: EXIT.usage },
+  SCRIPT_LOAD_FAILED:  { code: 'LB_SCRIPT_LOAD_FAILED', exit: EXIT.usage },
+  NO_DEFAULT_AGENT:    { code: 'LB_NO_DEFAULT_AGENT', exit: EXIT.usage },
+  INVALID_INPUT:       { code: 'LB_INVALID_INPUT', exit: EXIT.usage },
+  INVALID_ARGS:        { code: 'LB_INVALID_ARGS', exit: EXIT.usage, scriptBug: true },
+  INVALID_DEFINITION:  { code: 'LB_INVALID_DEFINITION', exit: EXIT.usage, scriptBug: true },
+  NOT_JSON:            { code: 'LB_NOT_JSON', exit: EXIT.usage, scriptBug: true },
+  KEY_CONFLICT:        { code: 'LB_KEY_CONFLICT', exit: EXIT.usage, scriptBug: true },
+  NONDETERMINISM:      { code: 'LB_NONDETERMINISM', exit: EXIT.usage, scriptBug: true },
+  STEP_MISUSE:         { code: 'LB_STEP_MISUSE', exit: EXIT.usage, scriptBug: true },
+  ACTION_OUTSIDE_STEP: { code: 'LB_ACTION_OUTSIDE_STEP', exit: EXIT.usage, scriptBug: true },
+  UNKNOWN_ACTION_TYPE: { code: 'LB_UNKNOWN_ACTION_TYPE', exit: EXIT.usage },
+  DB_CORRUPT:          { code: 'LB_DB_CORRUPT', exit: EXIT.usage },
+  DB_TOO_NEW:          { code: 'LB_DB_TOO_NEW', exit: EXIT.usage },
+  DB_OPEN_FAILED:      { code: 'LB_DB_OPEN_FAILED', exit: EXIT.usage },
+  DB_DURABILITY:       { code: 'LB_DB_DURABILITY', exit: EXIT.usage },
+  JOURNAL_INVALID:     { code: 'LB_JOURNAL_INVALID', exit: EXIT.usage, scriptBug: true },
+  LEASE_HELD:          { code: 'LB_LEASE_HELD', exit: EXIT.busy },
+  LEASE_LOST:          { code: 'LB_LEASE_LOST', exit: EXIT.busy },
+  RUN_NOT_FOUND:       { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },
+  RUN_EXISTS:          { code: 'LB_RUN_EXISTS', exit: EXIT.usage },
+  RUN_NOT_RESUMABLE:   { code: 'LB_RUN_NOT_RESUMABLE', exit: EXIT.usage },
+  ACTION_NOT_FOUND:    { code: 'LB_ACTION_NOT_FOUND', exit: EXIT.usage },
+  APPROVAL_REJECTED:   { code: 'LB_APPROVAL_REJECTED', exit: EXIT.usage },
+  BAD_DECISION:        { code: 'LB_BAD_DECISION', exit: EXIT.usage },
+  VERIFY_FAILED:       { code: 'LB_VERIFY_FAILED', exit: EXIT.usage, scriptBug: true },
+  COMPENSATE_FAILED:   { code: 'LB_COMPENSATE_FAILED', exit: EXIT.usage },
+  ACTION_FAILED:       { code: 'LB_ACTION_FAILED', exit: EXIT.usage },
+  VERSION_CHANGED:     { code: 'LB_VERSION_CHANGED', exit: EXIT.usage, scriptBug: true },
+  BAD_CRASH_SPEC:      { code: 'LB_BAD_CRASH_SPEC', exit: EXIT.usage },
+  USAGE:               { code: 'LB_USAGE', exit: EXIT.usage },
+  NATIVE_UNSUPPORTED:  { code: 'LB_NATIVE_UNSUPPORTED', exit: EXIT.usage },
+  BAD_LAUNCH_CONFIG:   { code: 'LB_BAD_LAUNCH_CONFIG', exit: EXIT.usage },
+  WRONG_NODE:          { code: 'LB_WRONG_NODE', exit: EXIT.usage },
+  REHEARSAL_BASELINE:  { code: 'LB_REHEARSAL_BASELINE', exit: EXIT.usage },
+} as const satisfies Record<string, CodeRow>;
+
+type Codes = typeof CODES;
+export const ErrorCodes = Object.fromEntries(Object.entries(CODES).map(([k, v]) => [k, v.code])) as { readonly [K in keyof Codes]: Codes[K]['code'] };
+export type ErrorCode = Codes[keyof Codes]['code'];
+
+const BY_CODE = new Map<string, CodeRow>(Object.values(CODES).map((r: CodeRow) => [r.code, r]));
+
+/** The exit code of a command that stops on a LogbookError with this code. */
+export function exitCodeOf(code: ErrorCode): ExitCode {
+  return BY_CODE.get(code)?.exit ?? EXIT.usage;
+}
+
+/** True for codes that mean the script or journal is wrong (see CodeRow.scriptBug). */
+export function isScriptBugCode(code: string): boolean {
+  return BY_CODE.get(code)?.scriptBug === true;
+}
 
 /** Base class of every error Logbook raises on purpose. `remedy` is also the message's last sentence. */
 export class LogbookError extends Error {
@@ -75,7 +102,11 @@ export class ApprovalRejectedError extends LogbookError {
   }
 }
 
-/** Thrown by an action's `execute` (wrapped) when the outside system refused it: the effect did not happen. */
+/**
+ * Public for scripts: an action's `execute` may throw it to say the outside system refused. The runtime never throws
+ * it and gives it no special meaning: like any error from execute, the action is journaled `failed` and the error
+ * reaches the step.
+ */
 export class ActionFailedError extends LogbookError {
   constructor(actionType: string, actionId: string, cause: unknown) {
     super(
@@ -102,6 +133,11 @@ export class RunSuspended extends Error {
     super(reason);
     this.name = 'RunSuspended';
   }
+}
+
+/** The run is not in the journal this command opened. */
+export function runNotFound(runId: string): LogbookError {
+  return new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in this journal.`, 'List runs with `logbook ls` (and check --db).', { runId });
 }
 
 export function describe(err: unknown): string {

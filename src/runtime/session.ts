@@ -174,15 +174,15 @@ export class RunSession {
 
   private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     if (typeof name !== 'string' || name.length === 0) {
-      throw new LogbookError(ErrorCodes.STEP_OUTSIDE_RUN, 'run.step was called without a name.', 'Give every step a stable, descriptive name: run.step("load recipients", () => …).');
+      throw new LogbookError(ErrorCodes.STEP_MISUSE, 'run.step was called without a name.', 'Give every step a stable, descriptive name: run.step("load recipients", () => …).');
     }
     if (typeof fn !== 'function') {
-      throw new LogbookError(ErrorCodes.STEP_OUTSIDE_RUN, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
+      throw new LogbookError(ErrorCodes.STEP_MISUSE, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
     }
     const parent = this.als.getStore();
     if (parent) {
       throw new LogbookError(
-        ErrorCodes.STEP_OUTSIDE_RUN,
+        ErrorCodes.STEP_MISUSE,
         `run.step(${JSON.stringify(name)}) was called inside step ${JSON.stringify(parent.name)}; steps do not nest.`,
         'Call the inner work with run.do inside the outer step, or make it a step of its own after it.',
       );

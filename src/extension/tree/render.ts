@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDisplay, StepDisplay } from '../../reader/protocol';
-import { ago } from '../../cli/format';
+import { ago } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
 import type { ActionNode, DetailNode, MoreNode, Node, RunNode, StepNode } from './nodes';
 
