@@ -2,7 +2,6 @@
 
 import { ErrorCodes, LogbookError } from './errors';
 import { isStandardSchema, type InferInput, type InferOutput, type StandardSchema } from './schema';
-import type { RunApi, RunInfo } from './types';
 
 export type Effect = 'read-only' | 'idempotent' | 'non-idempotent';
 export const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
@@ -108,3 +107,17 @@ export function isAgent(v: unknown): v is AgentDefinition {
 }
 
 export type { InferInput, InferOutput };
+
+export interface RunInfo {
+  readonly id: string;
+  readonly agent: string;
+  readonly attempt: number;
+}
+
+/** The object an agent's `run(run, input)` receives. */
+export interface RunApi extends RunInfo {
+  /** A named, checkpointed unit: on resume a completed step returns its journaled result without running. */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** One side effect, bracketed in the journal and reconciled on resume. Must be called inside a step. */
+  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferOutput<S>): Promise<R>;
+}
