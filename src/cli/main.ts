@@ -8,13 +8,14 @@ import { Faults, parseCrashSpec, type FaultHit } from '../runtime/faults';
 import { openStore, DEFAULT_DB, type Store } from '../runtime/store';
 import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
-import type { Decision } from '../runtime/types';
+import type { Decision, RunStatus } from '../runtime/types';
+import { EXIT as POLICY_EXIT, exitCodeOf } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
 import { EXTRA_COMMANDS } from './extra';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3 } as const;
+export const EXIT = POLICY_EXIT;
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -29,8 +30,9 @@ Usage:
 ${EXTRA_COMMANDS.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-commit | compensate:after-start | compensate:after-execute   (e.g. email.send#30@after-execute)
-Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval.`;
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
+  (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
+Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval.`;
 
 export interface Io {
   out(line: string): void;
@@ -113,10 +115,9 @@ function withStore<T>(db: string, fn: (s: Store) => Promise<T>): Promise<T> {
   return fn(store).finally(() => store.close());
 }
 
-export function outcomeExit(status: string): number {
-  if (status === 'completed' || status === 'compensated') return EXIT.ok;
-  if (status === 'needs-decision' || status === 'awaiting-approval') return EXIT.waiting;
-  return EXIT.failed;
+/** The policy's exit code for a run's status: the debugger's session ends with the same. */
+export function outcomeExit(status: RunStatus): number {
+  return exitCodeOf(status);
 }
 
 function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
@@ -137,6 +138,7 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
   if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+  for (const d of s.leftInDoubt) io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
   return outcomeExit(o.status);
 }

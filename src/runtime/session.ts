@@ -5,7 +5,7 @@ import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe
 import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type EffectContext, type ErrorClass } from './define';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
-import type { Faults } from './faults';
+import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { actionPlan, afterExecuteError, reconcilePlan, type ReconcilePlan } from './policy';
 import { settleInDoubt } from './settle';
@@ -25,11 +25,13 @@ export interface AttemptStats {
   actionsExecuted: number;
   actionsObserved: number;
   reconciled: Array<{ id: string; type: string; outcome: Reconciliation | 'needs-decision' }>;
+  /** Actions this attempt left in doubt after an error from execute (the next attempt reconciles them). */
+  leftInDoubt: Array<{ id: string; type: string; error: string }>;
   warnings: string[];
 }
 
 export function emptyStats(): AttemptStats {
-  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], warnings: [] };
+  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
 }
 
 interface StepFrame {
@@ -423,16 +425,23 @@ export class RunSession {
    */
   private async executeThrew<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, executions: number, err: unknown): Promise<void> {
     const error = errorRecord(err);
+    this.noteInjected(err, na);
     if (afterExecuteError(def.effect, this.classify(def, args, err)) === 'failed') {
       this.d.writer.actionFailed(na.stepIdx, na.id, error);
       if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }));
       return;
     }
     this.d.writer.actionInDoubt(na.stepIdx, na.id, error);
+    this.d.stats.leftInDoubt.push({ id: na.id, type: na.type, error: error.message });
     if (this.d.hooks?.pause) {
       const plan = reconcilePlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', decision: null }, 'resume');
       await this.pauseAction('action:failed', this.snapshot(def, na, args, 'in-doubt', row, location, { status: 'started', executions, error, afterError: true }), plan);
     }
+  }
+
+  /** A rehearsal learns from the journal that its armed throw point fired, even when the script caught the error. */
+  private noteInjected(err: unknown, na: NewAction): void {
+    if (err instanceof InjectedFault) this.d.writer.note('fault.injected', { spec: formatCrashSpec(err.spec) }, na.stepIdx, na.id);
   }
 
   private classify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, args: InferOutput<S>, err: unknown): ErrorClass | undefined {
@@ -460,6 +469,7 @@ export class RunSession {
       this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
       // Nothing was journaled for it: a read-only action that failed simply runs again next time.
+      this.noteInjected(err, na);
       if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
       throw err;
     }
