@@ -128,7 +128,7 @@ export const ACTION_WORDS: Record<ActionDisplay, { readonly word: string; readon
   'awaiting-approval': { word: 'awaiting approval', tone: 'warn', canDecide: false },
   rejected: { word: 'rejected', tone: 'bad', canDecide: false },
   compensated: { word: 'compensated', tone: 'undone', canDecide: false },
-  compensating: { word: 'compensating (in doubt)', tone: 'warn', canDecide: false },
+  compensating: { word: 'compensating', tone: 'warn', canDecide: false },
   irreversible: { word: 'irreversible', tone: 'bad', canDecide: false },
   'compensation-failed': { word: 'compensation failed', tone: 'bad', canDecide: false },
 };

@@ -84,7 +84,7 @@ describe('failure contract: errors from execute', () => {
     const row = store.reader.action('nv', 'fc.nv:nv:1');
     assert.equal(row?.status, 'started', 'in doubt, not failed');
     assert.match(row?.error ?? '', /ETIMEDOUT/);
-    const json = actionJson(row!, false);
+    const json = actionJson(row, false);
     assert.equal(json.inDoubt, true);
     assert.equal(json.display, 'in-doubt-after-error');
     assert.match(showRun(store, 'nv', false), /in doubt after an error[\s\S]*ETIMEDOUT/);
@@ -146,7 +146,7 @@ describe('failure contract: errors from execute', () => {
   });
 
   it('the failure classifier decides: not-happened → failed; in-doubt, a bad answer or a throwing classifier → in doubt', async () => {
-    const classify = (err: unknown) => ((err as { status?: number }).status === 400 ? 'not-happened' : 'in-doubt') as 'not-happened' | 'in-doubt';
+    const classify = (err: unknown) => ((err as { status?: number }).status === 400 ? 'not-happened' : 'in-doubt');
     const refused = charge('fc.c1', { failure: classify });
     p.throwBefore = Object.assign(new Error('bad request'), { status: 400 });
     await startRun(store, agentOf('fc-c1', refused), { script: 'inline', input: {}, runId: 'c1', ...quiet });
