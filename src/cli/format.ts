@@ -1,6 +1,7 @@
 // Human output: aligned tables, colour only on a TTY, status words a person understands.
 
-import type { RunStatus } from '../runtime/types';
+import { ACTION_WORDS, RUN_WORDS, actionDisplay, type Tone } from '../runtime/policy';
+import type { ActionStatus, CompensationStatus, RunStatus } from '../runtime/types';
 
 const useColor = (): boolean => process.stdout.isTTY === true && !process.env.NO_COLOR;
 
@@ -24,33 +25,18 @@ export function table(headers: string[], rows: string[][]): string {
   return [paint('bold', line(headers)), ...rows.map(line)].join('\n');
 }
 
-const RUN_WORDS: Record<RunStatus, [string, Color]> = {
-  running: ['running', 'blue'],
-  completed: ['completed', 'green'],
-  failed: ['failed', 'red'],
-  'needs-decision': ['needs a decision', 'yellow'],
-  'awaiting-approval': ['awaiting approval', 'yellow'],
-  compensating: ['compensating', 'magenta'],
-  compensated: ['compensated', 'magenta'],
-  'compensation-failed': ['compensation failed', 'red'],
-  interrupted: ['interrupted', 'yellow'],
-};
+const TONE_COLOR: Record<Tone, Color> = { ok: 'green', bad: 'red', warn: 'yellow', busy: 'blue', undone: 'magenta', plain: 'gray' };
 
+/** A run status in the policy's word, coloured by its tone. */
 export function runStatusWord(s: RunStatus): string {
-  const [word, color] = RUN_WORDS[s];
-  return paint(color, word);
+  const { word, tone } = RUN_WORDS[s];
+  return paint(TONE_COLOR[tone], word);
 }
 
-export function actionStatusWord(status: string, inDoubt: boolean, compensation: string | null): string {
-  if (compensation === 'committed') return paint('magenta', 'compensated');
-  if (compensation === 'irreversible') return paint('red', 'irreversible');
-  if (compensation === 'started') return paint('yellow', 'compensating (in doubt)');
-  if (status === 'started') return inDoubt ? paint('yellow', 'in doubt') : paint('blue', 'in flight');
-  if (status === 'committed') return paint('green', 'committed');
-  if (status === 'failed') return paint('red', 'failed');
-  if (status === 'awaiting-approval') return paint('yellow', 'awaiting approval');
-  if (status === 'rejected') return paint('red', 'rejected');
-  return status;
+/** An action's status in the policy's word (the same the sidebar shows), coloured by its tone. */
+export function actionStatusWord(a: { status: ActionStatus; error: string | null; compensation: CompensationStatus | null }, leaseLive: boolean): string {
+  const { word, tone } = ACTION_WORDS[actionDisplay(a, leaseLive)];
+  return paint(TONE_COLOR[tone], word);
 }
 
 export function clip(s: string, n: number): string {

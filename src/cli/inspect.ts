@@ -6,6 +6,7 @@ import { runNotFound } from '../runtime/errors';
 import { fromJournalJson } from '../runtime/json';
 import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, paint, runStatusWord, table } from './format';
+import { actionDisplay } from '../runtime/policy';
 
 export function runJson(store: Store, row: RunRow): Record<string, unknown> {
   const v = store.reader.view(row);
@@ -39,7 +40,10 @@ export function actionJson(a: ActionRow, leaseLive: boolean): Record<string, unk
     effect: a.effect,
     step: a.step_idx,
     status: a.status,
-    inDoubt: a.status === 'started' && !leaseLive,
+    /** The policy's display status: what the sidebar shows for it. */
+    display: actionDisplay(a, leaseLive),
+    inDoubt: a.status === 'started' && (!leaseLive || a.error !== null),
+    afterError: a.status === 'started' && a.error !== null,
     args: JSON.parse(a.args) as unknown,
     result: fromJournalJson(a.result),
     error: a.error ? (JSON.parse(a.error) as unknown) : null,
@@ -99,7 +103,7 @@ export function showRun(store: Store, runId: string, json: boolean): string {
           clip(a.id, 48),
           a.type,
           a.effect,
-          actionStatusWord(a.status, !v.leaseLive, a.compensation),
+          actionStatusWord(a, v.leaseLive),
           String(a.executions),
           a.reconciliation ?? (a.decision ? `decided ${a.decision}` : ''),
           clip(stepName.get(a.step_idx) ?? String(a.step_idx + 1), 30),
@@ -107,10 +111,23 @@ export function showRun(store: Store, runId: string, json: boolean): string {
       ),
     );
   }
-  const doubt = actions.filter((a) => a.status === 'started' && !v.leaseLive);
+  const doubt = actions.filter((a) => a.status === 'started' && (!v.leaseLive || a.error !== null));
+  for (const a of doubt.filter((x) => x.error !== null)) {
+    lines.push(paint('yellow', `  ${a.type} ${a.id} is in doubt after an error: ${errorText(a.error)} (an error is not proof that nothing happened)`));
+  }
   if (doubt.length > 0) {
     lines.push('');
     lines.push(paint('yellow', `${doubt.length} action(s) in doubt: \`logbook resume ${runId}\` reconciles them${doubt.some((a) => a.decision === null) ? ' (add --decide <action-id>=happened|not-happened for those without verify)' : ''}.`));
   }
   return lines.join('\n');
+}
+
+function errorText(text: string | null): string {
+  try {
+    const e = JSON.parse(text ?? 'null') as { name?: unknown; message?: unknown } | null;
+    if (e && typeof e.message === 'string') return `${typeof e.name === 'string' && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}`;
+  } catch {
+    // Not JSON: shown as it is.
+  }
+  return text ?? '';
 }

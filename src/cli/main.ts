@@ -8,7 +8,8 @@ import { Faults, parseCrashSpec, type FaultHit } from '../runtime/faults';
 import { openStore, type Store } from '../runtime/store';
 import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
-import type { Decision } from '../runtime/types';
+import type { Decision, RunStatus } from '../runtime/types';
+import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
@@ -28,8 +29,9 @@ Usage:
 ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-commit | compensate:after-start | compensate:after-execute   (e.g. email.send#30@after-execute)
-Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval,
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
+  (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
+Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
   4 busy (another live process drives the run).`;
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
@@ -104,10 +106,9 @@ function withStore<T>(db: string, fn: (s: Store) => Promise<T>): Promise<T> {
   return fn(store).finally(() => store.close());
 }
 
-export function outcomeExit(status: string): number {
-  if (status === 'completed' || status === 'compensated') return EXIT.ok;
-  if (status === 'needs-decision' || status === 'awaiting-approval') return EXIT.waiting;
-  return EXIT.failed;
+/** The policy's exit code for a run's status: the debugger's session ends with the same. */
+export function outcomeExit(status: RunStatus): number {
+  return runExitCode(status);
 }
 
 function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
@@ -128,6 +129,7 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
   if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+  for (const d of s.leftInDoubt) io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
   return outcomeExit(o.status);
 }

@@ -16,6 +16,7 @@ import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, Ste
 import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './views';
 import { actionLines, runFunctionLine } from '../link/sourceScan';
 import { StopPolicy, type Boundary, type BoundaryKind, type StopDecision } from './stopPolicy';
+import { boundaryText } from './boundaryText';
 import { outcomeOfCompensation, outcomeOfRun } from './outcomes';
 import { postmortem } from './postmortem';
 import { errorFields, thrownText, wrongNode } from './errors';
@@ -216,7 +217,7 @@ export class RunnerHost {
     this.policy.setBreakpoints(this.breakpoints);
     const hooks: RuntimeHooks = {
       captureLocations: true,
-      pause: (ev) => this.boundary(ev, ev.kind, ev.detail),
+      pause: (ev) => this.boundary(ev, ev.kind, boundaryText(ev)),
       shouldStop: () => this.stopRequested,
       approval: () => {
         const a = this.approvalAnswer;
@@ -267,7 +268,7 @@ export class RunnerHost {
     const run: RunSnapshot = { id: work.runId, agent: row.agent, attempt: row.attempt + 1, status: 'compensating', input };
     if (work.fromRequest) this.policy?.stopAtNextBoundary();
     await this.boundary(
-      { kind: 'run:entry', run, detail: '' },
+      { kind: 'run:entry', run },
       'compensate:entry',
       `compensation of run ${work.runId}: ${inverses} inverse(s) will run newest-first${irreversible ? `, ${irreversible} action(s) have no inverse and will be reported irreversible` : ''}; in-doubt actions are settled first`,
     );

@@ -4,6 +4,8 @@ import { ErrorCodes, LogbookError } from './errors';
 import { isStandardSchema, type InferInput, type InferOutput, type StandardSchema } from './schema';
 
 export type Effect = 'read-only' | 'idempotent' | 'non-idempotent';
+/** What an error from execute means: the outside system refused it, or it may have happened. */
+export type ErrorClass = 'not-happened' | 'in-doubt';
 export const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
 
 export interface EffectContext {
@@ -22,6 +24,13 @@ export interface ActionSpec<S extends StandardSchema, R> {
   readonly execute: (args: InferOutput<S>, ctx: EffectContext) => R | Promise<R>;
   /** Asks the outside system whether the effect with this key happened: its result if so, `undefined` if not. */
   readonly verify?: (args: InferOutput<S>, ctx: EffectContext) => R | undefined | Promise<R | undefined>;
+  /**
+   * Says what an error thrown by execute means for a non-idempotent action: 'not-happened' when the outside system
+   * refused it (journaled failed, executed again with the same key next time), 'in-doubt' when it may have happened
+   * (a timeout, a reset connection, a 502: reconciled like a crash in flight). Unclassified errors are in doubt, unless
+   * execute threw a DefiniteFailure.
+   */
+  readonly failure?: (err: unknown, args: InferOutput<S>) => ErrorClass;
   /** The inverse, run newest-first during compensation with its own idempotency key. */
   readonly compensate?: (args: InferOutput<S>, result: R, ctx: EffectContext) => unknown;
   /** Pause the run before executing until a person approves. */
@@ -62,7 +71,7 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   for (const fn of ['key', 'execute'] as const) {
     if (typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function.`, `Add ${fn}: (args, ...) => ...`);
   }
-  for (const fn of ['verify', 'compensate'] as const) {
+  for (const fn of ['verify', 'compensate', 'failure'] as const) {
     if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
   }
   const def = Object.freeze({ ...spec, [ACTION_BRAND]: true as const });

@@ -124,15 +124,17 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   let released = false;
   try {
     if (opts.hooks?.pause) {
-      await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input }, detail: lease.attempt > 1 ? `attempt ${lease.attempt}: the script runs again from the top, replaying the journal` : 'the run is about to start' });
+      await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input } });
     }
     const output = await agent.run(session.api, input);
     await session.settle();
     if (session.suspended) throw session.suspended;
+    // A completed run holds nothing in doubt: errors the script caught are settled before it completes.
+    await session.settleLeftovers();
     const outputJson = toJournalJson(output, `The output of agent ${agent.name}`, 'Return plain JSON from run().');
     writer.flush();
     writer.runStatus('completed', { output: outputJson, data: { stats: summary(stats) } });
-    if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input }, detail: 'the run completed' });
+    if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input } });
     return { ...base, status: 'completed', output };
   } catch (thrown) {
     await session.settle();

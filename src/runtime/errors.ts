@@ -120,6 +120,27 @@ export class ActionFailedError extends LogbookError {
   }
 }
 
+const DEFINITE = Symbol.for('agent-logbook.definite-failure');
+
+/**
+ * Thrown by an action's `execute` to say the outside system refused the effect, so it did not happen (a 4xx, a declined
+ * card): the action is journaled `failed` and the next attempt executes it again with the same key. Any other error from a
+ * non-idempotent action leaves it in doubt. Recognised by a registered symbol, so a second copy of the runtime agrees.
+ */
+export class DefiniteFailure extends Error {
+  readonly [DEFINITE] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DefiniteFailure';
+  }
+}
+
+/** True for an error that proves the effect did not happen: a DefiniteFailure (from any copy of the runtime) or an ActionFailedError. */
+export function isDefiniteFailure(err: unknown): boolean {
+  return err instanceof ActionFailedError || (typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[DEFINITE] === true);
+}
+
 /**
  * Internal signal: the run must stop here (needs a decision, awaits approval, or was asked to stop).
  * It unwinds the script; the engine turns it into a run status, never into `failed`.

@@ -1,12 +1,14 @@
 // One attempt of one run: the `run` object a script receives, with replay of steps and the action bracket.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
-import { isAction, type ActionDefinition, type AgentDefinition, type EffectContext } from './define';
+import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure } from './errors';
+import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type EffectContext, type ErrorClass } from './define';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
-import type { Faults } from './faults';
+import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
+import { actionPlan, afterExecuteError, reconcilePlan, type ReconcilePlan } from './policy';
+import { settleInDoubt } from './settle';
 import { callerLocation } from './location';
 import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
@@ -23,11 +25,13 @@ export interface AttemptStats {
   actionsExecuted: number;
   actionsObserved: number;
   reconciled: Array<{ id: string; type: string; outcome: Reconciliation | 'needs-decision' }>;
+  /** Actions this attempt left in doubt after an error from execute (the next attempt reconciles them). */
+  leftInDoubt: Array<{ id: string; type: string; error: string }>;
   warnings: string[];
 }
 
 export function emptyStats(): AttemptStats {
-  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], warnings: [] };
+  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
 }
 
 interface StepFrame {
@@ -126,17 +130,18 @@ export class RunSession {
     return { id: this.runId, agent: this.d.agent.name, attempt: this.attempt, status: this.currentStatus, input: this.d.input };
   }
 
-  private async pause(kind: PauseKind, detail: string, step?: StepSnapshot, action?: ActionSnapshot): Promise<void> {
+  /** A typed boundary event (no prose: the host words it). */
+  private async pause(ev: Omit<PauseEvent, 'run'>): Promise<void> {
     const hooks = this.d.hooks;
     if (!hooks?.pause) return;
     // A host that stops here shows the journal: the records written behind go in first.
     this.d.writer.writePending();
-    await hooks.pause({ kind, run: this.runSnapshot(), detail, ...(step ? { step } : {}), ...(action ? { action } : {}) });
+    await hooks.pause({ ...ev, run: this.runSnapshot() });
   }
 
-  /** Callers test `hooks.pause` first, so a run with no host builds no snapshot or detail text and awaits nothing. */
-  private pauseAction(kind: PauseKind, detail: string, action: ActionSnapshot): Promise<void> {
-    return this.pause(kind, detail, undefined, action);
+  /** Callers test `hooks.pause` first, so a run with no host builds no snapshot and awaits nothing. */
+  private pauseAction(kind: PauseKind, action: ActionSnapshot, plan?: ReconcilePlan): Promise<void> {
+    return this.pause({ kind, action, ...(plan ? { plan } : {}) });
   }
 
   private checkStop(): void {
@@ -202,9 +207,7 @@ export class RunSession {
       this.d.stats.stepsReplayed++;
       const result = fromJournalJson(journaled.result) as T;
       if (this.d.hooks?.pause) {
-        await this.pause('step:before', `replay: step "${name}" completed in an earlier attempt; its checkpointed result is returned`, {
-          idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}),
-        });
+        await this.pause({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } });
       }
       return result;
     }
@@ -219,7 +222,7 @@ export class RunSession {
     this.d.faults.hit('step:before', name);
     const redone = journaled !== undefined;
     const snapshot = (result?: unknown): StepSnapshot => ({ idx, name, replayed: false, redone, ...(result !== undefined ? { result } : {}), ...(location ? { location } : {}) });
-    if (this.d.hooks?.pause) await this.pause('step:before', redone ? `step "${name}" was in progress when the run stopped: it runs again` : `step "${name}" is about to run`, snapshot());
+    if (this.d.hooks?.pause) await this.pause({ kind: 'step:before', step: snapshot() });
     // A host that paused here may have asked to stop; nothing of this step is written yet.
     this.checkStop();
     const open = new Map<string, ActionRow>();
@@ -238,7 +241,7 @@ export class RunSession {
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
-    if (this.d.hooks?.pause) await this.pause('step:after', `step "${name}" checkpointed`, snapshot(result));
+    if (this.d.hooks?.pause) await this.pause({ kind: 'step:after', step: snapshot(result) });
     return result;
   }
 
@@ -347,18 +350,20 @@ export class RunSession {
         this.d.log(`warning: ${w}; continuing because its key is unchanged.`);
         this.d.writer.note('action.version-changed', { from: row.version, to: na.version }, na.stepIdx, na.id);
       }
-      switch (row.status) {
-        case 'committed': {
+      const plan = actionPlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', status: row.status, afterError: row.error !== null, decision: row.decision, approval: row.approval });
+      switch (plan.kind) {
+        case 'skip': {
           this.d.stats.actionsSkipped++;
           const result = fromJournalJson(row.result) as R;
-          if (this.d.hooks?.pause) await this.pauseAction('action:skipped', `skip: ${na.type} ${na.id} is committed in the journal; its result is returned without running`, this.snapshot(def, na, args, 'skipped', row, location, { result }));
+          if (this.d.hooks?.pause) await this.pauseAction('action:skipped', this.snapshot(def, na, args, 'skipped', row, location, { result }));
           return result;
         }
-        case 'started':
-          return this.reconcile(def, na, args, row, location);
-        case 'failed':
+        case 'reconcile':
+          return this.reconcile(def, na, args, row, location, plan.plan);
+        case 'retry':
           return this.execute(def, na, args, row, location, null);
-        case 'awaiting-approval':
+        case 'gate':
+        case 'execute-approved':
           return this.gate(def, na, args, row, location);
         case 'rejected':
           throw new ApprovalRejectedError(na.type, na.id, row.approval_note ?? undefined);
@@ -388,82 +393,186 @@ export class RunSession {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
     const executions = row?.executions ?? 0;
-    const nonIdem = def.effect === 'non-idempotent';
-    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', `${nonIdem ? 'non-idempotent ' : ''}${na.type} ${na.id} is about to start`, this.snapshot(def, na, args, 'before-start', row, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', row, location));
     this.checkStop();
     this.d.writer.actionStarted(na, row !== undefined, reconciliation);
     this.d.faults.hit('action:after-start', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:after-start', `${na.type} ${na.id}: started is durable; execute runs next`, this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:after-start', this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
     this.d.writer.actionExecuting(na.stepIdx, na.id);
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
+      this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
-      this.d.writer.actionFailed(na.stepIdx, na.id, errorRecord(err));
-      if (this.d.hooks?.pause) await this.pauseAction('action:failed', `${na.type} ${na.id} failed: ${describe(err)}`, this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions: executions + 1, error: errorRecord(err) }));
+      await this.executeThrew(def, na, args, row, location, executions + 1, err);
       throw err;
     }
     this.d.faults.hit('action:after-execute', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:after-execute', `${na.type} ${na.id} executed; committed is written next`, this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:after-execute', this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute; the action stays in doubt and is reconciled on resume.');
     this.d.writer.actionCommitted(na.stepIdx, na.id, json, reconciliation);
     this.d.stats.actionsExecuted++;
     if (reconciliation) this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: reconciliation });
     this.d.faults.hit('action:after-commit', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:committed', `${na.type} ${na.id} committed`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:committed', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
     return result;
+  }
+
+  /**
+   * Execute threw. That is not proof that nothing happened: unless the error is definite (the definition's `failure`
+   * classifier or a DefiniteFailure says the outside system refused it), a non-idempotent action stays in doubt (started,
+   * with the error) and is reconciled like a crash in flight. The caller rethrows, so the script sees the error.
+   */
+  private async executeThrew<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, executions: number, err: unknown): Promise<void> {
+    const error = errorRecord(err);
+    this.noteInjected(err, na);
+    if (afterExecuteError(def.effect, this.classify(def, args, err)) === 'failed') {
+      this.d.writer.actionFailed(na.stepIdx, na.id, error);
+      if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }));
+      return;
+    }
+    this.d.writer.actionInDoubt(na.stepIdx, na.id, error);
+    this.d.stats.leftInDoubt.push({ id: na.id, type: na.type, error: error.message });
+    if (this.d.hooks?.pause) {
+      const plan = reconcilePlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', decision: null }, 'resume');
+      await this.pauseAction('action:failed', this.snapshot(def, na, args, 'in-doubt', row, location, { status: 'started', executions, error, afterError: true }), plan);
+    }
+  }
+
+  /** A rehearsal learns from the journal that its armed throw point fired, even when the script caught the error. */
+  private noteInjected(err: unknown, na: NewAction): void {
+    if (err instanceof InjectedFault) this.d.writer.note('fault.injected', { spec: formatCrashSpec(err.spec) }, na.stepIdx, na.id);
+  }
+
+  private classify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, args: InferOutput<S>, err: unknown): ErrorClass | undefined {
+    if (isDefiniteFailure(err)) return 'not-happened';
+    if (!def.failure) return undefined;
+    try {
+      const c = def.failure(err, args);
+      if (c === 'not-happened' || c === 'in-doubt') return c;
+      this.d.log(`warning: the failure classifier of ${def.type} returned ${JSON.stringify(c)}, not "not-happened" or "in-doubt"; the action is kept in doubt.`);
+    } catch (thrown) {
+      this.d.log(`warning: the failure classifier of ${def.type} threw (${describe(thrown)}); the action is kept in doubt.`);
+    }
+    return 'in-doubt';
   }
 
   /** A read-only action: recorded for visibility, no bracket and no fsync. */
   private async observe<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, location: SourceLocation | undefined): Promise<R> {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', `read-only ${na.type} ${na.id} is about to run`, this.snapshot(def, na, args, 'before-start', undefined, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', undefined, location));
     this.checkStop();
-    const result = await def.execute(args, this.ctx(na.id));
+    let result: R;
+    try {
+      result = await def.execute(args, this.ctx(na.id));
+      this.d.faults.hit('action:after-execute-throw', na.type);
+    } catch (err) {
+      // Nothing was journaled for it: a read-only action that failed simply runs again next time.
+      this.noteInjected(err, na);
+      if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
+      throw err;
+    }
     this.d.faults.hit('action:after-execute', na.type);
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');
     this.d.writer.actionObserved(na, json);
     this.d.stats.actionsObserved++;
     this.d.faults.hit('action:after-commit', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:committed', `read-only ${na.type} ${na.id} recorded`, this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:committed', this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
     return result;
   }
 
-  private async reconcile<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
+  /** An in-doubt action (a crash in flight, or an error from execute) reached again: the policy's plan carried out. */
+  private async reconcile<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, plan: ReconcilePlan): Promise<R> {
     this.checkStop();
-    const how =
-      def.effect === 'read-only'
-        ? 'it is read-only, so it runs again'
-        : row.decision
-          ? `a person decided it ${row.decision === 'happened' ? 'happened' : 'did not happen'}`
-          : def.verify
-            ? 'verify asks the outside system whether it happened'
-            : def.effect === 'idempotent'
-              ? 'it is idempotent, so it runs again with the same key'
-              : 'it has no verify, so a person must decide';
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', `in doubt: ${na.type} ${na.id} was started but not committed; ${how}`, this.snapshot(def, na, args, 'in-doubt', row, location));
-    if (def.effect === 'read-only') return this.execute(def, na, args, row, location, 're-executed');
-    if (def.effect === 'non-idempotent' && row.decision) return this.applyDecision(def, na, args, row, location, row.decision);
-    if (def.verify) return this.verify(def, na, args, row, location);
-    if (def.effect === 'idempotent') return this.execute(def, na, args, row, location, 're-executed');
-    const ev = { kind: 'action:decision' as const, run: this.runSnapshot(), detail: `${na.type} ${na.id} has no verify: did it happen?`, action: this.snapshot(def, na, args, 'in-doubt', row, location, { reconciliation: 'needs-decision' as const }) };
+    const afterError = row.error !== null;
+    const error = afterError ? this.storedError(row) : undefined;
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', row, location, { afterError, ...(error ? { error } : {}) }), plan);
+    switch (plan.how) {
+      case 'run-again':
+      case 'nothing-to-undo':
+      case 're-execute-with-key':
+        return this.execute(def, na, args, row, location, 're-executed');
+      case 'decided-happened':
+        return this.applyDecision(def, na, args, row, location, 'happened');
+      case 'decided-not-happened':
+        return this.applyDecision(def, na, args, row, location, 'not-happened');
+      case 'verify':
+        return this.verify(def, na, args, row, location);
+      case 'needs-decision':
+      case 'unknown':
+        break;
+    }
+    const ev = { kind: 'action:decision' as const, run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', row, location, { reconciliation: 'needs-decision' as const, afterError, ...(error ? { error } : {}) }) };
     const decided = this.d.hooks?.decision ? await this.d.hooks.decision(ev) : undefined;
     if (decided) {
       this.d.writer.decision(na.stepIdx, na.id, decided);
       return this.applyDecision(def, na, args, row, location, decided);
     }
-    this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'needs-decision' });
+    return this.needsDecision(na.id, na.type, afterError);
+  }
+
+  private needsDecision(id: string, type: string, afterError: boolean): never {
+    this.d.stats.reconciled.push({ id, type, outcome: 'needs-decision' });
     this.currentStatus = 'needs-decision';
-    this.d.writer.runStatus('needs-decision', { data: { actionId: na.id, type: na.type, reason: `${na.type} has no verify` } });
-    return this.suspend(new RunSuspended('needs-decision', `${na.type} ${na.id} was started but not committed, and it has no verify: a person must decide whether it happened.`, na.id));
+    this.d.writer.runStatus('needs-decision', { data: { actionId: id, type, reason: `${type} has no verify`, ...(afterError ? { afterError } : {}) } });
+    const how = afterError ? 'execute threw an error that does not prove nothing happened' : 'it was started but not committed';
+    return this.suspend(new RunSuspended('needs-decision', `${type} ${id} is in doubt (${how}), and it has no verify: a person must decide whether it happened.`, id));
+  }
+
+  private storedError(row: ActionRow): ActionSnapshot['error'] {
+    try {
+      const e = JSON.parse(row.error ?? 'null') as { name?: unknown; message?: unknown; code?: unknown } | null;
+      if (e && typeof e.message === 'string') return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
+    } catch {
+      // A journaled error that is not JSON is shown as text.
+    }
+    return { name: 'Error', message: row.error ?? '' };
+  }
+
+  /**
+   * Before a run completes: an action left in doubt by an error the script caught (its step completed, or failed and was
+   * caught) is never reached again, so it is settled here: verify, a decision, or the run stops for one. Uses the partial
+   * index of in-doubt-after-error actions, so a run with none pays one empty index probe.
+   */
+  async settleLeftovers(): Promise<void> {
+    for (const a of this.d.reader.inDoubtAfterError(this.runId)) {
+      this.checkStop();
+      const def = actionRegistry().get(a.type);
+      if (!def) {
+        throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt after an error, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
+      }
+      const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+      const na: NewAction = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
+      const args = JSON.parse(a.args) as unknown;
+      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, error: this.storedError(a) }), plan);
+      const hooks = this.d.hooks;
+      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
+      const out = await settleInDoubt(a, def, {
+        writer: this.d.writer,
+        ctx: this.ctx(a.id),
+        ...(ask ? { ask } : {}),
+        verifyFailed: (err) => this.verifyFailed(a.type, a.id, err),
+      });
+      if (out.happened === undefined) this.needsDecision(a.id, a.type, true);
+      else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.how === 'verify' ? (out.happened ? 'verified' : 'verified-absent') : out.happened ? 'decided-happened' : 'decided-not-happened' });
+    }
+  }
+
+  private verifyFailed(type: string, id: string, err: unknown): LogbookError {
+    return new LogbookError(
+      ErrorCodes.VERIFY_FAILED,
+      `verify of ${type} ${id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
+      `Fix verify (or the system it asks) and run \`logbook resume ${this.runId}\` again, or decide with --decide ${id}=happened|not-happened.`,
+      { actionId: id },
+    );
   }
 
   private async applyDecision<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, decision: 'happened' | 'not-happened'): Promise<R> {
     if (decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
     this.d.writer.actionCommitted(na.stepIdx, na.id, null, 'decided-happened');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'decided-happened' });
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', `${na.type} ${na.id}: decided it happened; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
     return undefined as R;
   }
 
@@ -472,19 +581,14 @@ export class RunSession {
     try {
       found = await def.verify?.(args, this.ctx(na.id));
     } catch (err) {
-      throw new LogbookError(
-        ErrorCodes.VERIFY_FAILED,
-        `verify of ${na.type} ${na.id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
-        `Fix verify (or the system it asks) and run \`logbook resume ${this.runId}\` again, or decide with --decide ${na.id}=happened|not-happened.`,
-        { actionId: na.id },
-      );
+      throw this.verifyFailed(na.type, na.id, err);
     }
     if (found === undefined) return this.execute(def, na, args, row, location, 'verified-absent');
     const verified: R = found;
     const json = toJournalJson(found, `The verified result of ${na.type} ${na.id}`, 'Return plain JSON (or undefined when not found) from verify.');
     this.d.writer.actionCommitted(na.stepIdx, na.id, json, 'verified');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'verified' });
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', `${na.type} ${na.id}: verify found it; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
     return verified;
   }
 
@@ -494,8 +598,8 @@ export class RunSession {
     if (row?.approval === 'approved') return this.execute(def, na, args, row, location, null);
     if (!row) this.d.writer.awaitingApproval(na);
     const current = row ?? this.d.reader.action(this.runId, na.id);
-    const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), detail: `approval gate: ${na.type} ${na.id} waits for a person to approve or reject`, action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
-    if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.detail, ev.action);
+    const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
+    if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.action);
     const decided = this.d.hooks?.approval ? await this.d.hooks.approval(ev) : undefined;
     if (decided) {
       this.d.writer.approval(na.stepIdx, na.id, decided.approved, decided.note ?? null);

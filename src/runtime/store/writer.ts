@@ -89,6 +89,8 @@ export class RunWriter {
         "UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ?, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?",
       ),
       actionFail: db.prepare("UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?"),
+      // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
+      actionInDoubt: db.prepare("UPDATE actions SET error = ?, ended_at = ? WHERE run_id = ? AND id = ? AND status = 'started'"),
       actionDecision: db.prepare('UPDATE actions SET decision = ? WHERE run_id = ? AND id = ?'),
       actionApproval: db.prepare('UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?'),
       compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
@@ -288,6 +290,14 @@ export class RunWriter {
     this.write(true, (now) => {
       this.s.actionFail.run(JSON.stringify(error), now, this.lease.runId, id);
       this.event(now, 'action.failed', stepIdx, id, { error });
+    });
+  }
+
+  /** Execute threw, and the error does not prove nothing happened: the action stays in doubt, with the error beside it. */
+  actionInDoubt(stepIdx: number, id: string, error: unknown): void {
+    this.write(true, (now) => {
+      this.s.actionInDoubt.run(JSON.stringify(error), now, this.lease.runId, id);
+      this.event(now, 'action.in-doubt', stepIdx, id, { error });
     });
   }
 
