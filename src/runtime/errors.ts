@@ -39,6 +39,23 @@ export const ErrorCodes = {
   BAD_LAUNCH_CONFIG: 'LB_BAD_LAUNCH_CONFIG',
   WRONG_NODE: 'LB_WRONG_NODE',
   REHEARSAL_BASELINE: 'LB_REHEARSAL_BASELINE',
+  // ---- issue 10 §3–§4: failures that must not pass for something else (kept as one block for the merge) ----
+  /** A name, key or type holds half of a UTF-16 surrogate pair, which SQLite's text cannot store exactly. */
+  LONE_SURROGATE: 'LB_LONE_SURROGATE',
+  /** The script's promises stopped settling: nothing is left for the event loop to do, but the run is unfinished. */
+  NEVER_SETTLED: 'LB_NEVER_SETTLED',
+  /** The agent script called process.exit() while its run was in flight. */
+  SCRIPT_EXITED: 'LB_SCRIPT_EXITED',
+  VERIFY_TIMEOUT: 'LB_VERIFY_TIMEOUT',
+  /** Another connection kept the journal's write lock past the busy timeout. */
+  DB_BUSY: 'LB_DB_BUSY',
+  DB_DISK_FULL: 'LB_DB_DISK_FULL',
+  DB_READONLY: 'LB_DB_READONLY',
+  DB_EMPTY: 'LB_DB_EMPTY',
+  /** Any other I/O error of the journal (a corrupt page found mid-run, EIO). */
+  DB_IO: 'LB_DB_IO',
+  /** A --crash-at spec that names an action type the loaded script does not define. */
+  CRASH_TARGET_UNKNOWN: 'LB_CRASH_TARGET_UNKNOWN',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -118,9 +135,52 @@ export function isLogbookError(err: unknown): err is LogbookError {
   return err instanceof LogbookError;
 }
 
+export interface ErrorRecord {
+  name: string;
+  message: string;
+  code?: string;
+  stack?: string;
+  /** A LogbookError's remedy and details, so a replayed failure is rebuilt as the same error (errorRevive.ts). */
+  remedy?: string;
+  details?: Record<string, unknown>;
+  /** Other own properties of a user's error that survive JSON (status, retryable, …), kept for replay. */
+  props?: Record<string, unknown>;
+}
+
 /** Turns anything thrown into a JSON-safe record for the journal. */
-export function errorRecord(err: unknown): { name: string; message: string; code?: string; stack?: string } {
-  if (err instanceof LogbookError) return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}) };
-  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+export function errorRecord(err: unknown): ErrorRecord {
+  if (err instanceof LogbookError) {
+    return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}), remedy: err.remedy, ...jsonSafe({ details: err.details }) };
+  }
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    const props: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(err)) if (k !== 'code' && k !== 'message' && k !== 'name' && k !== 'stack' && k !== 'cause') props[k] = v;
+    return {
+      name: err.name,
+      message: err.message,
+      ...(typeof code === 'string' || typeof code === 'number' ? { code: String(code) } : {}),
+      ...(err.stack ? { stack: err.stack } : {}),
+      ...(Object.keys(props).length > 0 ? jsonSafe({ props }) : {}),
+    };
+  }
   return { name: 'Error', message: describe(err) };
+}
+
+/** Keeps a field only if it survives a JSON round trip unchanged; a record must never fail to be written. */
+function jsonSafe<K extends string>(field: Record<K, Record<string, unknown>>): Partial<Record<K, Record<string, unknown>>> {
+  const out: Partial<Record<K, Record<string, unknown>>> = {};
+  for (const [k, v] of Object.entries(field) as Array<[K, Record<string, unknown>]>) {
+    const kept: Record<string, unknown> = {};
+    for (const [pk, pv] of Object.entries(v)) {
+      try {
+        const text = JSON.stringify(pv);
+        if (text !== undefined && JSON.stringify(JSON.parse(text)) === text) kept[pk] = JSON.parse(text) as unknown;
+      } catch {
+        // A cycle or a BigInt: left out of the record.
+      }
+    }
+    if (Object.keys(kept).length > 0) out[k] = kept;
+  }
+  return out;
 }

@@ -2,6 +2,8 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
+import { reviveError } from './errorRevive';
+import { requireWellFormed } from './wellFormed';
 import { isAction, type ActionDefinition, type AgentDefinition, type EffectContext } from './define';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
@@ -39,6 +41,8 @@ interface StepFrame {
   readonly open: Map<string, ActionRow>;
   /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
   readonly journal: StepActions | undefined;
+  /** Every run.do this step started, awaited or not: the step ends only once all of them have settled. */
+  readonly actions: Set<Promise<unknown>>;
 }
 
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
@@ -89,7 +93,7 @@ export class RunSession {
   private readonly attempt: number;
   private readonly als = new AsyncLocalStorage<StepFrame>();
   private readonly cursor: StepCursor;
-  private readonly inflight = new Map<string, { args: string; promise: Promise<unknown> }>();
+  private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
   private readonly pending = new Set<Promise<unknown>>();
   private stepCounter = 0;
   private currentStatus: RunStatus = 'running';
@@ -103,7 +107,7 @@ export class RunSession {
       agent: d.agent.name,
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
-      do: (action, args) => this.skipFast(action, args) ?? this.track(this.doAction(action, args)),
+      do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
     };
     this.api = Object.freeze(api);
   }
@@ -111,6 +115,17 @@ export class RunSession {
   /** Waits for every step and action still in flight (a branch of Promise.all may outlive the script's await). */
   async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Ties an action to the step it was started in, so that step cannot end while the action is unsettled. */
+  private inStep<T>(p: Promise<T>): Promise<T> {
+    const actions = this.als.getStore()?.actions;
+    if (actions) {
+      actions.add(p);
+      const done = (): void => void actions.delete(p);
+      p.then(done, done);
+    }
+    return p;
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
@@ -179,6 +194,7 @@ export class RunSession {
     if (typeof fn !== 'function') {
       throw new LogbookError(ErrorCodes.STEP_OUTSIDE_RUN, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
     }
+    requireWellFormed(name, `The name of step #${this.stepCounter + 1}`);
     const parent = this.als.getStore();
     if (parent) {
       throw new LogbookError(
@@ -209,11 +225,9 @@ export class RunSession {
       return result;
     }
     if (journaled?.status === 'failed' && idx + 1 < this.cursor.count) {
-      // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry.
-      const rec = JSON.parse(journaled.error ?? '{}') as { name?: string; message?: string };
-      const err = new Error(rec.message ?? 'step failed');
-      err.name = rec.name ?? 'Error';
-      throw err;
+      // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry, as the
+      // same error (class, code, message) so the script's catch takes the same path again.
+      throw reviveError(journaled.error);
     }
     this.checkStop();
     this.d.faults.hit('step:before', name);
@@ -230,7 +244,15 @@ export class RunSession {
     let result: T;
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
-      result = await this.als.run({ idx, name, redone, location, open, journal }, fn);
+      const actions = new Set<Promise<unknown>>();
+      try {
+        result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
+      } finally {
+        // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
+        // crash would leave the step replayed as completed and the action in doubt for good.
+        while (actions.size > 0) await Promise.allSettled([...actions]);
+      }
+      if (this.suspended) throw this.suspended;
     } catch (err) {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
@@ -300,14 +322,16 @@ export class RunSession {
     if (typeof key !== 'string' || key.length === 0) {
       throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} returned ${JSON.stringify(key)}, not a non-empty string.`, 'Return a string derived from the action\'s meaning, e.g. `email:${run.id}:${args.to}`.', { type: action.type });
     }
+    requireWellFormed(key, `The key of ${action.type}`, { type: action.type });
     const same = this.inflight.get(key);
     if (same) {
-      if (same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson);
+      // The same id in flight is the same effect only when both the type and the args agree, as in the journal's check.
+      if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
       return (await same.promise) as R;
     }
     const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson };
     const promise = this.runAction(frame, action, parsed, na, location);
-    this.inflight.set(key, { args: argsJson, promise });
+    this.inflight.set(key, { type: action.type, args: argsJson, promise });
     try {
       return (await promise) as R;
     } finally {
@@ -511,8 +535,10 @@ export class RunSession {
 function keyConflict(type: string, id: string, before: string, now: string, beforeType?: string): LogbookError {
   return new LogbookError(
     ErrorCodes.KEY_CONFLICT,
-    `Action id ${id} was used ${beforeType && beforeType !== type ? `by ${beforeType} and now by ${type}` : `twice by ${type}`} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
-    'Make the key include whatever distinguishes the two effects (e.g. the recipient), or pass the same args.',
+    beforeType && beforeType !== type
+      ? `Action id ${id} was used by ${beforeType} and now by ${type} (args ${clip(before)} then ${clip(now)}): two action types cannot share an id. Nothing new was executed.`
+      : `Action id ${id} was used twice by ${type} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
+    'Make the key include whatever distinguishes the two effects (e.g. the action type or the recipient), or pass the same args.',
     { id, type },
   );
 }
