@@ -13,8 +13,9 @@ import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
 import { EXTRA_COMMANDS } from './extra';
+import { STORAGE_CODES, isStorageError, storageError } from '../runtime/store/storageError';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3, storage: 4 } as const;
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -30,7 +31,8 @@ ${EXTRA_COMMANDS.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
   after-execute | after-commit | compensate:after-start | compensate:after-execute   (e.g. email.send#30@after-execute)
-Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval.`;
+Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval,
+  4 stopped by a journal/storage error (locked, disk full, read-only, damaged); the run is resumable.`;
 
 export interface Io {
   out(line: string): void;
@@ -119,10 +121,15 @@ export function outcomeExit(status: string): number {
   return EXIT.failed;
 }
 
+/** A run stopped by its journal failing exits 4, whatever status it was left in. */
+function runExit(o: { readonly status: string; readonly error?: { readonly code?: string } }): number {
+  return o.error?.code !== undefined && STORAGE_CODES.has(o.error.code) ? EXIT.storage : outcomeExit(o.status);
+}
+
 function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (json) {
     io.out(JSON.stringify(o, null, 2));
-    return outcomeExit(o.status);
+    return runExit(o);
   }
   const s = o.stats;
   io.out(`${paint('bold', o.runId)}  ${o.agent}  ${runStatusWord(o.status)}  (attempt ${o.attempt})`);
@@ -138,7 +145,8 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
-  return outcomeExit(o.status);
+  if (runExit(o) === EXIT.storage) io.out(`  next     fix the journal's storage as the error says, then: logbook resume ${o.runId}`);
+  return runExit(o);
 }
 
 function printCompensation(io: Io, r: CompensationReport, json: boolean): number {
@@ -263,6 +271,12 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       }
     }
   } catch (err) {
+    // Raw SQLite failures (not fs errors of other files) reaching here are the journal's.
+    const storage = isStorageError(err) ? err : err instanceof Error && err.name === 'SqliteError' ? storageError(err, 'the journal', 'using the journal') : undefined;
+    if (storage) {
+      io.err(`${paint('red', 'error')} [${storage.code}] ${storage.message}`);
+      return EXIT.storage;
+    }
     if (err instanceof LogbookError) {
       io.err(`${paint('red', 'error')} [${err.code}] ${err.message}`);
       return EXIT.usage;

@@ -26,6 +26,11 @@ export interface ActionSpec<S extends StandardSchema, R> {
   readonly verify?: (args: InferOutput<S>, ctx: EffectContext) => R | undefined | Promise<R | undefined>;
   /** The inverse, run newest-first during compensation with its own idempotency key. */
   readonly compensate?: (args: InferOutput<S>, result: R, ctx: EffectContext) => unknown;
+  /**
+   * How long `verify` may take before the reconciliation gives up with LB_VERIFY_TIMEOUT (the action stays in doubt,
+   * nothing is executed). Default 30 000 ms.
+   */
+  readonly verifyTimeoutMs?: number;
   /** Pause the run before executing until a person approves. */
   readonly approval?: boolean;
   readonly description?: string;
@@ -67,6 +72,9 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   }
   for (const fn of ['verify', 'compensate'] as const) {
     if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
+  }
+  if (spec.verifyTimeoutMs !== undefined && !(Number.isInteger(spec.verifyTimeoutMs) && spec.verifyTimeoutMs > 0)) {
+    bad(`${where}: "verifyTimeoutMs" is ${JSON.stringify(spec.verifyTimeoutMs)}.`, 'Give a positive whole number of milliseconds, e.g. verifyTimeoutMs: 10_000, or leave it out for 30 s.');
   }
   const def = Object.freeze({ ...spec, [ACTION_BRAND]: true as const });
   registry.set(spec.type, def as unknown as ActionDefinition);

@@ -14,6 +14,8 @@ import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision, RunStatus } from './types';
 import { compensateWithLease, type CompensationReport } from './compensate';
+import { guardProcess } from './processGuard';
+import { storageError } from './store/storageError';
 
 export interface EngineOptions {
   readonly faults?: Faults;
@@ -104,7 +106,7 @@ export async function resumeRun(
 
 /** Errors that mean the script or journal is wrong, not that the world refused: never auto-compensated. */
 function isProgrammingError(err: unknown): boolean {
-  const codes: string[] = [ErrorCodes.NONDETERMINISM, ErrorCodes.KEY_CONFLICT, ErrorCodes.NOT_JSON, ErrorCodes.INVALID_ARGS, ErrorCodes.INVALID_DEFINITION, ErrorCodes.VERSION_CHANGED, ErrorCodes.ACTION_OUTSIDE_STEP, ErrorCodes.STEP_OUTSIDE_RUN, ErrorCodes.VERIFY_FAILED, ErrorCodes.JOURNAL_INVALID];
+  const codes: string[] = [ErrorCodes.NEVER_SETTLED, ErrorCodes.VERIFY_TIMEOUT, ErrorCodes.NONDETERMINISM, ErrorCodes.KEY_CONFLICT, ErrorCodes.NOT_JSON, ErrorCodes.INVALID_ARGS, ErrorCodes.INVALID_DEFINITION, ErrorCodes.VERSION_CHANGED, ErrorCodes.ACTION_OUTSIDE_STEP, ErrorCodes.STEP_OUTSIDE_RUN, ErrorCodes.VERIFY_FAILED, ErrorCodes.JOURNAL_INVALID];
   return err instanceof LogbookError && codes.includes(err.code);
 }
 
@@ -123,12 +125,18 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   heartbeat.unref();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;
+  const guard = guardProcess({
+    runId: lease.runId,
+    waitingOn: () => session.waitingOn(),
+    log,
+    onExit: (err) => writer.note('run.process-exited', { error: errorRecord(err) }),
+  });
   try {
     if (opts.hooks?.pause) {
       await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input }, detail: lease.attempt > 1 ? `attempt ${lease.attempt}: the script runs again from the top, replaying the journal` : 'the run is about to start' });
     }
-    const output = await agent.run(session.api, input);
-    await session.settle();
+    const output = await Promise.race([agent.run(session.api, input), guard.drained]);
+    await Promise.race([session.settle(), guard.drained]);
     if (session.suspended) throw session.suspended;
     const outputJson = toJournalJson(output, `The output of agent ${agent.name}`, 'Return plain JSON from run().');
     writer.flush();
@@ -136,7 +144,15 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input }, detail: 'the run completed' });
     return { ...base, status: 'completed', output };
   } catch (thrown) {
-    await session.settle();
+    const storage = writer.broken ?? storageError(thrown, store.file, 'running the script');
+    if (storage) {
+      // The journal failed, not the script: no status is written (it could not be) and no declared policy fires.
+      log(`${agent.name}: run ${lease.runId} stopped because its journal failed; it is resumable. [${storage.code}] ${storage.message}`);
+      return { ...base, status: 'interrupted', error: { name: storage.name, message: storage.message, code: storage.code } };
+    }
+    const stuck = thrown instanceof LogbookError && thrown.code === ErrorCodes.NEVER_SETTLED;
+    // A run whose promises never settle cannot be waited for: what is still in flight is recorded as it stands.
+    if (!stuck) await Promise.race([session.settle(), guard.drained]).catch(() => undefined);
     const err = session.suspended ?? thrown;
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
@@ -159,6 +175,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     }
     return { ...base, status: 'failed', error };
   } finally {
+    guard.dispose();
     clearInterval(heartbeat);
     if (!released) {
       try {

@@ -4,6 +4,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
 import { reviveError } from './errorRevive';
 import { requireWellFormed } from './wellFormed';
+import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
+import { isStorageError } from './store/storageError';
 import { isAction, type ActionDefinition, type AgentDefinition, type EffectContext } from './define';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
@@ -96,6 +98,7 @@ export class RunSession {
   private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
   private readonly pending = new Set<Promise<unknown>>();
   private stepCounter = 0;
+  private readonly runningSteps = new Set<string>();
   private currentStatus: RunStatus = 'running';
 
   constructor(private readonly d: SessionDeps) {
@@ -110,6 +113,13 @@ export class RunSession {
       do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
     };
     this.api = Object.freeze(api);
+  }
+
+  /** What the run waits on right now, for a stuck or exiting process's message: the running steps and actions. */
+  waitingOn(): string {
+    const steps = [...this.runningSteps].map((n) => `step ${JSON.stringify(n)}`);
+    const actions = [...this.inflight].map(([id, a]) => `${a.type} ${id}`);
+    return [...steps, ...(actions.length ? [`action ${actions.join(', ')}`] : [])].join(', ');
   }
 
   /** Waits for every step and action still in flight (a branch of Promise.all may outlive the script's await). */
@@ -245,16 +255,19 @@ export class RunSession {
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
       const actions = new Set<Promise<unknown>>();
+      this.runningSteps.add(name);
       try {
         result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
       } finally {
         // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
         // crash would leave the step replayed as completed and the action in doubt for good.
         while (actions.size > 0) await Promise.allSettled([...actions]);
+        this.runningSteps.delete(name);
       }
       if (this.suspended) throw this.suspended;
     } catch (err) {
-      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
+      // A storage error is not the step's failure: recorded as one, a script that caught it would replay it forever.
+      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
@@ -494,8 +507,9 @@ export class RunSession {
   private async verify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
     let found: R | undefined;
     try {
-      found = await def.verify?.(args, this.ctx(na.id));
+      found = await withTimeout(def.verify?.(args, this.ctx(na.id)), def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS, () => verifyTimedOut(na, this.runId, def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS));
     } catch (err) {
+      if (err instanceof LogbookError && err.code === ErrorCodes.VERIFY_TIMEOUT) throw err;
       throw new LogbookError(
         ErrorCodes.VERIFY_FAILED,
         `verify of ${na.type} ${na.id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
