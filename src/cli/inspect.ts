@@ -5,7 +5,7 @@ import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { runNotFound } from '../runtime/errors';
 import { fromJournalJson } from '../runtime/json';
 import { ago } from '../shared/relativeTime';
-import { actionStatusWord, clip, paint, runStatusWord, table } from './format';
+import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
 import { actionDisplay } from '../runtime/policy';
 
 export function runJson(store: Store, row: RunRow): Record<string, unknown> {
@@ -91,7 +91,7 @@ export function showRun(store: Store, runId: string, json: boolean): string {
   lines.push(
     table(
       ['#', 'STEP', 'STATUS'],
-      steps.map((s) => [String(s.idx + 1), clip(s.name, 50), s.status === 'completed' ? paint('green', 'completed') : s.status === 'failed' ? paint('red', 'failed') : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted')]),
+      steps.map((s) => [String(s.idx + 1), clipChars(printable(s.name), 50), s.status === 'completed' ? paint('green', 'completed') : s.status === 'failed' ? paint('red', 'failed') : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted')]),
     ),
   );
   if (actions.length > 0) {
@@ -100,13 +100,14 @@ export function showRun(store: Store, runId: string, json: boolean): string {
       table(
         ['ACTION', 'TYPE', 'EFFECT', 'STATUS', 'EXEC', 'RECONCILED', 'STEP'],
         actions.map((a) => [
-          clip(a.id, 48),
-          a.type,
+          // Never clipped, and escaped: two distinct keys must not print alike.
+          printable(a.id),
+          printable(a.type),
           a.effect,
           actionStatusWord(a, v.leaseLive),
           String(a.executions),
           a.reconciliation ?? (a.decision ? `decided ${a.decision}` : ''),
-          clip(stepName.get(a.step_idx) ?? String(a.step_idx + 1), 30),
+          clipChars(printable(stepName.get(a.step_idx) ?? String(a.step_idx + 1)), 30),
         ]),
       ),
     );

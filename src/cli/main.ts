@@ -1,4 +1,4 @@
-// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–4, see EXIT).
+// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–5, see EXIT).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,6 +15,7 @@ import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
 import { dbPath, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
+import { STORAGE_CODES, isStorageError, storageError } from '../runtime/store/storageError';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -32,7 +33,8 @@ Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-chec
   after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
   (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
 Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
-  4 busy (another live process drives the run).`;
+  4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
+  damaged); the run is resumable.`;
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
@@ -111,10 +113,15 @@ export function outcomeExit(status: RunStatus): number {
   return runExitCode(status);
 }
 
+/** A run stopped by its journal failing exits 5 (EXIT.storage), whatever status it was left in. */
+function runExit(o: { readonly status: RunStatus; readonly error?: { readonly code?: string } }): number {
+  return o.error?.code !== undefined && STORAGE_CODES.has(o.error.code) ? EXIT.storage : outcomeExit(o.status);
+}
+
 function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (json) {
     io.out(JSON.stringify(o, null, 2));
-    return outcomeExit(o.status);
+    return runExit(o);
   }
   const s = o.stats;
   io.out(`${paint('bold', o.runId)}  ${o.agent}  ${runStatusWord(o.status)}  (attempt ${o.attempt})`);
@@ -131,7 +138,8 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
   for (const d of s.leftInDoubt) io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
-  return outcomeExit(o.status);
+  if (runExit(o) === EXIT.storage) io.out(`  next     fix the journal's storage as the error says, then: logbook resume ${o.runId}`);
+  return runExit(o);
 }
 
 function printCompensation(io: Io, r: CompensationReport, json: boolean): number {
@@ -264,6 +272,12 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       }
     }
   } catch (err) {
+    // Raw SQLite failures (not fs errors of other files) reaching here are the journal's.
+    const storage = isStorageError(err) ? err : err instanceof Error && err.name === 'SqliteError' ? storageError(err, 'the journal', 'using the journal') : undefined;
+    if (storage) {
+      io.err(`${paint('red', 'error')} [${storage.code}] ${storage.message}`);
+      return EXIT.storage;
+    }
     if (err instanceof LogbookError) {
       io.err(`${paint('red', 'error')} [${err.code}] ${err.message}`);
       return exitCodeOf(err.code);

@@ -1,6 +1,6 @@
 // Turns journal rows into the reader protocol's DTOs: paged, clipped, with the display statuses people read.
 
-import * as os from 'node:os';
+import { holderOnThisNode } from '../runtime/store/owner';
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { ActionRow as ActionRowSchema, RunRow as RunRowSchema, checked } from '../runtime/store/rows';
@@ -69,7 +69,7 @@ export class JournalQueries {
       canCompensate: allows.canCompensate,
       canDelete: allows.canDelete,
       owner: v.leaseLive ? row.lease_owner : null,
-      ownerPid: v.leaseLive && row.lease_host === os.hostname() ? row.lease_pid : null,
+      ownerPid: v.leaseLive && holderOnThisNode(row.lease_host) ? row.lease_pid : null,
       stepCount: this.reader.stepCount(row.id),
       actionCount: this.reader.actionCount(row.id),
       inDoubt: v.leaseLive ? this.inDoubtAfterError(row.id, settled) : count('started'),

@@ -1,6 +1,7 @@
 // defineAction / defineAgent: the user-facing declarations, checked eagerly so mistakes surface at load time.
 
 import { ErrorCodes, LogbookError } from './errors';
+import { requireWellFormed } from './wellFormed';
 import { isStandardSchema, type InferInput, type InferOutput, type StandardSchema } from './schema';
 
 export type Effect = 'read-only' | 'idempotent' | 'non-idempotent';
@@ -33,6 +34,11 @@ export interface ActionSpec<S extends StandardSchema, R> {
   readonly failure?: (err: unknown, args: InferOutput<S>) => ErrorClass;
   /** The inverse, run newest-first during compensation with its own idempotency key. */
   readonly compensate?: (args: InferOutput<S>, result: R, ctx: EffectContext) => unknown;
+  /**
+   * How long `verify` may take before the reconciliation gives up with LB_VERIFY_TIMEOUT (the action stays in doubt,
+   * nothing is executed). Default 30 000 ms.
+   */
+  readonly verifyTimeoutMs?: number;
   /** Pause the run before executing until a person approves. */
   readonly approval?: boolean;
   readonly description?: string;
@@ -65,6 +71,7 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   const where = `defineAction(${typeof spec?.type === 'string' ? JSON.stringify(spec.type) : '?'})`;
   if (typeof spec !== 'object' || spec === null) bad('defineAction was called without a definition object.', 'Pass { type, version, effect, args, key, execute }.');
   if (typeof spec.type !== 'string' || spec.type.length === 0) bad(`${where}: "type" must be a non-empty string.`, 'Name the action by what it does, e.g. "email.send".');
+  requireWellFormed(spec.type, 'The type of an action');
   if (!Number.isInteger(spec.version) || spec.version < 1) bad(`${where}: "version" must be a positive integer.`, 'Start at version: 1 and bump it when the key format or meaning changes.');
   if (!EFFECTS.includes(spec.effect)) bad(`${where}: "effect" is ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `"${e}"`).join(', ')}.`);
   if (!isStandardSchema(spec.args)) bad(`${where}: "args" is not a schema.`, 'Pass a zod schema, e.g. z.object({ to: z.string() }).');
@@ -73,6 +80,9 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   }
   for (const fn of ['verify', 'compensate', 'failure'] as const) {
     if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
+  }
+  if (spec.verifyTimeoutMs !== undefined && !(Number.isInteger(spec.verifyTimeoutMs) && spec.verifyTimeoutMs > 0)) {
+    bad(`${where}: "verifyTimeoutMs" is ${JSON.stringify(spec.verifyTimeoutMs)}.`, 'Give a positive whole number of milliseconds, e.g. verifyTimeoutMs: 10_000, or leave it out for 30 s.');
   }
   const def = Object.freeze({ ...spec, [ACTION_BRAND]: true as const });
   registry.set(spec.type, def as unknown as ActionDefinition);
@@ -103,6 +113,7 @@ export interface AgentDefinition<S extends StandardSchema = StandardSchema, O = 
 export function defineAgent<S extends StandardSchema, O>(spec: AgentSpec<S, O>): AgentDefinition<S, O> {
   if (typeof spec !== 'object' || spec === null) bad('defineAgent was called without a definition object.', 'Pass { name, input, run }.');
   if (typeof spec.name !== 'string' || spec.name.length === 0) bad('defineAgent: "name" must be a non-empty string.', 'Give the agent a name, e.g. "email-campaign".');
+  requireWellFormed(spec.name, 'The name of an agent');
   if (!isStandardSchema(spec.input)) bad(`defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`, 'Pass a zod schema, e.g. z.object({}).');
   if (typeof spec.run !== 'function') bad(`defineAgent(${JSON.stringify(spec.name)}): "run" must be a function.`, 'Add run: async (run, input) => { ... }.');
   if (spec.onFailure !== undefined && spec.onFailure !== 'stop' && spec.onFailure !== 'compensate') {

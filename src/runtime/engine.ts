@@ -14,6 +14,8 @@ import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision, RunStatus } from './types';
 import { compensateWithLease, type CompensationReport } from './compensate';
+import { guardProcess } from './processGuard';
+import { storageError } from './store/storageError';
 
 export interface EngineOptions {
   readonly faults?: Faults;
@@ -122,12 +124,18 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   heartbeat.unref();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;
+  const guard = guardProcess({
+    runId: lease.runId,
+    waitingOn: () => session.waitingOn(),
+    log,
+    onExit: (err) => writer.note('run.process-exited', { error: errorRecord(err) }),
+  });
   try {
     if (opts.hooks?.pause) {
       await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input } });
     }
-    const output = await agent.run(session.api, input);
-    await session.settle();
+    const output = await Promise.race([agent.run(session.api, input), guard.drained]);
+    await Promise.race([session.settle(), guard.drained]);
     if (session.suspended) throw session.suspended;
     // A completed run holds nothing in doubt: errors the script caught are settled before it completes.
     await session.settleLeftovers();
@@ -137,7 +145,15 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input } });
     return { ...base, status: 'completed', output };
   } catch (thrown) {
-    await session.settle();
+    const storage = writer.broken ?? storageError(thrown, store.file, 'running the script');
+    if (storage) {
+      // The journal failed, not the script: no status is written (it could not be) and no declared policy fires.
+      log(`${agent.name}: run ${lease.runId} stopped because its journal failed; it is resumable. [${storage.code}] ${storage.message}`);
+      return { ...base, status: 'interrupted', error: { name: storage.name, message: storage.message, code: storage.code } };
+    }
+    const stuck = thrown instanceof LogbookError && thrown.code === ErrorCodes.NEVER_SETTLED;
+    // A run whose promises never settle cannot be waited for: what is still in flight is recorded as it stands.
+    if (!stuck) await Promise.race([session.settle(), guard.drained]).catch(() => undefined);
     const err = session.suspended ?? thrown;
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
@@ -160,6 +176,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     }
     return { ...base, status: 'failed', error };
   } finally {
+    guard.dispose();
     clearInterval(heartbeat);
     if (!released) {
       try {

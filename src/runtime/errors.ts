@@ -2,8 +2,9 @@
 
 /**
  * Process exit codes of the CLI, one meaning each. `busy`: another live process drives the run; try again when it ends.
+ * `storage`: the journal's storage failed (locked, full, read-only, damaged); the run is resumable once it is fixed.
  */
-export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3, busy: 4 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3, busy: 4, storage: 5 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 interface CodeRow {
@@ -52,6 +53,22 @@ const CODES = {
   BAD_LAUNCH_CONFIG:   { code: 'LB_BAD_LAUNCH_CONFIG', exit: EXIT.usage },
   WRONG_NODE:          { code: 'LB_WRONG_NODE', exit: EXIT.usage },
   REHEARSAL_BASELINE:  { code: 'LB_REHEARSAL_BASELINE', exit: EXIT.usage },
+  /** A name, key or type holds half of a UTF-16 surrogate pair, which SQLite's text cannot store exactly. */
+  LONE_SURROGATE:      { code: 'LB_LONE_SURROGATE', exit: EXIT.usage, scriptBug: true },
+  /** The script's promises stopped settling: nothing is left for the event loop to do, but the run is unfinished. */
+  NEVER_SETTLED:       { code: 'LB_NEVER_SETTLED', exit: EXIT.failed, scriptBug: true },
+  /** The agent script called process.exit() while its run was in flight. */
+  SCRIPT_EXITED:       { code: 'LB_SCRIPT_EXITED', exit: EXIT.failed, scriptBug: true },
+  VERIFY_TIMEOUT:      { code: 'LB_VERIFY_TIMEOUT', exit: EXIT.failed, scriptBug: true },
+  /** Another connection kept the journal's write lock past the busy timeout. */
+  DB_BUSY:             { code: 'LB_DB_BUSY', exit: EXIT.storage },
+  DB_DISK_FULL:        { code: 'LB_DB_DISK_FULL', exit: EXIT.storage },
+  DB_READONLY:         { code: 'LB_DB_READONLY', exit: EXIT.storage },
+  DB_EMPTY:            { code: 'LB_DB_EMPTY', exit: EXIT.storage },
+  /** Any other I/O error of the journal (a corrupt page found mid-run, EIO). */
+  DB_IO:               { code: 'LB_DB_IO', exit: EXIT.storage },
+  /** A --crash-at spec that names an action type the loaded script does not define. */
+  CRASH_TARGET_UNKNOWN: { code: 'LB_CRASH_TARGET_UNKNOWN', exit: EXIT.usage },
 } as const satisfies Record<string, CodeRow>;
 
 type Codes = typeof CODES;
@@ -175,9 +192,52 @@ export function isLogbookError(err: unknown): err is LogbookError {
   return err instanceof LogbookError;
 }
 
+export interface ErrorRecord {
+  name: string;
+  message: string;
+  code?: string;
+  stack?: string;
+  /** A LogbookError's remedy and details, so a replayed failure is rebuilt as the same error (errorRevive.ts). */
+  remedy?: string;
+  details?: Record<string, unknown>;
+  /** Other own properties of a user's error that survive JSON (status, retryable, …), kept for replay. */
+  props?: Record<string, unknown>;
+}
+
 /** Turns anything thrown into a JSON-safe record for the journal. */
-export function errorRecord(err: unknown): { name: string; message: string; code?: string; stack?: string } {
-  if (err instanceof LogbookError) return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}) };
-  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+export function errorRecord(err: unknown): ErrorRecord {
+  if (err instanceof LogbookError) {
+    return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}), remedy: err.remedy, ...jsonSafe({ details: err.details }) };
+  }
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    const props: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(err)) if (k !== 'code' && k !== 'message' && k !== 'name' && k !== 'stack' && k !== 'cause') props[k] = v;
+    return {
+      name: err.name,
+      message: err.message,
+      ...(typeof code === 'string' || typeof code === 'number' ? { code: String(code) } : {}),
+      ...(err.stack ? { stack: err.stack } : {}),
+      ...(Object.keys(props).length > 0 ? jsonSafe({ props }) : {}),
+    };
+  }
   return { name: 'Error', message: describe(err) };
+}
+
+/** Keeps a field only if it survives a JSON round trip unchanged; a record must never fail to be written. */
+function jsonSafe<K extends string>(field: Record<K, Record<string, unknown>>): Partial<Record<K, Record<string, unknown>>> {
+  const out: Partial<Record<K, Record<string, unknown>>> = {};
+  for (const [k, v] of Object.entries(field) as Array<[K, Record<string, unknown>]>) {
+    const kept: Record<string, unknown> = {};
+    for (const [pk, pv] of Object.entries(v)) {
+      try {
+        const text = JSON.stringify(pv);
+        if (text !== undefined && JSON.stringify(JSON.parse(text)) === text) kept[pk] = JSON.parse(text) as unknown;
+      } catch {
+        // A cycle or a BigInt: left out of the record.
+      }
+    }
+    if (Object.keys(kept).length > 0) out[k] = kept;
+  }
+  return out;
 }

@@ -3,6 +3,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure } from './errors';
 import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type EffectContext, type ErrorClass } from './define';
+import { reviveError } from './errorRevive';
+import { requireWellFormed } from './wellFormed';
+import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
+import { isStorageError } from './store/storageError';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
 import { InjectedFault, formatCrashSpec, type Faults } from './faults';
@@ -43,6 +47,8 @@ interface StepFrame {
   readonly open: Map<string, ActionRow>;
   /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
   readonly journal: StepActions | undefined;
+  /** Every run.do this step started, awaited or not: the step ends only once all of them have settled. */
+  readonly actions: Set<Promise<unknown>>;
 }
 
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
@@ -93,9 +99,10 @@ export class RunSession {
   private readonly attempt: number;
   private readonly als = new AsyncLocalStorage<StepFrame>();
   private readonly cursor: StepCursor;
-  private readonly inflight = new Map<string, { args: string; promise: Promise<unknown> }>();
+  private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
   private readonly pending = new Set<Promise<unknown>>();
   private stepCounter = 0;
+  private readonly runningSteps = new Set<string>();
   private currentStatus: RunStatus = 'running';
 
   constructor(private readonly d: SessionDeps) {
@@ -107,14 +114,32 @@ export class RunSession {
       agent: d.agent.name,
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
-      do: (action, args) => this.skipFast(action, args) ?? this.track(this.doAction(action, args)),
+      do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
     };
     this.api = Object.freeze(api);
+  }
+
+  /** What the run waits on right now, for a stuck or exiting process's message: the running steps and actions. */
+  waitingOn(): string {
+    const steps = [...this.runningSteps].map((n) => `step ${JSON.stringify(n)}`);
+    const actions = [...this.inflight].map(([id, a]) => `${a.type} ${id}`);
+    return [...steps, ...(actions.length ? [`action ${actions.join(', ')}`] : [])].join(', ');
   }
 
   /** Waits for every step and action still in flight (a branch of Promise.all may outlive the script's await). */
   async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Ties an action to the step it was started in, so that step cannot end while the action is unsettled. */
+  private inStep<T>(p: Promise<T>): Promise<T> {
+    const actions = this.als.getStore()?.actions;
+    if (actions) {
+      actions.add(p);
+      const done = (): void => void actions.delete(p);
+      p.then(done, done);
+    }
+    return p;
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
@@ -184,6 +209,7 @@ export class RunSession {
     if (typeof fn !== 'function') {
       throw new LogbookError(ErrorCodes.STEP_MISUSE, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
     }
+    requireWellFormed(name, `The name of step #${this.stepCounter + 1}`);
     const parent = this.als.getStore();
     if (parent) {
       throw new LogbookError(
@@ -212,11 +238,9 @@ export class RunSession {
       return result;
     }
     if (journaled?.status === 'failed' && idx + 1 < this.cursor.count) {
-      // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry.
-      const rec = JSON.parse(journaled.error ?? '{}') as { name?: string; message?: string };
-      const err = new Error(rec.message ?? 'step failed');
-      err.name = rec.name ?? 'Error';
-      throw err;
+      // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry, as the
+      // same error (class, code, message) so the script's catch takes the same path again.
+      throw reviveError(journaled.error);
     }
     this.checkStop();
     this.d.faults.hit('step:before', name);
@@ -233,9 +257,20 @@ export class RunSession {
     let result: T;
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
-      result = await this.als.run({ idx, name, redone, location, open, journal }, fn);
+      const actions = new Set<Promise<unknown>>();
+      this.runningSteps.add(name);
+      try {
+        result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
+      } finally {
+        // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
+        // crash would leave the step replayed as completed and the action in doubt for good.
+        while (actions.size > 0) await Promise.allSettled([...actions]);
+        this.runningSteps.delete(name);
+      }
+      if (this.suspended) throw this.suspended;
     } catch (err) {
-      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
+      // A storage error is not the step's failure: recorded as one, a script that caught it would replay it forever.
+      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
@@ -303,14 +338,16 @@ export class RunSession {
     if (typeof key !== 'string' || key.length === 0) {
       throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} returned ${JSON.stringify(key)}, not a non-empty string.`, 'Return a string derived from the action\'s meaning, e.g. `email:${run.id}:${args.to}`.', { type: action.type });
     }
+    requireWellFormed(key, `The key of ${action.type}`, { type: action.type });
     const same = this.inflight.get(key);
     if (same) {
-      if (same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson);
+      // The same id in flight is the same effect only when both the type and the args agree, as in the journal's check.
+      if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
       return (await same.promise) as R;
     }
     const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson };
     const promise = this.runAction(frame, action, parsed, na, location);
-    this.inflight.set(key, { args: argsJson, promise });
+    this.inflight.set(key, { type: action.type, args: argsJson, promise });
     try {
       return (await promise) as R;
     } finally {
@@ -560,6 +597,7 @@ export class RunSession {
   }
 
   private verifyFailed(type: string, id: string, err: unknown): LogbookError {
+    if (err instanceof LogbookError && err.code === ErrorCodes.VERIFY_TIMEOUT) return err;
     return new LogbookError(
       ErrorCodes.VERIFY_FAILED,
       `verify of ${type} ${id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
@@ -579,7 +617,7 @@ export class RunSession {
   private async verify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
     let found: R | undefined;
     try {
-      found = await def.verify?.(args, this.ctx(na.id));
+      found = await withTimeout(def.verify?.(args, this.ctx(na.id)), def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS, () => verifyTimedOut(na, this.runId, def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS));
     } catch (err) {
       throw this.verifyFailed(na.type, na.id, err);
     }
@@ -615,8 +653,10 @@ export class RunSession {
 function keyConflict(type: string, id: string, before: string, now: string, beforeType?: string): LogbookError {
   return new LogbookError(
     ErrorCodes.KEY_CONFLICT,
-    `Action id ${id} was used ${beforeType && beforeType !== type ? `by ${beforeType} and now by ${type}` : `twice by ${type}`} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
-    'Make the key include whatever distinguishes the two effects (e.g. the recipient), or pass the same args.',
+    beforeType && beforeType !== type
+      ? `Action id ${id} was used by ${beforeType} and now by ${type} (args ${clip(before)} then ${clip(now)}): two action types cannot share an id. Nothing new was executed.`
+      : `Action id ${id} was used twice by ${type} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
+    'Make the key include whatever distinguishes the two effects (e.g. the action type or the recipient), or pass the same args.',
     { id, type },
   );
 }
