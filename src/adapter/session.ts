@@ -403,13 +403,24 @@ export class LogbookDebugSession extends DebugSession {
       this.sendErrorResponse(response, { id: 1003, format: 'Only a step frame can be restarted: it forks the run at that step.', showUser: true, variables: {} });
       return;
     }
+    const at = this.paused?.seq;
     try {
       await this.runner.request({ op: 'fork', stepIdx: idx });
-      this.paused = undefined;
+      this.resumedFrom(at);
       this.sendResponse(response);
     } catch (err) {
       this.sendErrorResponse(response, { id: 1003, format: message(err), showUser: true, variables: {} });
     }
+  }
+
+  /**
+   * Forgets stop `seq` once a request resumed it, but not a newer stop: the runner's answer and the stop it runs on to
+   * can arrive in one read, and then the new stop is already recorded when the awaited answer is handled.
+   */
+  private resumedFrom(seq: number | undefined): boolean {
+    if (seq === undefined || this.paused?.seq !== seq) return false;
+    this.paused = undefined;
+    return true;
   }
 
   // ---- inspection ----------------------------------------------------------------------------------------
@@ -578,6 +589,7 @@ export class LogbookDebugSession extends DebugSession {
       fail('No run is active in this session.');
       return;
     }
+    const at = this.paused?.seq;
     try {
       let body: unknown;
       let then: StepMode | 'stay' = 'stay';
@@ -605,10 +617,7 @@ export class LogbookDebugSession extends DebugSession {
           body = await runner.request({ op: 'compensate' });
           break;
       }
-      if (then !== 'stay' && this.paused) {
-        this.paused = undefined;
-        this.sendEvent(new ContinuedEvent(this.threadId(), true));
-      }
+      if (then !== 'stay' && this.resumedFrom(at)) this.sendEvent(new ContinuedEvent(this.threadId(), true));
       response.body = body;
       this.sendResponse(response);
     } catch (err) {
