@@ -238,6 +238,8 @@ export class RunSession {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
+    // A body that caught the run's suspension (a catch-all retry loop) returns a result it never earned: not checkpointed.
+    if (this.suspended) throw this.suspended;
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
