@@ -103,7 +103,7 @@ describe('dap: breakpoints and stops', function () {
       'email.send email:f-doubt:reader2@example.com is in doubt after an error: execute threw "read ETIMEDOUT", which does not prove nothing happened; it is reconciled like a crash in flight: verify asks the outside system whether it happened',
     );
     const action = await s.scope('Action');
-    assert.equal(action.status?.value, '"in doubt after an error"');
+    assert.equal(action.status?.value, "'in doubt after an error'");
     assert.match(await s.evaluate('action.error.message'), /read ETIMEDOUT/);
     assert.equal(await s.runToEnd(), 1);
     assert.match(s.text('important'), /run f-doubt failed: read ETIMEDOUT/);

@@ -104,6 +104,22 @@ describe('failure contract: errors from execute', () => {
     assert.equal(store.reader.action('nv', 'fc.nv:nv:1')?.reconciliation, 'decided-happened');
   });
 
+  it('a decision answers one episode of doubt: executed again after "not happened" and timing out again, it is asked anew (no blind third send)', async () => {
+    const action = charge('fc.twice');
+    const agent = agentOf('fc-twice', action);
+    p.throwAfter = timeout();
+    await startRun(store, agent, { script: 'inline', input: {}, runId: 'tw', ...quiet });
+    p.throwAfter = timeout();
+    // A wrong "not happened": it executes again with the same key, and times out again.
+    const second = await resumeRun(store, agent, 'tw', { ...quiet, decisions: { 'fc.twice:tw:1': 'not-happened' } });
+    assert.equal(second.status, 'failed');
+    assert.equal(p.seen.length, 2);
+    assert.equal(store.reader.action('tw', 'fc.twice:tw:1')?.decision, null, 'the old decision does not carry over');
+    const third = await resumeRun(store, agent, 'tw', quiet);
+    assert.equal(third.status, 'needs-decision');
+    assert.equal(p.seen.length, 2, 'not executed a third time on the strength of the earlier decision');
+  });
+
   it('with verify: resume asks verify; found → committed with the verified result, without executing again', async () => {
     const action = charge('fc.v', { verify: true });
     const agent = agentOf('fc-v', action);
