@@ -16,7 +16,7 @@ import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, Ste
 import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './runnerViews';
 import { actionLines, runFunctionLine } from './sourceScan';
 import { StopPolicy, type Boundary, type BoundaryKind, type StopDecision } from './stopPolicy';
-import { boundaryText } from './boundaryText';
+import { boundaryText, noDecisionNeeded, reconciledText } from './boundaryText';
 import { outcomeOfCompensation, outcomeOfRun } from './outcomes';
 import { postmortem } from './postmortem';
 import { errorFields, thrownText, wrongNode } from './runnerErrors';
@@ -343,16 +343,7 @@ export class RunnerHost {
       return detail;
     }
     if (!this.reconciling.delete(action.id) || kind !== 'action:before-start') return detail;
-    const decided = this.decided.get(action.id) ?? this.config?.decide[action.id];
-    const why =
-      action.effect === 'read-only'
-        ? 'reconciled: read-only, so it runs again'
-        : decided === 'not-happened'
-          ? 'reconciled: decided it did not happen, so it executes'
-          : action.hasVerify
-            ? 'reconciled: verify found no trace of it, so it executes again'
-            : 'reconciled: idempotent, so it runs again with the same key';
-    return `${why}; ${detail}`;
+    return reconciledText(action, this.decided.get(action.id) ?? this.config?.decide[action.id], detail);
   }
 
   private stepFor(runId: string, idx: number): StepSnapshot | undefined {
@@ -489,10 +480,8 @@ export class RunnerHost {
     if (a && actionId !== undefined && actionId !== a.id) {
       throw new LogbookError(ErrorCodes.BAD_DECISION, `The run is stopped at ${a.id}, not at ${actionId}.`, 'Decide the action the debugger is stopped at.');
     }
-    if (s.at.kind === 'action:reconcile' && a && (a.hasVerify || a.effect !== 'non-idempotent')) {
-      const how = a.effect === 'read-only' ? 'it is read-only and runs again' : a.hasVerify ? 'verify asks the outside system whether it happened' : 'it is idempotent and runs again with its key';
-      throw new LogbookError(ErrorCodes.BAD_DECISION, `${a.type} ${a.id} needs no decision: ${how}.`, 'Step in to watch its reconciliation.');
-    }
+    const how = s.at.kind === 'action:reconcile' && a ? noDecisionNeeded(a) : undefined;
+    if (a && how) throw new LogbookError(ErrorCodes.BAD_DECISION, `${a.type} ${a.id} needs no decision: ${how}.`, 'Step in to watch its reconciliation.');
     this.decision = decision;
     if (a) this.decided.set(a.id, decision);
     this.resumeAfter(then);

@@ -5,7 +5,7 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { compensateRun, defineAction, defineAgent, openStore, resumeRun, type PauseEvent, type Store } from '../../src/runtime';
-import { actionRegistry, type Effect } from '../../src/runtime/define';
+import { actionRegistry, type ActionDefinition, type Effect } from '../../src/runtime/define';
 import { actionDisplay, actionPlan, reconcilePlan, runAllows, exitCodeOf, EXIT, RUN_WORDS, ACTION_WORDS, type ReconcileHow } from '../../src/runtime/policy';
 import { createRun } from '../../src/runtime/store/lease';
 import { currentOwner } from '../../src/runtime/store/owner';
@@ -51,11 +51,11 @@ function typeOf(c: Combo): string {
   return `agree.${c.effect}.${c.verify ? 'v' : 'nv'}.${c.compensate ? 'c' : 'nc'}`;
 }
 
-function define(c: Combo) {
+function define(c: Combo): ActionDefinition {
   const type = typeOf(c);
   return (
     actionRegistry().get(type) ??
-    defineAction({
+    (defineAction({
       type,
       version: 1,
       effect: c.effect,
@@ -68,7 +68,7 @@ function define(c: Combo) {
       // The effect of a journaled action always happened in these states: verify finds it.
       ...(c.verify ? { verify: (_a: unknown, { idempotencyKey }: { idempotencyKey: string }) => (count(idempotencyKey).verify++, { ok: idempotencyKey }) } : {}),
       ...(c.compensate ? { compensate: (_a: unknown, _r: unknown, { idempotencyKey }: { idempotencyKey: string }) => void count(idempotencyKey.replace(/^compensate:/, '')).inverse++ } : {}),
-    })
+    }) as unknown as ActionDefinition)
   );
 }
 
