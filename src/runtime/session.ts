@@ -404,7 +404,8 @@ export class RunSession {
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
-      this.d.faults.hit('action:after-execute-throw', na.type);
+      // Only a non-idempotent action is hurt by an error after its effect; for the others it is a failure, redone by key.
+      if (def.effect === 'non-idempotent') this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
       await this.executeThrew(def, na, args, row, location, executions + 1, err);
       throw err;
@@ -468,10 +469,8 @@ export class RunSession {
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
-      this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
       // Nothing was journaled for it: a read-only action that failed simply runs again next time.
-      this.noteInjected(err, na);
       if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
       throw err;
     }

@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { DefiniteFailure, defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
+import { DefiniteFailure, compensateRun, defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
 import { planResume } from '../../src/plan/resumePlan';
 import { planCompensation } from '../../src/plan/compensationPlan';
 import { actionRegistry } from '../../src/runtime/define';
@@ -265,7 +265,7 @@ describe('failure contract: errors from execute', () => {
     assert.deepEqual(p.seen, ['fc.caught2:c2x:1'], 'marked not happened, never executed again');
   });
 
-  it('compensation settles an in-doubt-after-error action first (verify), and plan --compensate predicts it', async () => {
+  it('onFailure: compensate does not fire on an unknown outcome; compensating settles the doubt first (verify), as plan --compensate predicts', async () => {
     const undone: string[] = [];
     const action = defineAction({
       type: 'fc.comp',
@@ -279,9 +279,17 @@ describe('failure contract: errors from execute', () => {
     });
     const agent = defineAgent({ name: 'fc-comp', input: z.object({}), onFailure: 'compensate', run: (run) => run.step('s', () => run.do(action, {})) });
     p.throwAfter = timeout();
-    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'comp', ...quiet });
-    assert.equal(out.status, 'compensated');
-    assert.deepEqual(out.compensation?.settled.map((s) => s.outcome), ['verified: it happened']);
+    const logged: string[] = [];
+    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'comp', log: (l) => logged.push(l) });
+    // Its outcome is unknown, so the declared policy does not fire: the run stays failed and resumable.
+    assert.equal(out.status, 'failed');
+    assert.equal(out.compensation, undefined);
+    assert.match(logged.join('\n'), /not compensated: resume reconciles it/);
+    const before = planCompensation(store, 'comp', defs, true);
+    assert.deepEqual(before.settleFirst.map((x) => [x.how, x.detail]), [['verify', 'in doubt after an error; verify asks the outside system; if found it is undone like the rest']]);
+    const report = await compensateRun(store, 'comp', quiet);
+    assert.equal(report.status, 'compensated');
+    assert.deepEqual(report.settled.map((x) => x.outcome), ['verified: it happened']);
     assert.deepEqual(undone, ['r-1'], 'the effect that happened behind the error was undone');
     const cp = planCompensation(store, 'comp', defs, true);
     assert.equal(cp.alreadyCompensated.length, 1);
