@@ -15,6 +15,8 @@ const ACTION_ENDS: Record<string, string> = {
   'action.decided-happened': 'decided happened',
   'action.decided-not-happened': 'committed',
   'action.failed': 'failed',
+  // Execute threw an error that does not prove nothing happened: the bar ends, the action stays in doubt.
+  'action.in-doubt': 'in doubt after an error',
   'action.rejected': 'rejected',
 };
 
@@ -109,7 +111,7 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
           push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: null, status: 'in-flight' });
         }
         close(`action:${e.action_id}`, e.at, status);
-        if (e.kind !== 'action.committed' && e.kind !== 'action.failed' && !reconMarked.has(`${e.attempt}:${e.action_id}`)) marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${status}` });
+        if (e.kind !== 'action.committed' && e.kind !== 'action.failed' && e.kind !== 'action.in-doubt' && !reconMarked.has(`${e.attempt}:${e.action_id}`)) marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${status}` });
       } else if (e.action_id && e.kind.startsWith('compensation.')) {
         const phase = e.kind.slice('compensation.'.length);
         const key = `action:undo ${e.action_id}`;

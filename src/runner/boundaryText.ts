@@ -1,7 +1,8 @@
 // Runner side: the sentence a person reads at each boundary, worded from the runtime's typed event and the policy's plan.
 
 import type { ActionSnapshot, PauseEvent } from '../runtime/hooks';
-import type { ReconcileHow, ReconcilePlan } from '../runtime/policy';
+import { reconcilePlan, type ReconcileHow, type ReconcilePlan } from '../runtime/policy';
+import type { Decision } from '../runtime/types';
 
 /** Why an in-doubt action is reconciled the way the policy planned, as the tail of a sentence. */
 export const RECONCILE_WHY: Record<ReconcileHow, string> = {
@@ -90,4 +91,27 @@ export function boundaryText(ev: PauseEvent): string {
       break;
   }
   return ev.kind;
+}
+
+/** How an in-doubt action came to execute, for the before-start stop that follows its reconcile stop. */
+const RECONCILED_THEN: Partial<Record<ReconcileHow, string>> = {
+  'run-again': 'reconciled: read-only, so it runs again',
+  'decided-not-happened': 'reconciled: decided it did not happen, so it executes',
+  verify: 'reconciled: verify found no trace of it, so it executes again',
+  're-execute-with-key': 'reconciled: idempotent, so it runs again with the same key',
+};
+
+/**
+ * The runtime has no boundary of its own for "verify found nothing" or "re-execute": the before-start stop after a
+ * reconcile stop says which reconciliation led there (the policy's plan, with any decision given in the session).
+ */
+export function reconciledText(a: ActionSnapshot, decided: Decision | undefined, detail: string): string {
+  const why = RECONCILED_THEN[reconcilePlan({ effect: a.effect, hasVerify: a.hasVerify, decision: decided ?? null }, 'resume').how];
+  return why ? `${why}; ${detail}` : detail;
+}
+
+/** Why a stop at an in-doubt action needs no decision from a person, or undefined when it does (the policy's plan). */
+export function noDecisionNeeded(a: ActionSnapshot): string | undefined {
+  const how = reconcilePlan({ effect: a.effect, hasVerify: a.hasVerify, decision: null }, 'resume').how;
+  return how === 'needs-decision' ? undefined : RECONCILE_WHY[how];
 }

@@ -25,6 +25,8 @@ export function outcomeOfRun(o: RunOutcome): Outcome {
     default:
       summary = `run ${o.runId} ${o.status}${o.error ? `: ${o.error.message}` : ''}; ${work}. Fix the cause and resume it, or compensate it`;
   }
+  const doubt = s.leftInDoubt.map((d) => `${d.type} ${d.id}`);
+  if (doubt.length) summary += `; in doubt after an error (it may have happened): ${doubt.join(', ')}; resuming reconciles it`;
   if (o.compensation) summary += `; compensation ${o.compensation.status}`;
   return {
     runId: o.runId,

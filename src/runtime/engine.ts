@@ -166,7 +166,11 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
       return { ...base, status: 'failed', error };
     }
     writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
-    if (agent.onFailure === 'compensate' && !isProgrammingError(err)) {
+    // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
+    // and the declared policy does not undo effects whose outcome nobody knows yet.
+    const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
+    if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
+    if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome) {
       log(`${agent.name}: the run failed (${describe(err)}); its declared policy compensates it.`);
       writer.release();
       released = true;

@@ -52,7 +52,10 @@ export function formatCrashSpec(s: CrashSpec): string {
   return `${s.target}#${s.occurrence}@${phase}`;
 }
 
-/** Fault points that make execute throw after its effect (the request went out, the answer was lost) instead of crashing. */
+/**
+ * Fault points that make execute throw after its effect (the request went out, the answer was lost) instead of crashing.
+ * Hit by non-idempotent actions only: for the others an error is a plain failure, redone safely with the key.
+ */
 export const THROW_POINTS: ReadonlySet<FaultPoint> = new Set(['action:after-execute-throw']);
 
 /** The error an armed throw point raises from execute: looks to the runtime like a timeout after the effect happened. */

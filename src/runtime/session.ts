@@ -177,6 +177,10 @@ export class RunSession {
     }
   }
 
+  private suspension(): RunSuspended | undefined {
+    return this.suspended;
+  }
+
   private suspend(s: RunSuspended): never {
     this.suspended ??= s;
     throw s;
@@ -273,6 +277,10 @@ export class RunSession {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
+    // A body that caught the run's suspension (a catch-all retry loop) returns a result it never earned: not checkpointed.
+    // (Read through a call: the body may have set it since the check above, which the compiler cannot see.)
+    const caught = this.suspension();
+    if (caught) throw caught;
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
@@ -439,7 +447,8 @@ export class RunSession {
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
-      this.d.faults.hit('action:after-execute-throw', na.type);
+      // Only a non-idempotent action is hurt by an error after its effect; for the others it is a failure, redone by key.
+      if (def.effect === 'non-idempotent') this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
       await this.executeThrew(def, na, args, row, location, executions + 1, err);
       throw err;
@@ -503,10 +512,8 @@ export class RunSession {
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
-      this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
       // Nothing was journaled for it: a read-only action that failed simply runs again next time.
-      this.noteInjected(err, na);
       if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
       throw err;
     }

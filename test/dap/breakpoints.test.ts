@@ -1,6 +1,8 @@
 // Breakpoints: verified only on run.step/run.do lines, conditions, hit counts, function breakpoints, exception filters.
 
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { EMAIL, NEWSLETTER, ORDER, Session, lineOf, orderLedger, sessionsPerTest } from './harness';
 
 describe('dap: breakpoints and stops', function () {
@@ -90,6 +92,31 @@ describe('dap: breakpoints and stops', function () {
     assert.match(await s.evaluate('action.error.message'), /mailbox reader2@example.com is full/);
     assert.equal(await s.runToEnd(), 1);
     assert.match(s.text('important'), /run f-failed failed: mailbox reader2@example\.com is full/);
+  });
+
+  it('an error after the effect leaves the action in doubt: the failed stop says so, and the resume reconciles it with verify (no second send)', async () => {
+    await s.launch({ program: NEWSLETTER, input: { recipients: 3, timeoutOn: 2 }, runId: 'f-doubt' }, { filters: ['actionFailed'] });
+    const stop = await s.stopped();
+    assert.equal(stop.reason, 'exception');
+    assert.equal(
+      stop.description,
+      'email.send email:f-doubt:reader2@example.com is in doubt after an error: execute threw "read ETIMEDOUT", which does not prove nothing happened; it is reconciled like a crash in flight: verify asks the outside system whether it happened',
+    );
+    const action = await s.scope('Action');
+    assert.equal(action.status?.value, "'in doubt after an error'");
+    assert.match(await s.evaluate('action.error.message'), /read ETIMEDOUT/);
+    assert.equal(await s.runToEnd(), 1);
+    assert.match(s.text('important'), /run f-doubt failed: read ETIMEDOUT/);
+    const sentAfterError = JSON.parse(fs.readFileSync(path.join(s.dir, 'newsletter-sent.json'), 'utf8')) as unknown[];
+    assert.equal(sentAfterError.length, 2, 'the second email did go out behind the error');
+
+    const r = await session(s.dir);
+    await r.launch({ program: NEWSLETTER, resume: 'f-doubt' }, { filters: ['inDoubt'] });
+    const reconcile = await r.stopped();
+    assert.equal(reconcile.description, 'in doubt: email.send email:f-doubt:reader2@example.com is in doubt after an error: execute threw "read ETIMEDOUT", which does not prove nothing happened; it is reconciled like a crash in flight: verify asks the outside system whether it happened');
+    assert.equal(await r.runToEnd(), 0);
+    const sent = JSON.parse(fs.readFileSync(path.join(s.dir, 'newsletter-sent.json'), 'utf8')) as Array<{ to: string }>;
+    assert.deepEqual(sent.map((x) => x.to), ['reader1@example.com', 'reader2@example.com', 'reader3@example.com']);
   });
 
   it('the approval filter stops at the gate; approve lets the action run', async () => {

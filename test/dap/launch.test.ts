@@ -98,7 +98,7 @@ describe('dap: launch failures and process control', function () {
     assert.match(stop.description, /^paused: step "count \d+" (is about to run|checkpointed)$/);
     const exited = s.exitCode();
     await s.dc.terminateRequest({});
-    assert.equal(await exited, 0);
+    assert.equal(await exited, 1, 'interrupted is not completed');
   });
 
   it('serves DAP on a TCP port with --server', async () => {

@@ -15,17 +15,18 @@ describe('rehearse negative controls', function () {
     assert.equal(r.status, 1);
     assert.match(r.stdout, /BROKEN +no side effect executed twice/);
     assert.match(r.stdout, /BROKEN +every in-doubt action settled/);
-    assert.match(r.stdout, /settled by: .*undecidable, assumed not happened 2/);
-    assert.match(r.stdout, /Broken campaigns \(2\)/);
+    assert.match(r.stdout, /settled by: .*undecidable, assumed not happened 3/);
+    assert.match(r.stdout, /Broken campaigns \(3\)/);
     assert.match(r.stdout, /email\.send#1@after-execute: email\.send email:rehearsal:user1@example\.com ×2 \(journal\)/);
-    assert.match(r.stdout, /2 of 6 campaign\(s\) broke an invariant/);
+    assert.match(r.stdout, /email\.send#1@after-execute-throw: email\.send email:rehearsal:user1@example\.com ×2 \(journal\)/);
+    assert.match(r.stdout, /3 of 7 campaign\(s\) broke an invariant/);
     assert.equal(r.report.ok, false);
     const d = s.decisions.find((x: any) => x.type === 'email.send');
-    assert.equal(d.assumed, 2, 'after-start and after-execute of the send cannot be decided');
-    assert.equal(s.withDuplicates, 1, 'assuming "not happened" after execute sends the email twice');
+    assert.equal(d.assumed, 3, 'after-start, after-execute and an error after the send cannot be decided');
+    assert.equal(s.withDuplicates, 2, 'assuming "not happened" after the send (crash or error) sends the email twice');
     const dup = r.report.campaigns.find((c: any) => c.point.spec === 'email.send#1@after-execute');
     assert.deepEqual(dup.duplicates, [{ type: 'email.send', key: 'email:rehearsal:user1@example.com', count: 2, source: 'journal' }]);
-    assert.equal(s.broken, 2);
+    assert.equal(s.broken, 3);
   });
 
   it('declared idempotent but the provider ignores keys: the probe shows the duplicates, exit 1', () => {

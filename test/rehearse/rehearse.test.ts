@@ -18,16 +18,16 @@ describe('rehearse --points all over the examples', function () {
     const r = rehearse(cwd, [path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":5}', '--points', 'all', '--jobs', '2', '--report', reportFile]);
     const s = r.report.summary;
     assert.equal(r.status, 0, brokenSummary(r.report));
-    // 6 steps × 2 step points + 5 sends × 4 action points.
-    assert.equal(s.points, 32);
-    assert.equal(s.kills, 32);
-    assert.equal(s.finished, 32);
-    assert.equal(s.sameOutput, 32);
+    // 6 steps × 2 step points + 5 sends × 5 action points (the fifth: execute throws after the email went out).
+    assert.equal(s.points, 37);
+    assert.equal(s.kills, 37);
+    assert.equal(s.finished, 37);
+    assert.equal(s.sameOutput, 37);
     assert.equal(s.withDuplicates, 0);
-    assert.deepEqual(s.sameEffects, { matched: 32, compared: 32 });
+    assert.deepEqual(s.sameEffects, { matched: 37, compared: 37 });
     assert.equal(s.broken, 0);
-    // A kill after start (not sent) and after execute (sent) of each email: verify settles both ways.
-    assert.equal(s.settled['verify found it'], 5);
+    // A kill after start (not sent), after execute (sent), and an error after the send: verify settles every way.
+    assert.equal(s.settled['verify found it'], 10);
     assert.equal(s.settled['verify found nothing, executed'], 5);
     assert.deepEqual(r.report.baseline.probe['email.send'].length, 5);
     assert.deepEqual(JSON.parse(fs.readFileSync(reportFile, 'utf8')).summary, s);
@@ -41,8 +41,8 @@ describe('rehearse --points all over the examples', function () {
     assert.equal(r.status, 0, brokenSummary(r.report));
     // The human report: a table per killed step or action type, the invariants, the findings, the verdict.
     assert.match(r.stdout, /KILLED IN +KIND +POINTS +FINISHED +SAME OUTPUT +TWICE/);
-    assert.match(r.stdout, /^payments\.charge +action +4 +4\/4 +4\/4 +0 /m);
-    assert.match(r.stdout, /email\.send has no verify: a crash at after-start or after-execute leaves it in doubt/);
+    assert.match(r.stdout, /^payments\.charge +action +5 +5\/5 +5\/5 +0 /m);
+    assert.match(r.stdout, /email\.send has no verify: a crash at after-start or after-execute-throw or after-execute leaves it in doubt/);
     assert.match(r.stdout, /every invariant held in \d+ campaign\(s\)/);
     assert.doesNotMatch(r.stdout, /\[#+-*\]/, 'no progress bar when stderr is not a terminal');
     assert.equal(r.report.baseline.status, 'completed');
@@ -53,10 +53,10 @@ describe('rehearse --points all over the examples', function () {
     assert.equal(s.finished, s.points);
     assert.equal(s.sameOutput, s.points, 'stock counts, charge id and tracking number equal the uncrashed run');
     assert.equal(s.withDuplicates, 0);
-    // The email has no verify: both in-doubt points stop for a decision, taken from the outbox's record.
+    // The email has no verify: its three in-doubt points stop for a decision, taken from the outbox's record.
     const email = s.decisions.find((d: any) => d.type === 'email.send');
     assert.ok(email, JSON.stringify(s.decisions));
-    assert.equal(email.happened, 1);
+    assert.equal(email.happened, 2);
     assert.equal(email.notHappened, 1);
     assert.equal(email.assumed, 0);
     assert.ok(s.settled['verify found it'] >= 1 && s.settled['re-executed with its key'] >= 1, JSON.stringify(s.settled));
@@ -91,12 +91,12 @@ describe('rehearse --points all over the examples', function () {
   });
 
   it('--random N --seed S picks the same points every time: the seeded sample of all points', () => {
-    assert.ok(emailPoints.length === 32, 'needs the --points all run above');
+    assert.ok(emailPoints.length === 37, 'needs the --points all run above');
     const cwd = tmpDir();
     const args = [path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":5}', '--random', '3', '--seed', 'kiwi', '--jobs', '2'];
     const r = rehearse(cwd, args);
     assert.equal(r.status, 0, brokenSummary(r.report));
-    assert.deepEqual(r.report.selection, { mode: 'random', requested: 3, seed: 'kiwi', available: 32 });
+    assert.deepEqual(r.report.selection, { mode: 'random', requested: 3, seed: 'kiwi', available: 37 });
     assert.deepEqual(r.report.campaigns.map((c: any) => c.point), sample(emailPoints, 3, 'kiwi'));
   });
 

@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { DefiniteFailure, defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
+import { DefiniteFailure, compensateRun, defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
 import { planResume } from '../../src/plan/resumePlan';
 import { planCompensation } from '../../src/plan/compensationPlan';
 import { actionRegistry } from '../../src/runtime/define';
@@ -102,6 +102,22 @@ describe('failure contract: errors from execute', () => {
     assert.equal(third.status, 'completed');
     assert.equal(p.seen.length, 1);
     assert.equal(store.reader.action('nv', 'fc.nv:nv:1')?.reconciliation, 'decided-happened');
+  });
+
+  it('a decision answers one episode of doubt: executed again after "not happened" and timing out again, it is asked anew (no blind third send)', async () => {
+    const action = charge('fc.twice');
+    const agent = agentOf('fc-twice', action);
+    p.throwAfter = timeout();
+    await startRun(store, agent, { script: 'inline', input: {}, runId: 'tw', ...quiet });
+    p.throwAfter = timeout();
+    // A wrong "not happened": it executes again with the same key, and times out again.
+    const second = await resumeRun(store, agent, 'tw', { ...quiet, decisions: { 'fc.twice:tw:1': 'not-happened' } });
+    assert.equal(second.status, 'failed');
+    assert.equal(p.seen.length, 2);
+    assert.equal(store.reader.action('tw', 'fc.twice:tw:1')?.decision, null, 'the old decision does not carry over');
+    const third = await resumeRun(store, agent, 'tw', quiet);
+    assert.equal(third.status, 'needs-decision');
+    assert.equal(p.seen.length, 2, 'not executed a third time on the strength of the earlier decision');
   });
 
   it('with verify: resume asks verify; found → committed with the verified result, without executing again', async () => {
@@ -249,7 +265,7 @@ describe('failure contract: errors from execute', () => {
     assert.deepEqual(p.seen, ['fc.caught2:c2x:1'], 'marked not happened, never executed again');
   });
 
-  it('compensation settles an in-doubt-after-error action first (verify), and plan --compensate predicts it', async () => {
+  it('onFailure: compensate does not fire on an unknown outcome; compensating settles the doubt first (verify), as plan --compensate predicts', async () => {
     const undone: string[] = [];
     const action = defineAction({
       type: 'fc.comp',
@@ -263,9 +279,17 @@ describe('failure contract: errors from execute', () => {
     });
     const agent = defineAgent({ name: 'fc-comp', input: z.object({}), onFailure: 'compensate', run: (run) => run.step('s', () => run.do(action, {})) });
     p.throwAfter = timeout();
-    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'comp', ...quiet });
-    assert.equal(out.status, 'compensated');
-    assert.deepEqual(out.compensation?.settled.map((s) => s.outcome), ['verified: it happened']);
+    const logged: string[] = [];
+    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'comp', log: (l) => logged.push(l) });
+    // Its outcome is unknown, so the declared policy does not fire: the run stays failed and resumable.
+    assert.equal(out.status, 'failed');
+    assert.equal(out.compensation, undefined);
+    assert.match(logged.join('\n'), /not compensated: resume reconciles it/);
+    const before = planCompensation(store, 'comp', defs, true);
+    assert.deepEqual(before.settleFirst.map((x) => [x.how, x.detail]), [['verify', 'in doubt after an error; verify asks the outside system; if found it is undone like the rest']]);
+    const report = await compensateRun(store, 'comp', quiet);
+    assert.equal(report.status, 'compensated');
+    assert.deepEqual(report.settled.map((x) => x.outcome), ['verified: it happened']);
     assert.deepEqual(undone, ['r-1'], 'the effect that happened behind the error was undone');
     const cp = planCompensation(store, 'comp', defs, true);
     assert.equal(cp.alreadyCompensated.length, 1);

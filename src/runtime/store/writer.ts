@@ -80,7 +80,8 @@ export class RunWriter {
           'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       actionRestart: db.prepare(
-        "UPDATE actions SET status = 'started', error = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
+        // A decision answers one episode of doubt: started again, the action may be in doubt afresh and is asked anew.
+        "UPDATE actions SET status = 'started', error = NULL, decision = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
       ),
       // A read-only action's whole record in one statement: the same row the insert, count and commit would leave.
       actionObservedInsert: db.prepare(
