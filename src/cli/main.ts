@@ -1,4 +1,4 @@
-// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0/1/2/3).
+// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–4).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
