@@ -4,9 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf } from '../runtime/errors';
-import { Faults, parseCrashSpec, type FaultHit } from '../runtime/faults';
+import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
+import { actionRegistry } from '../runtime/define';
 import { openStore, type Store } from '../runtime/store';
-import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
+import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
 import { runExitCode } from '../runtime/policy';
@@ -61,12 +62,30 @@ function setStateDir(db: string): void {
 }
 
 /** Arms --crash-at specs; with $LOGBOOK_TRACE_FAULTS set, also appends every fault point hit to that file (JSON lines). */
-function faultsFrom(specs: unknown): Faults {
+function faultsFrom(specs: unknown, runId: string): Faults {
   const list = Array.isArray(specs) ? (specs as string[]) : [];
   const traceFile = process.env.LOGBOOK_TRACE_FAULTS;
   // appendFileSync: a trace line must be on disk before an armed crash at the same point kills the process.
   const trace = traceFile ? (hit: FaultHit): void => fs.appendFileSync(traceFile, `${JSON.stringify(hit)}\n`) : undefined;
-  return new Faults(list.map(parseCrashSpec), trace);
+  // writeSync to fd 2: the kill follows at once, and a buffered write would be lost with the process.
+  const announce = (spec: CrashSpec): void =>
+    void fs.writeSync(
+      2,
+      `logbook: --crash-at ${formatCrashSpec(spec)} reached in run ${runId}: killing this process with SIGKILL now (a simulated crash: nothing is flushed or cleaned up). See what it left with \`logbook show ${runId}\`; continue with \`logbook resume ${runId}\`.\n`,
+    );
+  return new Faults(list.map(parseCrashSpec), trace, announce);
+}
+
+/** Refuses crash specs naming an action type the loaded script does not define, before anything runs. */
+function checkTargets(faults: Faults): void {
+  checkCrashTargets(faults.specs, [...actionRegistry().keys()]);
+}
+
+/** Armed crash points a run ended without reaching: said at the end, so a typo'd step name is not silent. */
+function reportUnreached(io: Io, faults: Faults): string[] {
+  const missed = unreachedCrashPoints(faults);
+  for (const m of missed) io.err(`${paint('yellow', 'warning')} ${m}`);
+  return missed;
 }
 
 function parseDecisions(list: unknown): Record<string, Decision> {
@@ -118,9 +137,10 @@ function runExit(o: { readonly status: RunStatus; readonly error?: { readonly co
   return o.error?.code !== undefined && STORAGE_CODES.has(o.error.code) ? EXIT.storage : outcomeExit(o.status);
 }
 
-function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
+function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): number {
+  const crashAtNotReached = faults ? reportUnreached(io, faults) : [];
   if (json) {
-    io.out(JSON.stringify(o, null, 2));
+    io.out(JSON.stringify(crashAtNotReached.length ? { ...o, crashAtNotReached } : o, null, 2));
     return runExit(o);
   }
   const s = o.stats;
@@ -182,7 +202,7 @@ function parseRunTarget(rest: string[]) {
     db,
     runId: positionals[0] ?? '',
     decisions: parseDecisions(values.decide),
-    faults: faultsFrom(values['crash-at']),
+    faults: faultsFrom(values['crash-at'], positionals[0] ?? ''),
     script: values.script,
     json: values.json === true,
   };
@@ -203,23 +223,28 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         const db = dbPath(values.db);
         setStateDir(db);
         const input = readInput(values);
-        const faults = faultsFrom(values['crash-at']);
+        const runId = values['run-id'] ?? newRunId();
+        const faults = faultsFrom(values['crash-at'], runId);
         const script = await loadScript(positionals[0] ?? '');
-        const outcome = await withStore(db, (store) => startRun(store, script.agent, { script: script.path, input, faults, ...(values['run-id'] ? { runId: values['run-id'] } : {}) }));
-        return printOutcome(io, outcome, values.json === true);
+        checkTargets(faults);
+        const outcome = await withStore(db, (store) => startRun(store, script.agent, { script: script.path, input, faults, runId }));
+        return printOutcome(io, outcome, values.json === true, faults);
       }
       case 'resume': {
         const t = parseRunTarget(rest);
         return await withStore(t.db, async (store) => {
           const script = await scriptFor(store, t.runId, t.script);
-          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults }), t.json);
+          checkTargets(t.faults);
+          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults }), t.json, t.faults);
         });
       }
       case 'compensate': {
         const t = parseRunTarget(rest);
         return await withStore(t.db, async (store) => {
           await defineActionsOf(store, t.runId, t.script);
+          checkTargets(t.faults);
           const report = await compensateRun(store, t.runId, { decisions: t.decisions, faults: t.faults });
+          reportUnreached(io, t.faults);
           if (!t.json) io.out(`${paint('bold', t.runId)}`);
           return printCompensation(io, report, t.json);
         });
@@ -231,11 +256,14 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         setStateDir(db);
         const [runId = '', actionId = ''] = positionals;
         return await withStore(db, async (store) => {
+          const faults = faultsFrom(values['crash-at'], runId);
+          // The script is loaded (and the crash targets checked) before the decision is written.
+          const script = values['no-resume'] ? undefined : await scriptFor(store, runId, values.script);
+          if (script) checkTargets(faults);
           recordApproval(store, runId, actionId, command === 'approve', values.note ?? null);
           if (!values.json) io.out(`${command === 'approve' ? 'approved' : 'rejected'} ${actionId} in run ${runId}`);
-          if (values['no-resume']) return EXIT.ok;
-          const script = await scriptFor(store, runId, values.script);
-          return printOutcome(io, await resumeRun(store, script.agent, runId, { faults: faultsFrom(values['crash-at']) }), values.json === true);
+          if (!script) return EXIT.ok;
+          return printOutcome(io, await resumeRun(store, script.agent, runId, { faults }), values.json === true, faults);
         });
       }
       case 'ls': {

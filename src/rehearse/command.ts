@@ -108,6 +108,22 @@ function parseOptions(args: string[]): Options {
   };
 }
 
+/** The uncrashed run ended, but not completed or compensated: the rehearsal fails (exit 1), saying why. */
+class BaselineDidNotComplete extends LogbookError {
+  constructor(
+    script: string,
+    readonly status: string,
+    readonly runError: { readonly code?: string; readonly message: string } | null,
+  ) {
+    super(
+      ErrorCodes.REHEARSAL_BASELINE,
+      `The uncrashed run of ${script} ended ${status}${runError ? `: ${runError.code ? `[${runError.code}] ` : ''}${runError.message}` : ''}. A rehearsal compares crashed runs with an uncrashed run that completes, so nothing was rehearsed.`,
+      `Make \`logbook run ${path.relative(process.cwd(), script) || script}\` complete first (same --input, same working directory).`,
+      { status, error: runError },
+    );
+  }
+}
+
 async function runBaseline(cli: string, o: Options, script: string, root: string, probe: (dir: string) => ReturnType<ReturnType<typeof prober>>): Promise<{ baseline: Baseline; points: Point[] }> {
   const started = performance.now();
   const dir = path.join(root, 'uncrashed');
@@ -130,8 +146,9 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
       `Make \`logbook run ${path.relative(process.cwd(), script) || script}\` work first (same --input).`,
     );
   }
-  if (s.status !== 'completed' && s.status !== 'compensated' && s.status !== 'failed') {
-    throw new LogbookError(ErrorCodes.REHEARSAL_BASELINE, `The uncrashed run of ${script} ended ${s.status}.`, 'Rehearse a script whose uncrashed run ends completed, failed or compensated.');
+  if (s.status !== 'completed' && s.status !== 'compensated') {
+    // A failing uncrashed run proves nothing about resumes: every crashed run "ending like it" would pass.
+    throw new BaselineDidNotComplete(script, s.status, s.error ?? null);
   }
   const points = traces.flatMap((f, i) => (f ? readTrace(f, i) : []));
   const baseline: Baseline = {
@@ -164,7 +181,19 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
   try {
     const tty = !o.json && process.stderr.isTTY === true;
     if (tty) process.stderr.write('  running the script once, uncrashed, to learn its fault points…');
-    const { baseline, points: available } = await runBaseline(cli, o, loaded.path, root, probe);
+    let ran: Awaited<ReturnType<typeof runBaseline>>;
+    try {
+      ran = await runBaseline(cli, o, loaded.path, root, probe);
+    } catch (err) {
+      if (!(err instanceof BaselineDidNotComplete)) throw err;
+      if (tty) process.stderr.write('\r\u001b[K');
+      const failed = { script: loaded.path, agent: loaded.agent.name, input: o.input, ok: false, baseline: { status: err.status, error: err.runError }, error: err.toJSON() };
+      if (o.report) fs.writeFileSync(o.report, `${JSON.stringify(failed, null, 2)}\n`);
+      if (o.json) io.out(JSON.stringify(failed, null, 2));
+      io.err(`error [${err.code}] ${err.message}`);
+      return 1;
+    }
+    const { baseline, points: available } = ran;
     if (tty) process.stderr.write('\r\u001b[K');
     const points = o.random === null ? available : sample(available, o.random, o.seed);
     const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, baseline };

@@ -117,7 +117,9 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     const ctx: ProcessContext = { index: processes, command, args: [...args, ...extra, '--db', db, '--json'], kills: kills.length };
     const spec = await o.arm?.(ctx);
     const trace = o.traceFile?.(ctx);
-    const r = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), o.dir);
+    // In the user's own working directory, as `logbook run` would be: a script that reads local files finds them.
+    // The journal and the providers' state ($LOGBOOK_STATE_DIR) are the campaign's own scratch files.
+    const r = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), process.cwd());
     if (spec && !r.signal && THROW_SPEC.test(spec)) {
       const after = readRunState(db, o.runId);
       if ((after?.injected ?? 0) > (state?.injected ?? 0)) {

@@ -22,6 +22,8 @@ export interface JournalSummary {
   readonly actions: readonly ActionRow[];
   /** Steps that ran again, per attempt: the work one resume redid. */
   readonly restartsByAttempt: ReadonlyMap<number, number>;
+  /** The run's error as journaled, when it failed. */
+  readonly error?: { readonly code?: string; readonly message: string } | null;
 }
 
 function withReader<T>(db: string, fn: (s: Store) => T): T | undefined {
@@ -84,6 +86,7 @@ export function readSummary(db: string, runId: string): JournalSummary | undefin
       steps: store.reader.stepCount(runId),
       actions: [...store.reader.allActions(runId)],
       restartsByAttempt,
+      error: runError(row.error),
     };
   });
 }
@@ -103,4 +106,14 @@ export function committedByType(db: string, runId: string): Record<string, numbe
     if (a.status === 'committed' && a.effect !== 'read-only') out[a.type] = (out[a.type] ?? 0) + 1;
   }
   return out;
+}
+
+function runError(text: string | null): JournalSummary['error'] {
+  if (text === null) return null;
+  try {
+    const e = JSON.parse(text) as { code?: unknown; message?: unknown };
+    return { ...(typeof e.code === 'string' ? { code: e.code } : {}), message: typeof e.message === 'string' ? e.message : text };
+  } catch {
+    return { message: text };
+  }
 }

@@ -84,9 +84,21 @@ export class Faults {
   constructor(
     specs: readonly CrashSpec[] = [],
     private readonly trace?: (hit: FaultHit) => void,
+    /** Last words before an armed crash kills the process (synchronously: nothing runs after the kill). */
+    private readonly announce?: (spec: CrashSpec) => void,
   ) {
     this.armed = [...specs];
     this.active = this.armed.length > 0 || trace !== undefined;
+  }
+
+  /** The armed crash points. In a process still alive at the end of its run, none of them was reached. */
+  get specs(): readonly CrashSpec[] {
+    return this.armed;
+  }
+
+  /** How many times each armed point's target was met at that point in this process, for a report of missed specs. */
+  count(spec: CrashSpec): number {
+    return this.counts.get(`${spec.point}\u0000${spec.target}`) ?? 0;
   }
 
   hit(point: FaultPoint, target: string): void {
@@ -98,6 +110,7 @@ export class Faults {
     for (const s of this.armed) {
       if (s.point === point && s.target === target && s.occurrence === n) {
         if (THROW_POINTS.has(point)) throw new InjectedFault(s);
+        this.announce?.(s);
         // A real crash: no flush, no cleanup, no exit handlers.
         process.kill(process.pid, 'SIGKILL');
         // The signal is delivered on return from the syscall; block in case the kernel is slow to act on it.
@@ -105,4 +118,35 @@ export class Faults {
       }
     }
   }
+}
+
+/** Action phases name an action type (or its compensation); the others name a step. */
+export function targetsAction(point: FaultPoint): boolean {
+  return point.startsWith('action:') || point.startsWith('compensate:');
+}
+
+/**
+ * Refuses, before anything runs, a crash spec at an action phase whose target is no action type the loaded script
+ * defines (a typo would otherwise run the whole agent, real effects included, and never crash).
+ */
+export function checkCrashTargets(specs: readonly CrashSpec[], actionTypes: readonly string[]): void {
+  for (const s of specs) {
+    if (!targetsAction(s.point) || actionTypes.includes(s.target)) continue;
+    const near = actionTypes.filter((t) => t.toLowerCase().includes(s.target.toLowerCase()) || s.target.toLowerCase().includes(t.toLowerCase()));
+    throw new LogbookError(
+      ErrorCodes.CRASH_TARGET_UNKNOWN,
+      `--crash-at ${formatCrashSpec(s)}: the script defines no action type ${JSON.stringify(s.target)}, so this crash point could never be reached. Nothing was run.`,
+      `Use one of the script's action types${near.length ? ` (did you mean ${near.map((t) => JSON.stringify(t)).join(' or ')}?)` : ''}: ${actionTypes.map((t) => JSON.stringify(t)).join(', ') || '(none defined)'}; a step name goes with a step phase (@before, @after-checkpoint).`,
+      { target: s.target, known: actionTypes },
+    );
+  }
+}
+
+/** Says which armed crash points a run that ended without being killed never reached, and how far it got. */
+export function unreachedCrashPoints(faults: Faults): string[] {
+  return faults.specs.map((s) => {
+    const seen = faults.count(s);
+    const where = targetsAction(s.point) ? `action ${s.target}` : `step ${JSON.stringify(s.target)}`;
+    return `--crash-at ${formatCrashSpec(s)} was never reached: ${seen === 0 ? `no ${where} passed ${s.point}` : `${where} passed ${s.point} only ${seen} time(s), not ${s.occurrence}`}; the run went on without a crash.`;
+  });
 }

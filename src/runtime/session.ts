@@ -47,8 +47,11 @@ interface StepFrame {
   readonly open: Map<string, ActionRow>;
   /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
   readonly journal: StepActions | undefined;
-  /** Every run.do this step started, awaited or not: the step ends only once all of them have settled. */
-  readonly actions: Set<Promise<unknown>>;
+  /**
+   * Every run.do this step started and not yet settled, awaited or not: the step ends only once none is left; and the
+   * first of them that stopped the run (needs a decision, awaits approval), which then stops the step too.
+   */
+  readonly actions: { readonly pending: Set<Promise<unknown>>; stopped: RunSuspended | undefined };
 }
 
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
@@ -135,9 +138,14 @@ export class RunSession {
   private inStep<T>(p: Promise<T>): Promise<T> {
     const actions = this.als.getStore()?.actions;
     if (actions) {
-      actions.add(p);
-      const done = (): void => void actions.delete(p);
-      p.then(done, done);
+      actions.pending.add(p);
+      p.then(
+        () => void actions.pending.delete(p),
+        (err: unknown) => {
+          if (err instanceof RunSuspended) actions.stopped ??= err;
+          actions.pending.delete(p);
+        },
+      );
     }
     return p;
   }
@@ -261,17 +269,17 @@ export class RunSession {
     let result: T;
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
-      const actions = new Set<Promise<unknown>>();
+      const actions: StepFrame['actions'] = { pending: new Set(), stopped: undefined };
       this.runningSteps.add(name);
       try {
         result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
       } finally {
         // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
         // crash would leave the step replayed as completed and the action in doubt for good.
-        while (actions.size > 0) await Promise.allSettled([...actions]);
+        while (actions.pending.size > 0) await Promise.allSettled([...actions.pending]);
         this.runningSteps.delete(name);
       }
-      if (this.suspended) throw this.suspended;
+      if (actions.stopped) throw actions.stopped;
     } catch (err) {
       // A storage error is not the step's failure: recorded as one, a script that caught it would replay it forever.
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));

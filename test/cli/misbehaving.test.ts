@@ -108,4 +108,36 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     assert.equal(ok.status, 0, ok.stdout + ok.stderr);
     assert.deepEqual(world(dir), { charged: ['charge:lk:1', 'charge:lk:3'], refunded: [] });
   });
+
+  it('a page found damaged mid-run: LB_DB_IO, exit 4, not taken as the script failing (no compensation)', async () => {
+    const dir = tmpDir();
+    const child = cliAsync(dir, ['run', script, '--run-id', 'cp'], { MISBEHAVE: 'hold' });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+    try {
+      const holding = path.join(dir, 'holding');
+      for (let i = 0; i < 600 && !fs.existsSync(holding); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(fs.existsSync(holding), 'the run reached its hold');
+      const file = path.join(dir, 'journal.db');
+      const db = new Database(file);
+      // Everything into the main file; the checkpoint also makes the running process drop its page cache.
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      const pages = db.prepare("SELECT rootpage FROM sqlite_master WHERE tbl_name = 'actions' AND rootpage > 1").pluck().all() as number[];
+      db.close();
+      const fd = fs.openSync(file, 'r+');
+      for (const p of pages) fs.writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (p - 1) * pageSize);
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+      fs.writeFileSync(path.join(dir, 'release'), '');
+      assert.equal(await exited, 4, out);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    assert.match(out, /\[LB_DB_IO\] The journal .*journal\.db could not be read or written: the disk reported an I\/O error or a page is damaged.*do not delete or replace it.*integrity_check/s);
+    assert.doesNotMatch(out, /declared policy compensates|internal error/);
+    assert.deepEqual(world(dir), { charged: ['charge:cp:1'], refunded: [] }, 'nothing refunded, nothing charged after the damage');
+  });
 });

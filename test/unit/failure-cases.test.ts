@@ -263,4 +263,26 @@ describe('issue 10: failure cases (in-process)', () => {
     const events = store.reader.events('ua').map((e) => e.kind);
     assert.ok(events.indexOf('action.committed') < events.indexOf('step.completed'), events.join(' '));
   });
+
+  it('a step whose unawaited run.do stopped the run (approval gate) is not checkpointed as completed', async () => {
+    const gated = defineAction({ type: 'unawaited.gated', version: 1, effect: 'non-idempotent', approval: true, args: z.object({}), key: (_a, run) => `gated:${run.id}`, execute: () => 'shipped' });
+    const agent = defineAgent({
+      name: 'unawaited-gate',
+      input: z.object({}),
+      run: async (run) => {
+        await run.step('ship later', () => {
+          void run.do(gated, {});
+          return 'returned at once';
+        });
+        return null;
+      },
+    });
+    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'ug', ...quiet });
+    assert.equal(out.status, 'awaiting-approval');
+    assert.notEqual(store.reader.step('ug', 0)?.status, 'completed', 'the step waits for its gated action');
+    recordApproval(store, 'ug', 'gated:ug', true, null);
+    const resumed = await resumeRun(store, agent, 'ug', quiet);
+    assert.equal(resumed.status, 'completed', resumed.error?.message);
+    assert.equal(store.reader.action('ug', 'gated:ug')?.status, 'committed');
+  });
 });

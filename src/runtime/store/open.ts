@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError, describe } from '../errors';
 import { LATEST_VERSION, MIGRATIONS } from './migrations';
+import { readonlyRemedy, storageError } from './storageError';
 
 export type Db = Database.Database;
 
@@ -51,7 +52,7 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
   if (opts.readonly && !fs.existsSync(abs)) {
     throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no journal at ${abs}.`, 'Start a run first (`logbook run <script>`), or pass --db with the journal you meant.', { file: abs });
   }
-  if (!opts.readonly) fs.mkdirSync(path.dirname(abs), { recursive: true });
+  checkStorage(abs, opts.readonly === true);
   let db: Db;
   const nativeBinding = shippedBinding();
   try {
@@ -67,7 +68,10 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
       version = db.pragma('user_version', { simple: true }) as number;
       db.pragma('schema_version', { simple: true });
     } catch (err) {
-      throw corrupt(abs, err);
+      // Not a database at all is LB_DB_CORRUPT; a locked, read-only or failing disk is a storage error of its own.
+      const code = (err as { code?: unknown }).code;
+      if (opts.readonly && code === 'SQLITE_CANTOPEN' && !writable(path.dirname(abs))) throw readonlyFolder(abs);
+      throw (code === 'SQLITE_NOTADB' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT')) ? undefined : storageError(err, abs, 'opening the journal')) ?? corrupt(abs, err);
     }
     if (version > LATEST_VERSION) {
       throw new LogbookError(
@@ -90,7 +94,64 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
     return db;
   } catch (err) {
     db.close();
-    throw err;
+    throw storageError(err, abs, 'opening the journal') ?? err;
+  }
+}
+
+/** Reading a WAL journal needs its -shm file, which SQLite cannot create in a read-only folder. */
+function readonlyFolder(abs: string): LogbookError {
+  return new LogbookError(
+    ErrorCodes.DB_READONLY,
+    `The journal ${abs} cannot be opened: its folder ${path.dirname(abs)} is read-only, and SQLite must create the journal's -shm file beside it even to read it. The journal itself was not touched.`,
+    'Make the folder writable for this user (or remount the volume read-write), or copy the journal with its -wal file to a writable folder and pass --db with the copy; do not delete the original (it holds in-doubt state).',
+    { file: abs },
+  );
+}
+
+function writable(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What can be told before SQLite opens the file, each with its own code: an empty file is no journal (SQLite would
+ * call it an empty database and fail later with "no such table"), and a journal or folder that cannot be written is
+ * read-only storage, not a damaged journal (moving it aside would lose its in-doubt state).
+ */
+function checkStorage(abs: string, readonly: boolean): void {
+  let size: number | undefined;
+  try {
+    size = fs.statSync(abs).size;
+  } catch {
+    size = undefined;
+  }
+  if (readonly && size === 0) {
+    throw new LogbookError(
+      ErrorCodes.DB_EMPTY,
+      `The journal ${abs} is an empty file (0 bytes): it holds no runs.`,
+      'Pass --db with the journal you meant; a run started with `logbook run` turns this file into a journal. (A journal copied while in use needs its -wal file copied with it.)',
+      { file: abs },
+    );
+  }
+  if (readonly) return;
+  const dir = path.dirname(abs);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw storageError(err, abs, 'creating the journal\'s folder') ?? err;
+  }
+  const blocked = [size === undefined ? undefined : abs, dir].find((p) => p !== undefined && !writable(p));
+  if (blocked !== undefined) {
+    throw new LogbookError(
+      ErrorCodes.DB_READONLY,
+      `The journal ${abs} cannot be written: ${blocked === abs ? 'the file is read-only' : `its folder ${dir} is read-only`} for this user (SQLite also writes its -wal and -shm files beside it). Nothing was written.`,
+      readonlyRemedy(),
+      { file: abs },
+    );
   }
 }
 

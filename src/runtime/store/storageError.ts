@@ -3,7 +3,7 @@
 import { ErrorCodes, LogbookError, describe, type ErrorCode } from '../errors';
 
 /** The codes of journal and storage failures: the run stops resumable and no declared policy fires on them. */
-export const STORAGE_CODES: ReadonlySet<string> = new Set<string>([ErrorCodes.DB_BUSY, ErrorCodes.DB_DISK_FULL, ErrorCodes.DB_READONLY, ErrorCodes.DB_EMPTY, ErrorCodes.DB_IO]);
+export const STORAGE_CODES: ReadonlySet<string> = new Set<string>([ErrorCodes.DB_BUSY, ErrorCodes.DB_DISK_FULL, ErrorCodes.DB_READONLY, ErrorCodes.DB_IO]);
 
 export function isStorageError(err: unknown): err is LogbookError {
   return err instanceof LogbookError && STORAGE_CODES.has(err.code);
@@ -45,5 +45,5 @@ export function storageError(err: unknown, file: string, during = 'writing the j
 }
 
 export function readonlyRemedy(): string {
-  return 'Make the journal file and its folder writable for this user (e.g. `chmod u+w`, or remount the volume read-write), or run as its owner; do not move or delete the journal (it holds in-doubt state). `logbook ls` and `logbook show` can still read it.';
+  return 'Make the journal file and its folder writable for this user (e.g. `chmod u+w`, or remount the volume read-write), or run as its owner; do not move or delete the journal (it holds in-doubt state). Where only the file is read-only, `logbook ls` and `logbook show` can still read it.';
 }
