@@ -1,5 +1,6 @@
 // What the session says when a run ends: its exit code, and after a SIGKILL where it died and what is in doubt.
 
+import { resumeHint } from './hints';
 import type { Postmortem } from './protocol';
 
 export const KILLED_EXIT_CODE = 137;
@@ -52,6 +53,6 @@ export function crashMessage(f: CrashFacts): string {
   }
   for (const a of r.compensationInDoubt) lines.push(`In doubt: the inverse of ${a.type} ${a.id} was started but not committed; compensating again repeats it with the same key.`);
   if (r.inDoubt.length === 0 && r.compensationInDoubt.length === 0) lines.push('No action is in doubt: the crash fell between actions.');
-  lines.push(`Resume it: launch with "resume": "${r.runId}" (or Logbook: Resume run).`);
+  lines.push(resumeHint(r.runId));
   return lines.join('\n');
 }

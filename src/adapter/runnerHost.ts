@@ -12,6 +12,7 @@ import type { ActionSnapshot, PauseEvent, RunSnapshot, RuntimeHooks, StepSnapsho
 import { openStore, type Store } from '../runtime/store';
 import type { Decision } from '../runtime/types';
 import { Evaluator, sandboxCopy } from './evaluator';
+import { decideHint } from './hints';
 import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, StepMode, StopContext, ToRunner } from './protocol';
 import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './runnerViews';
 import { actionLines, runFunctionLine } from './sourceScan';
@@ -383,7 +384,7 @@ export class RunnerHost {
     let d = this.takeDecision();
     if (d || this.stopRequested) return d;
     const what = ev.action ? `${ev.action.type} ${ev.action.id}` : 'an in-doubt action';
-    await this.boundary(ev, 'decision', `needs a decision: ${what} was started but not committed and has no verify. Decide "happened" or "not-happened" (Logbook: Decide), or continue to leave the run waiting in needs-decision`);
+    await this.boundary(ev, 'decision', `needs a decision: ${what} was started but not committed and has no verify. Decide "happened" or "not-happened" (${decideHint()}), or continue to leave the run waiting in needs-decision`);
     d = this.takeDecision();
     return d;
   }
