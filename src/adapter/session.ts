@@ -475,7 +475,7 @@ export class LogbookDebugSession extends DebugSession {
   }
 
   private variable(name: string, value: unknown, evaluateName: string | undefined): DebugProtocol.Variable {
-    const shown = typeof value === 'string' && SECRET_NAME.test(name) ? JSON.stringify(MASK) : maskSecrets(preview(value), this.secrets);
+    const shown = typeof value === 'string' && SECRET_NAME.test(name) ? preview(MASK) : maskSecrets(preview(value), this.secrets);
     const v: DebugProtocol.Variable = { name, value: shown, type: typeOf(value), variablesReference: 0, ...(evaluateName ? { evaluateName } : {}) };
     if (isExpandable(value)) {
       v.variablesReference = this.handles.create({ kind: 'value', value, path: evaluateName });
