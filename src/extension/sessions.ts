@@ -45,7 +45,7 @@ export class Sessions implements vscode.Disposable {
     this.subs.push(
       vscode.debug.onDidStartDebugSession((s) => {
         if (s.type !== DEBUG_TYPE) return;
-        this.tracked.set(s.id, { session: s, runId: configuredRun(s.configuration) });
+        this.track(s);
         this.emitter.fire();
       }),
       vscode.debug.onDidReceiveDebugSessionCustomEvent((e) => {
@@ -74,15 +74,28 @@ export class Sessions implements vscode.Disposable {
     );
   }
 
+  /** The adapter's messages reach the tracker directly, so its first stop can come before onDidStartDebugSession. */
+  private track(s: vscode.DebugSession): Tracked {
+    let t = this.tracked.get(s.id);
+    if (!t) {
+      t = { session: s, runId: configuredRun(s.configuration) };
+      this.tracked.set(s.id, t);
+    }
+    return t;
+  }
+
   private fromAdapter(session: vscode.DebugSession, m: DapMessage): void {
-    const t = this.tracked.get(session.id);
-    if (!t) return;
+    if (m.type === 'event' && (m.event === 'terminated' || m.event === 'exited')) {
+      this.went(session);
+      return;
+    }
+    const t = this.track(session);
     if (m.type === 'event' && m.event === 'stopped') {
       const b = m.body ?? {};
       const reason = typeof b.reason === 'string' ? b.reason : 'pause';
       const where = typeof b.description === 'string' && b.description ? b.description : reason;
       this.setPause(t, { reason, where });
-    } else if (m.type === 'event' && (m.event === 'continued' || m.event === 'terminated' || m.event === 'exited')) {
+    } else if (m.type === 'event' && m.event === 'continued') {
       this.went(session);
     } else if (m.type === 'response' && m.command === 'stackTrace' && m.success && t.paused) {
       // VS Code asks for the stack right after each stop: its top frame says where, in the user's source.

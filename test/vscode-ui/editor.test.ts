@@ -34,6 +34,11 @@ describe('the editor, driven through its UI', function () {
     await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
   });
   after(() => dap.dispose());
+  afterEach(async () => {
+    // A failed test must not leave a paused session (holding its run) or a breakpoint for the next one.
+    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+    while (vscode.debug.activeDebugSession) await vscode.debug.stopDebugging();
+  });
 
   it('F9 then F5 on an agent script: Logbook starts with no picker and stops; tree and status bar say where it is paused', async () => {
     const a = await api();
@@ -48,7 +53,7 @@ describe('the editor, driven through its UI', function () {
     await until('the breakpoint stop', () => dap.stops(session)[0]);
     const runId = await until('the run id', () => a.sessions.runOf(session));
     killedRun = runId;
-    const paused = await until('the paused overlay', () => a.model.pausedOf(runId));
+    const paused = await until(`the paused overlay (the session says ${JSON.stringify(a.sessions.pausedRun(runId))})`, () => a.model.pausedOf(runId));
     assert.match(paused.where, /notify user 0.*agent\.ts:\d+/);
     await ui.waitFor({ selector: '.statusbar-item' }, /paused at step 1 "notify user 0"/, 'the status bar to say paused');
     await vscode.commands.executeCommand('logbook.runs.focus');
