@@ -100,6 +100,7 @@ if (!fs.existsSync(path.join(root, 'dist', 'extension.js'))) {
 }
 const only = process.argv[2];
 let code = 0;
-if (!only || only === 'ui') code ||= await suite('test/vscode-ui', { trust: false });
-if (!only || only === 'trust') code ||= await suite('test/vscode-trust', { trust: true });
+// Both suites run even when the first fails: each says something the other does not.
+if (!only || only === 'ui') code = Math.max(code, await suite('test/vscode-ui', { trust: false }));
+if (!only || only === 'trust') code = Math.max(code, await suite('test/vscode-trust', { trust: true }));
 process.exit(code);

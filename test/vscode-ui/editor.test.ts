@@ -72,7 +72,7 @@ describe('the editor, driven through its UI', function () {
     await until('interrupted', async () => (await runStatus(runId)) === 'interrupted');
     assert.equal(a.model.pausedOf(runId), undefined);
     const console = dap.messages.filter((x) => x.session.id === session.id && x.m.event === 'output').map((x) => String(x.m.body?.output)).join('');
-    assert.match(console, /died with SIGKILL/);
+    assert.match(console, /got SIGKILL, a real crash/);
     assert.match(console, /"Agent Logbook: Resume Run" in the Command Palette/);
     await until('the status bar no longer paused', async () => !(await ui.texts({ selector: '.statusbar-item' })).some((x) => /paused at/.test(x.text)));
   });
