@@ -53,8 +53,9 @@ describe('the editor, driven through its UI', function () {
     await until('the breakpoint stop', () => dap.stops(session)[0]);
     const runId = await until('the run id', () => a.sessions.runOf(session));
     killedRun = runId;
-    const paused = await until(`the paused overlay (the session says ${JSON.stringify(a.sessions.pausedRun(runId))})`, () => a.model.pausedOf(runId));
-    assert.match(paused.where, /notify user 0.*agent\.ts:\d+/);
+    // First the stop's own words, then (once VS Code has fetched the stack) the top frame and its line.
+    const paused = await until('the paused overlay with the frame', () => (/agent\.ts:\d+/.test(a.model.pausedOf(runId)?.where ?? '') ? a.model.pausedOf(runId) : undefined));
+    assert.match(paused.where, /^step 1 "notify user 0" \(agent\.ts:\d+\)$/);
     await ui.waitFor({ selector: '.statusbar-item' }, /paused at step 1 "notify user 0"/, 'the status bar to say paused');
     await vscode.commands.executeCommand('logbook.runs.focus');
     await ui.waitFor({ selector: '.monaco-list-row' }, new RegExp(`paused at step 1 "notify user 0".*${runId}`), 'the tree to say paused');
