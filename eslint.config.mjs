@@ -46,7 +46,10 @@ export default tseslint.config(
   ]),
   ...layer('loader', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'reader', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'loader/ and plan/ sit just above the runtime and import only it (and shared/).' }]),
   ...layer('plan', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'reader', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'loader/ and plan/ sit just above the runtime and import only it (and shared/).' }]),
-  ...layer('link', (under) => [{ group: [...under('adapter', 'runner', 'runtime', 'extension', 'cli', 'reader', 'loader', 'plan', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'link/ is what the adapter and the runner share: it imports neither side, nor the runtime.' }]),
+  ...layer('link', (under, up) => [
+    { group: [...under('adapter', 'runner', 'runtime', 'extension', 'cli', 'reader', 'loader', 'plan', 'rehearse'), 'vscode', '@vscode/*'], message: 'link/ is what the adapter and the runner share: it imports neither side, nor the runtime.' },
+    { group: [`${up}manifest/*`, `!${up}manifest/commands`], message: 'link/ may take command titles from manifest/commands (data), nothing else of the manifest.' },
+  ]),
   ...layer('runner', (under) => [
     { group: ['vscode', '@vscode/*'], message: 'The runner knows nothing of DAP or VS Code: it speaks link/protocol to the adapter.' },
     { group: under('adapter', 'extension', 'cli', 'reader', 'rehearse', 'plan', 'manifest'), message: 'The runner child imports the runtime and link/ only: adapter code runs in another process.' },
@@ -65,7 +68,7 @@ export default tseslint.config(
   ...layer('extension', (under, up) => [
     { group: ['better-sqlite3'], message: 'The extension host never loads better-sqlite3: ask the reader process.' },
     { group: under('runtime', 'loader', 'plan', 'runner', 'link', 'rehearse'), message: 'The extension host never opens the journal or runs a script: use the reader process (reader/protocol) or the CLI as a child process.' },
-    { group: under('cli', 'adapter'), message: 'The extension starts the CLI and the adapter as processes; code both need goes in shared/.' },
+    { group: [...under('cli'), `${up}adapter/*`, `!${up}adapter/envFile`], message: 'The extension starts the CLI and the adapter as processes; code both need goes in shared/ (adapter/envFile is the one exception: the .env reader both must read alike).' },
     { group: [`${up}reader/*`, `!${up}reader/protocol`], message: 'The extension speaks to the reader process through reader/protocol only.' },
   ]),
   {

@@ -55,9 +55,8 @@
       const items = data.items.filter((i) => i.attempt === a.attempt);
       const marks = data.marks.filter((m) => m.attempt === a.attempt);
       const end = Math.max(a.end, ...items.map((i) => i.end ?? i.start));
-      const span = Math.max(1, end - a.start);
-      const x = (t) => `${(((t - a.start) / span) * 100).toFixed(3)}%`;
-      const w = (s, e) => `max(12px, ${((((e ?? s) - s) / span) * 100).toFixed(3)}%)`;
+      // Positions come laid out by the reader: quiet stretches (a debugger pause) are compressed to marked gaps.
+      const pct = (v) => `${(v ?? 0).toFixed(3)}%`;
       const group = el('section', `attempt outcome-${a.outcome}`);
       const head = el('div', 'attempt-head');
       head.append(el('strong', '', `Attempt ${a.attempt}`), el('span', 'muted-text', ` ${new Date(a.start).toLocaleTimeString()} · ${fmt(end - a.start)} · ${a.outcome}`));
@@ -70,8 +69,8 @@
       track.style.height = `${24 + nActionLanes * 20 + 24}px`;
       const add = (it, top) => {
         const bar = el('button', `bar ${it.kind} ${STATUS_CLASS[it.status] ?? 'ok'}`);
-        bar.style.left = x(it.start);
-        bar.style.width = w(it.start, it.end);
+        bar.style.left = pct(it.x0);
+        bar.style.width = `max(12px, ${pct((it.x1 ?? 0) - (it.x0 ?? 0))})`;
         bar.style.top = `${top}px`;
         bar.title = `${it.kind === 'step' ? 'step' : 'action'} ${it.label} — ${it.status}${it.end !== null ? ` (${fmt(it.end - it.start)})` : ''}`;
         bar.textContent = it.label;
@@ -85,13 +84,28 @@
       actions.forEach((it, i) => add(it, 24 + (actionLanes[i] ?? 0) * 20));
       for (const m of marks) {
         const mark = el('div', `mark ${m.kind}`);
-        mark.style.left = x(m.at);
+        mark.style.left = pct(m.x);
         mark.title = m.label;
         const label = el('span', 'mark-label', m.kind === 'crash' ? '✕ crash' : m.kind === 'resume' ? '▶ resume' : m.kind === 'reconciled' ? '◆' : m.kind === 'decided' ? '◆' : '');
         mark.append(label);
         track.append(mark);
       }
+      for (const s of a.scale.segments.filter((g) => g.gap)) {
+        const gap = el('div', 'gap');
+        gap.style.left = pct(s.x0);
+        gap.style.width = pct(s.x1 - s.x0);
+        gap.title = `${fmt(s.end - s.start)} with nothing journaled (paused in the debugger, or a slow effect): not to scale`;
+        gap.append(el('span', 'gap-label', `⫽ ${fmt(s.end - s.start)}`));
+        track.append(gap);
+      }
       group.append(track);
+      const axis = el('div', 'axis');
+      for (const t of a.scale.ticks) {
+        const tick = el('span', 'tick', t.label);
+        tick.style.left = pct(t.x);
+        axis.append(tick);
+      }
+      group.append(axis);
       chart.append(group);
     }
     const notes = [];

@@ -103,7 +103,7 @@ function isolatedEnv(runDir) {
   return { ...env, ...dirs };
 }
 
-async function startCodeServer(tools, runDir, env) {
+async function startCodeServer(tools, runDir, env, trust = false) {
   const logFile = path.join(runDir, 'code-server.log');
   for (const d of ['user', 'exts']) fs.mkdirSync(path.join(runDir, d), { recursive: true }); // code-server's IPC socket needs user/ up front
   for (let attempt = 1; ; attempt++) {
@@ -111,7 +111,7 @@ async function startCodeServer(tools, runDir, env) {
     const fd = fs.openSync(logFile, 'a');
     const child = spawn(tools.nodeBin, ['-e', WATCHDOG, tools.codeServerEntry,
       '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-      '--disable-workspace-trust', '--disable-getting-started-override',
+      ...(trust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override',
       '--user-data-dir', path.join(runDir, 'user'), '--extensions-dir', path.join(runDir, 'exts'),
       '--config', path.join(runDir, 'config.yaml'),
       // Without this code-server silently ignores the payload URL parameter and no test ever runs.
@@ -134,10 +134,11 @@ async function startCodeServer(tools, runDir, env) {
 
 /**
  * Opens the workbench in headless Chromium with `ext` as development extension and `workspace` as folder.
+ * With `trust`, code-server runs with workspace trust on (the workspace starts untrusted, as for a real user).
  * With `tests`, the extension host runs that mocha index and `session.exitCode` resolves with its exit code.
  * Always `await session.close()` (or use withWorkbench); on exit/SIGINT/SIGTERM everything is killed anyway.
  */
-export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (line) => console.log(line), verbose = false, viewport = { width: 1400, height: 900 } }) {
+export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (line) => console.log(line), verbose = false, viewport = { width: 1400, height: 900 }, trust = false }) {
   installProcessHandlers();
   const tools = setup({ quiet: true });
   const { chromium } = createRequire(import.meta.url)(tools.playwrightCore);
@@ -176,7 +177,7 @@ export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (
   sessions.add(session);
   try {
     const childEnv = isolatedEnv(runDir);
-    cs = await startCodeServer(tools, runDir, childEnv);
+    cs = await startCodeServer(tools, runDir, childEnv, trust);
     const authority = `127.0.0.1:${cs.port}`;
     const payload = [['extensionDevelopmentPath', `vscode-remote://${authority}${path.resolve(ext)}`]];
     if (tests) payload.push(['extensionTestsPath', `vscode-remote://${authority}${path.resolve(tests)}`]);

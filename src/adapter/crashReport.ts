@@ -4,6 +4,7 @@ import type { Postmortem } from '../link/protocol';
 import { EXIT } from '../runtime/errors';
 import { runExitCode } from '../runtime/policy';
 import { RUN_STATUSES, type RunStatus } from '../runtime/types';
+import { resumeHint } from '../link/hints';
 
 export const KILLED_EXIT_CODE = 137;
 
@@ -45,6 +46,6 @@ export function crashMessage(f: CrashFacts): string {
   }
   for (const a of r.compensationInDoubt) lines.push(`In doubt: the inverse of ${a.type} ${a.id} was started but not committed; compensating again repeats it with the same key.`);
   if (r.inDoubt.length === 0 && r.compensationInDoubt.length === 0) lines.push('No action is in doubt: the crash fell between actions.');
-  lines.push(`Resume it: launch with "resume": "${r.runId}" (or Logbook: Resume run).`);
+  lines.push(resumeHint(r.runId));
   return lines.join('\n');
 }

@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { parseCrashSpec } from '../runtime/faults';
 import { ENGLISH } from '../shared/zodEnglish';
+import { readEnvFile } from './envFile';
 import type { RunnerConfig } from '../link/protocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -24,7 +25,8 @@ export const LaunchConfig = z.object({
     .check(z.describe('Step through the compensation of a run (its inverses, newest-first): a run id, "latest", or true with resume/runId naming the run.')),
   database: z.optional(nonEmpty()).check(z.describe('The journal file (default: $LOGBOOK_DB, else .logbook/journal.db under cwd).')),
   cwd: z.optional(nonEmpty()).check(z.describe('The working directory of the run (default: the directory the debug adapter started in).')),
-  env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process.')),
+  env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process (they override envFile).')),
+  envFile: z.optional(nonEmpty()).check(z.describe('A .env file (KEY=VALUE lines) whose variables are added to the run\'s process, relative to cwd. Values of names with KEY, TOKEN, SECRET or PASSWORD are masked in Variables.')),
   runtimeExecutable: z._default(nonEmpty(), 'node').check(z.describe('The Node executable that runs the agent (it must be able to load better-sqlite3).')),
   runtimeArgs: z._default(z.array(z.string()), []).check(z.describe('Arguments passed to runtimeExecutable before the runner script.')),
   stopOnEntry: z._default(z.boolean(), false).check(z.describe('Stop before the first step (for a resume: before the replay starts, with what it will do).')),
@@ -94,7 +96,7 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
   if (!fs.existsSync(program) || !fs.statSync(program).isFile()) {
     throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The program ${program} does not exist (attribute "program", resolved from cwd ${cwd}).`, 'Fix "program" in launch.json: the path of the agent script.', { script: program });
   }
-  const env = { ...cfg.env };
+  const env = { ...(cfg.envFile !== undefined ? readEnvFile(path.resolve(cwd, cfg.envFile), 'attribute "envFile"') : {}), ...cfg.env };
   const database = path.resolve(cwd, cfg.database ?? env.LOGBOOK_DB ?? baseEnv.LOGBOOK_DB ?? path.join('.logbook', 'journal.db'));
   if (cfg.input !== undefined && cfg.inputFile !== undefined) throw bad('"input" and "inputFile" are both set', 'Keep one of them.');
   const crashAt = cfg.crashAt === undefined ? [] : Array.isArray(cfg.crashAt) ? cfg.crashAt : [cfg.crashAt];

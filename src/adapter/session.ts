@@ -16,6 +16,7 @@ import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from '../
 import { RunnerProcess } from './runnerProcess';
 import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';
+import { MASK, SECRET_NAME, maskSecrets, secretValues } from './envFile';
 
 type Container =
   | { kind: 'named'; entries: Array<[string, unknown]>; scope?: ScopeName }
@@ -78,6 +79,8 @@ function message(err: unknown): string {
 export class LogbookDebugSession extends DebugSession {
   private runner: RunnerProcess | undefined;
   private resolved: ResolvedLaunch | undefined;
+  /** Values of the run's secret-named environment variables: masked wherever a value is shown. */
+  private secrets: string[] = [];
   private readonly configurationDone = deferred();
   private readonly runnerReady = deferred<boolean>();
   private launchResponse: DebugProtocol.LaunchResponse | undefined;
@@ -156,6 +159,7 @@ export class LogbookDebugSession extends DebugSession {
       return;
     }
     this.resolved = resolved;
+    this.secrets = secretValues({ ...process.env, ...resolved.env });
     this.launchResponse = response;
     this.spawnRunner(resolved);
     await Promise.race([this.configurationDone.promise, new Promise((r) => setTimeout(r, CONFIG_DONE_WAIT_MS))]);
@@ -170,7 +174,7 @@ export class LogbookDebugSession extends DebugSession {
   private spawnRunner(resolved: ResolvedLaunch): void {
     const runner = new RunnerProcess(resolved, this.runnerScript, {
       message: (m) => this.onRunnerMessage(m),
-      output: (category, text) => this.sendEvent(new OutputEvent(text, category)),
+      output: (category, text) => this.sendEvent(new OutputEvent(maskSecrets(text, this.secrets), category)),
       spawnFailed: (err) => {
         this.failure = `The runner could not be started with runtimeExecutable ${JSON.stringify(resolved.runtimeExecutable)}: ${err.message}. Set "runtimeExecutable" to a Node executable (an absolute path, or a name on PATH).`;
       },
@@ -504,7 +508,8 @@ export class LogbookDebugSession extends DebugSession {
   }
 
   private variable(name: string, value: unknown, evaluateName: string | undefined): DebugProtocol.Variable {
-    const v: DebugProtocol.Variable = { name, value: preview(value), type: typeOf(value), variablesReference: 0, ...(evaluateName ? { evaluateName } : {}) };
+    const shown = typeof value === 'string' && SECRET_NAME.test(name) ? preview(MASK) : maskSecrets(preview(value), this.secrets);
+    const v: DebugProtocol.Variable = { name, value: shown, type: typeOf(value), variablesReference: 0, ...(evaluateName ? { evaluateName } : {}) };
     if (isExpandable(value)) {
       v.variablesReference = this.handles.create({ kind: 'value', value, path: evaluateName });
       const c = children(value);
@@ -600,8 +605,10 @@ export class LogbookDebugSession extends DebugSession {
     this.guard(response, () => this.custom(command, response, args));
   }
 
-  private async custom(command: string, response: DebugProtocol.Response, args: unknown): Promise<void> {
+  private async custom(command: string, response: DebugProtocol.Response, rawArgs: unknown): Promise<void> {
     const runner = this.runner;
+    // Clients without an empty-object literal send no arguments as [] or null (Lua's {} is a JSON array): same as {}.
+    const args = rawArgs === null || (Array.isArray(rawArgs) && rawArgs.length === 0) ? {} : rawArgs;
     const fail = (text: string): void => this.fail(response, 'customRequest', text);
     if (!['kill', 'decide', 'approve', 'reject', 'compensate'].includes(command)) {
       fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject and compensate.`);

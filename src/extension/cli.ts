@@ -7,6 +7,8 @@ export interface CliCall {
   readonly cli: string;
   readonly db: string;
   readonly cwd: string | undefined;
+  /** Variables from the logbook.envFile / logbook.env settings, over the editor's own environment. */
+  readonly env: Record<string, string>;
   readonly log: (level: 'info' | 'warn' | 'error', line: string) => void;
 }
 
@@ -22,7 +24,7 @@ export function runCli(call: CliCall, args: readonly string[]): Promise<CliResul
   const argv = [call.cli, ...args, '--db', call.db, '--json'];
   call.log('info', `$ ${call.node} ${argv.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
   return new Promise((resolve, reject) => {
-    const child = spawn(call.node, argv, { cwd: call.cwd, env: { ...process.env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(call.node, argv, { cwd: call.cwd, env: { ...process.env, ...call.env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

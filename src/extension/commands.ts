@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunDto } from '../reader/protocol';
 import { cliProblem, runCli, type CliResult } from './cli';
-import { readConfig } from './config';
+import { readConfig, settingsEnv } from './config';
+import { agentLaunch } from './debug';
 import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import { COMMANDS, DEBUG_TYPE, RUNS_VIEW, type CommandKey } from './ids';
 import type { Log } from './log';
@@ -54,6 +55,8 @@ export class Commands {
       openExample: () => this.openExample(),
       showLog: () => this.d.log.show(),
       loadMore: (a) => this.d.model.loadMore(a as MoreNode),
+      runAgent: (a) => this.runAgent(a),
+      debugAgent: (a) => this.debugAgent(a),
     };
   }
 
@@ -66,7 +69,7 @@ export class Commands {
   private cli(args: string[]): Promise<CliResult> {
     const c = readConfig();
     if (!c.databasePath) throw new Error('Open a folder first: the journal lives in the workspace.');
-    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, log: (l, m) => this.d.log[l](m) }, args);
+    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, env: settingsEnv(c), log: (l, m) => this.d.log[l](m) }, args);
   }
 
   private async withProgress(title: string, args: string[]): Promise<CliResult> {
@@ -256,6 +259,47 @@ export class Commands {
     const run = await this.pickRun(arg, 'Show the timeline of which run?', () => true);
     if (!run) return undefined;
     return this.d.openTimeline(run.id);
+  }
+
+  /** The agent script a Run/Debug button or CodeLens was pressed on: its argument, else the active editor's file. */
+  private agentFile(arg: unknown): string | undefined {
+    if (arg instanceof vscode.Uri && arg.scheme === 'file') return arg.fsPath;
+    const doc = vscode.window.activeTextEditor?.document;
+    return doc?.uri.scheme === 'file' ? doc.fileName : undefined;
+  }
+
+  /** A new run of the agent under the debugger, without a launch configuration or the "Select debugger" picker. */
+  async debugAgent(arg: unknown): Promise<boolean | undefined> {
+    if (!this.trusted('debug an agent script')) return undefined;
+    const file = this.agentFile(arg);
+    if (!file) return undefined;
+    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(file)) ?? vscode.workspace.workspaceFolders?.[0];
+    return vscode.debug.startDebugging(folder, agentLaunch(file));
+  }
+
+  /** A new run of the agent by the CLI, in a terminal (like "Run Python File"): no debugger, the journal as always. */
+  runAgent(arg: unknown): vscode.Terminal | undefined {
+    if (!this.trusted('run an agent script')) return undefined;
+    const file = this.agentFile(arg);
+    const c = readConfig();
+    if (!file || !c.databasePath) return undefined;
+    let env: Record<string, string>;
+    try {
+      env = settingsEnv(c);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Agent Logbook: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+    const terminal = vscode.window.createTerminal({
+      name: `Logbook: ${path.basename(file)}`,
+      shellPath: c.runtimeExecutable,
+      shellArgs: [this.d.paths.cli, 'run', file, '--db', c.databasePath],
+      ...(c.workspaceFolder ? { cwd: c.workspaceFolder } : {}),
+      env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
+    });
+    terminal.show();
+    this.d.log.info(`running ${file} in a terminal: ${c.runtimeExecutable} ${this.d.paths.cli} run ${file}`);
+    return terminal;
   }
 
   async createLaunchConfig(): Promise<vscode.Uri | undefined> {

@@ -2,6 +2,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { readEnvFile } from '../adapter/envFile';
 import { SETTINGS } from './ids';
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
@@ -13,6 +14,10 @@ export interface LogbookConfig {
   readonly runtimeExecutable: string;
   readonly autoRefresh: boolean;
   readonly workspaceFolder: string | undefined;
+  /** `logbook.envFile`, absolute; undefined when not set. */
+  readonly envFile: string | undefined;
+  /** `logbook.env`: variables for every process the extension starts (over envFile's). */
+  readonly env: Record<string, string>;
 }
 
 export function workspaceRoot(): string | undefined {
@@ -26,12 +31,24 @@ export function readConfig(): LogbookConfig {
   const db = c.get<string>(SETTINGS.databasePath) || DEFAULT_DB;
   const expanded = db.replace(/\$\{workspaceFolder\}/g, root ?? '');
   const databasePath = path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined;
+  const envFileSetting = (c.get<string>(SETTINGS.envFile) ?? '').replace(/\$\{workspaceFolder\}/g, root ?? '');
+  const rawEnv = c.get<Record<string, unknown>>(SETTINGS.env) ?? {};
   return {
+    envFile: !envFileSetting ? undefined : path.isAbsolute(envFileSetting) ? envFileSetting : path.join(root ?? '', envFileSetting),
+    env: Object.fromEntries(Object.entries(rawEnv).filter((e): e is [string, string] => typeof e[1] === 'string')),
     databasePath,
     runtimeExecutable: c.get<string>(SETTINGS.runtimeExecutable) || 'node',
     autoRefresh: c.get<boolean>(SETTINGS.autoRefresh) ?? true,
     workspaceFolder: root,
   };
+}
+
+/**
+ * The variables the settings add to every process the extension starts (runs, resumes, CLI calls, the Run button):
+ * `logbook.envFile`'s, then `logbook.env`'s over them. A missing env file throws, naming the setting.
+ */
+export function settingsEnv(c: LogbookConfig): Record<string, string> {
+  return { ...(c.envFile ? readEnvFile(c.envFile, `the setting ${SETTINGS.section}.${SETTINGS.envFile}`) : {}), ...c.env };
 }
 
 export function affectsLogbook(e: vscode.ConfigurationChangeEvent): boolean {

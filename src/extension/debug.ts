@@ -1,22 +1,40 @@
-// The `logbook` debugger: F5 on an open agent script with no launch.json, and the adapter started on the configured Node.
+// The `logbook` debugger: F5 on an agent script with no launch.json, the environment settings, and the adapter on the configured Node.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { readConfig } from './config';
+import { maskedEnv, readEnvFile } from '../adapter/envFile';
+import { readConfig, settingsEnv } from './config';
 import { DEBUG_TYPE } from './ids';
+import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import type { Log } from './log';
+import { agentLines } from './sourceIndex';
 
 export const SCRIPT_LANGUAGES = new Set(['typescript', 'javascript']);
 
-/** What `Add Configuration…` and the welcome view write into a new launch.json. */
-import { INITIAL_CONFIGURATIONS } from './launchDefaults';
+/** The active editor's document, if it is a script on disk. */
+function activeScript(): vscode.TextDocument | undefined {
+  const doc = vscode.window.activeTextEditor?.document;
+  return doc && SCRIPT_LANGUAGES.has(doc.languageId) && doc.uri.scheme === 'file' ? doc : undefined;
+}
+
+/** A new run of `file` under the debugger: what F5, the editor's Debug button and the CodeLens start. */
+export function agentLaunch(file: string): vscode.DebugConfiguration {
+  return { type: DEBUG_TYPE, request: 'launch', name: `Logbook: ${path.basename(file)}`, program: file };
+}
 
 export class LogbookConfigurationProvider implements vscode.DebugConfigurationProvider {
   constructor(private readonly log: Log) {}
 
+  /** "Add Configuration…" and a new launch.json get the generic entry; the dynamic list offers the open agent script. */
   provideDebugConfigurations(): vscode.DebugConfiguration[] {
     return INITIAL_CONFIGURATIONS.map((c) => ({ ...c }));
+  }
+
+  /** The Run and Debug view's dynamic entries: the agent script in the active editor, when it is one. */
+  provideDynamic(): vscode.DebugConfiguration[] {
+    const doc = activeScript();
+    return doc && agentLines(doc.getText()).length > 0 ? [agentLaunch(doc.fileName)] : this.provideDebugConfigurations();
   }
 
   /** Fills what launch.json left out: with none at all, runs the agent script in the active editor. */
@@ -26,23 +44,44 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
       return undefined;
     }
     if (!config.type && !config.request && !config.name) {
-      const doc = vscode.window.activeTextEditor?.document;
-      if (!doc || !SCRIPT_LANGUAGES.has(doc.languageId) || doc.uri.scheme !== 'file') {
+      const doc = activeScript();
+      if (!doc) {
         void vscode.window.showInformationMessage('Open an agent script (a .ts or .js file with `export default defineAgent(...)`) and press F5 again, or create a launch configuration.');
         return undefined;
       }
-      config = { type: DEBUG_TYPE, request: 'launch', name: `Logbook: ${path.basename(doc.fileName)}`, program: doc.fileName };
+      config = agentLaunch(doc.fileName);
     }
     if (config.request === 'launch' && config.program === undefined) {
-      const doc = vscode.window.activeTextEditor?.document;
-      if (doc && SCRIPT_LANGUAGES.has(doc.languageId) && doc.uri.scheme === 'file') config = { ...config, program: doc.fileName };
+      const doc = activeScript();
+      if (doc) config = { ...config, program: doc.fileName };
     }
     const settings = readConfig();
     const resolved: vscode.DebugConfiguration = { ...config };
     resolved.cwd ??= folder?.uri.fsPath ?? settings.workspaceFolder;
     if (resolved.database === undefined && settings.databasePath) resolved.database = settings.databasePath;
     resolved.runtimeExecutable ??= settings.runtimeExecutable;
-    this.log.info(`debug configuration: ${JSON.stringify(resolved)}`);
+    return resolved;
+  }
+
+  /**
+   * Merges the environment once variables are substituted: the settings' (logbook.envFile, then logbook.env),
+   * then the configuration's envFile, then its env. The adapter gets one env; a missing file stops the launch.
+   */
+  resolveDebugConfigurationWithSubstitutedVariables(_folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): vscode.DebugConfiguration | undefined {
+    const resolved: vscode.DebugConfiguration = { ...config };
+    try {
+      const cwd = typeof resolved.cwd === 'string' ? resolved.cwd : (readConfig().workspaceFolder ?? process.cwd());
+      const fromFile = typeof resolved.envFile === 'string' ? readEnvFile(path.resolve(cwd, resolved.envFile), 'the launch attribute "envFile"') : {};
+      const own = typeof resolved.env === 'object' && resolved.env !== null ? (resolved.env as Record<string, string>) : {};
+      const env = { ...settingsEnv(readConfig()), ...fromFile, ...own };
+      delete resolved.envFile;
+      if (Object.keys(env).length > 0) resolved.env = env;
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Agent Logbook: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+    const forLog = { ...resolved, ...(resolved.env ? { env: maskedEnv(resolved.env as Record<string, string>) } : {}) };
+    this.log.info(`debug configuration: ${JSON.stringify(forLog)}`);
     return resolved;
   }
 }

@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { ChangedNotice } from '../reader/protocol';
+import { AgentFiles } from './agentFiles';
 import { Commands, registerCommands } from './commands';
 import { affectsLogbook, readConfig } from './config';
 import { LogbookAdapterFactory, LogbookConfigurationProvider } from './debug';
@@ -33,6 +34,7 @@ export interface LogbookApi {
   readonly timelines: TimelinePanels;
   readonly commands: Commands;
   readonly sessions: Sessions;
+  readonly agentFiles: AgentFiles;
   /** Change notices seen from the reader, newest last (for tests of liveness). */
   readonly notices: ChangedNotice[];
 }
@@ -56,6 +58,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId));
   const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id) });
   const notices: ChangedNotice[] = [];
+  const agentFiles = new AgentFiles();
 
   const onChanged = (n: ChangedNotice): void => {
     notices.push(n);
@@ -94,9 +97,14 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
     timelines,
     { dispose: () => reader.dispose() },
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, debugConfig),
-    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, { provideDebugConfigurations: () => new LogbookConfigurationProvider(log).provideDebugConfigurations() }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
+    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, { provideDebugConfigurations: () => debugConfig.provideDynamic() }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new LogbookAdapterFactory(paths.debugAdapter, log)),
     sessions.onDidChange(() => statusBar.schedule(0)),
+    sessions.onDidChangePause(({ runId, paused }) => {
+      model.setPaused(runId, paused);
+      statusBar.schedule(0);
+    }),
+    agentFiles,
     vscode.workspace.onDidGrantWorkspaceTrust(() => model.refreshAll()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!affectsLogbook(e)) return;
@@ -116,7 +124,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   );
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
-  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, notices };
+  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, agentFiles, notices };
 }
 
 export function deactivate(): void {

@@ -6,29 +6,7 @@ export const CONTAINER_ID = 'agentLogbook';
 export const RUNS_VIEW = 'logbook.runs';
 export const OUTPUT_NAME = 'Agent Logbook';
 
-/** Every command the extension contributes; `title` and `icon` feed the generated manifest. */
-export const COMMANDS = {
-  killRun: { id: 'logbook.killRun', title: 'Kill Run (simulate crash)', icon: '$(debug-disconnect)' },
-  resumeRun: { id: 'logbook.resumeRun', title: 'Resume Run', icon: '$(debug-continue)' },
-  compensateRun: { id: 'logbook.compensateRun', title: 'Compensate Run', icon: '$(discard)' },
-  approveAction: { id: 'logbook.approveAction', title: 'Approve', icon: '$(check)' },
-  rejectAction: { id: 'logbook.rejectAction', title: 'Reject', icon: '$(close)' },
-  decideHappened: { id: 'logbook.decideHappened', title: 'Decide: It Happened', icon: undefined },
-  decideNotHappened: { id: 'logbook.decideNotHappened', title: 'Decide: It Did Not Happen', icon: undefined },
-  revealSource: { id: 'logbook.revealSource', title: 'Reveal in Source', icon: '$(go-to-file)' },
-  copyKey: { id: 'logbook.copyIdempotencyKey', title: 'Copy Idempotency Key', icon: '$(copy)' },
-  openCheckpoint: { id: 'logbook.openCheckpoint', title: 'Open Checkpoint as JSON', icon: '$(json)' },
-  deleteRun: { id: 'logbook.deleteRun', title: 'Delete Run', icon: '$(trash)' },
-  refresh: { id: 'logbook.refresh', title: 'Refresh', icon: '$(refresh)' },
-  openTimeline: { id: 'logbook.openTimeline', title: 'Open Run Timeline', icon: '$(graph-line)' },
-  createLaunchConfig: { id: 'logbook.createLaunchConfig', title: 'Create a Launch Configuration', icon: undefined },
-  openExample: { id: 'logbook.openExample', title: 'Open an Example Agent', icon: undefined },
-  showLog: { id: 'logbook.showLog', title: 'Show Log', icon: undefined },
-  loadMore: { id: 'logbook.loadMore', title: 'Load More', icon: undefined },
-} as const;
-
-export type CommandKey = keyof typeof COMMANDS;
-export const COMMAND_CATEGORY = 'Agent Logbook';
+export { COMMANDS, COMMAND_CATEGORY, paletteName, type CommandKey } from '../manifest/commands';
 
 /** Settings under `logbook.*`. */
 export const SETTINGS = {
@@ -36,12 +14,16 @@ export const SETTINGS = {
   databasePath: 'databasePath',
   runtimeExecutable: 'runtimeExecutable',
   autoRefresh: 'autoRefresh',
+  envFile: 'envFile',
+  env: 'env',
 } as const;
 
 /** Context keys set with `setContext`. */
 export const CONTEXT = {
   hasRuns: 'logbook.hasRuns',
   readerFailed: 'logbook.readerFailed',
+  /** The active editor holds an agent script (a `defineAgent(` call): the Run/Debug buttons show. */
+  agentEditor: 'logbook.agentEditor',
 } as const;
 
 /**

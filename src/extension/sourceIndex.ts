@@ -75,3 +75,11 @@ export function findStep(index: SourceIndex, name: string): StepSite | undefined
 export function findAction(index: SourceIndex, type: string): ActionSite | undefined {
   return index.actions.find((a) => a.type === type);
 }
+
+const DEFINE_AGENT = /\bdefineAgent\s*(?:<[^>(]*>)?\s*\(/g;
+
+/** The lines where the text calls `defineAgent(`: a file with one is an agent script (one regex pass, no parse). */
+export function agentLines(text: string): number[] {
+  const starts = lineStarts(text);
+  return [...text.matchAll(DEFINE_AGENT)].map((m) => position(starts, m.index ?? 0).line);
+}

@@ -5,7 +5,7 @@ import type { RunDto } from '../reader/protocol';
 import { COMMANDS } from './ids';
 import type { ReaderSource } from './tree/model';
 import type { Sessions } from './sessions';
-import { RUN_LOOK } from './tree/render';
+import { RUN_LOOK, pausedLook } from './tree/render';
 
 export class RunStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('logbook.activeRun', vscode.StatusBarAlignment.Left, 50);
@@ -46,8 +46,9 @@ export class RunStatusBar implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    const look = RUN_LOOK[run.status];
-    this.item.text = `$(${look.icon}) ${run.agent}: ${look.word}${run.leaseLive ? ` · ${run.stepCount} steps` : ''}${run.inDoubt ? ` · ${run.inDoubt} in doubt` : ''}`;
+    const paused = this.sessions.pausedRun(run.id);
+    const look = paused ? pausedLook(paused) : RUN_LOOK[run.status];
+    this.item.text = `$(${look.icon}) ${run.agent}: ${look.word}${run.leaseLive && !paused ? ` · ${run.stepCount} steps` : ''}${run.inDoubt ? ` · ${run.inDoubt} in doubt` : ''}`;
     this.item.tooltip = `Agent Logbook — run ${run.id} (${look.word}, attempt ${run.attempt}). Click for its timeline.`;
     this.item.color = run.status === 'interrupted' || run.status === 'needs-decision' || run.status === 'awaiting-approval' ? new vscode.ThemeColor('statusBarItem.warningForeground') : undefined;
     this.item.backgroundColor = run.status === 'interrupted' || run.status === 'needs-decision' || run.status === 'awaiting-approval' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;

@@ -44,7 +44,12 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('copyKey'), when: whenItem(action, FLAG.hasKey), group: '2_show@2' },
       { command: cmd('copyKey'), when: whenItem(ITEM.detail, FLAG.hasKey), group: 'inline@1' },
     ],
-    'debug/toolbar': [
+    // The Run / Debug buttons in the editor's title, as the Python and JavaScript debuggers give, on agent scripts only.
+    'editor/title/run': [
+      { command: cmd('runAgent'), when: `${CONTEXT.agentEditor} && ${trusted}`, group: 'navigation@0' },
+      { command: cmd('debugAgent'), when: `${CONTEXT.agentEditor} && ${trusted}`, group: 'navigation@1' },
+    ],
+    'debug/toolBar': [
       { command: cmd('killRun'), when: inLogbookDebug, group: 'navigation@10' },
       { command: cmd('compensateRun'), when: `${inLogbookDebug} && ${trusted}`, group: 'navigation@11' },
     ],
@@ -53,6 +58,8 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('resumeRun'), when: trusted },
       { command: cmd('compensateRun'), when: trusted },
       { command: cmd('deleteRun'), when: trusted },
+      { command: cmd('runAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
+      { command: cmd('debugAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
     ],
   };
 }
@@ -66,12 +73,12 @@ function commands(): Array<Record<string, string>> {
 
 export function contributions(): { activationEvents: string[]; capabilities: unknown; contributes: unknown } {
   return {
-    activationEvents: [`onDebugResolve:${DEBUG_TYPE}`, `onDebugDynamicConfigurations:${DEBUG_TYPE}`, 'onDebugInitialConfigurations', `onView:${RUNS_VIEW}`, 'workspaceContains:.logbook/journal.db'],
+    activationEvents: [`onDebugResolve:${DEBUG_TYPE}`, `onDebugDynamicConfigurations:${DEBUG_TYPE}`, 'onDebugInitialConfigurations', `onView:${RUNS_VIEW}`, 'workspaceContains:.logbook/journal.db', 'onLanguage:typescript', 'onLanguage:javascript'],
     capabilities: {
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`, `${SETTINGS.section}.${SETTINGS.databasePath}`],
+        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
       },
       virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk.' },
     },
@@ -89,6 +96,11 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       breakpoints: [{ language: 'typescript' }, { language: 'javascript' }],
       commands: commands(),
       menus: menus(),
+      keybindings: [
+        // F5 on an agent script starts Logbook without the "Select debugger" picker, but only where F5 would otherwise
+        // ask: no launch configuration selected in the Run and Debug view, and no session running.
+        { command: cmd('debugAgent'), key: 'f5', when: `${CONTEXT.agentEditor} && !inDebugMode && !debugConfigurationType && ${trusted}` },
+      ],
       viewsContainers: { activitybar: [{ id: CONTAINER_ID, title: 'Agent Logbook', icon: 'media/logbook.svg' }] },
       views: { [CONTAINER_ID]: [{ id: RUNS_VIEW, name: 'Runs', icon: 'media/logbook.svg', contextualTitle: 'Agent Logbook' }] },
       viewsWelcome: [
@@ -112,6 +124,19 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             default: 'node',
             scope: 'machine-overridable',
             markdownDescription: 'The Node.js (20 or newer) that runs the journal reader, the CLI and the debug adapter. VS Code never loads the journal itself.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.envFile}`]: {
+            type: 'string',
+            default: '',
+            scope: 'resource',
+            markdownDescription: 'A `.env` file (KEY=VALUE lines), relative to the workspace folder, whose variables every process the extension starts gets: debug sessions (with or without launch.json), Resume from the Runs view, the CLI commands and the Run button. A launch configuration\'s `envFile` and `env` override it. Values of names with KEY, TOKEN, SECRET or PASSWORD are masked in Variables and logs.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.env}`]: {
+            type: 'object',
+            default: {},
+            additionalProperties: { type: 'string' },
+            scope: 'resource',
+            markdownDescription: 'Environment variables for every process the extension starts, over `#logbook.envFile#`\'s. Prefer `#logbook.envFile#` for secrets: settings files are often committed.',
           },
           [`${SETTINGS.section}.${SETTINGS.autoRefresh}`]: {
             type: 'boolean',

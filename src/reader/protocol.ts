@@ -92,15 +92,24 @@ export const TimelineItem = z.object({
   start: int,
   end: z.nullable(int),
   status: str,
+  /** Where the bar sits on its attempt's axis, in percent (set once the axis is laid out). */
+  x0: z.optional(z.number()),
+  x1: z.optional(z.number()),
 });
 export type TimelineItem = z.infer<typeof TimelineItem>;
 
-export const TimelineMark = z.object({ at: int, attempt: int, kind: z.enum(['start', 'resume', 'crash', 'end', 'reconciled', 'decided', 'approval', 'compensation']), label: str });
+export const TimelineMark = z.object({ at: int, attempt: int, kind: z.enum(['start', 'resume', 'crash', 'end', 'reconciled', 'decided', 'approval', 'compensation']), label: str, x: z.optional(z.number()) });
 export type TimelineMark = z.infer<typeof TimelineMark>;
+
+/** The axis of one attempt (see reader/timeScale.ts): x in percent, quiet stretches compressed to gaps. */
+export const TimeScale = z.object({
+  segments: z.array(z.object({ start: int, end: int, x0: z.number(), x1: z.number(), gap: z.boolean() })),
+  ticks: z.array(z.object({ x: z.number(), label: str })),
+});
 
 export const Timeline = z.object({
   run: RunDto,
-  attempts: z.array(z.object({ attempt: int, start: int, end: int, outcome: str })),
+  attempts: z.array(z.object({ attempt: int, start: int, end: int, outcome: str, scale: TimeScale })),
   items: z.array(TimelineItem),
   marks: z.array(TimelineMark),
   truncated: z.boolean(),

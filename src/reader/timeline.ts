@@ -2,6 +2,7 @@
 
 import type { Store } from '../runtime/store';
 import type { RunDto, Timeline, TimelineItem, TimelineMark } from './protocol';
+import { quietGaps, scaleOf, xAt, type Scale } from './timeScale';
 
 /** Enough for any run a person reads on one screen; larger runs are cut and say so. */
 const MAX_EVENTS = 50_000;
@@ -33,7 +34,7 @@ function dataOf(text: string | null): Record<string, unknown> {
 export function buildTimeline(store: Store, run: RunDto): Timeline {
   const items: TimelineItem[] = [];
   const marks: TimelineMark[] = [];
-  const attempts = new Map<number, { attempt: number; start: number; end: number; outcome: string }>();
+  const attempts = new Map<number, { attempt: number; start: number; end: number; outcome: string; times: number[] }>();
   const open = new Map<string, TimelineItem>();
   const types = new Map<string, string>();
   const reconMarked = new Set<string>();
@@ -77,12 +78,13 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
           item.status = item.kind === 'action' ? (item.status === 'compensating' ? 'compensation in doubt' : 'in-doubt') : 'interrupted';
           open.delete(key);
         }
-        a = { attempt: e.attempt, start: e.at, end: e.at, outcome: 'interrupted' };
+        a = { attempt: e.attempt, start: e.at, end: e.at, outcome: 'interrupted', times: [] };
         attempts.set(e.attempt, a);
         if (e.attempt > 1) marks.push({ at: e.at, attempt: e.attempt, kind: 'resume', label: `attempt ${e.attempt}: ${typeof d.purpose === 'string' ? d.purpose : 'resume'}` });
         else marks.push({ at: e.at, attempt: 1, kind: 'start', label: 'run started' });
       }
       a.end = Math.max(a.end, e.at);
+      a.times.push(e.at);
       const stepKey = `step:${e.step_idx ?? -1}`;
       if (e.kind === 'step.started' || e.kind === 'step.restarted') {
         close(stepKey, e.at, 'interrupted');
@@ -151,5 +153,17 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
     if (live) a.outcome = 'running';
   }
   marks.sort((x, y) => x.at - y.at);
-  return { run, attempts: [...attempts.values()].sort((x, y) => x.attempt - y.attempt), items, marks, truncated };
+  const scaled = [...attempts.values()].sort((x, y) => x.attempt - y.attempt).map(({ times, ...a }): typeof a & { scale: Scale } => {
+    // Time in which nothing was journaled (a debugger pause, a slow effect) would squeeze the work to a sliver.
+    const end = Math.max(a.end, ...items.filter((i) => i.attempt === a.attempt).map((i) => i.end ?? i.start));
+    const scale = scaleOf(a.start, end, quietGaps([a.start, ...times, end]));
+    for (const i of items) {
+      if (i.attempt !== a.attempt) continue;
+      i.x0 = xAt(scale.segments, i.start);
+      i.x1 = xAt(scale.segments, i.end ?? i.start);
+    }
+    for (const m of marks) if (m.attempt === a.attempt) m.x = xAt(scale.segments, m.at);
+    return { ...a, scale };
+  });
+  return { run, attempts: scaled, items, marks, truncated };
 }

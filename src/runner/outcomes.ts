@@ -2,6 +2,7 @@
 
 import type { CompensationReport } from '../runtime/compensate';
 import type { RunOutcome } from '../runtime/engine';
+import { approveHint } from '../link/hints';
 import type { Outcome } from '../link/protocol';
 import { toWire } from '../link/wire';
 
@@ -20,7 +21,7 @@ export function outcomeOfRun(o: RunOutcome): Outcome {
       summary = `run ${o.runId} waits for a decision: ${o.waitingOn?.reason ?? ''} Launch with "resume": "${o.runId}" and "decide": {"${o.waitingOn?.actionId ?? '<action id>'}": "happened" | "not-happened"}, or decide when the debugger stops there`;
       break;
     case 'awaiting-approval':
-      summary = `run ${o.runId} waits for approval: ${o.waitingOn?.reason ?? ''} Approve it (Logbook: Approve, or \`logbook approve ${o.runId} ${o.waitingOn?.actionId ?? ''}\`)`;
+      summary = `run ${o.runId} waits for approval: ${o.waitingOn?.reason ?? ''} ${approveHint(o.runId, o.waitingOn?.actionId ?? '<action id>')}`;
       break;
     default:
       summary = `run ${o.runId} ${o.status}${o.error ? `: ${o.error.message}` : ''}; ${work}. Fix the cause and resume it, or compensate it`;

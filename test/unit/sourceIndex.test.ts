@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { findAction, findStep, indexSource, stepNameRegex } from '../../src/extension/sourceIndex';
+import { agentLines, findAction, findStep, indexSource, stepNameRegex } from '../../src/extension/sourceIndex';
 import { EXAMPLES } from '../helpers';
 
 describe('source index', () => {
@@ -31,5 +31,11 @@ describe('source index', () => {
     assert.equal(stepNameRegex('a.b (c)', "'"), '^a\\.b \\(c\\)$');
     assert.ok(new RegExp(stepNameRegex('pay ${x} now ${y}', '`')).test('pay 5 now later'));
     assert.ok(!new RegExp(stepNameRegex('pay ${x} now', '`')).test('pay 5 later'));
+  });
+
+  it('finds the defineAgent( call that makes a file an agent script, and nothing in other code', () => {
+    assert.deepEqual(agentLines(text), [lines.findIndex((l) => l.includes('defineAgent({'))]);
+    assert.deepEqual(agentLines('const x = 1;\n// defineAgent is imported elsewhere\nexport const y = defineAgents;\n'), []);
+    assert.deepEqual(agentLines('\nexport default defineAgent<Input>(\n  { name: "a" });'), [1]);
   });
 });

@@ -1,7 +1,7 @@
 // The tree's model: fetches pages from the reader, keeps one cached node per key, and says which nodes changed.
 
 import type { ActionDto, ChangedNotice, Method, Params, Result, RunDto } from '../../reader/protocol';
-import { actionKey, runKey, stepKey, type ActionNode, type DetailNode, type MessageNode, type MoreNode, type Node, type RunNode, type StepNode } from './nodes';
+import { actionKey, runKey, stepKey, type ActionNode, type DetailNode, type MessageNode, type MoreNode, type Node, type PauseInfo, type RunNode, type StepNode } from './nodes';
 
 export interface ReaderSource {
   request<M extends Method>(method: M, params: Params<M>): Promise<Result<M>>;
@@ -16,6 +16,7 @@ export class TreeModel {
   private readonly cache = new Map<string, Node>();
   private runsShown: number = PAGE.runs;
   private listeners = new Set<ChangeListener>();
+  private readonly pausedRuns = new Map<string, PauseInfo>();
   /** Called after each load of the root, when totalRuns and problem are fresh. */
   onRootsLoaded: () => void = () => undefined;
   /** Shown instead of runs when the reader cannot serve (bad runtimeExecutable, unreadable journal). */
@@ -49,7 +50,23 @@ export class TreeModel {
   }
 
   runNode(run: RunDto): RunNode {
-    return this.node<RunNode>(runKey(run.id), () => ({ kind: 'run', key: runKey(run.id), parent: undefined, run, stepsShown: PAGE.steps }), (n) => (n.run = run));
+    const n = this.node<RunNode>(runKey(run.id), () => ({ kind: 'run', key: runKey(run.id), parent: undefined, run, stepsShown: PAGE.steps }), (x) => (x.run = run));
+    n.paused = this.pausedRuns.get(run.id);
+    return n;
+  }
+
+  /** Overlays (or clears) a debug session's pause on a run's node: the journal still says running meanwhile. */
+  setPaused(runId: string, info: PauseInfo | undefined): void {
+    if (info) this.pausedRuns.set(runId, info);
+    else if (!this.pausedRuns.delete(runId)) return;
+    const node = this.cache.get(runKey(runId));
+    if (node?.kind !== 'run') return;
+    node.paused = info;
+    this.emit([node]);
+  }
+
+  pausedOf(runId: string): PauseInfo | undefined {
+    return this.pausedRuns.get(runId);
   }
 
   async roots(): Promise<Node[]> {

@@ -7,10 +7,23 @@ interface Base {
   readonly parent: Node | undefined;
 }
 
+/** Where a debug session has the run paused: the journal cannot know, the session's DAP events do. */
+export interface PauseInfo {
+  /** The stop's reason as DAP gives it: breakpoint, step, entry, exception, pause… */
+  readonly reason: string;
+  /** One line for people: the top frame (step or action) and its source line. */
+  readonly where: string;
+  readonly file?: string;
+  /** 1-based, as the debugger shows it. */
+  readonly line?: number;
+}
+
 export interface RunNode extends Base {
   readonly kind: 'run';
   run: RunDto;
   stepsShown: number;
+  /** Set while a debug session holds this run at a stop. */
+  paused?: PauseInfo;
 }
 
 export interface StepNode extends Base {

@@ -6,7 +6,7 @@ import type { ActionDisplay, RunDisplay, StepDisplay } from '../../reader/protoc
 import { ACTION_WORDS, RUN_WORDS } from '../../reader/protocol';
 import { ago } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
-import type { ActionNode, DetailNode, MoreNode, Node, RunNode, StepNode } from './nodes';
+import type { ActionNode, DetailNode, MoreNode, Node, PauseInfo, RunNode, StepNode } from './nodes';
 
 const icon = (id: string, color?: string): vscode.ThemeIcon => new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
 
@@ -62,9 +62,21 @@ export function runFlags(n: RunNode): Flag[] {
   return flags;
 }
 
+/** How a run held at a debugger stop looks: the journal says running, the session says where it waits. */
+export const PAUSED_LOOK = { word: 'paused', icon: 'debug-pause', color: 'debugIcon.pauseForeground' } as const;
+
+export function pausedLook(p: PauseInfo): { word: string; icon: string; color: string } {
+  return { ...PAUSED_LOOK, word: `paused at ${p.where}` };
+}
+
+/** The word and icon of a run, with a debug session's pause laid over what the journal says. */
+export function runLook(n: RunNode): { word: string; icon: string; color: string } {
+  return n.paused ? pausedLook(n.paused) : RUN_LOOK[n.run.status];
+}
+
 function runItem(n: RunNode): vscode.TreeItem {
   const r = n.run;
-  const look = RUN_LOOK[r.status];
+  const look = runLook(n);
   const item = new vscode.TreeItem(r.agent, r.stepCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   const extra = [r.inDoubt ? `${r.inDoubt} in doubt` : '', r.awaitingApproval ? `${r.awaitingApproval} awaiting approval` : ''].filter(Boolean);
   item.description = [look.word, ...extra, `${r.attempt} attempt${r.attempt === 1 ? '' : 's'}`, ago(r.createdAt), r.id].join(' · ');
