@@ -39,10 +39,17 @@ describe('DAP: a request sent the instant a stop arrives', function () {
     // A loaded machine, made on purpose: the adapter is frozen (SIGSTOP) for a moment while the runner answers the
     // approval and runs on to the next stop, so the answer and the next stop reach the adapter in one read.
     const adapterPid = (s.dc as unknown as { _adapterProcess: { pid: number } })._adapterProcess.pid;
+    const signal = (sig: NodeJS.Signals): void => {
+      try {
+        process.kill(adapterPid, sig);
+      } catch {
+        // The session already ended: nothing to freeze.
+      }
+    };
     const freeze = (afterMs: number): void => {
       setTimeout(() => {
-        process.kill(adapterPid, 'SIGSTOP');
-        setTimeout(() => process.kill(adapterPid, 'SIGCONT'), 150);
+        signal('SIGSTOP');
+        setTimeout(() => signal('SIGCONT'), 150);
       }, afterMs);
     };
     const line = lineOf(GATES, '// after-gate');
