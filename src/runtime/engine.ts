@@ -7,13 +7,16 @@ import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
 import type { RuntimeHooks } from './hooks';
-import { RunSession, emptyStats, type AttemptStats } from './session';
+import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, notFound } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision, RunStatus } from './types';
-import { compensateWithLease, type CompensationReport } from './compensate';
+import { compensateWithLease } from './compensate';
+import type { AttemptStats, RunOutcome } from './outcomes';
+
+export type { RunOutcome } from './outcomes';
 
 export interface EngineOptions {
   readonly faults?: Faults;
@@ -24,18 +27,6 @@ export interface EngineOptions {
   readonly log?: (line: string) => void;
 }
 
-export interface RunOutcome {
-  readonly runId: string;
-  readonly agent: string;
-  readonly status: RunStatus;
-  readonly attempt: number;
-  readonly output?: unknown;
-  readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
-  /** What the run waits for when it stopped in needs-decision or awaiting-approval. */
-  readonly waitingOn?: { readonly actionId: string; readonly reason: string };
-  readonly stats: AttemptStats;
-  readonly compensation?: CompensationReport;
-}
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
