@@ -10,7 +10,7 @@ import { currentOwner } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
-import type { Decision, RunStatus } from './types';
+import type { Decision } from './types';
 import type { CompensationReport } from './outcomes';
 
 export type { CompensationReport } from './outcomes';

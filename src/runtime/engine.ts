@@ -12,7 +12,7 @@ import { acquireRun, createRun, notFound } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
-import type { Decision, RunStatus } from './types';
+import type { Decision } from './types';
 import { compensateWithLease } from './compensate';
 import type { AttemptStats, RunOutcome } from './outcomes';
 

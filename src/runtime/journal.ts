@@ -104,17 +104,17 @@ function checkOptions(what: string, opts: object | undefined, allowed: ReadonlyS
 
 /** Opens (creating if needed) a journal for a host that drives runs itself, without the CLI. */
 export function openJournal(opts: JournalOptions = {}): Journal {
-  const agents = new Map<string, AnyAgent>();
+  const agents = new Map<string, AgentDefinition>();
   for (const a of opts.agents ?? []) {
     const seen = agents.get(a.name);
     if (seen && seen !== a) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `openJournal: two different agents are named ${JSON.stringify(a.name)}.`, 'Give each agent its own name: runs find their agent by it.');
-    agents.set(a.name, a);
+    agents.set(a.name, a as AgentDefinition);
   }
   const store: Store = openStore(path.resolve(opts.file ?? DEFAULT_DB));
   const role = opts.role ?? 'api';
   const engine = { role, ...(opts.log ? { log: opts.log } : {}) };
 
-  const agentOf = (runId: string): AnyAgent => {
+  const agentOf = (runId: string): AgentDefinition => {
     const row = store.reader.run(runId);
     if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List the runs with journal.runs().');
     const agent = agents.get(row.agent);
@@ -145,10 +145,11 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     file: store.file,
     async start(agent, input, o = {}) {
       checkOptions('journal.start', o, START_KEYS);
+      const registered = agent as unknown as AgentDefinition;
       const known = agents.get(agent.name);
-      if (known && known !== agent) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `journal.start: another agent named ${JSON.stringify(agent.name)} was registered.`, 'Start the agent you registered, or rename one.');
-      agents.set(agent.name, agent);
-      return startRun(store, agent as AnyAgent, { ...engine, script: o.script ?? `api:${agent.name}`, input, ...(o.runId !== undefined ? { runId: o.runId } : {}) });
+      if (known && known !== registered) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `journal.start: another agent named ${JSON.stringify(agent.name)} was registered.`, 'Start the agent you registered, or rename one.');
+      agents.set(agent.name, registered);
+      return startRun(store, registered, { ...engine, script: o.script ?? `api:${agent.name}`, input, ...(o.runId !== undefined ? { runId: o.runId } : {}) });
     },
     async resume(runId, o = {}) {
       checkOptions('journal.resume', o, RESUME_KEYS);
