@@ -74,6 +74,8 @@ export async function stage(target = DEFAULT_TARGET) {
   fs.mkdirSync(dir, { recursive: true });
   const manifest = { ...pkg };
   delete manifest.devDependencies;
+  // `files` is the npm package's list; vsce refuses it next to the .vscodeignore written below.
+  delete manifest.files;
   manifest.scripts = {};
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   for (const f of ['LICENSE', 'CHANGELOG.md']) if (fs.existsSync(path.join(root, f))) fs.copyFileSync(path.join(root, f), path.join(dir, f));
