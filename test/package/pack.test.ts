@@ -51,47 +51,30 @@ function sh(cmd: string, args: string[], opts: SpawnSyncOptions & { expect?: num
   return { stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
-const AGENT = `// A user's agent: imports the installed package, and leaves out an args field that has a default.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { z } from 'zod';
-import { defineAction, defineAgent, type RunApi } from 'agent-logbook';
-
-const world = path.join(process.env.LOGBOOK_STATE_DIR ?? '.logbook', 'sent.json');
-const sentKeys = (): string[] => (fs.existsSync(world) ? (JSON.parse(fs.readFileSync(world, 'utf8')) as string[]) : []);
-
-export const sendEmail = defineAction({
-  type: 'email.send',
-  version: 1,
-  effect: 'non-idempotent',
-  args: z.object({ to: z.string(), subject: z.string().default('Hello') }),
-  key: (args, run) => \`email:\${run.id}:\${args.to}\`,
-  execute: (args, { idempotencyKey }) => {
-    const subject: string = args.subject; // parsed: the default is filled in
-    fs.writeFileSync(world, JSON.stringify([...sentKeys(), idempotencyKey]));
-    return { id: idempotencyKey, subject };
-  },
-  verify: (_args, { idempotencyKey }) => (sentKeys().includes(idempotencyKey) ? { id: idempotencyKey, subject: 'Hello' } : undefined),
-});
-
-async function sendAll(run: RunApi, to: string[]): Promise<number> {
-  for (const t of to) await run.step(\`email \${t}\`, () => run.do(sendEmail, { to: t }));
-  return to.length;
+/** The README's "Use it in your project" section: its agent and the CLI transcript it shows, checked as written. */
+function readmeSection(): { agent: string; transcript: Map<string, string[]> } {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('## Use it in your project');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const agent = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const transcript = new Map<string, string[]>();
+  for (const block of section.matchAll(/```\n(\$ npx logbook[\s\S]*?)```/g)) {
+    let current: string[] | undefined;
+    for (const line of (block[1] ?? '').split('\n')) {
+      if (line.startsWith('$ ')) transcript.set(line.slice(2), (current = []));
+      else current?.push(line);
+    }
+  }
+  for (const out of transcript.values()) while (out.length && out[out.length - 1] === '') out.pop();
+  return { agent, transcript };
 }
 
-export default defineAgent({
-  name: 'welcome',
-  input: z.strictObject({ people: z.number().int().positive().default(3) }),
-  async run(run, input) {
-    const to = await run.step('load', () => Array.from({ length: input.people }, (_, i) => \`p\${i + 1}@example.com\`));
-    return { sent: await sendAll(run, to) };
-  },
-});
-`;
+/** Output as the README shows it: the absolute script path is the reader's own. */
+const comparable = (lines: string[]): string[] => lines.map((l) => l.replace(/^( {2}script {2}).*$/, '$1<path>')).filter((l, i, all) => l !== '' || all[i + 1] !== undefined);
 
 const HOST = `// A user's host: the programmatic API, typed.
 import { openJournal, LogbookError, type RunSummary } from 'agent-logbook';
-import welcome from './agent.js';
+import welcome from './welcome.js';
 
 export async function main(): Promise<RunSummary[]> {
   const journal = openJournal({ file: '.logbook/journal.db', agents: [welcome] });
@@ -160,21 +143,35 @@ describe('the npm package, installed into a scratch project', function () {
     fs.mkdirSync(release, { recursive: true });
     fs.copyFileSync(path.join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'), path.join(release, 'better_sqlite3.node'));
     assert.ok(!fs.existsSync(path.join(scratch, 'node_modules', '@types', 'better-sqlite3')), 'no @types/better-sqlite3 in the consumer');
-    fs.writeFileSync(path.join(scratch, 'agent.ts'), AGENT);
-
+    const { agent, transcript } = readmeSection();
+    assert.match(agent, /defineAgent\(/, 'the README shows an agent');
+    fs.writeFileSync(path.join(scratch, 'welcome.ts'), agent);
     const env = cleanEnv({ LOGBOOK_STATE_DIR: path.join(scratch, '.logbook') });
-    // npx runs the bin through a shell, which reports the SIGKILL as 128 + 9.
-    const crashed = sh('npx', ['--no-install', 'logbook', 'run', 'agent.ts', '--run-id', 'w-1', '--crash-at', 'email.send#2@after-execute'], { cwd: scratch, env, expect: 137 });
-    assert.equal(crashed.stdout, '', 'killed before it could report');
-    const shown = JSON.parse(sh('npx', ['--no-install', 'logbook', 'show', 'w-1', '--json'], { cwd: scratch, env }).stdout) as { run: { status: string }; actions: Array<{ status: string; inDoubt: boolean }> };
-    assert.equal(shown.run.status, 'interrupted');
-    assert.deepEqual(shown.actions.map((a) => [a.status, a.inDoubt]), [['committed', false], ['started', true]]);
+    const npx = (command: string, expect = 0): { stdout: string; stderr: string } => {
+      const args = (command.match(/'[^']*'|\S+/g) ?? []).map((a) => a.replace(/^'(.*)'$/, '$1'));
+      assert.equal(args.shift(), 'npx');
+      return sh('npx', ['--no-install', ...args], { cwd: scratch, env, expect });
+    };
+    const commands = [...transcript.keys()];
+    assert.deepEqual(commands, [
+      'npx logbook run welcome.ts --run-id w-1 --crash-at email.send#2@after-execute',
+      'npx logbook show w-1',
+      'npx logbook resume w-1',
+      `npx logbook run welcome.ts --input '{"peeple": 5}'`,
+    ]);
 
-    const resumed = sh('npx', ['--no-install', 'logbook', 'resume', 'w-1'], { cwd: scratch, env }).stdout;
-    assert.match(resumed, /w-1 {2}welcome {2}completed {2}\(attempt 2\)/);
-    assert.match(resumed, /reconciled email\.send email:w-1:p2@example\.com: verified/);
+    // npx runs the bin through a shell, which reports the SIGKILL as 128 + 9.
+    const crashed = npx(commands[0]!, 137);
+    assert.equal(crashed.stdout, '', 'killed before it could report');
+    const shownJson = JSON.parse(sh('npx', ['--no-install', 'logbook', 'show', 'w-1', '--json'], { cwd: scratch, env }).stdout) as { run: { status: string }; actions: Array<{ status: string; inDoubt: boolean }> };
+    assert.equal(shownJson.run.status, 'interrupted');
+    assert.deepEqual(shownJson.actions.map((a) => [a.status, a.inDoubt]), [['committed', false], ['started', true]]);
+    assert.deepEqual(comparable(npx(commands[1]!).stdout.trimEnd().split('\n')), comparable(transcript.get(commands[1]!)!), 'logbook show prints what the README shows');
+    assert.deepEqual(npx(commands[2]!).stdout.trimEnd().split('\n'), transcript.get(commands[2]!), 'logbook resume prints what the README shows');
     const sent = JSON.parse(fs.readFileSync(path.join(scratch, '.logbook', 'sent.json'), 'utf8')) as string[];
     assert.deepEqual(sent, ['email:w-1:p1@example.com', 'email:w-1:p2@example.com', 'email:w-1:p3@example.com'], 'each email once');
+    // A strict input schema refuses a typo'd key, as the README says.
+    assert.deepEqual(npx(commands[3]!, 2).stderr.trimEnd().split('\n'), transcript.get(commands[3]!));
 
     // The host API from plain JavaScript: ESM import of named exports, and require.
     fs.writeFileSync(path.join(scratch, 'host.mjs'), HOST_MJS);
@@ -189,8 +186,8 @@ describe('the npm package, installed into a scratch project', function () {
     fs.writeFileSync(path.join(scratch, 'broken.ts'), `import { defineAgent } from 'agent-logbook';\nimport { z } from 'zod';\nexport default defineAgent({ name: 'b', input: z.object({ n: z.number() }), run: (_run, input) => input.n.toUpperCase() });\n`);
     const tsc = path.join(scratch, 'node_modules', 'typescript', 'bin', 'tsc');
     const configs = {
-      'tsconfig.esm.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['agent.ts', 'host.ts', 'broken.ts'] },
-      'tsconfig.cjs.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true }, files: ['agent.ts', 'host.ts'] },
+      'tsconfig.esm.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['welcome.ts', 'host.ts', 'broken.ts'] },
+      'tsconfig.cjs.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true }, files: ['welcome.ts', 'host.ts'] },
     };
     for (const [name, config] of Object.entries(configs)) {
       fs.writeFileSync(path.join(scratch, name), JSON.stringify(config, null, 2));
