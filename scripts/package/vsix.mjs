@@ -17,14 +17,21 @@ function run(cmd, args, opts = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
 }
 
+/**
+ * Dependencies used only while npm installs a package: better-sqlite3 fetches its binary with prebuild-install. They
+ * are staged (vsce checks the tree with `npm list`) but left out of the VSIX by .vscodeignore.
+ */
+const INSTALL_ONLY = new Set(['prebuild-install']);
+
 /** Production dependencies, transitively, as they are installed in node_modules (esbuild's binary is per target). */
-function productionPackages() {
+function productionPackages(skip = new Set()) {
   const seen = new Set();
   const visit = (name) => {
     if (seen.has(name)) return;
     const dir = path.join(root, 'node_modules', name);
     if (!fs.existsSync(path.join(dir, 'package.json'))) return; // an optional dependency for another platform
     if (name.startsWith('@esbuild/')) return; // added per target by esbuildFor()
+    if (skip.has(name)) return;
     seen.add(name);
     const p = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
     for (const d of Object.keys({ ...p.dependencies, ...p.optionalDependencies })) visit(d);
@@ -77,20 +84,25 @@ export async function stage(target = DEFAULT_TARGET) {
   // `files` is the npm package's list; vsce refuses it next to the .vscodeignore written below.
   delete manifest.files;
   manifest.scripts = {};
+  // The VSIX's example agents import zod; declared here so the staged tree is what `npm list` expects.
+  manifest.dependencies = { ...manifest.dependencies, zod: pkg.devDependencies.zod };
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   for (const f of ['LICENSE', 'CHANGELOG.md']) if (fs.existsSync(path.join(root, f))) fs.copyFileSync(path.join(root, f), path.join(dir, f));
   fs.writeFileSync(path.join(dir, 'README.md'), packagedReadme(fs.readFileSync(path.join(root, 'README.md'), 'utf8')));
   fs.cpSync(path.join(root, 'media'), path.join(dir, 'media'), { recursive: true, filter: (s) => !s.includes(`${path.sep}screenshots`) });
   fs.cpSync(path.join(root, 'examples'), path.join(dir, 'examples'), { recursive: true });
   fs.cpSync(path.join(root, 'dist'), path.join(dir, 'dist'), { recursive: true, filter: (s) => !s.endsWith('.map') && !s.includes(`${path.sep}native`) });
-  for (const name of productionPackages()) {
+  const staged = productionPackages();
+  const running = new Set(productionPackages(INSTALL_ONLY));
+  const installOnly = staged.filter((n) => !running.has(n)).map((n) => `node_modules/${n}/**`);
+  for (const name of staged) {
     const from = path.join(root, 'node_modules', name);
     const skip = SKIP[name];
     fs.cpSync(from, path.join(dir, 'node_modules', name), { recursive: true, dereference: true, filter: (s) => !skip || !skip.has(path.relative(from, s).split(path.sep)[0]) });
   }
   esbuildFor(target, path.join(dir, 'node_modules'));
   const built = await placeAll(path.join(dir, 'dist'), target);
-  fs.writeFileSync(path.join(dir, '.vscodeignore'), ['**/*.map', '**/*.tsbuildinfo', 'node_modules/**/test/**', 'node_modules/**/*.md', '!README.md', 'node_modules/**/*.d.ts', '!dist/types/**', 'node_modules/zod/src/**', 'node_modules/zod/**/*.d.cts', ''].join('\n'));
+  fs.writeFileSync(path.join(dir, '.vscodeignore'), ['**/*.map', '**/*.tsbuildinfo', 'node_modules/**/test/**', 'node_modules/**/*.md', '!README.md', 'node_modules/**/*.d.ts', '!dist/types/**', 'node_modules/zod/src/**', 'node_modules/zod/v3/**', ...installOnly, 'node_modules/zod/**/*.d.cts', ''].join('\n'));
   return { dir, built };
 }
 
@@ -98,7 +110,7 @@ const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
 
 /** What `vsce ls` says the staged extension would pack, one path a line. */
 export function vsceList(dir) {
-  const r = spawnSync(process.execPath, [vsce, 'ls', '--allow-missing-repository', '--allow-star-activation'], { cwd: dir, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [vsce, 'ls'], { cwd: dir, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`vsce ls failed: ${r.stderr}`);
   return r.stdout.split('\n').filter(Boolean);
 }
