@@ -180,6 +180,11 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const i = process.argv.indexOf('--target');
   const target = i > 0 ? process.argv[i + 1] : 'linux-x64';
   const t0 = Date.now();
-  for (const b of await allFor(target)) console.log(`[native] ${target} Node ${b.version}: ABI ${b.abi} → ${b.file}`);
-  console.log(`[native] ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (cache: ${cacheDir()})`);
+  try {
+    for (const b of await allFor(target)) console.log(`[native] ${target} Node ${b.version}: ABI ${b.abi} → ${b.file}`);
+    console.log(`[native] ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (cache: ${cacheDir()})`);
+  } catch (err) {
+    console.error(`[native] FAILED: ${err.message}`);
+    process.exitCode = 1;
+  }
 }

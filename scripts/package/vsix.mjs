@@ -131,5 +131,10 @@ export async function packageTarget(target = DEFAULT_TARGET) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const at = process.argv.indexOf('--target');
   const targets = at > 0 ? (process.argv[at + 1] === 'all' ? Object.keys(TARGETS) : [process.argv[at + 1]]) : [DEFAULT_TARGET];
-  for (const t of targets) await packageTarget(t);
+  try {
+    for (const t of targets) await packageTarget(t);
+  } catch (err) {
+    console.error(`[package] FAILED: ${err.message}`);
+    process.exitCode = 1;
+  }
 }
