@@ -10,6 +10,16 @@ const ZOD_NAMESPACE = {
   message: 'Import zod/mini as a namespace (`import * as z`): its `z` object keeps all of zod in the bundle.',
 };
 // Flat config replaces (does not merge) a rule set again by a later block, so every src/ block carries ZOD.
+// Every src/ folder. Import patterns match the specifier as written, so each folder's rules are stated once, as a
+// function of `under` (folder names → the relative specifiers that reach them), and repeated per file depth: from
+// src/extension/tree/, '../cli' is extension/cli.ts, not src/cli.
+const LAYERS = ['adapter', 'runner', 'link', 'runtime', 'loader', 'plan', 'reader', 'cli', 'rehearse', 'extension', 'manifest', 'shared'];
+const layer = (folder, rules) =>
+  [1, 2, 3].map((depth) => {
+    const up = '../'.repeat(depth);
+    const under = (...dirs) => dirs.flatMap((d) => [`${up}${d}`, `${up}${d}/**`]);
+    return { files: [`src/${folder}/${'*/'.repeat(depth - 1)}*.ts`], rules: restrict(rules(under, up)) };
+  });
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...ZOD] }] });
 
 export default tseslint.config(
@@ -26,28 +36,38 @@ export default tseslint.config(
     },
   },
   { files: ['src/**/*.ts'], rules: { ...restrict([]), 'no-restricted-syntax': ['error', ZOD_NAMESPACE] } },
-  {
-    files: ['src/runtime/**/*.ts'],
-    rules: restrict([
-      { group: ['vscode'], message: 'The runtime knows nothing of its host: no vscode here.' },
-      { group: ['@vscode/*'], message: 'The runtime knows nothing of DAP: the adapter translates runtime events.' },
-      { group: ['**/adapter/**', '**/extension/**', '**/cli/**', '**/reader/**', '**/loader/**'], message: 'The runtime is the bottom layer; it imports no host code.' },
-    ]),
-  },
-  {
-    files: ['src/adapter/**/*.ts', 'src/cli/**/*.ts', 'src/loader/**/*.ts', 'src/rehearse/**/*.ts', 'src/reader/**/*.ts'],
-    rules: restrict([
-      { group: ['vscode'], message: 'Only the extension (UI layer) may import vscode.' },
-      { group: ['**/extension/**'], message: 'The extension sits above; nothing below imports it.' },
-    ]),
-  },
-  {
-    files: ['src/extension/**/*.ts'],
-    rules: restrict([
-      { group: ['better-sqlite3'], message: 'The extension host never loads better-sqlite3: ask the reader process.' },
-      { group: ['**/runtime/store', '**/runtime/store/**', '**/runtime/engine', '**/runtime/session', '**/loader/**'], message: 'The extension host never opens the journal itself: use the reader process.' },
-    ]),
-  },
+  // The layers, bottom up: shared → runtime (with its store) → loader, plan, reader → runner, link, adapter, cli,
+  // rehearse → extension. Each folder lists what it must not import; scripts/import-cycles.mjs forbids cycles.
+  ...layer('shared', (under) => [{ group: [...under(...LAYERS.filter((l) => l !== 'shared')), 'vscode', '@vscode/*'], message: 'shared/ is the bottom layer: every layer may import it, it imports none.' }]),
+  ...layer('runtime', (under) => [
+    { group: ['vscode'], message: 'The runtime knows nothing of its host: no vscode here.' },
+    { group: ['@vscode/*'], message: 'The runtime knows nothing of DAP: the adapter translates runtime events.' },
+    { group: under('adapter', 'runner', 'link', 'extension', 'cli', 'reader', 'loader', 'plan', 'rehearse', 'manifest'), message: 'The runtime is the bottom layer; it imports no host code.' },
+  ]),
+  ...layer('loader', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'reader', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'loader/ and plan/ sit just above the runtime and import only it (and shared/).' }]),
+  ...layer('plan', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'reader', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'loader/ and plan/ sit just above the runtime and import only it (and shared/).' }]),
+  ...layer('link', (under) => [{ group: [...under('adapter', 'runner', 'runtime', 'extension', 'cli', 'reader', 'loader', 'plan', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'link/ is what the adapter and the runner share: it imports neither side, nor the runtime.' }]),
+  ...layer('runner', (under) => [
+    { group: ['vscode', '@vscode/*'], message: 'The runner knows nothing of DAP or VS Code: it speaks link/protocol to the adapter.' },
+    { group: under('adapter', 'extension', 'cli', 'reader', 'rehearse', 'plan', 'manifest'), message: 'The runner child imports the runtime and link/ only: adapter code runs in another process.' },
+  ]),
+  ...layer('adapter', (under) => [
+    { group: ['vscode'], message: 'Only the extension (UI layer) may import vscode.' },
+    { group: ['better-sqlite3', ...under('runtime/store', 'runtime/engine', 'runtime/session', 'runtime/compensate', 'loader')], message: 'The adapter never opens the journal or loads the script: the runner child does, over link/protocol.' },
+    { group: under('runner', 'extension', 'cli', 'reader', 'rehearse', 'plan', 'manifest'), message: 'The adapter talks to the runner through link/ only; runner code runs in another process.' },
+  ]),
+  ...layer('reader', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'rehearse', 'plan', 'loader', 'manifest'), 'vscode', '@vscode/*'], message: 'The reader process serves the journal to the extension; it imports the runtime\'s store only.' }]),
+  ...layer('cli', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'reader', 'manifest'), 'vscode', '@vscode/*'], message: 'The CLI drives the runtime directly; debugger and editor code is not its business.' }]),
+  ...layer('rehearse', (under, up) => [
+    { group: [...under('adapter', 'runner', 'link', 'extension', 'reader', 'plan', 'manifest'), 'vscode', '@vscode/*'], message: 'rehearse/ drives the CLI and reads journals; debugger and editor code is not its business.' },
+    { group: [`${up}cli/*`, `!${up}cli/command`, `!${up}cli/format`], message: 'rehearse/ is a CLI command module: it may import cli/command (its shape) and cli/format (output), nothing that imports it back.' },
+  ]),
+  ...layer('extension', (under, up) => [
+    { group: ['better-sqlite3'], message: 'The extension host never loads better-sqlite3: ask the reader process.' },
+    { group: under('runtime', 'loader', 'plan', 'runner', 'link', 'rehearse'), message: 'The extension host never opens the journal or runs a script: use the reader process (reader/protocol) or the CLI as a child process.' },
+    { group: under('cli', 'adapter'), message: 'The extension starts the CLI and the adapter as processes; code both need goes in shared/.' },
+    { group: [`${up}reader/*`, `!${up}reader/protocol`], message: 'The extension speaks to the reader process through reader/protocol only.' },
+  ]),
   {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
     rules: {

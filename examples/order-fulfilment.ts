@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ApprovalRejectedError, defineAction, defineAgent } from 'agent-logbook';
 import { warehouse } from './providers/warehouse';
-import { payments } from './providers/payments';
+import { CardDeclinedError, payments } from './providers/payments';
 import { carrier } from './providers/carrier';
 import { outbox } from './providers/outbox';
 
@@ -33,6 +33,8 @@ const chargeCard = defineAction({
   args: z.object({ orderId: z.string(), amount: z.number().int().positive(), card: z.string() }),
   key: (a, run) => `charge:${run.id}:${a.orderId}`,
   execute: (a, { idempotencyKey }) => payments.charge({ amount: a.amount, card: a.card, reference: idempotencyKey }),
+  // A decline proves nothing was charged; any other error (a timeout) leaves the charge in doubt until verify answers.
+  failure: (err) => (err instanceof CardDeclinedError ? 'not-happened' : 'in-doubt'),
   verify: (_a, { idempotencyKey }) => payments.findByReference(idempotencyKey),
   compensate: (_a, result, { idempotencyKey }) => payments.refund({ chargeId: result.chargeId, idempotencyKey }),
 });

@@ -24,7 +24,8 @@ const TYPE_ENTRIES = ['runtime/public.d.ts'];
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
   { in: 'src/runtime/public.ts', out: 'dist/runtime.js' },
-  ...['src/adapter/debugAdapter.ts', 'src/adapter/runner.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
+  { in: 'src/runner/main.ts', out: 'dist/runner.js' },
+  ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),
 ];

@@ -4,10 +4,10 @@ import * as fs from 'node:fs';
 import * as vm from 'node:vm';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { describe } from '../runtime/errors';
-import { DEFAULT_FILTERS } from './filters';
-import { parseHitCondition } from './hitCondition';
-import { EXCEPTION_FILTERS, type Breakpoints, type ExceptionFilter, type FunctionBreakpoint, type LineBreakpoint } from './protocol';
-import { breakableLines } from './sourceScan';
+import { DEFAULT_FILTERS } from '../link/filters';
+import { parseHitCondition } from '../link/hitCondition';
+import { EXCEPTION_FILTERS, type Breakpoints, type ExceptionFilter, type FunctionBreakpoint, type LineBreakpoint } from '../link/protocol';
+import { breakableLines } from '../link/sourceScan';
 
 type Requested = { condition?: string | undefined; hitCondition?: string | undefined };
 

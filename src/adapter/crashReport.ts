@@ -1,22 +1,15 @@
 // What the session says when a run ends: its exit code, and after a SIGKILL where it died and what is in doubt.
 
-import type { Postmortem } from './protocol';
+import type { Postmortem } from '../link/protocol';
+import { EXIT } from '../runtime/errors';
+import { runExitCode } from '../runtime/policy';
+import { RUN_STATUSES, type RunStatus } from '../runtime/types';
 
 export const KILLED_EXIT_CODE = 137;
 
-/** Exit codes like the CLI's: 0 done, 1 failed, 3 waiting for a person; a crash is 128 + SIGKILL. */
+/** The policy's exit codes, as the CLI's: 0 done, 1 failed or stopped before its end, 3 waiting for a person; a crash is 128 + SIGKILL. */
 export function exitCodeFor(status: string): number {
-  switch (status) {
-    case 'completed':
-    case 'compensated':
-    case 'interrupted':
-      return 0;
-    case 'needs-decision':
-    case 'awaiting-approval':
-      return 3;
-    default:
-      return 1;
-  }
+  return (RUN_STATUSES as readonly string[]).includes(status) || status === 'interrupted' ? runExitCode(status as RunStatus) : EXIT.failed;
 }
 
 export interface CrashFacts {

@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import * as z from 'zod/mini';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { parseCrashSpec } from '../runtime/faults';
-import { ENGLISH } from '../runtime/zodEnglish';
-import type { RunnerConfig } from './protocol';
+import { ENGLISH } from '../shared/zodEnglish';
+import type { RunnerConfig } from '../link/protocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const DECISION = z.enum(['happened', 'not-happened']);

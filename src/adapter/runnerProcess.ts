@@ -3,8 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { Channel } from './channel';
-import { FromRunner, type RunnerRequest, type ToRunner } from './protocol';
+import { Channel } from '../link/channel';
+import { FromRunner, type RunnerRequest, type ToRunner } from '../link/protocol';
 
 export interface RunnerLaunch {
   readonly runtimeExecutable: string;

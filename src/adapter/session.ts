@@ -7,12 +7,12 @@ import * as z from 'zod/mini';
 // zod/mini throws core's error class; importing it by name keeps the rest of core (`z.core.*`) out of the bundle.
 import { $ZodError } from 'zod/v4/core';
 import { LogbookError, describe } from '../runtime/errors';
-import { ENGLISH } from '../runtime/zodEnglish';
+import { ENGLISH } from '../shared/zodEnglish';
 import { BreakpointBook, readBreakable } from './breakpointBook';
 import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
-import { FILTERS } from './filters';
+import { FILTERS } from '../link/filters';
 import { parseLaunchConfig, resolveLaunch, type ResolvedLaunch } from './launchConfig';
-import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from './protocol';
+import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from '../link/protocol';
 import { RunnerProcess } from './runnerProcess';
 import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';
@@ -44,6 +44,22 @@ const DecideArgs = z.object({
   then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
 });
 const ApproveArgs = z.object({ note: z.optional(z.string()), then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue') });
+
+/**
+ * The error responses the session sends, one row each: a stable DAP error id (clients may match on it) and whether the
+ * client should show it to the user. Add a failure here, then send it with this.fail(response, 'name', text).
+ */
+const DAP_ERRORS = {
+  adapter: { id: 1000, showUser: true },
+  launch: { id: 1001, showUser: true },
+  notPaused: { id: 1002, showUser: false },
+  restartFrame: { id: 1003, showUser: true },
+  variables: { id: 1004, showUser: false },
+  evaluate: { id: 1005, showUser: false },
+  customRequest: { id: 1006, showUser: true },
+  attach: { id: 1007, showUser: true },
+} as const satisfies Record<string, { id: number; showUser: boolean }>;
+type DapError = keyof typeof DAP_ERRORS;
 
 /** Runners of every session in this process, killed if the adapter exits (server mode runs several sessions). */
 const liveRunners = new Set<RunnerProcess>();
@@ -91,9 +107,15 @@ export class LogbookDebugSession extends DebugSession {
     }
   }
 
+  /** Answers `response` with one of DAP_ERRORS and the text for people. */
+  private fail(response: DebugProtocol.Response, kind: DapError, text: string): void {
+    const e = DAP_ERRORS[kind];
+    this.sendErrorResponse(response, { id: e.id, format: text, showUser: e.showUser, variables: {} });
+  }
+
   /** Runs an async handler; anything it throws becomes an error response rather than a crash of the adapter. */
   private guard(response: DebugProtocol.Response, fn: () => Promise<void>): void {
-    fn().catch((err: unknown) => this.sendErrorResponse(response, { id: 1000, format: `Logbook adapter error: ${message(err)}`, showUser: true, variables: {} }));
+    fn().catch((err: unknown) => this.fail(response, 'adapter', `Logbook adapter error: ${message(err)}`));
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------------------
@@ -142,7 +164,7 @@ export class LogbookDebugSession extends DebugSession {
   }
 
   protected override attachRequest(response: DebugProtocol.AttachResponse): void {
-    this.sendErrorResponse(response, { id: 1007, format: 'Logbook debugs the runs it starts: use a "launch" configuration (with "resume" to continue an existing run).', showUser: true, variables: {} });
+    this.fail(response, 'attach', 'Logbook debugs the runs it starts: use a "launch" configuration (with "resume" to continue an existing run).');
   }
 
   private spawnRunner(resolved: ResolvedLaunch): void {
@@ -163,7 +185,7 @@ export class LogbookDebugSession extends DebugSession {
 
   private failLaunch(response: DebugProtocol.LaunchResponse, text: string): void {
     this.launchResponse = undefined;
-    this.sendErrorResponse(response, { id: 1001, format: text, showUser: true, variables: {} });
+    this.fail(response, 'launch', text);
     this.sendEvent(new OutputEvent(`${text}\n`, 'important'));
     this.end();
   }
@@ -362,7 +384,7 @@ export class LogbookDebugSession extends DebugSession {
 
   private resume(response: DebugProtocol.Response, mode: StepMode): void {
     if (!this.runner?.alive || !this.paused) {
-      this.sendErrorResponse(response, { id: 1002, format: 'The run is not paused.', showUser: false, variables: {} });
+      this.fail(response, 'notPaused', 'The run is not paused.');
       return;
     }
     this.paused = undefined;
@@ -400,16 +422,27 @@ export class LogbookDebugSession extends DebugSession {
     const frame = this.frameOf(args.frameId);
     const idx = this.paused?.context.step?.idx;
     if (!frame || !frame.canRestart || idx === undefined || !this.runner) {
-      this.sendErrorResponse(response, { id: 1003, format: 'Only a step frame can be restarted: it forks the run at that step.', showUser: true, variables: {} });
+      this.fail(response, 'restartFrame', 'Only a step frame can be restarted: it forks the run at that step.');
       return;
     }
+    const at = this.paused?.seq;
     try {
       await this.runner.request({ op: 'fork', stepIdx: idx });
-      this.paused = undefined;
+      this.resumedFrom(at);
       this.sendResponse(response);
     } catch (err) {
-      this.sendErrorResponse(response, { id: 1003, format: message(err), showUser: true, variables: {} });
+      this.fail(response, 'restartFrame', message(err));
     }
+  }
+
+  /**
+   * Forgets stop `seq` once a request resumed it, but not a newer stop: the runner's answer and the stop it runs on to
+   * can arrive in one read, and then the new stop is already recorded when the awaited answer is handled.
+   */
+  private resumedFrom(seq: number | undefined): boolean {
+    if (seq === undefined || this.paused?.seq !== seq) return false;
+    this.paused = undefined;
+    return true;
   }
 
   // ---- inspection ----------------------------------------------------------------------------------------
@@ -524,7 +557,7 @@ export class LogbookDebugSession extends DebugSession {
         });
       }
     } catch (err) {
-      this.sendErrorResponse(response, { id: 1004, format: message(err), showUser: false, variables: {} });
+      this.fail(response, 'variables', message(err));
       return;
     }
     response.body = { variables };
@@ -537,7 +570,7 @@ export class LogbookDebugSession extends DebugSession {
 
   private async evaluateExpression(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
     if (!this.runner?.alive || !this.paused) {
-      this.sendErrorResponse(response, { id: 1005, format: 'The run is not paused: expressions are evaluated against a paused step or action.', showUser: false, variables: {} });
+      this.fail(response, 'evaluate', 'The run is not paused: expressions are evaluated against a paused step or action.');
       return;
     }
     try {
@@ -546,7 +579,7 @@ export class LogbookDebugSession extends DebugSession {
       response.body = { result: v.value, type: v.type, variablesReference: v.variablesReference, ...(v.indexedVariables ? { indexedVariables: v.indexedVariables } : {}) };
       this.sendResponse(response);
     } catch (err) {
-      this.sendErrorResponse(response, { id: 1005, format: message(err), showUser: false, variables: {} });
+      this.fail(response, 'evaluate', message(err));
     }
   }
 
@@ -569,7 +602,7 @@ export class LogbookDebugSession extends DebugSession {
 
   private async custom(command: string, response: DebugProtocol.Response, args: unknown): Promise<void> {
     const runner = this.runner;
-    const fail = (text: string): void => this.sendErrorResponse(response, { id: 1006, format: text, showUser: true, variables: {} });
+    const fail = (text: string): void => this.fail(response, 'customRequest', text);
     if (!['kill', 'decide', 'approve', 'reject', 'compensate'].includes(command)) {
       fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject and compensate.`);
       return;
@@ -578,6 +611,7 @@ export class LogbookDebugSession extends DebugSession {
       fail('No run is active in this session.');
       return;
     }
+    const at = this.paused?.seq;
     try {
       let body: unknown;
       let then: StepMode | 'stay' = 'stay';
@@ -605,10 +639,7 @@ export class LogbookDebugSession extends DebugSession {
           body = await runner.request({ op: 'compensate' });
           break;
       }
-      if (then !== 'stay' && this.paused) {
-        this.paused = undefined;
-        this.sendEvent(new ContinuedEvent(this.threadId(), true));
-      }
+      if (then !== 'stay' && this.resumedFrom(at)) this.sendEvent(new ContinuedEvent(this.threadId(), true));
       response.body = body;
       this.sendResponse(response);
     } catch (err) {

@@ -1,6 +1,6 @@
 // Adapter side: wire values as the JavaScript debugger shows them — previews, types, and children to expand.
 
-import { TAG, isTagged, type Tagged } from './wire';
+import { TAG, isTagged, type Tagged } from '../link/wire';
 
 const PREVIEW = 100;
 

@@ -1,14 +1,13 @@
 // `logbook delete <run-id>`: removes a run and its whole journal, refused while a live process drives it.
 
 import { parseArgs } from 'node:util';
-import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
 import * as path from 'node:path';
 import { DEFAULT_DB, openStore } from '../runtime/store';
-import { notFound } from '../runtime/store/lease';
 import { leaseIsLive } from '../runtime/store/owner';
-import type { ExtraCommand } from './extra';
+import type { CommandModule } from './command';
 
-export const deleteCommand: ExtraCommand = {
+export const deleteCommand: CommandModule = {
   name: 'delete',
   usage: 'logbook delete <run-id> [--json]',
   run(args, io) {
@@ -25,7 +24,7 @@ export const deleteCommand: ExtraCommand = {
       const counts = { steps: 0, actions: 0, events: 0 };
       const tx = store.db.transaction(() => {
         const row = store.reader.run(runId);
-        if (!row) throw notFound(runId);
+        if (!row) throw runNotFound(runId);
         if (leaseIsLive(row, Date.now())) {
           throw new LogbookError(ErrorCodes.LEASE_HELD, `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`, 'Stop that process (or kill the run) first, then delete it.', { runId });
         }

@@ -2,9 +2,11 @@
 
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
-import { notFound } from '../runtime/store/lease';
+import { runNotFound } from '../runtime/errors';
 import { fromJournalJson } from '../runtime/json';
-import { actionStatusWord, ago, clip, paint, runStatusWord, table } from './format';
+import { ago } from '../shared/relativeTime';
+import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
+import { actionDisplay } from '../runtime/policy';
 
 export function runJson(store: Store, row: RunRow): Record<string, unknown> {
   const v = store.reader.view(row);
@@ -38,7 +40,10 @@ export function actionJson(a: ActionRow, leaseLive: boolean): Record<string, unk
     effect: a.effect,
     step: a.step_idx,
     status: a.status,
-    inDoubt: a.status === 'started' && !leaseLive,
+    /** The policy's display status: what the sidebar shows for it. */
+    display: actionDisplay(a, leaseLive),
+    inDoubt: a.status === 'started' && (!leaseLive || a.error !== null),
+    afterError: a.status === 'started' && a.error !== null,
     args: JSON.parse(a.args) as unknown,
     result: fromJournalJson(a.result),
     error: a.error ? (JSON.parse(a.error) as unknown) : null,
@@ -67,7 +72,7 @@ export function listRuns(store: Store, json: boolean, limit: number): string {
 
 export function showRun(store: Store, runId: string, json: boolean): string {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const v = store.reader.view(row);
   const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
   const actions = [...store.reader.allActions(runId)];
@@ -86,7 +91,7 @@ export function showRun(store: Store, runId: string, json: boolean): string {
   lines.push(
     table(
       ['#', 'STEP', 'STATUS'],
-      steps.map((s) => [String(s.idx + 1), clip(s.name, 50), s.status === 'completed' ? paint('green', 'completed') : s.status === 'failed' ? paint('red', 'failed') : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted')]),
+      steps.map((s) => [String(s.idx + 1), clipChars(printable(s.name), 50), s.status === 'completed' ? paint('green', 'completed') : s.status === 'failed' ? paint('red', 'failed') : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted')]),
     ),
   );
   if (actions.length > 0) {
@@ -95,21 +100,35 @@ export function showRun(store: Store, runId: string, json: boolean): string {
       table(
         ['ACTION', 'TYPE', 'EFFECT', 'STATUS', 'EXEC', 'RECONCILED', 'STEP'],
         actions.map((a) => [
-          clip(a.id, 48),
-          a.type,
+          // Never clipped, and escaped: two distinct keys must not print alike.
+          printable(a.id),
+          printable(a.type),
           a.effect,
-          actionStatusWord(a.status, !v.leaseLive, a.compensation),
+          actionStatusWord(a, v.leaseLive),
           String(a.executions),
           a.reconciliation ?? (a.decision ? `decided ${a.decision}` : ''),
-          clip(stepName.get(a.step_idx) ?? String(a.step_idx + 1), 30),
+          clipChars(printable(stepName.get(a.step_idx) ?? String(a.step_idx + 1)), 30),
         ]),
       ),
     );
   }
-  const doubt = actions.filter((a) => a.status === 'started' && !v.leaseLive);
+  const doubt = actions.filter((a) => a.status === 'started' && (!v.leaseLive || a.error !== null));
+  for (const a of doubt.filter((x) => x.error !== null)) {
+    lines.push(paint('yellow', `  ${a.type} ${a.id} is in doubt after an error: ${errorText(a.error)} (an error is not proof that nothing happened)`));
+  }
   if (doubt.length > 0) {
     lines.push('');
     lines.push(paint('yellow', `${doubt.length} action(s) in doubt: \`logbook resume ${runId}\` reconciles them${doubt.some((a) => a.decision === null) ? ' (add --decide <action-id>=happened|not-happened for those without verify)' : ''}.`));
   }
   return lines.join('\n');
+}
+
+function errorText(text: string | null): string {
+  try {
+    const e = JSON.parse(text ?? 'null') as { name?: unknown; message?: unknown } | null;
+    if (e && typeof e.message === 'string') return `${typeof e.name === 'string' && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}`;
+  } catch {
+    // Not JSON: shown as it is.
+  }
+  return text ?? '';
 }

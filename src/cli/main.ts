@@ -1,20 +1,21 @@
-// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0/1/2/3).
+// The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–5, see EXIT).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf } from '../runtime/errors';
 import { Faults, parseCrashSpec, type FaultHit } from '../runtime/faults';
-import { openStore, DEFAULT_DB, type Store } from '../runtime/store';
+import { openStore, type Store } from '../runtime/store';
 import { startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
-import type { Decision } from '../runtime/types';
+import type { Decision, RunStatus } from '../runtime/types';
+import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
-import { EXTRA_COMMANDS } from './extra';
-
-export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3 } as const;
+import { dbPath, type Io } from './command';
+import { COMMAND_MODULES } from './commandModules';
+import { STORAGE_CODES, isStorageError, storageError } from '../runtime/store/storageError';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -26,16 +27,14 @@ Usage:
   logbook reject <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
   logbook ls [--json] [--limit N]
   logbook show <run-id> [--json]
-${EXTRA_COMMANDS.map((c) => `  ${c.usage}`).join('\n')}
+${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-commit | compensate:after-start | compensate:after-execute   (e.g. email.send#30@after-execute)
-Exit codes: 0 completed or compensated, 1 failed, 2 bad usage or input, 3 stopped for a decision or approval.`;
-
-export interface Io {
-  out(line: string): void;
-  err(line: string): void;
-}
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
+  (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
+Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
+  4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
+  damaged); the run is resumable.`;
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
@@ -54,10 +53,6 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
     throw usage(`Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`);
   }
   return parsed;
-}
-
-export function dbPath(flag: unknown): string {
-  return path.resolve(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
 }
 
 /** Scripts' providers keep their state beside the journal unless told otherwise. */
@@ -113,16 +108,20 @@ function withStore<T>(db: string, fn: (s: Store) => Promise<T>): Promise<T> {
   return fn(store).finally(() => store.close());
 }
 
-export function outcomeExit(status: string): number {
-  if (status === 'completed' || status === 'compensated') return EXIT.ok;
-  if (status === 'needs-decision' || status === 'awaiting-approval') return EXIT.waiting;
-  return EXIT.failed;
+/** The policy's exit code for a run's status: the debugger's session ends with the same. */
+export function outcomeExit(status: RunStatus): number {
+  return runExitCode(status);
+}
+
+/** A run stopped by its journal failing exits 5 (EXIT.storage), whatever status it was left in. */
+function runExit(o: { readonly status: RunStatus; readonly error?: { readonly code?: string } }): number {
+  return o.error?.code !== undefined && STORAGE_CODES.has(o.error.code) ? EXIT.storage : outcomeExit(o.status);
 }
 
 function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (json) {
     io.out(JSON.stringify(o, null, 2));
-    return outcomeExit(o.status);
+    return runExit(o);
   }
   const s = o.stats;
   io.out(`${paint('bold', o.runId)}  ${o.agent}  ${runStatusWord(o.status)}  (attempt ${o.attempt})`);
@@ -137,8 +136,10 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean): number {
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
   if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+  for (const d of s.leftInDoubt) io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
-  return outcomeExit(o.status);
+  if (runExit(o) === EXIT.storage) io.out(`  next     fix the journal's storage as the error says, then: logbook resume ${o.runId}`);
+  return runExit(o);
 }
 
 function printCompensation(io: Io, r: CompensationReport, json: boolean): number {
@@ -160,6 +161,14 @@ async function scriptFor(store: Store, runId: string, override: unknown): Return
   const row = store.reader.run(runId);
   if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List runs with `logbook ls` (and check --db).');
   return loadScript(row.script);
+}
+
+/**
+ * Loads the run's script for its side effect alone: importing it defines its actions (with their inverses) in the
+ * process-wide action registry (runtime/define.ts), where compensateRun looks them up. Its run() is not called.
+ */
+async function defineActionsOf(store: Store, runId: string, override: unknown): Promise<void> {
+  await scriptFor(store, runId, override);
 }
 
 const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
@@ -209,7 +218,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'compensate': {
         const t = parseRunTarget(rest);
         return await withStore(t.db, async (store) => {
-          await scriptFor(store, t.runId, t.script);
+          await defineActionsOf(store, t.runId, t.script);
           const report = await compensateRun(store, t.runId, { decisions: t.decisions, faults: t.faults });
           if (!t.json) io.out(`${paint('bold', t.runId)}`);
           return printCompensation(io, report, t.json);
@@ -257,15 +266,21 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return EXIT.ok;
       }
       default: {
-        const extra = EXTRA_COMMANDS.find((c) => c.name === command);
-        if (extra) return await extra.run(rest, io);
+        const cmd = COMMAND_MODULES.find((c) => c.name === command);
+        if (cmd) return await cmd.run(rest, io);
         throw usage(`Unknown command ${JSON.stringify(command)}.`);
       }
     }
   } catch (err) {
+    // Raw SQLite failures (not fs errors of other files) reaching here are the journal's.
+    const storage = isStorageError(err) ? err : err instanceof Error && err.name === 'SqliteError' ? storageError(err, 'the journal', 'using the journal') : undefined;
+    if (storage) {
+      io.err(`${paint('red', 'error')} [${storage.code}] ${storage.message}`);
+      return EXIT.storage;
+    }
     if (err instanceof LogbookError) {
       io.err(`${paint('red', 'error')} [${err.code}] ${err.message}`);
-      return EXIT.usage;
+      return exitCodeOf(err.code);
     }
     io.err(`${paint('red', 'internal error')} ${err instanceof Error ? (err.stack ?? err.message) : describe(err)}`);
     return EXIT.failed;

@@ -1,15 +1,13 @@
 // `logbook plan <run-id> [--compensate]`: a dry run of resume (or compensate) from the journal; nothing is executed.
 
 import { parseArgs } from 'node:util';
-import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
 import { actionRegistry } from '../runtime/define';
 import { openStore } from '../runtime/store';
-import { notFound } from '../runtime/store/lease';
 import { loadScript } from '../loader/loadScript';
 import { planResume, type ResumePlan } from '../plan/resumePlan';
 import { planCompensation, type CompensationPlan } from '../plan/compensationPlan';
-import type { ExtraCommand } from './extra';
-import { dbPath, type Io } from './main';
+import { dbPath, type CommandModule, type Io } from './command';
 import { paint, runStatusWord } from './format';
 
 const USAGE = 'logbook plan <run-id> [--compensate] [--script F] [--json]';
@@ -67,7 +65,7 @@ async function plan(args: string[], io: Io): Promise<number> {
   const store = openStore(dbPath(parsed.values.db), { readonly: true });
   try {
     const row = store.reader.run(runId);
-    if (!row) throw notFound(runId);
+    if (!row) throw runNotFound(runId);
     // Loading the script only defines its actions (verify / compensate presence); its run() is not called.
     let loaded = true;
     try {
@@ -90,4 +88,4 @@ async function plan(args: string[], io: Io): Promise<number> {
   }
 }
 
-export const planCommand: ExtraCommand = { name: 'plan', usage: USAGE, run: plan };
+export const planCommand: CommandModule = { name: 'plan', usage: USAGE, run: plan };

@@ -28,8 +28,8 @@ export interface CommandDeps {
   readonly openTimeline: (runId: string) => Promise<unknown>;
 }
 
-const RESUMABLE = new Set(['interrupted', 'failed', 'needs-decision']);
-const COMPENSABLE = (r: RunDto): boolean => !r.leaseLive && r.status !== 'compensated' && r.status !== 'running' && r.status !== 'compensating';
+/** The policy's answers, carried by the reader: the same the tree's menus use. */
+const COMPENSABLE = (r: RunDto): boolean => r.canCompensate;
 
 export class Commands {
   constructor(private readonly d: CommandDeps) {}
@@ -130,7 +130,7 @@ export class Commands {
 
   async resume(arg: unknown, opt?: unknown): Promise<unknown> {
     if (!this.trusted('resume a run')) return undefined;
-    const run = await this.pickRun(arg, 'Resume which run?', (r) => !r.leaseLive && RESUMABLE.has(r.status));
+    const run = await this.pickRun(arg, 'Resume which run?', (r) => r.canResume);
     if (!run) return undefined;
     const via = options(opt).via ?? (fs.existsSync(this.d.paths.debugAdapter) ? 'debugger' : 'cli');
     if (via === 'debugger') {

@@ -20,6 +20,7 @@ const MARKS: Record<StepDisplay | ActionDisplay, { mark: string; tone: Tone }> =
   committed: { mark: '✓', tone: 'ok' },
   'in-flight': { mark: '…', tone: 'ok' },
   'in-doubt': { mark: '⚠', tone: 'warn' },
+  'in-doubt-after-error': { mark: '⚠', tone: 'warn' },
   'awaiting-approval': { mark: '⏸', tone: 'warn' },
   rejected: { mark: '✗', tone: 'error' },
   compensated: { mark: '↶', tone: 'ok' },

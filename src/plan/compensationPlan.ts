@@ -1,9 +1,10 @@
 // What `logbook compensate` would do, from the journal alone: settle doubts, inverses newest-first, irreversible.
 
 import type { Store } from '../runtime/store';
-import { notFound } from '../runtime/store/lease';
+import { runNotFound } from '../runtime/errors';
 import type { ActionRow } from '../runtime/store/rows';
 import type { Definitions } from './resumePlan';
+import { reconcilePlan, type ReconcileHow } from '../runtime/policy';
 
 export interface PlannedInverse {
   readonly id: string;
@@ -19,7 +20,7 @@ export interface CompensationPlan {
   readonly agent: string;
   readonly status: string;
   readonly scriptLoaded: boolean;
-  readonly settleFirst: ReadonlyArray<{ id: string; type: string; how: 'verify' | 're-execute-with-key' | 'nothing-to-undo' | 'decided-happened' | 'decided-not-happened' | 'needs-decision' | 'unknown'; detail: string }>;
+  readonly settleFirst: ReadonlyArray<{ id: string; type: string; how: Exclude<ReconcileHow, 'run-again'>; detail: string }>;
   readonly rejectApprovals: ReadonlyArray<{ id: string; type: string }>;
   /** Newest-first, in the order they would run. */
   readonly inverses: readonly PlannedInverse[];
@@ -28,9 +29,20 @@ export interface CompensationPlan {
   readonly stops: { readonly actionId: string; readonly type: string } | null;
 }
 
+/** What settling means before compensation, in words (the choice itself is the policy's). */
+const SETTLE_DETAIL: Record<Exclude<ReconcileHow, 'run-again'>, string> = {
+  'decided-happened': 'decided it happened: marked committed, then undone',
+  'decided-not-happened': 'decided it did not happen: nothing to undo',
+  unknown: 'the script could not be loaded',
+  verify: 'verify asks the outside system; if found it is undone like the rest',
+  're-execute-with-key': 'idempotent: executed again with its key to reach a known state, then undone',
+  'nothing-to-undo': 'read-only: nothing to undo',
+  'needs-decision': 'no verify: compensation stops (exit 3) until a person decides with --decide',
+};
+
 export function planCompensation(store: Store, runId: string, defs: Definitions, scriptLoaded: boolean): CompensationPlan {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const settleFirst: Array<CompensationPlan['settleFirst'][number]> = [];
   const first: PlannedInverse[] = [];
   const irreversible: Array<{ id: string; type: string; detail: string }> = [];
@@ -39,26 +51,18 @@ export function planCompensation(store: Store, runId: string, defs: Definitions,
     if (defs(a.type)?.compensate || !scriptLoaded) into.push({ id: a.id, type: a.type, step: a.step_idx, when, detail });
     else irreversible.push({ id: a.id, type: a.type, detail: `${a.type} has no compensate${when === 'if-found' ? ' (if it happened)' : ''}` });
   };
-  // In-doubt actions are settled first; those that turn out to have happened commit now, so their inverses run first.
+  // In-doubt actions are settled first, by the policy's settle plan (what compensation itself carries out); those that
+  // turn out to have happened commit now, so their inverses run first.
   for (const a of store.reader.inDoubt(runId)) {
     const def = defs(a.type);
-    if (a.decision === 'happened') {
-      settleFirst.push({ id: a.id, type: a.type, how: 'decided-happened', detail: 'decided it happened: marked committed, then undone' });
-      inverseOf(a, 'always', 'decided it happened');
-    } else if (a.decision === 'not-happened') {
-      settleFirst.push({ id: a.id, type: a.type, how: 'decided-not-happened', detail: 'decided it did not happen: nothing to undo' });
-    } else if (!scriptLoaded) {
-      settleFirst.push({ id: a.id, type: a.type, how: 'unknown', detail: 'the script could not be loaded' });
-    } else if (def?.verify) {
-      settleFirst.push({ id: a.id, type: a.type, how: 'verify', detail: 'verify asks the outside system; if found it is undone like the rest' });
-      inverseOf(a, 'if-found', 'in doubt: undone only if verify finds it happened');
-    } else if (a.effect === 'idempotent') {
-      settleFirst.push({ id: a.id, type: a.type, how: 're-execute-with-key', detail: 'idempotent: executed again with its key to reach a known state, then undone' });
-      inverseOf(a, 'always', 're-executed with its key, then undone');
-    } else if (a.effect === 'read-only') {
-      settleFirst.push({ id: a.id, type: a.type, how: 'nothing-to-undo', detail: 'read-only: nothing to undo' });
-    } else {
-      settleFirst.push({ id: a.id, type: a.type, how: 'needs-decision', detail: 'no verify: compensation stops (exit 3) until a person decides with --decide' });
+    const plan = reconcilePlan({ effect: a.effect, hasVerify: scriptLoaded ? typeof def?.verify === 'function' : undefined, decision: a.decision }, 'settle');
+    const how = plan.how === 'run-again' ? 'nothing-to-undo' : plan.how;
+    const after = a.error !== null ? 'in doubt after an error; ' : '';
+    settleFirst.push({ id: a.id, type: a.type, how, detail: `${after}${SETTLE_DETAIL[how]}` });
+    if (how === 'decided-happened') inverseOf(a, 'always', 'decided it happened');
+    else if (how === 'verify') inverseOf(a, 'if-found', 'in doubt: undone only if verify finds it happened');
+    else if (how === 're-execute-with-key') inverseOf(a, 'always', 're-executed with its key, then undone');
+    else if (how === 'needs-decision') {
       inverseOf(a, 'if-found', 'in doubt: undone only if decided that it happened');
       stops ??= { actionId: a.id, type: a.type };
     }

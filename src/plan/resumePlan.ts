@@ -1,12 +1,13 @@
 // What `logbook resume` would do, read from the journal alone: nothing runs, nothing is written.
 
+import { runNotFound } from '../runtime/errors';
 import type { ActionDefinition } from '../runtime/define';
 import type { Store } from '../runtime/store';
 import type { ActionRow, StepRow } from '../runtime/store/rows';
-import { notFound } from '../runtime/store/lease';
 import type { RunStatus } from '../runtime/types';
+import { actionPlan, runAllows, type ReconcileHow } from '../runtime/policy';
 
-export type Reconcile = 'run-again' | 'verify' | 're-execute-with-key' | 'decided-happened' | 'decided-not-happened' | 'needs-decision' | 'unknown';
+export type Reconcile = ReconcileHow;
 
 export interface PlannedAction {
   readonly id: string;
@@ -18,6 +19,8 @@ export interface PlannedAction {
 
 export interface InDoubtPlan extends PlannedAction {
   readonly reconcile: Reconcile;
+  /** Set when execute threw an error that left it in doubt (rather than a crash in flight): that error. */
+  readonly afterError: string | null;
 }
 
 export interface ApprovalPlan extends PlannedAction {
@@ -69,27 +72,41 @@ function planned(a: ActionRow, detail: string): PlannedAction {
   return { id: a.id, type: a.type, effect: a.effect, step: a.step_idx, detail };
 }
 
-export function reconcileOf(a: ActionRow, def: ActionDefinition | undefined, loaded: boolean): { reconcile: Reconcile; detail: string } {
-  if (a.effect === 'read-only') return { reconcile: 'run-again', detail: 'read-only: it runs again' };
-  if (a.effect === 'non-idempotent' && a.decision) {
-    return a.decision === 'happened'
-      ? { reconcile: 'decided-happened', detail: 'a person decided it happened: marked committed without executing' }
-      : { reconcile: 'decided-not-happened', detail: 'a person decided it did not happen: it executes with the same key' };
+/** What each reconciliation means for a resume, in words (the choice itself is the policy's). */
+const RECONCILE_DETAIL: Record<Reconcile, string> = {
+  'run-again': 'read-only: it runs again',
+  'nothing-to-undo': 'read-only: nothing to undo',
+  'decided-happened': 'a person decided it happened: marked committed without executing',
+  'decided-not-happened': 'a person decided it did not happen: it executes with the same key',
+  verify: 'verify asks the outside system: found → committed without executing; not found → executed with the same key',
+  're-execute-with-key': 'idempotent: it executes again with the same key',
+  'needs-decision': 'no verify: the resume stops (exit 3) until a person decides with --decide',
+  unknown: 'the script could not be loaded: verify if it defines one, otherwise as its effect allows',
+};
+
+function errorMessage(text: string | null): string | null {
+  if (text === null) return null;
+  try {
+    const e = JSON.parse(text) as { message?: unknown };
+    return typeof e.message === 'string' ? e.message : text;
+  } catch {
+    return text;
   }
-  if (!loaded) return { reconcile: 'unknown', detail: 'the script could not be loaded: verify if it defines one, otherwise as its effect allows' };
-  if (def?.verify) return { reconcile: 'verify', detail: 'verify asks the outside system: found → committed without executing; not found → executed with the same key' };
-  if (a.effect === 'idempotent') return { reconcile: 're-execute-with-key', detail: 'idempotent: it executes again with the same key' };
-  return { reconcile: 'needs-decision', detail: 'no verify: the resume stops (exit 3) until a person decides with --decide' };
 }
 
 export function planResume(store: Store, runId: string, defs: Definitions, scriptLoaded: boolean): ResumePlan {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const view = store.reader.view(row);
-  let blocker: string | null = null;
-  if (row.status === 'completed') blocker = 'the run completed: there is nothing to resume';
-  else if (row.status === 'compensating' || row.status === 'compensated' || row.status === 'compensation-failed') blocker = `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`;
-  else if (view.leaseLive) blocker = `the run is being driven by ${row.lease_owner ?? 'another process'}`;
+  const allows = runAllows(row.status, view.leaseLive);
+  const blocker =
+    allows.resumeBlocker === 'completed'
+      ? 'the run completed: there is nothing to resume'
+      : allows.resumeBlocker === 'compensation'
+        ? `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`
+        : allows.resumeBlocker === 'held'
+          ? `the run is being driven by ${row.lease_owner ?? 'another process'}`
+          : null;
 
   const count = store.reader.stepCount(runId);
   const ranges: StepRange[] = [];
@@ -124,30 +141,40 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
   const firstTime: PlannedAction[] = [];
   let stops: ResumePlan['stops'] = null;
   for (const a of store.reader.allActions(runId)) {
-    if (a.status === 'committed') {
-      if (redoIdx.has(a.step_idx)) skipped.push(planned(a, 'committed: its journaled result is returned without running'));
-      continue;
+    const def = defs(a.type);
+    const plan = actionPlan({ effect: a.effect, hasVerify: scriptLoaded ? typeof def?.verify === 'function' : undefined, status: a.status, afterError: a.error !== null, decision: a.decision, approval: a.approval });
+    switch (plan.kind) {
+      case 'skip':
+        if (redoIdx.has(a.step_idx)) skipped.push(planned(a, 'committed: its journaled result is returned without running'));
+        break;
+      case 'reconcile': {
+        const how = plan.plan.how;
+        const error = plan.afterError ? errorMessage(a.error) : null;
+        // A step whose failure is replayed is not run again: its in-doubt action is settled when the run reaches its end.
+        const atEnd = error !== null && !redoIdx.has(a.step_idx) && (how === 'verify' || how === 'decided-not-happened');
+        const detail = atEnd && how === 'verify' ? 'its step is not run again: before the run completes, verify asks the outside system (found → committed; not found → marked failed)' : RECONCILE_DETAIL[how];
+        inDoubt.push({ ...planned(a, error !== null ? `in doubt after an error (${error}): ${detail}` : detail), reconcile: how, afterError: error });
+        if (how === 'needs-decision') stops ??= { kind: 'needs-decision', actionId: a.id, type: a.type };
+        break;
+      }
+      case 'retry': {
+        const p = planned(a, 'it failed (the outside system refused it): it executes again with the same key');
+        retry.push(p);
+        firstTime.push(p);
+        break;
+      }
+      case 'execute-approved':
+        approvals.push({ ...planned(a, 'approved: it executes'), state: 'approved' });
+        firstTime.push(planned(a, 'approved, not yet executed'));
+        break;
+      case 'gate':
+        approvals.push({ ...planned(a, 'waits for approval: the resume stops at the gate (exit 3) until `logbook approve` or `reject`'), state: 'pending' });
+        stops ??= { kind: 'awaiting-approval', actionId: a.id, type: a.type };
+        break;
+      case 'rejected':
+        approvals.push({ ...planned(a, 'rejected: the script sees ApprovalRejectedError when it reaches it'), state: 'rejected' });
+        break;
     }
-    if (a.status === 'started') {
-      const r = reconcileOf(a, defs(a.type), scriptLoaded);
-      inDoubt.push({ ...planned(a, r.detail), reconcile: r.reconcile });
-      if (r.reconcile === 'needs-decision') stops ??= { kind: 'needs-decision', actionId: a.id, type: a.type };
-      continue;
-    }
-    if (a.status === 'failed') {
-      const p = planned(a, 'it failed (the outside system refused it): it executes again with the same key');
-      retry.push(p);
-      firstTime.push(p);
-      continue;
-    }
-    if (a.status === 'awaiting-approval') {
-      const approved = a.approval === 'approved';
-      approvals.push({ ...planned(a, approved ? 'approved: it executes' : 'waits for approval: the resume stops at the gate (exit 3) until `logbook approve` or `reject`'), state: approved ? 'approved' : 'pending' });
-      if (approved) firstTime.push(planned(a, 'approved, not yet executed'));
-      else stops ??= { kind: 'awaiting-approval', actionId: a.id, type: a.type };
-      continue;
-    }
-    if (a.status === 'rejected') approvals.push({ ...planned(a, 'rejected: the script sees ApprovalRejectedError when it reaches it'), state: 'rejected' });
   }
   return {
     runId,
@@ -155,7 +182,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
     status: view.effectiveStatus,
     attempt: row.attempt,
     script: row.script,
-    canResume: blocker === null,
+    canResume: allows.canResume,
     blocker,
     scriptLoaded,
     replay: { count: replayCount, ranges },

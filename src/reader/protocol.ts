@@ -1,6 +1,7 @@
 // The reader process's JSON-lines protocol, validated with zod on both sides: requests, results, change notifications.
 
 import * as z from 'zod/mini';
+import { ACTION_DISPLAY } from '../runtime/policy';
 
 const int = z.int();
 const str = z.string();
@@ -9,9 +10,8 @@ const nstr = z.nullable(z.string());
 export const RUN_DISPLAY = ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'compensated', 'compensation-failed', 'interrupted'] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 
-/** What a person reads on an action: its journal status folded with liveness, reconciliation and compensation. */
-export const ACTION_DISPLAY = ['in-flight', 'in-doubt', 'committed', 'failed', 'awaiting-approval', 'rejected', 'compensated', 'compensating', 'irreversible', 'compensation-failed'] as const;
-export type ActionDisplay = (typeof ACTION_DISPLAY)[number];
+/** What a person reads on an action: its journal status folded with liveness, errors and compensation (the policy's). */
+export { ACTION_DISPLAY, ACTION_WORDS, RUN_WORDS, type ActionDisplay } from '../runtime/policy';
 
 export const STEP_DISPLAY = ['completed', 'replayed', 'in-progress', 'interrupted', 'failed'] as const;
 export type StepDisplay = (typeof STEP_DISPLAY)[number];
@@ -25,6 +25,10 @@ export const RunDto = z.object({
   createdAt: int,
   updatedAt: int,
   leaseLive: z.boolean(),
+  /** What the policy allows for this run now: the tree's menus and the commands ask these, not the status. */
+  canResume: z.boolean(),
+  canCompensate: z.boolean(),
+  canDelete: z.boolean(),
   owner: nstr,
   /** The lease holder's pid when it is alive on this machine (Kill Run uses it for runs no debugger drives). */
   ownerPid: z.nullable(int),

@@ -1,10 +1,11 @@
 // Turns journal rows into the reader protocol's DTOs: paged, clipped, with the display statuses people read.
 
-import * as os from 'node:os';
+import { holderOnThisNode } from '../runtime/store/owner';
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { ActionRow as ActionRowSchema, RunRow as RunRowSchema, checked } from '../runtime/store/rows';
-import { CLIP, type ActionDisplay, type ActionDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
+import { actionDisplay, runAllows } from '../runtime/policy';
+import { CLIP, type ActionDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
 import { buildTimeline } from './timeline';
 
 export function clip(text: string | null, n = CLIP): string | null {
@@ -23,22 +24,7 @@ function errorMessage(text: string | null): string | null {
   }
 }
 
-export function actionDisplay(a: Pick<ActionRow, 'status' | 'compensation'>, leaseLive: boolean): ActionDisplay {
-  switch (a.compensation) {
-    case 'committed':
-      return 'compensated';
-    case 'irreversible':
-      return 'irreversible';
-    case 'started':
-      return 'compensating';
-    case 'failed':
-      return 'compensation-failed';
-    default:
-      break;
-  }
-  if (a.status === 'started') return leaseLive ? 'in-flight' : 'in-doubt';
-  return a.status;
-}
+export { actionDisplay };
 
 export function stepDisplay(s: Pick<StepRow, 'status' | 'attempt'>, run: Pick<RunRow, 'attempt'>, leaseLive: boolean): StepDisplay {
   if (s.status === 'completed') return s.attempt < run.attempt ? 'replayed' : 'completed';
@@ -57,7 +43,7 @@ export class JournalQueries {
       actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?'),
       latestForScript: db.prepare('SELECT * FROM runs WHERE script = ? ORDER BY created_at DESC, rowid DESC LIMIT 1'),
       stepNamesStatus: db.prepare('SELECT name, status, attempt FROM steps WHERE run_id = ?'),
-      actionsByType: db.prepare('SELECT type, status, compensation, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation'),
+      actionsByType: db.prepare('SELECT type, status, compensation, error IS NOT NULL AS errored, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation, errored'),
     };
   }
 
@@ -67,6 +53,7 @@ export class JournalQueries {
 
   runDto(row: RunRow): RunDto {
     const v = this.reader.view(row);
+    const allows = runAllows(row.status, v.leaseLive);
     const settled = row.status === 'completed' || row.status === 'compensated';
     const count = (status: string): number => (settled ? 0 : (this.q.countByStatus.get(row.id, status) as { n: number }).n);
     return {
@@ -78,17 +65,25 @@ export class JournalQueries {
       createdAt: row.created_at,
       updatedAt: row.updated_at,
       leaseLive: v.leaseLive,
+      canResume: allows.canResume,
+      canCompensate: allows.canCompensate,
+      canDelete: allows.canDelete,
       owner: v.leaseLive ? row.lease_owner : null,
-      ownerPid: v.leaseLive && row.lease_host === os.hostname() ? row.lease_pid : null,
+      ownerPid: v.leaseLive && holderOnThisNode(row.lease_host) ? row.lease_pid : null,
       stepCount: this.reader.stepCount(row.id),
       actionCount: this.reader.actionCount(row.id),
-      inDoubt: v.leaseLive ? 0 : count('started'),
+      inDoubt: v.leaseLive ? this.inDoubtAfterError(row.id, settled) : count('started'),
       awaitingApproval: count('awaiting-approval'),
       input: clip(row.input),
       output: clip(row.output),
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
     };
+  }
+
+  /** While a run is live, only an action an error left in doubt counts: the others are in flight. */
+  private inDoubtAfterError(runId: string, settled: boolean): number {
+    return settled ? 0 : this.reader.inDoubtAfterError(runId).length;
   }
 
   stepDto(s: StepRow, run: RunRow, leaseLive: boolean): StepDto {
@@ -201,8 +196,8 @@ export class JournalQueries {
       }
     }
     const wanted = new Set(p.actionTypes);
-    for (const g of this.q.actionsByType.all(row.id) as Array<{ type: string; status: ActionRow['status']; compensation: ActionRow['compensation']; n: number }>) {
-      if (wanted.has(g.type)) bump(out.actions, g.type, actionDisplay(g, v.leaseLive), g.n);
+    for (const g of this.q.actionsByType.all(row.id) as Array<{ type: string; status: ActionRow['status']; compensation: ActionRow['compensation']; errored: number; n: number }>) {
+      if (wanted.has(g.type)) bump(out.actions, g.type, actionDisplay({ ...g, error: g.errored ? 'error' : null }, v.leaseLive), g.n);
     }
     return out;
   }

@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import { $ZodError } from 'zod/v4/core';
 import { openStore, type Store } from '../runtime/store';
 import { LogbookError, describe } from '../runtime/errors';
-import { ENGLISH } from '../runtime/zodEnglish';
+import { ENGLISH } from '../shared/zodEnglish';
 import { METHODS, Request, type ChangedNotice, type Method } from './protocol';
 import { JournalQueries } from './queries';
 import { ChangeTracker, watchFolder } from './watch';

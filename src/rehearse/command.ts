@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { loadScript } from '../loader/loadScript';
-import type { ExtraCommand } from '../cli/extra';
-import type { Io } from '../cli/main';
+import type { CommandModule, Io } from '../cli/command';
 import { cliPath } from './child';
 import { drive, journalOf } from './driver';
 import { readSummary } from './journal';
@@ -210,4 +209,4 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
   }
 }
 
-export const rehearseCommand: ExtraCommand = { name: 'rehearse', usage: USAGE, run: rehearse };
+export const rehearseCommand: CommandModule = { name: 'rehearse', usage: USAGE, run: rehearse };

@@ -52,6 +52,9 @@ export interface DriveResult {
   readonly error: string | null;
 }
 
+/** A crash spec whose point makes execute throw instead of killing the process. */
+const THROW_SPEC = /@after-execute-throw$/;
+
 export const TERMINAL: readonly StoredRunStatus[] = ['completed', 'failed', 'compensated', 'compensation-failed'];
 
 export function journalOf(dir: string): string {
@@ -71,6 +74,8 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   const approvals: Array<{ type: string; id: string }> = [];
   const saved: Record<string, number> = {};
   let processes = 0;
+  /** Set after an injected throw failed the run: the run goes on with a resume, as it would after a real timeout. */
+  let resumeFailed = false;
   const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({ status, processes, kills, decisions, approvals, saved, error });
   for (;;) {
     const state = readRunState(db, o.runId);
@@ -79,7 +84,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     if (!state) {
       if (processes > 0) return result('not-started', 'the run was not created: its first process died before writing it');
       command = 'run';
-    } else if (TERMINAL.includes(state.status)) {
+    } else if (TERMINAL.includes(state.status) && !(resumeFailed && state.status === 'failed')) {
       return result(state.status);
     } else if (state.status === 'needs-decision') {
       const id = state.decisionFor;
@@ -105,6 +110,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     } else {
       command = state.status === 'compensating' ? 'compensate' : 'resume';
     }
+    resumeFailed = false;
     processes++;
     if (processes > (o.maxProcesses ?? 40)) return result(state?.status ?? 'not-started', `the run did not end after ${processes - 1} processes`);
     const args = command === 'run' ? [o.script, '--input', JSON.stringify(o.input ?? {}), '--run-id', o.runId] : [o.runId];
@@ -112,6 +118,14 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     const spec = await o.arm?.(ctx);
     const trace = o.traceFile?.(ctx);
     const r = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), o.dir);
+    if (spec && !r.signal && THROW_SPEC.test(spec)) {
+      const after = readRunState(db, o.runId);
+      if ((after?.injected ?? 0) > (state?.injected ?? 0)) {
+        kills.push(spec);
+        resumeFailed = true;
+        continue;
+      }
+    }
     if (r.signal === 'SIGKILL' && spec) {
       kills.push(spec);
       for (const [type, n] of Object.entries(committedByType(db, o.runId))) saved[type] = (saved[type] ?? 0) + n;

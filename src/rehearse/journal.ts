@@ -11,6 +11,8 @@ export interface RunState {
   readonly compensating: boolean;
   /** The action named by the latest needs-decision stop. */
   readonly decisionFor: string | null;
+  /** How many processes had an armed throw point fire (execute threw after its effect). */
+  readonly injected: number;
 }
 
 export interface JournalSummary {
@@ -57,12 +59,14 @@ export function readRunState(db: string, runId: string): RunState | undefined {
     if (!row) return undefined;
     let compensating = false;
     let decisionFor: string | null = null;
+    const injected = new Set<number>();
     for (const e of allEvents(store, runId)) {
+      if (e.kind === 'fault.injected') injected.add(e.attempt);
       const data = eventData(e);
-      if (e.kind === 'run.lease-acquired') compensating = typeof data.purpose === 'string' && data.purpose.startsWith('compensate');
+      if (e.kind === 'run.lease-acquired') compensating = data.status === 'compensating';
       if (e.kind === 'run.needs-decision' && typeof data.actionId === 'string') decisionFor = data.actionId;
     }
-    return { status: row.status, compensating, decisionFor };
+    return { status: row.status, compensating, decisionFor, injected: injected.size };
   });
 }
 

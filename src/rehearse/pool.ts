@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
-import { ENGLISH } from '../runtime/zodEnglish';
+import { ENGLISH } from '../shared/zodEnglish';
 import { FromWorker, type CampaignResult, type CampaignSetup, type Point, type ToWorker } from './types';
 
 export interface PoolOptions {

@@ -2,7 +2,7 @@
 
 import { loadScript } from '../loader/loadScript';
 import { describe } from '../runtime/errors';
-import { ENGLISH } from '../runtime/zodEnglish';
+import { ENGLISH } from '../shared/zodEnglish';
 import { runCampaign, type Prober } from './campaign';
 import { prober } from './probe';
 import { FromWorker, ToWorker, type CampaignSetup } from './types';

@@ -1,11 +1,13 @@
 // Compensation: settle in-doubt actions, then apply each committed action's inverse newest-first, bracketed.
 
-import { ErrorCodes, LogbookError, describe, errorRecord } from './errors';
+import { ErrorCodes, LogbookError, describe, errorRecord, runNotFound } from './errors';
 import { actionRegistry, type ActionDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
-import type { ActionSnapshot, PauseKind, RuntimeHooks } from './hooks';
-import { acquireRun, notFound } from './store/lease';
+import type { ActionSnapshot, PauseKind, RunSnapshot, RuntimeHooks } from './hooks';
+import { reconcilePlan, type ReconcileHow } from './policy';
+import { settleInDoubt } from './settle';
+import { acquireRun } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
@@ -26,7 +28,7 @@ export interface CompensateOptions {
 
 export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'compensating', newAttempt: true, purpose: 'compensate' });
   return compensateWithLease(store, lease, opts);
 }
@@ -50,14 +52,11 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
   let alreadyCompensated = 0;
   const run = store.reader.run(runId);
   const input = fromJournalJson(run?.input ?? null);
-  const pause = async (kind: PauseKind, detail: string, a: ActionRow, def: ActionDefinition | undefined): Promise<void> => {
+  const runSnap = (): RunSnapshot => ({ id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input });
+  /** Callers need not test `hooks.pause`: with no host attached nothing is built here. */
+  const pause = async (kind: PauseKind, a: ActionRow, def: ActionDefinition | undefined, redoInverse?: boolean): Promise<void> => {
     if (!hooks?.pause) return;
-    const action: ActionSnapshot = {
-      id: a.id, type: a.type, version: a.version, effect: a.effect, args: JSON.parse(a.args) as unknown, phase: 'compensating', status: a.status,
-      executions: a.executions, stepIdx: a.step_idx, hasVerify: typeof def?.verify === 'function', hasCompensate: typeof def?.compensate === 'function',
-      approval: def?.approval === true, result: fromJournalJson(a.result),
-    };
-    await hooks.pause({ kind, run: { id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input }, detail, action });
+    await hooks.pause({ kind, run: runSnap(), action: snapshot(a, def), ...(redoInverse ? { redoInverse } : {}) });
   };
   const base = (): Omit<CompensationReport, 'status'> => ({ runId, compensated, alreadyCompensated, irreversible, settled });
   /** Stopped between inverses at the host's request: the lease is released and `compensate` again finishes it. */
@@ -71,54 +70,24 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       const a = store.reader.action(runId, id);
       if (a?.status === 'started') writer.decision(a.step_idx, id, decision);
     }
-    // 1. Nothing may be left in doubt: an in-doubt effect that happened must be compensated too.
+    // 1. Nothing may be left in doubt: an in-doubt effect that happened must be compensated too. The policy's settle
+    //    plan decides how (the same rules resume follows; only "not happened" means "mark it", not "execute it").
     for (const a of store.reader.inDoubt(runId)) {
       const def = definition(a.type);
-      const args = JSON.parse(a.args) as unknown;
-      const ctx = { idempotencyKey: a.id, runId, attempt: lease.attempt };
-      let decision: Decision | undefined = a.decision ?? undefined;
-      if (!decision && def.verify) {
-        let found: unknown;
-        try {
-          found = await def.verify(args, ctx);
-        } catch (err) {
-          throw new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id });
-        }
-        if (found !== undefined) {
-          writer.actionCommitted(a.step_idx, a.id, toJournalJson(found, `The verified result of ${a.type}`, 'Return plain JSON from verify.'), 'verified');
-          settled.push({ id: a.id, type: a.type, outcome: 'verified: it happened' });
-          continue;
-        }
-        decision = 'not-happened';
-        settled.push({ id: a.id, type: a.type, outcome: 'verified: it did not happen' });
-      } else if (!decision && def.effect === 'idempotent') {
-        // Safe to redo with its key: bring it to a known state (committed), then its inverse applies.
-        const na = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
-        writer.actionStarted(na, true, 're-executed');
-        writer.actionExecuting(a.step_idx, a.id);
-        const result = await def.execute(args, ctx);
-        writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
-        settled.push({ id: a.id, type: a.type, outcome: 're-executed with its key, so its inverse applies' });
-        continue;
-      } else if (!decision && def.effect === 'read-only') {
-        decision = 'not-happened';
-        settled.push({ id: a.id, type: a.type, outcome: 'read-only: nothing to undo' });
-      }
-      if (!decision && hooks?.decision) {
-        decision = await hooks.decision({ kind: 'action:decision', run: { id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input }, detail: `${a.type} ${a.id} has no verify: did it happen? (compensation needs to know)` });
-        if (decision) writer.decision(a.step_idx, a.id, decision);
-      }
-      if (!decision) {
+      const ask = hooks?.decision
+        ? () => hooks.decision?.({ kind: 'action:decision', run: runSnap(), action: snapshot(a, def), plan: reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle') }) ?? Promise.resolve(undefined)
+        : undefined;
+      const out = await settleInDoubt(a, def, {
+        writer,
+        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt },
+        ...(ask ? { ask } : {}),
+        verifyFailed: (err) => new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id }),
+      });
+      if (out.happened === undefined) {
         writer.runStatus('needs-decision', { data: { actionId: a.id, type: a.type, reason: 'compensation needs to know whether it happened' } });
         return { ...base(), status: 'needs-decision', waitingOn: { actionId: a.id, reason: `${a.type} ${a.id} is in doubt and has no verify: decide with --decide ${a.id}=happened|not-happened` } };
       }
-      if (decision === 'happened') {
-        writer.actionCommitted(a.step_idx, a.id, null, 'decided-happened');
-        if (!settled.some((s) => s.id === a.id)) settled.push({ id: a.id, type: a.type, outcome: 'decided: it happened' });
-      } else {
-        writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: 'settled as not happened before compensation' });
-        if (!settled.some((s) => s.id === a.id)) settled.push({ id: a.id, type: a.type, outcome: 'decided: it did not happen' });
-      }
+      settled.push({ id: a.id, type: a.type, outcome: SETTLED[out.how]?.[out.happened ? 1 : 0] ?? out.how });
     }
     for (const a of store.reader.pendingApprovals(runId)) writer.approval(a.step_idx, a.id, false, 'the run was compensated before approval');
 
@@ -141,12 +110,12 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       }
       const redone = a.compensation === 'started' || a.compensation === 'failed';
       if (hooks?.shouldStop?.()) return stopped();
-      await pause('compensate:before', `compensate: ${a.type} ${a.id}${redone ? ' (its inverse was in doubt: it runs again with the same key)' : ''}`, a, def);
+      await pause('compensate:before', a, def, redone);
       // A host that paused before this inverse may have asked to stop; nothing of it is written yet.
       if (hooks?.shouldStop?.()) return stopped();
       writer.compensation(a.step_idx, a.id, 'started');
       faults.hit('compensate:after-start', a.type);
-      await pause('compensate:after-start', `compensate: ${a.type} ${a.id}: started is durable; the inverse runs next`, a, def);
+      await pause('compensate:after-start', a, def);
       writer.compensationExecuting(a.step_idx, a.id);
       let result: unknown;
       try {
@@ -156,11 +125,11 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
       }
       faults.hit('compensate:after-execute', a.type);
-      await pause('compensate:after-execute', `compensate: ${a.type} ${a.id}: the inverse ran; committed is written next`, a, def);
+      await pause('compensate:after-execute', a, def);
       const json = result === undefined ? null : safeJson(result);
       writer.compensation(a.step_idx, a.id, 'committed', json);
       compensated.push({ id: a.id, type: a.type, redone });
-      await pause('compensate:committed', `compensate: ${a.type} ${a.id} compensated`, a, def);
+      await pause('compensate:committed', a, def);
     }
     writer.runStatus('compensated', { data: { compensated: compensated.length, alreadyCompensated, irreversible: irreversible.map((i) => i.id) } });
     return { ...base(), status: 'compensated' };
@@ -176,6 +145,23 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       // Status is durable already.
     }
   }
+}
+
+/** The report's words for each way an in-doubt action was settled: [did not happen, happened]. */
+const SETTLED: Partial<Record<ReconcileHow, readonly [string, string]>> = {
+  verify: ['verified: it did not happen', 'verified: it happened'],
+  're-execute-with-key': ['', 're-executed with its key, so its inverse applies'],
+  'nothing-to-undo': ['read-only: nothing to undo', ''],
+  'decided-happened': ['', 'decided: it happened'],
+  'decided-not-happened': ['decided: it did not happen', ''],
+};
+
+function snapshot(a: ActionRow, def: ActionDefinition | undefined): ActionSnapshot {
+  return {
+    id: a.id, type: a.type, version: a.version, effect: a.effect, args: JSON.parse(a.args) as unknown, phase: 'compensating', status: a.status,
+    executions: a.executions, stepIdx: a.step_idx, hasVerify: typeof def?.verify === 'function', hasCompensate: typeof def?.compensate === 'function',
+    approval: def?.approval === true, result: fromJournalJson(a.result),
+  };
 }
 
 function safeJson(v: unknown): string | null {

@@ -1,10 +1,12 @@
 // defineAction / defineAgent: the user-facing declarations, checked eagerly so mistakes surface at load time.
 
 import { ErrorCodes, LogbookError } from './errors';
+import { requireWellFormed } from './wellFormed';
 import { isStandardSchema, type InferInput, type InferOutput, type StandardSchema } from './schema';
-import type { RunApi, RunInfo } from './types';
 
 export type Effect = 'read-only' | 'idempotent' | 'non-idempotent';
+/** What an error from execute means: the outside system refused it, or it may have happened. */
+export type ErrorClass = 'not-happened' | 'in-doubt';
 export const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
 
 export interface EffectContext {
@@ -23,8 +25,20 @@ export interface ActionSpec<S extends StandardSchema, R> {
   readonly execute: (args: InferOutput<S>, ctx: EffectContext) => R | Promise<R>;
   /** Asks the outside system whether the effect with this key happened: its result if so, `undefined` if not. */
   readonly verify?: (args: InferOutput<S>, ctx: EffectContext) => R | undefined | Promise<R | undefined>;
+  /**
+   * Says what an error thrown by execute means for a non-idempotent action: 'not-happened' when the outside system
+   * refused it (journaled failed, executed again with the same key next time), 'in-doubt' when it may have happened
+   * (a timeout, a reset connection, a 502: reconciled like a crash in flight). Unclassified errors are in doubt, unless
+   * execute threw a DefiniteFailure.
+   */
+  readonly failure?: (err: unknown, args: InferOutput<S>) => ErrorClass;
   /** The inverse, run newest-first during compensation with its own idempotency key. */
   readonly compensate?: (args: InferOutput<S>, result: R, ctx: EffectContext) => unknown;
+  /**
+   * How long `verify` may take before the reconciliation gives up with LB_VERIFY_TIMEOUT (the action stays in doubt,
+   * nothing is executed). Default 30 000 ms.
+   */
+  readonly verifyTimeoutMs?: number;
   /** Pause the run before executing until a person approves. */
   readonly approval?: boolean;
   readonly description?: string;
@@ -57,14 +71,18 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   const where = `defineAction(${typeof spec?.type === 'string' ? JSON.stringify(spec.type) : '?'})`;
   if (typeof spec !== 'object' || spec === null) bad('defineAction was called without a definition object.', 'Pass { type, version, effect, args, key, execute }.');
   if (typeof spec.type !== 'string' || spec.type.length === 0) bad(`${where}: "type" must be a non-empty string.`, 'Name the action by what it does, e.g. "email.send".');
+  requireWellFormed(spec.type, 'The type of an action');
   if (!Number.isInteger(spec.version) || spec.version < 1) bad(`${where}: "version" must be a positive integer.`, 'Start at version: 1 and bump it when the key format or meaning changes.');
   if (!EFFECTS.includes(spec.effect)) bad(`${where}: "effect" is ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `"${e}"`).join(', ')}.`);
   if (!isStandardSchema(spec.args)) bad(`${where}: "args" is not a schema.`, 'Pass a zod schema, e.g. z.object({ to: z.string() }).');
   for (const fn of ['key', 'execute'] as const) {
     if (typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function.`, `Add ${fn}: (args, ...) => ...`);
   }
-  for (const fn of ['verify', 'compensate'] as const) {
+  for (const fn of ['verify', 'compensate', 'failure'] as const) {
     if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
+  }
+  if (spec.verifyTimeoutMs !== undefined && !(Number.isInteger(spec.verifyTimeoutMs) && spec.verifyTimeoutMs > 0)) {
+    bad(`${where}: "verifyTimeoutMs" is ${JSON.stringify(spec.verifyTimeoutMs)}.`, 'Give a positive whole number of milliseconds, e.g. verifyTimeoutMs: 10_000, or leave it out for 30 s.');
   }
   const def = Object.freeze({ ...spec, [ACTION_BRAND]: true as const });
   registry.set(spec.type, def as unknown as ActionDefinition);
@@ -95,6 +113,7 @@ export interface AgentDefinition<S extends StandardSchema = StandardSchema, O = 
 export function defineAgent<S extends StandardSchema, O>(spec: AgentSpec<S, O>): AgentDefinition<S, O> {
   if (typeof spec !== 'object' || spec === null) bad('defineAgent was called without a definition object.', 'Pass { name, input, run }.');
   if (typeof spec.name !== 'string' || spec.name.length === 0) bad('defineAgent: "name" must be a non-empty string.', 'Give the agent a name, e.g. "email-campaign".');
+  requireWellFormed(spec.name, 'The name of an agent');
   if (!isStandardSchema(spec.input)) bad(`defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`, 'Pass a zod schema, e.g. z.object({}).');
   if (typeof spec.run !== 'function') bad(`defineAgent(${JSON.stringify(spec.name)}): "run" must be a function.`, 'Add run: async (run, input) => { ... }.');
   if (spec.onFailure !== undefined && spec.onFailure !== 'stop' && spec.onFailure !== 'compensate') {
@@ -108,3 +127,21 @@ export function isAgent(v: unknown): v is AgentDefinition {
 }
 
 export type { InferInput, InferOutput };
+
+export interface RunInfo {
+  readonly id: string;
+  readonly agent: string;
+  readonly attempt: number;
+}
+
+/** The object an agent's `run(run, input)` receives. */
+export interface RunApi extends RunInfo {
+  /** A named, checkpointed unit: on resume a completed step returns its journaled result without running. */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /**
+   * One side effect, bracketed in the journal and reconciled on resume. Must be called inside a step.
+   * `args` is what the schema accepts (its input type: a field with a default may be left out); the action's
+   * key, execute, verify and compensate see the parsed value.
+   */
+  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>): Promise<R>;
+}

@@ -1,19 +1,21 @@
 // Starting and resuming runs: input validation, the lease, one attempt of the script, and its final status.
 
 import { randomBytes } from 'node:crypto';
-import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
+import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScriptBugCode, runNotFound } from './errors';
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
 import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
-import { acquireRun, createRun, notFound } from './store/lease';
+import { acquireRun, createRun } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision } from './types';
 import { compensateWithLease } from './compensate';
+import { guardProcess } from './processGuard';
+import { storageError } from './store/storageError';
 import type { AttemptStats, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
@@ -55,7 +57,7 @@ export async function startRun(
 /** Checks that a run can be resumed by this agent, before anything is written. */
 export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Record<string, Decision>): void {
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   if (row.agent !== agent.name) {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, but the script defines ${agent.name}.`, `Resume it with its own script (${row.script}).`, { runId });
   }
@@ -84,7 +86,7 @@ export async function resumeRun(
   checkResumable(store, agent, runId, decisions);
   const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'running', newAttempt: true, purpose: 'resume' });
   const row = store.reader.run(runId);
-  if (!row) throw notFound(runId);
+  if (!row) throw runNotFound(runId);
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
   for (const [id, decision] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
@@ -95,8 +97,7 @@ export async function resumeRun(
 
 /** Errors that mean the script or journal is wrong, not that the world refused: never auto-compensated. */
 function isProgrammingError(err: unknown): boolean {
-  const codes: string[] = [ErrorCodes.NONDETERMINISM, ErrorCodes.KEY_CONFLICT, ErrorCodes.NOT_JSON, ErrorCodes.INVALID_ARGS, ErrorCodes.INVALID_DEFINITION, ErrorCodes.VERSION_CHANGED, ErrorCodes.ACTION_OUTSIDE_STEP, ErrorCodes.STEP_OUTSIDE_RUN, ErrorCodes.VERIFY_FAILED, ErrorCodes.JOURNAL_INVALID];
-  return err instanceof LogbookError && codes.includes(err.code);
+  return err instanceof LogbookError && isScriptBugCode(err.code);
 }
 
 async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
@@ -114,20 +115,36 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   heartbeat.unref();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;
+  const guard = guardProcess({
+    runId: lease.runId,
+    waitingOn: () => session.waitingOn(),
+    log,
+    onExit: (err) => writer.note('run.process-exited', { error: errorRecord(err) }),
+  });
   try {
     if (opts.hooks?.pause) {
-      await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input }, detail: lease.attempt > 1 ? `attempt ${lease.attempt}: the script runs again from the top, replaying the journal` : 'the run is about to start' });
+      await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input } });
     }
-    const output = await agent.run(session.api, input);
-    await session.settle();
+    const output = await Promise.race([agent.run(session.api, input), guard.drained]);
+    await Promise.race([session.settle(), guard.drained]);
     if (session.suspended) throw session.suspended;
+    // A completed run holds nothing in doubt: errors the script caught are settled before it completes.
+    await session.settleLeftovers();
     const outputJson = toJournalJson(output, `The output of agent ${agent.name}`, 'Return plain JSON from run().');
     writer.flush();
     writer.runStatus('completed', { output: outputJson, data: { stats: summary(stats) } });
-    if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input }, detail: 'the run completed' });
+    if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input } });
     return { ...base, status: 'completed', output };
   } catch (thrown) {
-    await session.settle();
+    const storage = writer.broken ?? storageError(thrown, store.file, 'running the script');
+    if (storage) {
+      // The journal failed, not the script: no status is written (it could not be) and no declared policy fires.
+      log(`${agent.name}: run ${lease.runId} stopped because its journal failed; it is resumable. [${storage.code}] ${storage.message}`);
+      return { ...base, status: 'interrupted', error: { name: storage.name, message: storage.message, code: storage.code } };
+    }
+    const stuck = thrown instanceof LogbookError && thrown.code === ErrorCodes.NEVER_SETTLED;
+    // A run whose promises never settle cannot be waited for: what is still in flight is recorded as it stands.
+    if (!stuck) await Promise.race([session.settle(), guard.drained]).catch(() => undefined);
     const err = session.suspended ?? thrown;
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
@@ -150,6 +167,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     }
     return { ...base, status: 'failed', error };
   } finally {
+    guard.dispose();
     clearInterval(heartbeat);
     if (!released) {
       try {
@@ -168,7 +186,7 @@ function summary(s: AttemptStats): Record<string, number> {
 /** Records an approval or rejection for an action waiting at its gate (the run itself is not running). */
 export function recordApproval(store: Store, runId: string, actionId: string, approved: boolean, note: string | null, role = 'cli'): void {
   const a = store.reader.action(runId, actionId);
-  if (!store.reader.run(runId)) throw notFound(runId);
+  if (!store.reader.run(runId)) throw runNotFound(runId);
   if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${actionId}.`, `See the actions waiting for approval with \`logbook show ${runId}\`.`, { runId, actionId });
   if (a.status !== 'awaiting-approval' || a.approval !== 'pending') {
     throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${actionId} is not waiting for approval (it is ${a.approval === 'approved' ? 'already approved' : a.status}).`, 'Only actions shown as "awaiting approval" can be approved or rejected.', { runId, actionId });

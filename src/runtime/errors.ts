@@ -1,47 +1,91 @@
 // The error taxonomy: every failure a user can meet has a stable code, and its message ends with the remedy.
 
-export const ErrorCodes = {
-  SCRIPT_NOT_FOUND: 'LB_SCRIPT_NOT_FOUND',
-  SCRIPT_LOAD_FAILED: 'LB_SCRIPT_LOAD_FAILED',
-  NO_DEFAULT_AGENT: 'LB_NO_DEFAULT_AGENT',
-  INVALID_INPUT: 'LB_INVALID_INPUT',
-  INVALID_ARGS: 'LB_INVALID_ARGS',
-  INVALID_DEFINITION: 'LB_INVALID_DEFINITION',
-  NOT_JSON: 'LB_NOT_JSON',
-  KEY_CONFLICT: 'LB_KEY_CONFLICT',
-  NONDETERMINISM: 'LB_NONDETERMINISM',
-  STEP_OUTSIDE_RUN: 'LB_STEP_MISUSE',
-  ACTION_OUTSIDE_STEP: 'LB_ACTION_OUTSIDE_STEP',
-  UNKNOWN_ACTION_TYPE: 'LB_UNKNOWN_ACTION_TYPE',
-  DB_CORRUPT: 'LB_DB_CORRUPT',
-  DB_TOO_NEW: 'LB_DB_TOO_NEW',
-  DB_OPEN_FAILED: 'LB_DB_OPEN_FAILED',
-  DB_DURABILITY: 'LB_DB_DURABILITY',
-  JOURNAL_INVALID: 'LB_JOURNAL_INVALID',
-  LEASE_HELD: 'LB_LEASE_HELD',
-  LEASE_LOST: 'LB_LEASE_LOST',
-  RUN_NOT_FOUND: 'LB_RUN_NOT_FOUND',
-  RUN_EXISTS: 'LB_RUN_EXISTS',
-  RUN_NOT_RESUMABLE: 'LB_RUN_NOT_RESUMABLE',
-  ACTION_NOT_FOUND: 'LB_ACTION_NOT_FOUND',
-  NEEDS_DECISION: 'LB_NEEDS_DECISION',
-  AWAITING_APPROVAL: 'LB_AWAITING_APPROVAL',
-  APPROVAL_REJECTED: 'LB_APPROVAL_REJECTED',
-  BAD_DECISION: 'LB_BAD_DECISION',
-  VERIFY_FAILED: 'LB_VERIFY_FAILED',
-  COMPENSATE_FAILED: 'LB_COMPENSATE_FAILED',
-  ACTION_FAILED: 'LB_ACTION_FAILED',
-  VERSION_CHANGED: 'LB_VERSION_CHANGED',
-  BAD_CRASH_SPEC: 'LB_BAD_CRASH_SPEC',
-  USAGE: 'LB_USAGE',
-  STOPPED: 'LB_STOPPED',
-  NATIVE_UNSUPPORTED: 'LB_NATIVE_UNSUPPORTED',
-  BAD_LAUNCH_CONFIG: 'LB_BAD_LAUNCH_CONFIG',
-  WRONG_NODE: 'LB_WRONG_NODE',
-  REHEARSAL_BASELINE: 'LB_REHEARSAL_BASELINE',
-} as const;
+/**
+ * Process exit codes of the CLI, one meaning each. `busy`: another live process drives the run; try again when it ends.
+ * `storage`: the journal's storage failed (locked, full, read-only, damaged); the run is resumable once it is fixed.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3, busy: 4, storage: 5 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+interface CodeRow {
+  /** The stable code users and tools match on. */
+  readonly code: `LB_${string}`;
+  /** What a command that stops on this error exits with. */
+  readonly exit: ExitCode;
+  /** The script or its journal is wrong, not the world: a run that fails on it is never auto-compensated. */
+  readonly scriptBug?: true;
+}
+
+/** One row per code; everything else (ErrorCodes, exit codes, which errors are script bugs) derives from it. */
+const CODES = {
+  SCRIPT_NOT_FOUND:    { code: 'LB_SCRIPT_NOT_FOUND', exit: EXIT.usage },
+  SCRIPT_LOAD_FAILED:  { code: 'LB_SCRIPT_LOAD_FAILED', exit: EXIT.usage },
+  NO_DEFAULT_AGENT:    { code: 'LB_NO_DEFAULT_AGENT', exit: EXIT.usage },
+  INVALID_INPUT:       { code: 'LB_INVALID_INPUT', exit: EXIT.usage },
+  INVALID_ARGS:        { code: 'LB_INVALID_ARGS', exit: EXIT.usage, scriptBug: true },
+  INVALID_DEFINITION:  { code: 'LB_INVALID_DEFINITION', exit: EXIT.usage, scriptBug: true },
+  NOT_JSON:            { code: 'LB_NOT_JSON', exit: EXIT.usage, scriptBug: true },
+  KEY_CONFLICT:        { code: 'LB_KEY_CONFLICT', exit: EXIT.usage, scriptBug: true },
+  NONDETERMINISM:      { code: 'LB_NONDETERMINISM', exit: EXIT.usage, scriptBug: true },
+  STEP_MISUSE:         { code: 'LB_STEP_MISUSE', exit: EXIT.usage, scriptBug: true },
+  ACTION_OUTSIDE_STEP: { code: 'LB_ACTION_OUTSIDE_STEP', exit: EXIT.usage, scriptBug: true },
+  UNKNOWN_ACTION_TYPE: { code: 'LB_UNKNOWN_ACTION_TYPE', exit: EXIT.usage },
+  DB_CORRUPT:          { code: 'LB_DB_CORRUPT', exit: EXIT.usage },
+  DB_TOO_NEW:          { code: 'LB_DB_TOO_NEW', exit: EXIT.usage },
+  DB_OPEN_FAILED:      { code: 'LB_DB_OPEN_FAILED', exit: EXIT.usage },
+  DB_DURABILITY:       { code: 'LB_DB_DURABILITY', exit: EXIT.usage },
+  JOURNAL_INVALID:     { code: 'LB_JOURNAL_INVALID', exit: EXIT.usage, scriptBug: true },
+  LEASE_HELD:          { code: 'LB_LEASE_HELD', exit: EXIT.busy },
+  LEASE_LOST:          { code: 'LB_LEASE_LOST', exit: EXIT.busy },
+  RUN_NOT_FOUND:       { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },
+  RUN_EXISTS:          { code: 'LB_RUN_EXISTS', exit: EXIT.usage },
+  RUN_NOT_RESUMABLE:   { code: 'LB_RUN_NOT_RESUMABLE', exit: EXIT.usage },
+  ACTION_NOT_FOUND:    { code: 'LB_ACTION_NOT_FOUND', exit: EXIT.usage },
+  APPROVAL_REJECTED:   { code: 'LB_APPROVAL_REJECTED', exit: EXIT.usage },
+  BAD_DECISION:        { code: 'LB_BAD_DECISION', exit: EXIT.usage },
+  VERIFY_FAILED:       { code: 'LB_VERIFY_FAILED', exit: EXIT.usage, scriptBug: true },
+  COMPENSATE_FAILED:   { code: 'LB_COMPENSATE_FAILED', exit: EXIT.usage },
+  ACTION_FAILED:       { code: 'LB_ACTION_FAILED', exit: EXIT.usage },
+  VERSION_CHANGED:     { code: 'LB_VERSION_CHANGED', exit: EXIT.usage, scriptBug: true },
+  BAD_CRASH_SPEC:      { code: 'LB_BAD_CRASH_SPEC', exit: EXIT.usage },
+  USAGE:               { code: 'LB_USAGE', exit: EXIT.usage },
+  NATIVE_UNSUPPORTED:  { code: 'LB_NATIVE_UNSUPPORTED', exit: EXIT.usage },
+  BAD_LAUNCH_CONFIG:   { code: 'LB_BAD_LAUNCH_CONFIG', exit: EXIT.usage },
+  WRONG_NODE:          { code: 'LB_WRONG_NODE', exit: EXIT.usage },
+  REHEARSAL_BASELINE:  { code: 'LB_REHEARSAL_BASELINE', exit: EXIT.usage },
+  /** A name, key or type holds half of a UTF-16 surrogate pair, which SQLite's text cannot store exactly. */
+  LONE_SURROGATE:      { code: 'LB_LONE_SURROGATE', exit: EXIT.usage, scriptBug: true },
+  /** The script's promises stopped settling: nothing is left for the event loop to do, but the run is unfinished. */
+  NEVER_SETTLED:       { code: 'LB_NEVER_SETTLED', exit: EXIT.failed, scriptBug: true },
+  /** The agent script called process.exit() while its run was in flight. */
+  SCRIPT_EXITED:       { code: 'LB_SCRIPT_EXITED', exit: EXIT.failed, scriptBug: true },
+  VERIFY_TIMEOUT:      { code: 'LB_VERIFY_TIMEOUT', exit: EXIT.failed, scriptBug: true },
+  /** Another connection kept the journal's write lock past the busy timeout. */
+  DB_BUSY:             { code: 'LB_DB_BUSY', exit: EXIT.storage },
+  DB_DISK_FULL:        { code: 'LB_DB_DISK_FULL', exit: EXIT.storage },
+  DB_READONLY:         { code: 'LB_DB_READONLY', exit: EXIT.storage },
+  DB_EMPTY:            { code: 'LB_DB_EMPTY', exit: EXIT.storage },
+  /** Any other I/O error of the journal (a corrupt page found mid-run, EIO). */
+  DB_IO:               { code: 'LB_DB_IO', exit: EXIT.storage },
+  /** A --crash-at spec that names an action type the loaded script does not define. */
+  CRASH_TARGET_UNKNOWN: { code: 'LB_CRASH_TARGET_UNKNOWN', exit: EXIT.usage },
+} as const satisfies Record<string, CodeRow>;
+
+type Codes = typeof CODES;
+export const ErrorCodes = Object.fromEntries(Object.entries(CODES).map(([k, v]) => [k, v.code])) as { readonly [K in keyof Codes]: Codes[K]['code'] };
+export type ErrorCode = Codes[keyof Codes]['code'];
+
+const BY_CODE = new Map<string, CodeRow>(Object.values(CODES).map((r: CodeRow) => [r.code, r]));
+
+/** The exit code of a command that stops on a LogbookError with this code. */
+export function exitCodeOf(code: ErrorCode): ExitCode {
+  return BY_CODE.get(code)?.exit ?? EXIT.usage;
+}
+
+/** True for codes that mean the script or journal is wrong (see CodeRow.scriptBug). */
+export function isScriptBugCode(code: string): boolean {
+  return BY_CODE.get(code)?.scriptBug === true;
+}
 
 /** Base class of every error Logbook raises on purpose. `remedy` is also the message's last sentence. */
 export class LogbookError extends Error {
@@ -75,7 +119,11 @@ export class ApprovalRejectedError extends LogbookError {
   }
 }
 
-/** Thrown by an action's `execute` (wrapped) when the outside system refused it: the effect did not happen. */
+/**
+ * Public for scripts: an action's `execute` may throw it to say the outside system refused. The runtime never throws
+ * it and gives it no special meaning: like any error from execute, the action is journaled `failed` and the error
+ * reaches the step.
+ */
 export class ActionFailedError extends LogbookError {
   constructor(actionType: string, actionId: string, cause: unknown) {
     super(
@@ -87,6 +135,27 @@ export class ActionFailedError extends LogbookError {
     this.name = 'ActionFailedError';
     this.cause = cause;
   }
+}
+
+const DEFINITE = Symbol.for('agent-logbook.definite-failure');
+
+/**
+ * Thrown by an action's `execute` to say the outside system refused the effect, so it did not happen (a 4xx, a declined
+ * card): the action is journaled `failed` and the next attempt executes it again with the same key. Any other error from a
+ * non-idempotent action leaves it in doubt. Recognised by a registered symbol, so a second copy of the runtime agrees.
+ */
+export class DefiniteFailure extends Error {
+  readonly [DEFINITE] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DefiniteFailure';
+  }
+}
+
+/** True for an error that proves the effect did not happen: a DefiniteFailure (from any copy of the runtime) or an ActionFailedError. */
+export function isDefiniteFailure(err: unknown): boolean {
+  return err instanceof ActionFailedError || (typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[DEFINITE] === true);
 }
 
 /**
@@ -104,6 +173,11 @@ export class RunSuspended extends Error {
   }
 }
 
+/** The run is not in the journal this command opened. */
+export function runNotFound(runId: string): LogbookError {
+  return new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in this journal.`, 'List runs with `logbook ls` (and check --db).', { runId });
+}
+
 export function describe(err: unknown): string {
   if (err instanceof Error) return err.message.replace(/\.$/, '');
   if (typeof err === 'string') return err;
@@ -118,9 +192,52 @@ export function isLogbookError(err: unknown): err is LogbookError {
   return err instanceof LogbookError;
 }
 
+export interface ErrorRecord {
+  name: string;
+  message: string;
+  code?: string;
+  stack?: string;
+  /** A LogbookError's remedy and details, so a replayed failure is rebuilt as the same error (errorRevive.ts). */
+  remedy?: string;
+  details?: Record<string, unknown>;
+  /** Other own properties of a user's error that survive JSON (status, retryable, …), kept for replay. */
+  props?: Record<string, unknown>;
+}
+
 /** Turns anything thrown into a JSON-safe record for the journal. */
-export function errorRecord(err: unknown): { name: string; message: string; code?: string; stack?: string } {
-  if (err instanceof LogbookError) return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}) };
-  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+export function errorRecord(err: unknown): ErrorRecord {
+  if (err instanceof LogbookError) {
+    return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}), remedy: err.remedy, ...jsonSafe({ details: err.details }) };
+  }
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    const props: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(err)) if (k !== 'code' && k !== 'message' && k !== 'name' && k !== 'stack' && k !== 'cause') props[k] = v;
+    return {
+      name: err.name,
+      message: err.message,
+      ...(typeof code === 'string' || typeof code === 'number' ? { code: String(code) } : {}),
+      ...(err.stack ? { stack: err.stack } : {}),
+      ...(Object.keys(props).length > 0 ? jsonSafe({ props }) : {}),
+    };
+  }
   return { name: 'Error', message: describe(err) };
+}
+
+/** Keeps a field only if it survives a JSON round trip unchanged; a record must never fail to be written. */
+function jsonSafe<K extends string>(field: Record<K, Record<string, unknown>>): Partial<Record<K, Record<string, unknown>>> {
+  const out: Partial<Record<K, Record<string, unknown>>> = {};
+  for (const [k, v] of Object.entries(field) as Array<[K, Record<string, unknown>]>) {
+    const kept: Record<string, unknown> = {};
+    for (const [pk, pv] of Object.entries(v)) {
+      try {
+        const text = JSON.stringify(pv);
+        if (text !== undefined && JSON.stringify(JSON.parse(text)) === text) kept[pk] = JSON.parse(text) as unknown;
+      } catch {
+        // A cycle or a BigInt: left out of the record.
+      }
+    }
+    if (Object.keys(kept).length > 0) out[k] = kept;
+  }
+  return out;
 }

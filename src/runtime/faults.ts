@@ -1,4 +1,4 @@
-// Fault points: named places where a crash can be injected; armed, the process SIGKILLs itself there.
+// Fault points: named places where a crash can be injected; armed, the process SIGKILLs itself there (or execute throws, at a throw point).
 
 import { ErrorCodes, LogbookError } from './errors';
 
@@ -8,6 +8,7 @@ export const FAULT_POINTS = [
   'action:before-start',
   'action:after-start',
   'action:after-execute',
+  'action:after-execute-throw',
   'action:after-commit',
   'compensate:after-start',
   'compensate:after-execute',
@@ -26,6 +27,7 @@ const SHORT: Record<string, FaultPoint> = {
   'before-start': 'action:before-start',
   'after-start': 'action:after-start',
   'after-execute': 'action:after-execute',
+  'after-execute-throw': 'action:after-execute-throw',
   'after-commit': 'action:after-commit',
 };
 
@@ -48,6 +50,17 @@ export function parseCrashSpec(spec: string): CrashSpec {
 export function formatCrashSpec(s: CrashSpec): string {
   const phase = s.point.startsWith('compensate:') ? s.point : s.point.slice(s.point.indexOf(':') + 1);
   return `${s.target}#${s.occurrence}@${phase}`;
+}
+
+/** Fault points that make execute throw after its effect (the request went out, the answer was lost) instead of crashing. */
+export const THROW_POINTS: ReadonlySet<FaultPoint> = new Set(['action:after-execute-throw']);
+
+/** The error an armed throw point raises from execute: looks to the runtime like a timeout after the effect happened. */
+export class InjectedFault extends Error {
+  constructor(readonly spec: CrashSpec) {
+    super(`injected by --crash-at ${formatCrashSpec(spec)}: execute threw after its effect happened (like a timeout whose request got through)`);
+    this.name = 'InjectedFault';
+  }
 }
 
 export interface FaultHit {
@@ -81,6 +94,7 @@ export class Faults {
     this.trace?.({ point, target, occurrence: n });
     for (const s of this.armed) {
       if (s.point === point && s.target === target && s.occurrence === n) {
+        if (THROW_POINTS.has(point)) throw new InjectedFault(s);
         // A real crash: no flush, no cleanup, no exit handlers.
         process.kill(process.pid, 'SIGKILL');
         // The signal is delivered on return from the syscall; block in case the kernel is slow to act on it.

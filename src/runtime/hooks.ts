@@ -1,6 +1,7 @@
-// The host interface: how a debugger (or any host) pauses the runtime at boundaries without the runtime knowing DAP.
+// The host interface: typed boundary events (kind, ids, plan; no prose) at which a debugger or any host may pause the runtime.
 
 import type { Effect } from './define';
+import type { ReconcilePlan } from './policy';
 import type { ActionStatus, Decision, Reconciliation, RunStatus } from './types';
 
 export interface SourceLocation {
@@ -63,18 +64,26 @@ export interface ActionSnapshot {
   readonly hasCompensate: boolean;
   readonly approval: boolean;
   readonly reconciliation?: Reconciliation | 'needs-decision' | undefined;
+  /** Execute threw an error that does not prove nothing happened: the action stays in doubt (status started). */
+  readonly afterError?: boolean;
   readonly result?: unknown;
-  readonly error?: unknown;
+  /** The journal's record of the error execute threw: name, message, code. */
+  readonly error?: { readonly name: string; readonly message: string; readonly code?: string };
   readonly location?: SourceLocation;
 }
 
+/**
+ * One boundary, as facts: the host words it (the runtime writes no sentences). `plan` is the policy's reconciliation of
+ * an in-doubt action (at action:reconcile, action:decision and an action:failed that left it in doubt); `redoInverse` says
+ * a compensate:before repeats an inverse that was in doubt.
+ */
 export interface PauseEvent {
   readonly kind: PauseKind;
   readonly run: RunSnapshot;
   readonly step?: StepSnapshot;
   readonly action?: ActionSnapshot;
-  /** A sentence for people: what is about to happen or just happened. */
-  readonly detail: string;
+  readonly plan?: ReconcilePlan;
+  readonly redoInverse?: boolean;
 }
 
 export interface RuntimeHooks {

@@ -11,6 +11,8 @@ export interface AttemptStats {
   actionsExecuted: number;
   actionsObserved: number;
   reconciled: Array<{ id: string; type: string; outcome: Reconciliation | 'needs-decision' }>;
+  /** Actions this attempt left in doubt after an error from execute (the next attempt reconciles them). */
+  leftInDoubt: Array<{ id: string; type: string; error: string }>;
   warnings: string[];
 }
 

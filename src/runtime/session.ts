@@ -1,12 +1,18 @@
 // One attempt of one run: the `run` object a script receives, with replay of steps and the action bracket.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
-import { isAction, type ActionDefinition, type AgentDefinition, type EffectContext } from './define';
+import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure } from './errors';
+import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type EffectContext, type ErrorClass } from './define';
+import { reviveError } from './errorRevive';
+import { requireWellFormed } from './wellFormed';
+import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
+import { isStorageError } from './store/storageError';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
-import type { Faults } from './faults';
+import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
+import { actionPlan, afterExecuteError, reconcilePlan, type ReconcilePlan } from './policy';
+import { settleInDoubt } from './settle';
 import { callerLocation } from './location';
 import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
@@ -20,7 +26,7 @@ export type { AttemptStats } from './outcomes';
 
 
 export function emptyStats(): AttemptStats {
-  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], warnings: [] };
+  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
 }
 
 interface StepFrame {
@@ -32,6 +38,8 @@ interface StepFrame {
   readonly open: Map<string, ActionRow>;
   /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
   readonly journal: StepActions | undefined;
+  /** Every run.do this step started, awaited or not: the step ends only once all of them have settled. */
+  readonly actions: Set<Promise<unknown>>;
 }
 
 /** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
@@ -82,9 +90,10 @@ export class RunSession {
   private readonly attempt: number;
   private readonly als = new AsyncLocalStorage<StepFrame>();
   private readonly cursor: StepCursor;
-  private readonly inflight = new Map<string, { args: string; promise: Promise<unknown> }>();
+  private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
   private readonly pending = new Set<Promise<unknown>>();
   private stepCounter = 0;
+  private readonly runningSteps = new Set<string>();
   private currentStatus: RunStatus = 'running';
 
   constructor(private readonly d: SessionDeps) {
@@ -96,14 +105,32 @@ export class RunSession {
       agent: d.agent.name,
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
-      do: (action, args) => this.skipFast(action, args) ?? this.track(this.doAction(action, args)),
+      do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
     };
     this.api = Object.freeze(api);
+  }
+
+  /** What the run waits on right now, for a stuck or exiting process's message: the running steps and actions. */
+  waitingOn(): string {
+    const steps = [...this.runningSteps].map((n) => `step ${JSON.stringify(n)}`);
+    const actions = [...this.inflight].map(([id, a]) => `${a.type} ${id}`);
+    return [...steps, ...(actions.length ? [`action ${actions.join(', ')}`] : [])].join(', ');
   }
 
   /** Waits for every step and action still in flight (a branch of Promise.all may outlive the script's await). */
   async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Ties an action to the step it was started in, so that step cannot end while the action is unsettled. */
+  private inStep<T>(p: Promise<T>): Promise<T> {
+    const actions = this.als.getStore()?.actions;
+    if (actions) {
+      actions.add(p);
+      const done = (): void => void actions.delete(p);
+      p.then(done, done);
+    }
+    return p;
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
@@ -119,17 +146,18 @@ export class RunSession {
     return { id: this.runId, agent: this.d.agent.name, attempt: this.attempt, status: this.currentStatus, input: this.d.input };
   }
 
-  private async pause(kind: PauseKind, detail: string, step?: StepSnapshot, action?: ActionSnapshot): Promise<void> {
+  /** A typed boundary event (no prose: the host words it). */
+  private async pause(ev: Omit<PauseEvent, 'run'>): Promise<void> {
     const hooks = this.d.hooks;
     if (!hooks?.pause) return;
     // A host that stops here shows the journal: the records written behind go in first.
     this.d.writer.writePending();
-    await hooks.pause({ kind, run: this.runSnapshot(), detail, ...(step ? { step } : {}), ...(action ? { action } : {}) });
+    await hooks.pause({ ...ev, run: this.runSnapshot() });
   }
 
-  /** Callers test `hooks.pause` first, so a run with no host builds no snapshot or detail text and awaits nothing. */
-  private pauseAction(kind: PauseKind, detail: string, action: ActionSnapshot): Promise<void> {
-    return this.pause(kind, detail, undefined, action);
+  /** Callers test `hooks.pause` first, so a run with no host builds no snapshot and awaits nothing. */
+  private pauseAction(kind: PauseKind, action: ActionSnapshot, plan?: ReconcilePlan): Promise<void> {
+    return this.pause({ kind, action, ...(plan ? { plan } : {}) });
   }
 
   private checkStop(): void {
@@ -167,15 +195,16 @@ export class RunSession {
 
   private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     if (typeof name !== 'string' || name.length === 0) {
-      throw new LogbookError(ErrorCodes.STEP_OUTSIDE_RUN, 'run.step was called without a name.', 'Give every step a stable, descriptive name: run.step("load recipients", () => …).');
+      throw new LogbookError(ErrorCodes.STEP_MISUSE, 'run.step was called without a name.', 'Give every step a stable, descriptive name: run.step("load recipients", () => …).');
     }
     if (typeof fn !== 'function') {
-      throw new LogbookError(ErrorCodes.STEP_OUTSIDE_RUN, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
+      throw new LogbookError(ErrorCodes.STEP_MISUSE, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
     }
+    requireWellFormed(name, `The name of step #${this.stepCounter + 1}`);
     const parent = this.als.getStore();
     if (parent) {
       throw new LogbookError(
-        ErrorCodes.STEP_OUTSIDE_RUN,
+        ErrorCodes.STEP_MISUSE,
         `run.step(${JSON.stringify(name)}) was called inside step ${JSON.stringify(parent.name)}; steps do not nest.`,
         'Call the inner work with run.do inside the outer step, or make it a step of its own after it.',
       );
@@ -195,24 +224,20 @@ export class RunSession {
       this.d.stats.stepsReplayed++;
       const result = fromJournalJson(journaled.result) as T;
       if (this.d.hooks?.pause) {
-        await this.pause('step:before', `replay: step "${name}" completed in an earlier attempt; its checkpointed result is returned`, {
-          idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}),
-        });
+        await this.pause({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } });
       }
       return result;
     }
     if (journaled?.status === 'failed' && idx + 1 < this.cursor.count) {
-      // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry.
-      const rec = JSON.parse(journaled.error ?? '{}') as { name?: string; message?: string };
-      const err = new Error(rec.message ?? 'step failed');
-      err.name = rec.name ?? 'Error';
-      throw err;
+      // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry, as the
+      // same error (class, code, message) so the script's catch takes the same path again.
+      throw reviveError(journaled.error);
     }
     this.checkStop();
     this.d.faults.hit('step:before', name);
     const redone = journaled !== undefined;
     const snapshot = (result?: unknown): StepSnapshot => ({ idx, name, replayed: false, redone, ...(result !== undefined ? { result } : {}), ...(location ? { location } : {}) });
-    if (this.d.hooks?.pause) await this.pause('step:before', redone ? `step "${name}" was in progress when the run stopped: it runs again` : `step "${name}" is about to run`, snapshot());
+    if (this.d.hooks?.pause) await this.pause({ kind: 'step:before', step: snapshot() });
     // A host that paused here may have asked to stop; nothing of this step is written yet.
     this.checkStop();
     const open = new Map<string, ActionRow>();
@@ -223,15 +248,26 @@ export class RunSession {
     let result: T;
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
-      result = await this.als.run({ idx, name, redone, location, open, journal }, fn);
+      const actions = new Set<Promise<unknown>>();
+      this.runningSteps.add(name);
+      try {
+        result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
+      } finally {
+        // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
+        // crash would leave the step replayed as completed and the action in doubt for good.
+        while (actions.size > 0) await Promise.allSettled([...actions]);
+        this.runningSteps.delete(name);
+      }
+      if (this.suspended) throw this.suspended;
     } catch (err) {
-      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
+      // A storage error is not the step's failure: recorded as one, a script that caught it would replay it forever.
+      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
-    if (this.d.hooks?.pause) await this.pause('step:after', `step "${name}" checkpointed`, snapshot(result));
+    if (this.d.hooks?.pause) await this.pause({ kind: 'step:after', step: snapshot(result) });
     return result;
   }
 
@@ -293,14 +329,16 @@ export class RunSession {
     if (typeof key !== 'string' || key.length === 0) {
       throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} returned ${JSON.stringify(key)}, not a non-empty string.`, 'Return a string derived from the action\'s meaning, e.g. `email:${run.id}:${args.to}`.', { type: action.type });
     }
+    requireWellFormed(key, `The key of ${action.type}`, { type: action.type });
     const same = this.inflight.get(key);
     if (same) {
-      if (same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson);
+      // The same id in flight is the same effect only when both the type and the args agree, as in the journal's check.
+      if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
       return (await same.promise) as R;
     }
     const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson };
     const promise = this.runAction(frame, action, parsed, na, location);
-    this.inflight.set(key, { args: argsJson, promise });
+    this.inflight.set(key, { type: action.type, args: argsJson, promise });
     try {
       return (await promise) as R;
     } finally {
@@ -340,18 +378,20 @@ export class RunSession {
         this.d.log(`warning: ${w}; continuing because its key is unchanged.`);
         this.d.writer.note('action.version-changed', { from: row.version, to: na.version }, na.stepIdx, na.id);
       }
-      switch (row.status) {
-        case 'committed': {
+      const plan = actionPlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', status: row.status, afterError: row.error !== null, decision: row.decision, approval: row.approval });
+      switch (plan.kind) {
+        case 'skip': {
           this.d.stats.actionsSkipped++;
           const result = fromJournalJson(row.result) as R;
-          if (this.d.hooks?.pause) await this.pauseAction('action:skipped', `skip: ${na.type} ${na.id} is committed in the journal; its result is returned without running`, this.snapshot(def, na, args, 'skipped', row, location, { result }));
+          if (this.d.hooks?.pause) await this.pauseAction('action:skipped', this.snapshot(def, na, args, 'skipped', row, location, { result }));
           return result;
         }
-        case 'started':
-          return this.reconcile(def, na, args, row, location);
-        case 'failed':
+        case 'reconcile':
+          return this.reconcile(def, na, args, row, location, plan.plan);
+        case 'retry':
           return this.execute(def, na, args, row, location, null);
-        case 'awaiting-approval':
+        case 'gate':
+        case 'execute-approved':
           return this.gate(def, na, args, row, location);
         case 'rejected':
           throw new ApprovalRejectedError(na.type, na.id, row.approval_note ?? undefined);
@@ -381,103 +421,203 @@ export class RunSession {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
     const executions = row?.executions ?? 0;
-    const nonIdem = def.effect === 'non-idempotent';
-    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', `${nonIdem ? 'non-idempotent ' : ''}${na.type} ${na.id} is about to start`, this.snapshot(def, na, args, 'before-start', row, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', row, location));
     this.checkStop();
     this.d.writer.actionStarted(na, row !== undefined, reconciliation);
     this.d.faults.hit('action:after-start', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:after-start', `${na.type} ${na.id}: started is durable; execute runs next`, this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:after-start', this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
     this.d.writer.actionExecuting(na.stepIdx, na.id);
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
+      this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
-      this.d.writer.actionFailed(na.stepIdx, na.id, errorRecord(err));
-      if (this.d.hooks?.pause) await this.pauseAction('action:failed', `${na.type} ${na.id} failed: ${describe(err)}`, this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions: executions + 1, error: errorRecord(err) }));
+      await this.executeThrew(def, na, args, row, location, executions + 1, err);
       throw err;
     }
     this.d.faults.hit('action:after-execute', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:after-execute', `${na.type} ${na.id} executed; committed is written next`, this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:after-execute', this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute; the action stays in doubt and is reconciled on resume.');
     this.d.writer.actionCommitted(na.stepIdx, na.id, json, reconciliation);
     this.d.stats.actionsExecuted++;
     if (reconciliation) this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: reconciliation });
     this.d.faults.hit('action:after-commit', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:committed', `${na.type} ${na.id} committed`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:committed', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
     return result;
+  }
+
+  /**
+   * Execute threw. That is not proof that nothing happened: unless the error is definite (the definition's `failure`
+   * classifier or a DefiniteFailure says the outside system refused it), a non-idempotent action stays in doubt (started,
+   * with the error) and is reconciled like a crash in flight. The caller rethrows, so the script sees the error.
+   */
+  private async executeThrew<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, executions: number, err: unknown): Promise<void> {
+    const error = errorRecord(err);
+    this.noteInjected(err, na);
+    if (afterExecuteError(def.effect, this.classify(def, args, err)) === 'failed') {
+      this.d.writer.actionFailed(na.stepIdx, na.id, error);
+      if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }));
+      return;
+    }
+    this.d.writer.actionInDoubt(na.stepIdx, na.id, error);
+    this.d.stats.leftInDoubt.push({ id: na.id, type: na.type, error: error.message });
+    if (this.d.hooks?.pause) {
+      const plan = reconcilePlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', decision: null }, 'resume');
+      await this.pauseAction('action:failed', this.snapshot(def, na, args, 'in-doubt', row, location, { status: 'started', executions, error, afterError: true }), plan);
+    }
+  }
+
+  /** A rehearsal learns from the journal that its armed throw point fired, even when the script caught the error. */
+  private noteInjected(err: unknown, na: NewAction): void {
+    if (err instanceof InjectedFault) this.d.writer.note('fault.injected', { spec: formatCrashSpec(err.spec) }, na.stepIdx, na.id);
+  }
+
+  private classify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, args: InferOutput<S>, err: unknown): ErrorClass | undefined {
+    if (isDefiniteFailure(err)) return 'not-happened';
+    if (!def.failure) return undefined;
+    try {
+      const c = def.failure(err, args);
+      if (c === 'not-happened' || c === 'in-doubt') return c;
+      this.d.log(`warning: the failure classifier of ${def.type} returned ${JSON.stringify(c)}, not "not-happened" or "in-doubt"; the action is kept in doubt.`);
+    } catch (thrown) {
+      this.d.log(`warning: the failure classifier of ${def.type} threw (${describe(thrown)}); the action is kept in doubt.`);
+    }
+    return 'in-doubt';
   }
 
   /** A read-only action: recorded for visibility, no bracket and no fsync. */
   private async observe<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, location: SourceLocation | undefined): Promise<R> {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', `read-only ${na.type} ${na.id} is about to run`, this.snapshot(def, na, args, 'before-start', undefined, location));
+    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', undefined, location));
     this.checkStop();
-    const result = await def.execute(args, this.ctx(na.id));
+    let result: R;
+    try {
+      result = await def.execute(args, this.ctx(na.id));
+      this.d.faults.hit('action:after-execute-throw', na.type);
+    } catch (err) {
+      // Nothing was journaled for it: a read-only action that failed simply runs again next time.
+      this.noteInjected(err, na);
+      if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
+      throw err;
+    }
     this.d.faults.hit('action:after-execute', na.type);
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');
     this.d.writer.actionObserved(na, json);
     this.d.stats.actionsObserved++;
     this.d.faults.hit('action:after-commit', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:committed', `read-only ${na.type} ${na.id} recorded`, this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:committed', this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
     return result;
   }
 
-  private async reconcile<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
+  /** An in-doubt action (a crash in flight, or an error from execute) reached again: the policy's plan carried out. */
+  private async reconcile<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, plan: ReconcilePlan): Promise<R> {
     this.checkStop();
-    const how =
-      def.effect === 'read-only'
-        ? 'it is read-only, so it runs again'
-        : row.decision
-          ? `a person decided it ${row.decision === 'happened' ? 'happened' : 'did not happen'}`
-          : def.verify
-            ? 'verify asks the outside system whether it happened'
-            : def.effect === 'idempotent'
-              ? 'it is idempotent, so it runs again with the same key'
-              : 'it has no verify, so a person must decide';
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', `in doubt: ${na.type} ${na.id} was started but not committed; ${how}`, this.snapshot(def, na, args, 'in-doubt', row, location));
-    if (def.effect === 'read-only') return this.execute(def, na, args, row, location, 're-executed');
-    if (def.effect === 'non-idempotent' && row.decision) return this.applyDecision(def, na, args, row, location, row.decision);
-    if (def.verify) return this.verify(def, na, args, row, location);
-    if (def.effect === 'idempotent') return this.execute(def, na, args, row, location, 're-executed');
-    const ev = { kind: 'action:decision' as const, run: this.runSnapshot(), detail: `${na.type} ${na.id} has no verify: did it happen?`, action: this.snapshot(def, na, args, 'in-doubt', row, location, { reconciliation: 'needs-decision' as const }) };
+    const afterError = row.error !== null;
+    const error = afterError ? this.storedError(row) : undefined;
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', row, location, { afterError, ...(error ? { error } : {}) }), plan);
+    switch (plan.how) {
+      case 'run-again':
+      case 'nothing-to-undo':
+      case 're-execute-with-key':
+        return this.execute(def, na, args, row, location, 're-executed');
+      case 'decided-happened':
+        return this.applyDecision(def, na, args, row, location, 'happened');
+      case 'decided-not-happened':
+        return this.applyDecision(def, na, args, row, location, 'not-happened');
+      case 'verify':
+        return this.verify(def, na, args, row, location);
+      case 'needs-decision':
+      case 'unknown':
+        break;
+    }
+    const ev = { kind: 'action:decision' as const, run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', row, location, { reconciliation: 'needs-decision' as const, afterError, ...(error ? { error } : {}) }) };
     const decided = this.d.hooks?.decision ? await this.d.hooks.decision(ev) : undefined;
     if (decided) {
       this.d.writer.decision(na.stepIdx, na.id, decided);
       return this.applyDecision(def, na, args, row, location, decided);
     }
-    this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'needs-decision' });
+    return this.needsDecision(na.id, na.type, afterError);
+  }
+
+  private needsDecision(id: string, type: string, afterError: boolean): never {
+    this.d.stats.reconciled.push({ id, type, outcome: 'needs-decision' });
     this.currentStatus = 'needs-decision';
-    this.d.writer.runStatus('needs-decision', { data: { actionId: na.id, type: na.type, reason: `${na.type} has no verify` } });
-    return this.suspend(new RunSuspended('needs-decision', `${na.type} ${na.id} was started but not committed, and it has no verify: a person must decide whether it happened.`, na.id));
+    this.d.writer.runStatus('needs-decision', { data: { actionId: id, type, reason: `${type} has no verify`, ...(afterError ? { afterError } : {}) } });
+    const how = afterError ? 'execute threw an error that does not prove nothing happened' : 'it was started but not committed';
+    return this.suspend(new RunSuspended('needs-decision', `${type} ${id} is in doubt (${how}), and it has no verify: a person must decide whether it happened.`, id));
+  }
+
+  private storedError(row: ActionRow): ActionSnapshot['error'] {
+    try {
+      const e = JSON.parse(row.error ?? 'null') as { name?: unknown; message?: unknown; code?: unknown } | null;
+      if (e && typeof e.message === 'string') return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
+    } catch {
+      // A journaled error that is not JSON is shown as text.
+    }
+    return { name: 'Error', message: row.error ?? '' };
+  }
+
+  /**
+   * Before a run completes: an action left in doubt by an error the script caught (its step completed, or failed and was
+   * caught) is never reached again, so it is settled here: verify, a decision, or the run stops for one. Uses the partial
+   * index of in-doubt-after-error actions, so a run with none pays one empty index probe.
+   */
+  async settleLeftovers(): Promise<void> {
+    for (const a of this.d.reader.inDoubtAfterError(this.runId)) {
+      this.checkStop();
+      const def = actionRegistry().get(a.type);
+      if (!def) {
+        throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt after an error, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
+      }
+      const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+      const na: NewAction = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
+      const args = JSON.parse(a.args) as unknown;
+      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, error: this.storedError(a) }), plan);
+      const hooks = this.d.hooks;
+      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
+      const out = await settleInDoubt(a, def, {
+        writer: this.d.writer,
+        ctx: this.ctx(a.id),
+        ...(ask ? { ask } : {}),
+        verifyFailed: (err) => this.verifyFailed(a.type, a.id, err),
+      });
+      if (out.happened === undefined) this.needsDecision(a.id, a.type, true);
+      else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.how === 'verify' ? (out.happened ? 'verified' : 'verified-absent') : out.happened ? 'decided-happened' : 'decided-not-happened' });
+    }
+  }
+
+  private verifyFailed(type: string, id: string, err: unknown): LogbookError {
+    if (err instanceof LogbookError && err.code === ErrorCodes.VERIFY_TIMEOUT) return err;
+    return new LogbookError(
+      ErrorCodes.VERIFY_FAILED,
+      `verify of ${type} ${id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
+      `Fix verify (or the system it asks) and run \`logbook resume ${this.runId}\` again, or decide with --decide ${id}=happened|not-happened.`,
+      { actionId: id },
+    );
   }
 
   private async applyDecision<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, decision: 'happened' | 'not-happened'): Promise<R> {
     if (decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
     this.d.writer.actionCommitted(na.stepIdx, na.id, null, 'decided-happened');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'decided-happened' });
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', `${na.type} ${na.id}: decided it happened; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
     return undefined as R;
   }
 
   private async verify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
     let found: R | undefined;
     try {
-      found = await def.verify?.(args, this.ctx(na.id));
+      found = await withTimeout(def.verify?.(args, this.ctx(na.id)), def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS, () => verifyTimedOut(na, this.runId, def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS));
     } catch (err) {
-      throw new LogbookError(
-        ErrorCodes.VERIFY_FAILED,
-        `verify of ${na.type} ${na.id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
-        `Fix verify (or the system it asks) and run \`logbook resume ${this.runId}\` again, or decide with --decide ${na.id}=happened|not-happened.`,
-        { actionId: na.id },
-      );
+      throw this.verifyFailed(na.type, na.id, err);
     }
     if (found === undefined) return this.execute(def, na, args, row, location, 'verified-absent');
     const verified: R = found;
     const json = toJournalJson(found, `The verified result of ${na.type} ${na.id}`, 'Return plain JSON (or undefined when not found) from verify.');
     this.d.writer.actionCommitted(na.stepIdx, na.id, json, 'verified');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'verified' });
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', `${na.type} ${na.id}: verify found it; marked committed without executing`, this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
     return verified;
   }
 
@@ -487,8 +627,8 @@ export class RunSession {
     if (row?.approval === 'approved') return this.execute(def, na, args, row, location, null);
     if (!row) this.d.writer.awaitingApproval(na);
     const current = row ?? this.d.reader.action(this.runId, na.id);
-    const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), detail: `approval gate: ${na.type} ${na.id} waits for a person to approve or reject`, action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
-    if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.detail, ev.action);
+    const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
+    if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.action);
     const decided = this.d.hooks?.approval ? await this.d.hooks.approval(ev) : undefined;
     if (decided) {
       this.d.writer.approval(na.stepIdx, na.id, decided.approved, decided.note ?? null);
@@ -504,8 +644,10 @@ export class RunSession {
 function keyConflict(type: string, id: string, before: string, now: string, beforeType?: string): LogbookError {
   return new LogbookError(
     ErrorCodes.KEY_CONFLICT,
-    `Action id ${id} was used ${beforeType && beforeType !== type ? `by ${beforeType} and now by ${type}` : `twice by ${type}`} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
-    'Make the key include whatever distinguishes the two effects (e.g. the recipient), or pass the same args.',
+    beforeType && beforeType !== type
+      ? `Action id ${id} was used by ${beforeType} and now by ${type} (args ${clip(before)} then ${clip(now)}): two action types cannot share an id. Nothing new was executed.`
+      : `Action id ${id} was used twice by ${type} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
+    'Make the key include whatever distinguishes the two effects (e.g. the action type or the recipient), or pass the same args.',
     { id, type },
   );
 }

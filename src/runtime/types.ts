@@ -1,8 +1,5 @@
 // Shared runtime types: run/step/action statuses and the `run` object a script receives.
 
-import type { ActionDefinition } from './define';
-import type { InferInput, StandardSchema } from './schema';
-
 export const RUN_STATUSES = [
   'running',
   'completed',
@@ -31,20 +28,5 @@ export type CompensationStatus = (typeof COMPENSATION_STATUSES)[number];
 
 export type Decision = 'happened' | 'not-happened';
 
-export interface RunInfo {
-  readonly id: string;
-  readonly agent: string;
-  readonly attempt: number;
-}
-
-/** The object an agent's `run(run, input)` receives. */
-export interface RunApi extends RunInfo {
-  /** A named, checkpointed unit: on resume a completed step returns its journaled result without running. */
-  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
-  /**
-   * One side effect, bracketed in the journal and reconciled on resume. Must be called inside a step.
-   * `args` is what the schema accepts (its input type: a field with a default may be left out); the action's
-   * key, execute, verify and compensate see the parsed value.
-   */
-  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>): Promise<R>;
-}
+// RunInfo and RunApi live beside ActionDefinition, which RunApi.do takes: one module, no cycle between the two.
+export type { RunApi, RunInfo } from './define';

@@ -129,7 +129,7 @@ describe('cli: bad input', () => {
       for (let i = 0; i < 400 && !fs.existsSync(holding); i++) await new Promise((r) => setTimeout(r, 50));
       assert.ok(fs.existsSync(holding), 'the run reached its hold');
       const r = cli(dir, ['resume', 'held']);
-      expectError(r, 2, 'LB_LEASE_HELD', new RegExp(`pid ${child.pid} on .*\\(cli\\)`));
+      expectError(r, 4, 'LB_LEASE_HELD', new RegExp(`pid ${child.pid} on .*\\(cli\\)`));
       assert.equal(show(dir, 'held').run.status, 'running');
       child.kill('SIGKILL');
       await new Promise((res) => child.once('exit', res));

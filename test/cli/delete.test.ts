@@ -32,7 +32,7 @@ describe('logbook delete', () => {
         await new Promise((r) => setTimeout(r, 25));
       }
       const r = cli(dir, ['delete', 'busy']);
-      assert.equal(r.status, 2, r.stdout);
+      assert.equal(r.status, 4, r.stdout);
       assert.match(r.stderr, /LB_LEASE_HELD/);
     } finally {
       child.kill('SIGKILL');

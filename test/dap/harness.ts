@@ -271,14 +271,14 @@ export function normalise(text: string, runIds: string[]): string {
   return out.replace(/run-[a-z0-9]+-[0-9a-f]{6}/g, '<run>').replace(/pid \d+/g, 'pid <pid>');
 }
 
-/** Compares with a golden file; UPDATE_GOLDEN=1 rewrites it. */
+/** Compares with a golden file. Only UPDATE_GOLDEN=1 writes one: a missing golden fails, in CI and everywhere else. */
 export function golden(name: string, actual: string): void {
   const file = path.join(ROOT, 'test', 'dap', 'golden', name);
-  if (process.env.UPDATE_GOLDEN === '1' || !fs.existsSync(file)) {
-    if (process.env.CI && !fs.existsSync(file)) assert.fail(`golden ${name} is missing`);
+  if (process.env.UPDATE_GOLDEN === '1') {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, actual);
   }
+  if (!fs.existsSync(file)) assert.fail(`golden ${name} is missing: run the test with UPDATE_GOLDEN=1 to write it, then review and commit it`);
   assert.equal(actual, fs.readFileSync(file, 'utf8'), `golden ${name} differs (UPDATE_GOLDEN=1 to accept)`);
 }
 

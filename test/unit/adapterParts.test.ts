@@ -4,17 +4,18 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { spawnSync } from 'node:child_process';
 import { ZodMiniObject } from 'zod/mini';
-import { Channel, FrameDecoder, encodeFrame } from '../../src/adapter/channel';
-import { Evaluator } from '../../src/adapter/evaluator';
-import { parseHitCondition } from '../../src/adapter/hitCondition';
+import { Channel, FrameDecoder, encodeFrame } from '../../src/link/channel';
+import { Evaluator } from '../../src/runner/evaluator';
+import { parseHitCondition } from '../../src/link/hitCondition';
 import { LaunchConfig, launchJsonSchema, parseLaunchConfig, resolveLaunch } from '../../src/adapter/launchConfig';
-import { FromRunner } from '../../src/adapter/protocol';
-import { actionLines, breakableLines, runFunctionLine } from '../../src/adapter/sourceScan';
-import { StopPolicy, type Boundary } from '../../src/adapter/stopPolicy';
+import { FromRunner } from '../../src/link/protocol';
+import { actionLines, breakableLines, runFunctionLine } from '../../src/link/sourceScan';
+import { StopPolicy, type Boundary } from '../../src/runner/stopPolicy';
 import { children, preview } from '../../src/adapter/values';
-import { toWire } from '../../src/adapter/wire';
-import { EXAMPLES, FIXTURES, tmpDir } from '../helpers';
+import { toWire } from '../../src/link/wire';
+import { EXAMPLES, FIXTURES, ROOT, tmpDir } from '../helpers';
 
 describe('adapter: launch configuration', () => {
   it('generates a JSON Schema with every attribute, program required', () => {
@@ -175,5 +176,15 @@ describe('adapter: stop policy', () => {
 describe('adapter: launch schema module', () => {
   it('is plain zod/mini', () => {
     assert.ok(LaunchConfig instanceof ZodMiniObject);
+  });
+
+  it('loads no journal code: neither the runtime store nor better-sqlite3 (asked of a fresh process)', () => {
+    const script = "require('./src/adapter/launchConfig'); process.stdout.write(JSON.stringify(Object.keys(require.cache)))";
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const loaded = JSON.parse(r.stdout) as string[];
+    assert.ok(loaded.some((f) => f.endsWith(path.join('adapter', 'launchConfig.ts'))), 'the module itself was loaded');
+    const journal = loaded.filter((f) => /better-sqlite3|[\\/]runtime[\\/]store[\\/]/.test(f));
+    assert.deepEqual(journal, []);
   });
 });

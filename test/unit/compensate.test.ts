@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { ErrorCodes, compensateRun, defineAction, defineAgent, openStore, startRun, type Store } from '../../src/runtime';
+import { DefiniteFailure, ErrorCodes, compensateRun, defineAction, defineAgent, openStore, startRun, type Store } from '../../src/runtime';
 import { tmpDir } from '../helpers';
 
 const quiet = { log: () => undefined };
@@ -108,8 +108,9 @@ describe('compensation', () => {
       effect: 'non-idempotent',
       args: z.object({}),
       key: (_a, run) => `c:${run.id}`,
+      // A decline proves nothing was charged: a definite failure, so compensation has nothing in doubt to settle.
       execute: () => {
-        throw new Error('card declined');
+        throw new DefiniteFailure('card declined');
       },
     });
     const agent = defineAgent({

@@ -18,7 +18,7 @@ import {
   type RuntimeHooks,
   type Store,
 } from '../../src/runtime';
-import { processStartTime } from '../../src/runtime/store/owner';
+import { currentNode, hostField, processStartTime } from '../../src/runtime/store/owner';
 import { tmpDir } from '../helpers';
 
 const quiet = { log: () => undefined };
@@ -372,7 +372,7 @@ describe('engine', () => {
       const pid = holder.pid!;
       store.db
         .prepare("UPDATE runs SET status='running', lease_token='other', lease_owner=?, lease_pid=?, lease_pid_start=?, lease_host=?, lease_expires=? WHERE id='lease'")
-        .run(`pid ${pid} (test)`, pid, processStartTime(pid), os.hostname(), Date.now() + 60_000);
+        .run(`pid ${pid} (test)`, pid, processStartTime(pid), hostField(os.hostname(), currentNode()), Date.now() + 60_000);
       assert.equal(store.reader.view(store.reader.run('lease')!).effectiveStatus, 'running');
       const err = await expectCode(resumeRun(store, agent, 'lease', quiet), ErrorCodes.LEASE_HELD);
       assert.match(err.message, new RegExp(`pid ${pid}`));

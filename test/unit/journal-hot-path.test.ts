@@ -203,6 +203,17 @@ describe('read-ahead of journal rows', () => {
   });
 });
 
+/** Counts the calls of one method of an object (its own behaviour kept). */
+function countCalls<T extends object>(obj: T, method: keyof T & string): { n: number } {
+  const counter = { n: 0 };
+  const original = (obj[method] as (...a: unknown[]) => unknown).bind(obj);
+  (obj as Record<string, unknown>)[method] = (...a: unknown[]) => {
+    counter.n++;
+    return original(...a);
+  };
+  return counter;
+}
+
 describe('a redone step replays its journaled actions from a prefetched page', () => {
   /** The bench agent's journal shape, asking for one step's actions in reverse order (defeats the in-order window). */
   const reversed = defineAgent({
@@ -224,11 +235,16 @@ describe('a redone step replays its journaled actions from a prefetched page', (
     const store = openStore(file);
     probe.at = -1;
     probe.executed = 0;
+    const lookups = countCalls(store.reader, 'action');
+    const pages = countCalls(store.reader, 'replayActionsOfStep');
     const out = await resumeRun(store, journalAgent, 'r', quiet);
     store.close();
     assert.equal(out.status, 'completed', out.error?.message);
     assert.equal(out.stats.actionsSkipped, 1500);
     assert.equal(probe.executed, 100);
+    // The 1,500 skips come from pages (a handful of reads), not from a lookup per committed action.
+    assert.ok(pages.n >= 1 && pages.n <= 20, `${pages.n} page reads`);
+    assert.ok(lookups.n < 1500 / 5, `${lookups.n} single-action lookups for 1,500 skipped actions`);
   });
 
   it('falls back to one lookup per action when the script asks in another order than the journal', async () => {
@@ -237,11 +253,14 @@ describe('a redone step replays its journaled actions from a prefetched page', (
     const store = openStore(file);
     probe.at = -1;
     probe.executed = 0;
+    const lookups = countCalls(store.reader, 'action');
     const out = await resumeRun(store, reversed, 'r', quiet);
     store.close();
     assert.equal(out.status, 'completed', out.error?.message);
     assert.equal(out.stats.actionsSkipped, 4500);
     assert.equal(probe.executed, 100);
+    // Out of order, the window gives up and each committed action is looked up on its own.
+    assert.ok(lookups.n >= 4500, `${lookups.n} single-action lookups for 4,500 skipped actions`);
   });
 
   it('returns the committed result when the same key is asked for twice in one attempt', async () => {

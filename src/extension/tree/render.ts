@@ -1,23 +1,25 @@
 // How each node looks: label, description, status icon and colour, Markdown tooltip, and the contextValue menus key on.
+// The words are the policy's (the CLI and the debugger print the same); icons and colours are the tree's own.
 
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDisplay, StepDisplay } from '../../reader/protocol';
-import { ago } from '../../cli/format';
+import { ACTION_WORDS, RUN_WORDS } from '../../reader/protocol';
+import { ago } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
 import type { ActionNode, DetailNode, MoreNode, Node, RunNode, StepNode } from './nodes';
 
 const icon = (id: string, color?: string): vscode.ThemeIcon => new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
 
 export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: string }> = {
-  running: { word: 'running', icon: 'sync~spin', color: 'charts.blue' },
-  completed: { word: 'completed', icon: 'pass-filled', color: 'testing.iconPassed' },
-  failed: { word: 'failed', icon: 'error', color: 'testing.iconFailed' },
-  'needs-decision': { word: 'needs a decision', icon: 'question', color: 'charts.yellow' },
-  'awaiting-approval': { word: 'awaiting approval', icon: 'shield', color: 'charts.yellow' },
-  compensating: { word: 'compensating', icon: 'history', color: 'charts.purple' },
-  compensated: { word: 'compensated', icon: 'discard', color: 'charts.purple' },
-  'compensation-failed': { word: 'compensation failed', icon: 'error', color: 'testing.iconFailed' },
-  interrupted: { word: 'interrupted', icon: 'debug-disconnect', color: 'charts.orange' },
+  running: { word: RUN_WORDS['running'].word, icon: 'sync~spin', color: 'charts.blue' },
+  completed: { word: RUN_WORDS['completed'].word, icon: 'pass-filled', color: 'testing.iconPassed' },
+  failed: { word: RUN_WORDS['failed'].word, icon: 'error', color: 'testing.iconFailed' },
+  'needs-decision': { word: RUN_WORDS['needs-decision'].word, icon: 'question', color: 'charts.yellow' },
+  'awaiting-approval': { word: RUN_WORDS['awaiting-approval'].word, icon: 'shield', color: 'charts.yellow' },
+  compensating: { word: RUN_WORDS['compensating'].word, icon: 'history', color: 'charts.purple' },
+  compensated: { word: RUN_WORDS['compensated'].word, icon: 'discard', color: 'charts.purple' },
+  'compensation-failed': { word: RUN_WORDS['compensation-failed'].word, icon: 'error', color: 'testing.iconFailed' },
+  interrupted: { word: RUN_WORDS['interrupted'].word, icon: 'debug-disconnect', color: 'charts.orange' },
 };
 
 export const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {
@@ -29,16 +31,17 @@ export const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color:
 };
 
 export const ACTION_LOOK: Record<ActionDisplay, { word: string; icon: string; color: string }> = {
-  'in-flight': { word: 'started', icon: 'loading~spin', color: 'charts.blue' },
-  'in-doubt': { word: 'in doubt', icon: 'warning', color: 'charts.yellow' },
-  committed: { word: 'committed', icon: 'pass', color: 'testing.iconPassed' },
-  failed: { word: 'failed', icon: 'error', color: 'testing.iconFailed' },
-  'awaiting-approval': { word: 'awaiting approval', icon: 'shield', color: 'charts.yellow' },
-  rejected: { word: 'rejected', icon: 'circle-slash', color: 'testing.iconFailed' },
-  compensated: { word: 'compensated', icon: 'discard', color: 'charts.purple' },
-  compensating: { word: 'compensating', icon: 'history', color: 'charts.purple' },
-  irreversible: { word: 'irreversible', icon: 'lock', color: 'testing.iconFailed' },
-  'compensation-failed': { word: 'compensation failed', icon: 'error', color: 'testing.iconFailed' },
+  'in-flight': { word: ACTION_WORDS['in-flight'].word, icon: 'loading~spin', color: 'charts.blue' },
+  'in-doubt': { word: ACTION_WORDS['in-doubt'].word, icon: 'warning', color: 'charts.yellow' },
+  'in-doubt-after-error': { word: ACTION_WORDS['in-doubt-after-error'].word, icon: 'warning', color: 'charts.yellow' },
+  committed: { word: ACTION_WORDS['committed'].word, icon: 'pass', color: 'testing.iconPassed' },
+  failed: { word: ACTION_WORDS['failed'].word, icon: 'error', color: 'testing.iconFailed' },
+  'awaiting-approval': { word: ACTION_WORDS['awaiting-approval'].word, icon: 'shield', color: 'charts.yellow' },
+  rejected: { word: ACTION_WORDS['rejected'].word, icon: 'circle-slash', color: 'testing.iconFailed' },
+  compensated: { word: ACTION_WORDS['compensated'].word, icon: 'discard', color: 'charts.purple' },
+  compensating: { word: ACTION_WORDS['compensating'].word, icon: 'history', color: 'charts.purple' },
+  irreversible: { word: ACTION_WORDS['irreversible'].word, icon: 'lock', color: 'testing.iconFailed' },
+  'compensation-failed': { word: ACTION_WORDS['compensation-failed'].word, icon: 'error', color: 'testing.iconFailed' },
 };
 
 const EFFECT_BADGE = { 'read-only': 'read-only', idempotent: 'idempotent', 'non-idempotent': '⚠ non-idempotent' } as const;
@@ -50,9 +53,9 @@ export function runFlags(n: RunNode): Flag[] {
   const flags: Flag[] = [FLAG.checkpoint];
   if (r.leaseLive) flags.push(FLAG.live);
   else {
-    flags.push(FLAG.deletable);
-    if (r.status === 'interrupted' || r.status === 'failed' || r.status === 'needs-decision') flags.push(FLAG.resumable);
-    if (r.status !== 'compensated' && r.status !== 'running' && r.status !== 'compensating') flags.push(FLAG.compensable);
+    if (r.canDelete) flags.push(FLAG.deletable);
+    if (r.canResume) flags.push(FLAG.resumable);
+    if (r.canCompensate) flags.push(FLAG.compensable);
   }
   if (r.inDoubt > 0) flags.push(FLAG.inDoubt);
   if (r.awaitingApproval > 0) flags.push(FLAG.awaitingApproval);
@@ -107,7 +110,7 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   item.description = `${look.word} · ${EFFECT_BADGE[a.effect]}${recon} · ${a.executions}×`;
   item.iconPath = icon(look.icon, look.color);
   const flags: Flag[] = [FLAG.hasKey, FLAG.hasSource];
-  if (a.status === 'in-doubt') flags.push(FLAG.inDoubt);
+  if (a.status === 'in-doubt' || a.status === 'in-doubt-after-error') flags.push(FLAG.inDoubt);
   if (a.journalStatus === 'awaiting-approval' && a.approval === 'pending') flags.push(FLAG.awaitingApproval);
   item.contextValue = contextValue(ITEM.action, flags);
   const md = new vscode.MarkdownString(undefined, true);
@@ -116,6 +119,9 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   md.appendMarkdown(`idempotency key: \`${a.id}\`\n\nargs:\n${code(a.args)}\n\n`);
   if (a.result) md.appendMarkdown(`result:\n${code(a.result)}\n\n`);
   if (a.error) md.appendMarkdown(`error: ${a.error}\n\n`);
+  if (a.status === 'in-doubt-after-error') {
+    md.appendMarkdown('_Execute threw an error that does not prove nothing happened: resume reconciles it like a crash in flight (verify, or your decision)._');
+  }
   if (a.status === 'in-doubt') {
     md.appendMarkdown(
       a.effect === 'non-idempotent'

@@ -1,7 +1,7 @@
 // Run leases: creating a run, and taking over one whose holder is gone, each bumping the epoch that fences writes.
 
 import type { Db } from './open';
-import { ErrorCodes, LogbookError } from '../errors';
+import { ErrorCodes, LogbookError, runNotFound } from '../errors';
 import type { StoredRunStatus } from '../types';
 import { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
@@ -50,6 +50,7 @@ export interface AcquireOptions {
   readonly status: StoredRunStatus;
   /** A new attempt (resume, compensate) or the same one (recording an approval). */
   readonly newAttempt: boolean;
+  /** Words for people (the timeline shows them); code reads `status`, which the event also records. */
   readonly purpose: string;
 }
 
@@ -59,7 +60,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
   let lease: Lease | undefined;
   const tx = db.transaction(() => {
     const row = reader.run(runId);
-    if (!row) throw notFound(runId);
+    if (!row) throw runNotFound(runId);
     if (row.lease_token && row.lease_token !== owner.token && leaseIsLive(row, now)) {
       throw new LogbookError(
         ErrorCodes.LEASE_HELD,
@@ -80,15 +81,11 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
       attempt,
       now,
       'run.lease-acquired',
-      JSON.stringify({ purpose: opts.purpose, owner: owner.label, epoch, previousStatus: row.status, previousLease: previous }),
+      JSON.stringify({ purpose: opts.purpose, status: opts.status, owner: owner.label, epoch, previousStatus: row.status, previousLease: previous }),
     );
     lease = { runId, token: owner.token, epoch, attempt };
   });
   tx.immediate();
-  if (!lease) throw notFound(runId);
+  if (!lease) throw runNotFound(runId);
   return lease;
-}
-
-export function notFound(runId: string): LogbookError {
-  return new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in this journal.`, 'List runs with `logbook ls` (and check --db).', { runId });
 }

@@ -86,6 +86,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX events_by_run ON events(run_id, seq);
     `,
   },
+  {
+    version: 2,
+    name: 'actions in doubt after an error: a partial index, empty unless execute threw an error that proves nothing',
+    sql: `
+      CREATE INDEX actions_in_doubt_after_error ON actions(run_id, seq) WHERE status = 'started' AND error IS NOT NULL;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

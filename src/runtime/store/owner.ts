@@ -23,6 +23,39 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
+/**
+ * This process's node: the kernel's boot id and its pid namespace. Two containers can share a volume and a hostname
+ * and still not see each other's pids; a pid is only meaningful where both are equal. Undefined off Linux.
+ */
+export function currentNode(): string | undefined {
+  try {
+    const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const ns = /\[(\d+)\]/.exec(fs.readlinkSync('/proc/self/ns/pid'))?.[1];
+    return boot && ns ? `boot=${boot} pidns=${ns}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The lease's host column: `hostname boot=<id> pidns=<inode>` where the node is known, else the bare hostname. */
+export function hostField(hostname: string, node: string | undefined): string {
+  return node ? `${hostname} ${node}` : hostname;
+}
+
+const NODE_IN_HOST = / (boot=\S+ pidns=\d+)$/;
+
+/**
+ * Whether a lease recorded with this host column names a pid of this process's own node, so its liveness can be
+ * asked of the kernel. A lease from another boot or another pid namespace, even under the same hostname, cannot be.
+ * A column without a node (written off Linux, or by an older Logbook) falls back to comparing hostnames.
+ */
+export function holderOnThisNode(leaseHost: string | null, here: string | undefined = currentNode(), hostname = os.hostname()): boolean {
+  if (leaseHost === null) return false;
+  const m = NODE_IN_HOST.exec(leaseHost);
+  if (!m) return here === undefined && leaseHost === hostname;
+  return m[1] === here && leaseHost.slice(0, m.index) === hostname;
+}
+
 let self: Owner | undefined;
 
 export function currentOwner(role: string): Owner {
@@ -31,7 +64,7 @@ export function currentOwner(role: string): Owner {
       token: randomUUID(),
       pid: process.pid,
       pidStart: processStartTime(process.pid),
-      host: os.hostname(),
+      host: hostField(os.hostname(), currentNode()),
       label: `pid ${process.pid} on ${os.hostname()} (${role})`,
     };
   }
@@ -47,13 +80,14 @@ export interface LeaseFields {
 }
 
 /**
- * A lease is live while its holder exists. On this host that is decided by the process itself (same pid and start
- * time, not a zombie), even past expiry: a process stuck in a long effect must not be raced by a second driver.
- * A holder on another host is trusted until the lease expires.
+ * A lease is live while its holder exists. On this node (same boot, same pid namespace) that is decided by the
+ * process itself (same pid and start time, not a zombie), even past expiry: a process stuck in a long effect must not
+ * be raced by a second driver. A holder whose pid cannot be asked about here (another host, another container with
+ * the same hostname, another boot) is never assumed dead: it is trusted until its lease expires.
  */
 export function leaseIsLive(l: LeaseFields, now: number): boolean {
   if (!l.lease_token || l.lease_expires === null) return false;
-  if (l.lease_host !== os.hostname() || l.lease_pid === null) return l.lease_expires > now;
+  if (!holderOnThisNode(l.lease_host) || l.lease_pid === null) return l.lease_expires > now;
   try {
     process.kill(l.lease_pid, 0);
   } catch (err) {

@@ -36,6 +36,9 @@ export class JournalReader {
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
+      // Its WHERE implies the partial index's (migration 2), so the planner answers from that usually empty index; no INDEXED BY, so
+      // a read-only open of a version-1 file still prepares it.
+      inDoubtAfterError: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq"),
       pendingApprovals: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'awaiting-approval' ORDER BY seq"),
       committedDesc: db.prepare(
         "SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?",
@@ -135,6 +138,11 @@ export class JournalReader {
 
   inDoubt(runId: string): ActionRow[] {
     return this.q.inDoubt.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  /** Actions whose execute threw an error that left them in doubt, in start order. */
+  inDoubtAfterError(runId: string): ActionRow[] {
+    return this.q.inDoubtAfterError.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
   }
 
   pendingApprovals(runId: string): ActionRow[] {

@@ -4,7 +4,7 @@ import * as z from 'zod/mini';
 import { ACTION_STATUSES, COMPENSATION_STATUSES, RECONCILIATIONS, RUN_STATUSES, STEP_STATUSES } from '../types';
 import { EFFECTS } from '../define';
 import { ErrorCodes, LogbookError } from '../errors';
-import { ENGLISH } from '../zodEnglish';
+import { ENGLISH } from '../../shared/zodEnglish';
 
 const int = z.int();
 const text = z.string();

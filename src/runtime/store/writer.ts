@@ -6,6 +6,7 @@
 
 import type { Db } from './open';
 import { ErrorCodes, LogbookError } from '../errors';
+import { storageError } from './storageError';
 import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
 import type { Effect } from '../define';
 
@@ -47,6 +48,8 @@ export class RunWriter {
   private pendingTimer: NodeJS.Timeout | undefined;
   /** A lease lost while the timer wrote pending records; thrown by the run's next write. */
   private behindError: Error | undefined;
+  /** The storage failure (LB_DB_BUSY, LB_DB_DISK_FULL, …) that stopped this writer: no write is tried after it. */
+  broken: LogbookError | undefined;
 
   constructor(
     private readonly db: Db,
@@ -89,6 +92,8 @@ export class RunWriter {
         "UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ?, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?",
       ),
       actionFail: db.prepare("UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?"),
+      // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
+      actionInDoubt: db.prepare("UPDATE actions SET error = ?, ended_at = ? WHERE run_id = ? AND id = ? AND status = 'started'"),
       actionDecision: db.prepare('UPDATE actions SET decision = ? WHERE run_id = ? AND id = ?'),
       actionApproval: db.prepare('UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?'),
       compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
@@ -102,7 +107,20 @@ export class RunWriter {
    * write off most commits. The heartbeat renews at least every 10 s, well inside LEASE_TTL_MS.
    */
   private write(durable: boolean, fn: (now: number) => void, renew = false): void {
+    if (this.broken !== undefined) throw this.broken;
     if (this.behindError !== undefined) throw this.behindError;
+    try {
+      this.writeFenced(durable, fn, renew);
+    } catch (err) {
+      // A locked, full, read-only or damaged journal is not the script failing: every later write of this run throws
+      // the same error, so a script that catches it cannot go on unjournaled, and the engine stops the run resumable.
+      const storage = storageError(err, this.db.name);
+      if (storage) this.broken = storage;
+      throw storage ?? err;
+    }
+  }
+
+  private writeFenced(durable: boolean, fn: (now: number) => void, renew: boolean): void {
     const now = Date.now();
     const pending = this.pending;
     const body = (): void => {
@@ -288,6 +306,14 @@ export class RunWriter {
     this.write(true, (now) => {
       this.s.actionFail.run(JSON.stringify(error), now, this.lease.runId, id);
       this.event(now, 'action.failed', stepIdx, id, { error });
+    });
+  }
+
+  /** Execute threw, and the error does not prove nothing happened: the action stays in doubt, with the error beside it. */
+  actionInDoubt(stepIdx: number, id: string, error: unknown): void {
+    this.write(true, (now) => {
+      this.s.actionInDoubt.run(JSON.stringify(error), now, this.lease.runId, id);
+      this.event(now, 'action.in-doubt', stepIdx, id, { error });
     });
   }
 

@@ -2,8 +2,9 @@
 
 import type { ActionSnapshot, RunSnapshot, StepSnapshot } from '../runtime/hooks';
 import type { JournalReader } from '../runtime/store';
-import type { ActionView, RunView, StepView, StopContext } from './protocol';
-import { toWire } from './wire';
+import type { ActionView, RunView, StepView, StopContext } from '../link/protocol';
+import { toWire } from '../link/wire';
+import { ACTION_WORDS } from '../runtime/policy';
 
 function parse(text: string | null): unknown {
   if (text === null) return undefined;
@@ -30,7 +31,8 @@ export function actionView(a: ActionSnapshot): ActionView {
     effect: a.effect,
     args: toWire(a.args),
     phase: a.phase,
-    status: a.status,
+    // The policy's word where the journal's status alone ("started") would hide that an error left it in doubt.
+    status: a.afterError ? ACTION_WORDS['in-doubt-after-error'].word : a.status,
     executions: a.executions,
     stepIdx: a.stepIdx,
     hasVerify: a.hasVerify,

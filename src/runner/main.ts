@@ -2,9 +2,9 @@
 
 import * as net from 'node:net';
 import { ErrorCodes } from '../runtime/errors';
-import { Channel } from './channel';
-import { FromRunner, ToRunner } from './protocol';
-import type { RunnerHost } from './runnerHost';
+import { Channel } from '../link/channel';
+import { FromRunner, ToRunner } from '../link/protocol';
+import type { RunnerHost } from './host';
 
 const GRACE_MS = 3000;
 
@@ -36,7 +36,7 @@ function main(): void {
   };
   channel.send({ type: 'ready', pid: process.pid, node: process.version, abi: process.versions.modules, execPath: process.execPath });
   // Loaded lazily so that a Node unable to load the runtime's dependencies still reports why over the channel.
-  import('./runnerHost.js').then(
+  import('./host.js').then(
     (mod) => {
       host = new mod.RunnerHost((m) => channel.send(m), done);
       for (const m of early.splice(0)) host.onMessage(m);

@@ -2,8 +2,8 @@
 
 import * as fs from 'node:fs';
 import { openStore, type Store } from '../runtime/store';
-import type { Postmortem } from './protocol';
-import { wrongNode } from './runnerErrors';
+import type { Postmortem } from '../link/protocol';
+import { wrongNode } from './errors';
 
 export function postmortem(database: string, runId: string | undefined): Postmortem {
   const empty: Postmortem = { inDoubt: [], compensationInDoubt: [] };

@@ -2,7 +2,7 @@
 
 import type { Duplex } from 'node:stream';
 import type * as z from 'zod/mini';
-import { ENGLISH } from '../runtime/zodEnglish';
+import { ENGLISH } from '../shared/zodEnglish';
 
 const MAX_FRAME = 64 * 1024 * 1024;
 

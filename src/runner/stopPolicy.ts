@@ -1,9 +1,9 @@
 // Whether the run stops at a boundary: breakpoints (conditions, hit counts), exception filters, stepping, pause.
 
 import type { ActionSnapshot, PauseKind, SourceLocation, StepSnapshot } from '../runtime/hooks';
-import { DEFAULT_FILTERS, FILTERS } from './filters';
-import { parseHitCondition, type HitCondition } from './hitCondition';
-import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from './protocol';
+import { DEFAULT_FILTERS, FILTERS } from '../link/filters';
+import { parseHitCondition, type HitCondition } from '../link/hitCondition';
+import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from '../link/protocol';
 
 /** Runtime pause kinds, plus the runner's own: a decision it needs, and the start of a compensation. */
 export type BoundaryKind = PauseKind | 'decision' | 'compensate:entry';

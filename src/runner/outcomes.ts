@@ -2,8 +2,8 @@
 
 import type { CompensationReport } from '../runtime/compensate';
 import type { RunOutcome } from '../runtime/engine';
-import type { Outcome } from './protocol';
-import { toWire } from './wire';
+import type { Outcome } from '../link/protocol';
+import { toWire } from '../link/wire';
 
 export function outcomeOfRun(o: RunOutcome): Outcome {
   const s = o.stats;

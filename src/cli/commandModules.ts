@@ -1,0 +1,8 @@
+// The commands that live in their own modules (plan, rehearse, delete): main.ts dispatches to them by name.
+
+import { rehearseCommand } from '../rehearse/command';
+import type { CommandModule } from './command';
+import { planCommand } from './plan';
+import { deleteCommand } from './delete';
+
+export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand];

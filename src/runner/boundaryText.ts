@@ -1,0 +1,93 @@
+// Runner side: the sentence a person reads at each boundary, worded from the runtime's typed event and the policy's plan.
+
+import type { ActionSnapshot, PauseEvent } from '../runtime/hooks';
+import type { ReconcileHow, ReconcilePlan } from '../runtime/policy';
+
+/** Why an in-doubt action is reconciled the way the policy planned, as the tail of a sentence. */
+export const RECONCILE_WHY: Record<ReconcileHow, string> = {
+  'run-again': 'it is read-only, so it runs again',
+  'nothing-to-undo': 'it is read-only: there is nothing to undo',
+  'decided-happened': 'a person decided it happened',
+  'decided-not-happened': 'a person decided it did not happen',
+  verify: 'verify asks the outside system whether it happened',
+  're-execute-with-key': 'it is idempotent, so it runs again with the same key',
+  'needs-decision': 'it has no verify, so a person must decide',
+  unknown: 'the script that defines it is not loaded',
+};
+
+function errorOf(a: ActionSnapshot): string {
+  return (a.error?.message ?? 'an error').replace(/\.$/, '');
+}
+
+function name(a: ActionSnapshot): string {
+  return `${a.type} ${a.id}`;
+}
+
+/** The in-doubt-after-error sentence shared by the failed stop and the reconcile stop. */
+function afterError(a: ActionSnapshot, plan: ReconcilePlan | undefined): string {
+  const next = plan ? `; it is reconciled like a crash in flight: ${RECONCILE_WHY[plan.how]}` : '';
+  return `${name(a)} is in doubt after an error: execute threw ${JSON.stringify(errorOf(a))}, which does not prove nothing happened${next}`;
+}
+
+export function boundaryText(ev: PauseEvent): string {
+  const { step, action: a } = ev;
+  switch (ev.kind) {
+    case 'run:entry':
+      return ev.run.attempt > 1 ? `attempt ${ev.run.attempt}: the script runs again from the top, replaying the journal` : 'the run is about to start';
+    case 'run:end':
+      return 'the run completed';
+    case 'step:before':
+      if (!step) break;
+      if (step.replayed) return `replay: step "${step.name}" completed in an earlier attempt; its checkpointed result is returned`;
+      return step.redone ? `step "${step.name}" was in progress when the run stopped: it runs again` : `step "${step.name}" is about to run`;
+    case 'step:after':
+      if (!step) break;
+      return `step "${step.name}" checkpointed`;
+    default:
+      break;
+  }
+  if (!a) return ev.kind;
+  const fresh = a.status === 'new';
+  switch (ev.kind) {
+    case 'action:skipped':
+      return `skip: ${name(a)} is committed in the journal; its result is returned without running`;
+    case 'action:before-start':
+      if (a.effect === 'read-only' && fresh) return `read-only ${name(a)} is about to run`;
+      return `${a.effect === 'non-idempotent' ? 'non-idempotent ' : ''}${name(a)} is about to start`;
+    case 'action:after-start':
+      return `${name(a)}: started is durable; execute runs next`;
+    case 'action:after-execute':
+      return `${name(a)} executed; committed is written next`;
+    case 'action:committed':
+      // A read-only action's first run is recorded without a bracket; one re-run in doubt was reconciled.
+      return a.effect === 'read-only' && a.reconciliation === undefined ? `read-only ${name(a)} recorded` : `${name(a)} committed`;
+    case 'action:failed':
+      return a.afterError ? afterError(a, ev.plan) : `${name(a)} failed: ${errorOf(a)}`;
+    case 'action:reconcile': {
+      const why = ev.plan ? RECONCILE_WHY[ev.plan.how] : 'it is reconciled';
+      if (a.afterError) return `in doubt: ${afterError(a, ev.plan)}`;
+      return `in doubt: ${name(a)} was started but not committed; ${why}`;
+    }
+    case 'action:reconciled':
+      return a.reconciliation === 'verified'
+        ? `${name(a)}: verify found it; marked committed without executing`
+        : `${name(a)}: decided it happened; marked committed without executing`;
+    case 'action:approval':
+      return `approval gate: ${name(a)} waits for a person to approve or reject`;
+    case 'action:decision':
+      return ev.run.status === 'compensating'
+        ? `${name(a)} has no verify: did it happen? (compensation needs to know)`
+        : `${name(a)}${a.afterError ? ` is in doubt after an error (${errorOf(a)}) and` : ''} has no verify: did it happen?`;
+    case 'compensate:before':
+      return `compensate: ${name(a)}${ev.redoInverse ? ' (its inverse was in doubt: it runs again with the same key)' : ''}`;
+    case 'compensate:after-start':
+      return `compensate: ${name(a)}: started is durable; the inverse runs next`;
+    case 'compensate:after-execute':
+      return `compensate: ${name(a)}: the inverse ran; committed is written next`;
+    case 'compensate:committed':
+      return `compensate: ${name(a)} compensated`;
+    default:
+      break;
+  }
+  return ev.kind;
+}

@@ -1,0 +1,72 @@
+// The runner's driver: routes the adapter's messages to the job loop, the stop gate and the request handler.
+
+import type { FromRunner, ToRunner } from '../link/protocol';
+import { BoundaryQueue } from './boundaries';
+import { errorFields } from './errors';
+import { Evaluator } from './evaluator';
+import { JobLoop } from './jobs';
+import { Mailbox, StopGate } from './mailbox';
+import { RequestHandler } from './requests';
+import { RunnerState } from './state';
+import { StopContextBuilder } from './stopContext';
+
+export class RunnerHost {
+  private readonly state: RunnerState;
+  private readonly gate = new StopGate();
+  private readonly jobs: JobLoop;
+  private readonly requests: RequestHandler;
+
+  constructor(
+    send: (m: FromRunner) => void,
+    private readonly done: (code: number) => void,
+  ) {
+    this.state = new RunnerState(send);
+    const evaluator = new Evaluator();
+    const mailbox = new Mailbox();
+    const builder = new StopContextBuilder(this.state);
+    // The queue announces a run at its entry boundary; the job loop owns announcing (it also announces compensations).
+    const queue = new BoundaryQueue(this.state, builder, this.gate, (run) => this.jobs.announce(run.id, run.agent, run.attempt));
+    this.jobs = new JobLoop(this.state, queue, builder, mailbox, evaluator);
+    this.requests = new RequestHandler(this.state, this.gate, mailbox, builder, evaluator, () => this.requestStop());
+  }
+
+  /** True while a run is being driven (so a lost adapter stops it gracefully rather than abandoning it). */
+  get running(): boolean {
+    return this.state.driving;
+  }
+
+  onMessage(m: ToRunner): void {
+    switch (m.type) {
+      case 'start':
+        this.jobs.start(m.config, m.breakpoints).then(
+          (code) => this.done(code),
+          (err: unknown) => {
+            this.state.send({ type: 'failed', ...errorFields(err) });
+            this.done(2);
+          },
+        );
+        return;
+      case 'breakpoints':
+        this.state.breakpoints = m.breakpoints;
+        this.state.policy?.setBreakpoints(m.breakpoints);
+        return;
+      case 'resume':
+        this.gate.release(m.mode);
+        return;
+      case 'pause':
+        if (this.state.policy && !this.gate.current) this.state.policy.pauseRequested = true;
+        return;
+      case 'stop':
+        this.requestStop();
+        return;
+      case 'request':
+        this.requests.answer(m.id, m.request);
+        return;
+    }
+  }
+
+  requestStop(): void {
+    this.state.stopRequested = true;
+    this.gate.release('continue');
+  }
+}

@@ -1,0 +1,110 @@
+// The adapter's requests to the runner: evaluate, journal pages, decide, approve, compensate, fork; each answered once.
+
+import { ErrorCodes, LogbookError } from '../runtime/errors';
+import type { Decision } from '../runtime/types';
+import type { RunnerRequest, StepMode } from '../link/protocol';
+import { toWire } from '../link/wire';
+import type { Evaluator } from './evaluator';
+import type { Mailbox, StopGate } from './mailbox';
+import { noDecisionNeeded } from './boundaryText';
+import { thrownText } from './errors';
+import type { RunnerState } from './state';
+import type { StopContextBuilder } from './stopContext';
+import { journalPage, stepsPage } from './views';
+
+export class RequestHandler {
+  constructor(
+    private readonly state: RunnerState,
+    private readonly gate: StopGate,
+    private readonly mailbox: Mailbox,
+    private readonly builder: StopContextBuilder,
+    private readonly evaluator: Evaluator,
+    /** Stops the current job at its next boundary (for a follow-up job). */
+    private readonly requestStop: () => void,
+  ) {}
+
+  answer(id: number, req: RunnerRequest): void {
+    try {
+      this.state.send({ type: 'response', id, ok: true, body: this.handle(req) });
+    } catch (err) {
+      this.state.send({ type: 'response', id, ok: false, message: err instanceof LogbookError ? err.message : thrownText(err) });
+    }
+  }
+
+  private notStopped(what: string): LogbookError {
+    return new LogbookError(ErrorCodes.USAGE, `The run is not paused, so ${what} is not possible now.`, 'Pause the run (or wait for a stop) and try again.');
+  }
+
+  private handle(req: RunnerRequest): unknown {
+    const reader = this.state.store?.reader;
+    const current = this.state.current;
+    const runId = current?.runId;
+    switch (req.op) {
+      case 'evaluate': {
+        const s = this.gate.current;
+        if (!s) throw this.notStopped('evaluating an expression');
+        return { value: toWire(this.evaluator.evaluate(req.expression, this.builder.scopeAt(s.at, s.run))) };
+      }
+      case 'journal':
+        if (!reader || !runId) return [];
+        return journalPage(reader, runId, req.start, req.count);
+      case 'steps':
+        if (!reader || !runId) return [];
+        return stepsPage(reader, runId, req.start, req.count);
+      case 'decide':
+        return this.decide(req.decision, req.actionId, req.then);
+      case 'approval':
+        return this.approve(req.approved, req.note, req.then);
+      case 'compensate': {
+        if (!current?.announced) throw new LogbookError(ErrorCodes.USAGE, 'No run has started yet, so there is nothing to compensate.', 'Wait for the run to start.');
+        if (this.state.compensating) throw new LogbookError(ErrorCodes.USAGE, `Run ${current.runId} is already being compensated.`, 'Step through the inverses, or continue.');
+        this.mailbox.followUp = { kind: 'compensate' };
+        this.requestStop();
+        return { message: `run ${current.runId} stops at its next boundary, then its compensation starts (inverses newest-first)` };
+      }
+      case 'fork': {
+        const s = this.gate.current;
+        if (!s) throw this.notStopped('restarting a frame');
+        if (this.state.compensating) throw new LogbookError(ErrorCodes.USAGE, 'A run being compensated cannot be forked.', 'Fork from a stop in a forward run.');
+        const at = s.at.step?.idx;
+        if (at === undefined || req.stepIdx > at) throw new LogbookError(ErrorCodes.USAGE, `Step #${req.stepIdx + 1} has not been reached, so the run cannot fork there.`, 'Restart a step frame of the current stop.');
+        this.mailbox.followUp = { kind: 'fork', stepIdx: req.stepIdx };
+        this.requestStop();
+        return { message: `forking run ${runId ?? ''} at step #${req.stepIdx + 1}` };
+      }
+    }
+  }
+
+  private resumeAfter(then: StepMode | 'stay'): void {
+    if (then !== 'stay') this.gate.release(then);
+  }
+
+  private decide(decision: Decision, actionId: string | undefined, then: StepMode | 'stay'): unknown {
+    const s = this.gate.current;
+    if (!s) throw this.notStopped('deciding');
+    const a = s.at.action;
+    if (s.at.kind !== 'decision' && s.at.kind !== 'action:reconcile') {
+      throw new LogbookError(ErrorCodes.BAD_DECISION, 'The run is not stopped at an in-doubt action.', 'Decide when the debugger stops at an in-doubt action (reconciliation) or asks for a decision.');
+    }
+    if (a && actionId !== undefined && actionId !== a.id) {
+      throw new LogbookError(ErrorCodes.BAD_DECISION, `The run is stopped at ${a.id}, not at ${actionId}.`, 'Decide the action the debugger is stopped at.');
+    }
+    const how = s.at.kind === 'action:reconcile' && a ? noDecisionNeeded(a) : undefined;
+    if (a && how) throw new LogbookError(ErrorCodes.BAD_DECISION, `${a.type} ${a.id} needs no decision: ${how}.`, 'Step in to watch its reconciliation.');
+    this.mailbox.postDecision(a?.id, decision);
+    if (a) this.builder.noteDecision(a.id, decision);
+    this.resumeAfter(then);
+    return { message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? 'happened' : 'did not happen'}` };
+  }
+
+  private approve(approved: boolean, note: string | undefined, then: StepMode | 'stay'): unknown {
+    const s = this.gate.current;
+    if (!s) throw this.notStopped(approved ? 'approving' : 'rejecting');
+    if (s.at.kind !== 'action:approval' || !s.at.action) {
+      throw new LogbookError(ErrorCodes.BAD_DECISION, 'The run is not stopped at an approval gate.', 'Approve or reject when the debugger stops at an approval gate.');
+    }
+    this.mailbox.postApproval(s.at.action.id, { approved, ...(note !== undefined ? { note } : {}) });
+    this.resumeAfter(then);
+    return { message: `${approved ? 'approved' : 'rejected'}: ${s.at.action.type} ${s.at.action.id}` };
+  }
+}

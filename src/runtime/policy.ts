@@ -1,0 +1,189 @@
+// The one policy: what reconciles an action, what an error from execute makes it, what each status allows, its exit code and its word.
+// Pure data and functions of data (no I/O, no sentences): the runtime carries these plans out, `plan` runs them dry,
+// the runner labels its stops from them, the reader hands them to the tree, and the CLI and the adapter print their words.
+
+import type { Effect, ErrorClass } from './define';
+import type { ActionStatus, CompensationStatus, Decision, RunStatus, StoredRunStatus } from './types';
+import { EXIT } from './errors';
+
+// ---- actions: reconciliation -------------------------------------------------------------------------------
+
+/**
+ * How an in-doubt action (started, not committed: a crash in flight, or an error from execute) is brought to a known state.
+ * `unknown` only when the script could not be loaded, so whether it has a verify is not known.
+ */
+export const RECONCILE_HOWS = ['run-again', 'nothing-to-undo', 'decided-happened', 'decided-not-happened', 'verify', 're-execute-with-key', 'needs-decision', 'unknown'] as const;
+export type ReconcileHow = (typeof RECONCILE_HOWS)[number];
+
+/** `resume` goes forward (what did not happen is executed); `settle` only learns the truth (what did not happen is marked so). */
+export type ReconcilePurpose = 'resume' | 'settle';
+
+export interface ReconcilePlan {
+  readonly how: ReconcileHow;
+  /** What "it did not happen" (verify found nothing, or a person said so) leads to. */
+  readonly ifNotHappened: 'execute' | 'mark-not-happened';
+}
+
+export interface ActionFacts {
+  readonly effect: Effect;
+  /** Whether the definition has a verify hook; undefined when the script is not loaded. */
+  readonly hasVerify: boolean | undefined;
+  readonly status: ActionStatus;
+  /** True for a `started` action whose execute threw an error that did not prove nothing happened. */
+  readonly afterError: boolean;
+  readonly decision: Decision | null;
+  readonly approval: 'pending' | 'approved' | 'rejected' | null;
+}
+
+export function reconcilePlan(a: Pick<ActionFacts, 'effect' | 'hasVerify' | 'decision'>, purpose: ReconcilePurpose): ReconcilePlan {
+  const ifNotHappened = purpose === 'resume' ? 'execute' : 'mark-not-happened';
+  const plan = (how: ReconcileHow): ReconcilePlan => ({ how, ifNotHappened });
+  if (a.effect === 'read-only') return plan(purpose === 'resume' ? 'run-again' : 'nothing-to-undo');
+  if (a.decision === 'happened') return plan('decided-happened');
+  if (a.decision === 'not-happened') return plan('decided-not-happened');
+  if (a.hasVerify === undefined) return plan('unknown');
+  if (a.hasVerify) return plan('verify');
+  if (a.effect === 'idempotent') return plan('re-execute-with-key');
+  return plan('needs-decision');
+}
+
+/** What a forward attempt does when the script reaches an action the journal already holds. */
+export type ActionPlan =
+  | { readonly kind: 'skip' }
+  | { readonly kind: 'reconcile'; readonly plan: ReconcilePlan; readonly afterError: boolean }
+  | { readonly kind: 'retry' }
+  | { readonly kind: 'gate' }
+  | { readonly kind: 'execute-approved' }
+  | { readonly kind: 'rejected' };
+
+export function actionPlan(a: ActionFacts): ActionPlan {
+  switch (a.status) {
+    case 'committed':
+      return { kind: 'skip' };
+    case 'started':
+      return { kind: 'reconcile', plan: reconcilePlan(a, 'resume'), afterError: a.afterError };
+    case 'failed':
+      return { kind: 'retry' };
+    case 'awaiting-approval':
+      return a.approval === 'approved' ? { kind: 'execute-approved' } : { kind: 'gate' };
+    case 'rejected':
+      return { kind: 'rejected' };
+  }
+}
+
+/**
+ * What an error thrown by execute makes the action. Only a non-idempotent action can be hurt by a wrong guess: unless the
+ * error is definite (the outside system refused, so nothing happened) it stays in doubt. The others are redone safely.
+ */
+export function afterExecuteError(effect: Effect, classified: ErrorClass | undefined): 'failed' | 'in-doubt' {
+  if (effect !== 'non-idempotent') return 'failed';
+  return classified === 'not-happened' ? 'failed' : 'in-doubt';
+}
+
+// ---- actions: what people read --------------------------------------------------------------------------
+
+export const ACTION_DISPLAY = [
+  'in-flight',
+  'in-doubt',
+  'in-doubt-after-error',
+  'committed',
+  'failed',
+  'awaiting-approval',
+  'rejected',
+  'compensated',
+  'compensating',
+  'irreversible',
+  'compensation-failed',
+] as const;
+export type ActionDisplay = (typeof ACTION_DISPLAY)[number];
+
+export function actionDisplay(a: { readonly status: ActionStatus; readonly error?: string | null; readonly compensation: CompensationStatus | null }, leaseLive: boolean): ActionDisplay {
+  switch (a.compensation) {
+    case 'committed':
+      return 'compensated';
+    case 'irreversible':
+      return 'irreversible';
+    case 'started':
+      return 'compensating';
+    case 'failed':
+      return 'compensation-failed';
+    default:
+      break;
+  }
+  if (a.status === 'started') {
+    // An error already ended execute: nothing is in flight any more, whoever holds the run.
+    if (a.error !== null && a.error !== undefined) return 'in-doubt-after-error';
+    return leaseLive ? 'in-flight' : 'in-doubt';
+  }
+  return a.status;
+}
+
+export type Tone = 'ok' | 'bad' | 'warn' | 'busy' | 'undone' | 'plain';
+
+export const ACTION_WORDS: Record<ActionDisplay, { readonly word: string; readonly tone: Tone; readonly canDecide: boolean }> = {
+  'in-flight': { word: 'in flight', tone: 'busy', canDecide: false },
+  'in-doubt': { word: 'in doubt', tone: 'warn', canDecide: true },
+  'in-doubt-after-error': { word: 'in doubt after an error', tone: 'warn', canDecide: true },
+  committed: { word: 'committed', tone: 'ok', canDecide: false },
+  failed: { word: 'failed', tone: 'bad', canDecide: false },
+  'awaiting-approval': { word: 'awaiting approval', tone: 'warn', canDecide: false },
+  rejected: { word: 'rejected', tone: 'bad', canDecide: false },
+  compensated: { word: 'compensated', tone: 'undone', canDecide: false },
+  compensating: { word: 'compensating', tone: 'warn', canDecide: false },
+  irreversible: { word: 'irreversible', tone: 'bad', canDecide: false },
+  'compensation-failed': { word: 'compensation failed', tone: 'bad', canDecide: false },
+};
+
+// ---- runs -------------------------------------------------------------------------------------------------
+
+/** Exit codes of the CLI and the debug session alike: 0 only when the run reached its end. */
+
+export interface RunRules {
+  readonly word: string;
+  readonly tone: Tone;
+  readonly exit: number;
+}
+
+export const RUN_WORDS: Record<RunStatus, RunRules> = {
+  running: { word: 'running', tone: 'busy', exit: EXIT.failed },
+  completed: { word: 'completed', tone: 'ok', exit: EXIT.ok },
+  failed: { word: 'failed', tone: 'bad', exit: EXIT.failed },
+  'needs-decision': { word: 'needs a decision', tone: 'warn', exit: EXIT.waiting },
+  'awaiting-approval': { word: 'awaiting approval', tone: 'warn', exit: EXIT.waiting },
+  compensating: { word: 'compensating', tone: 'undone', exit: EXIT.failed },
+  compensated: { word: 'compensated', tone: 'undone', exit: EXIT.ok },
+  'compensation-failed': { word: 'compensation failed', tone: 'bad', exit: EXIT.failed },
+  // Stopped (killed, or asked to stop at a boundary) before its end: resumable, but not done.
+  interrupted: { word: 'interrupted', tone: 'warn', exit: EXIT.failed },
+};
+
+export function runExitCode(status: RunStatus): number {
+  return RUN_WORDS[status].exit;
+}
+
+export interface RunAllows {
+  readonly status: RunStatus;
+  readonly canResume: boolean;
+  readonly canCompensate: boolean;
+  readonly canApprove: boolean;
+  readonly canDelete: boolean;
+  /** Why `resume` would refuse, as a fact the caller words: done, compensation under way or over, or held. */
+  readonly resumeBlocker: 'completed' | 'compensation' | 'held' | null;
+}
+
+const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval']);
+const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'compensated', 'compensation-failed']);
+
+/** What a run allows, from its stored status and whether a live process holds it. */
+export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllows {
+  const status: RunStatus = (stored === 'running' || stored === 'compensating') && !leaseLive ? 'interrupted' : stored;
+  const resumeBlocker = stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : null;
+  return {
+    status,
+    canResume: !leaseLive && GOES_FORWARD.has(stored),
+    canCompensate: !leaseLive && stored !== 'compensated',
+    canApprove: stored === 'awaiting-approval',
+    canDelete: !leaseLive,
+    resumeBlocker,
+  };
+}

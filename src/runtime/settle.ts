@@ -1,0 +1,71 @@
+// Settling one in-doubt action without going forward (before compensating, or at a run's end): the policy's plan carried out.
+
+import type { ActionDefinition, EffectContext } from './define';
+import { toJournalJson } from './json';
+import { reconcilePlan, type ReconcileHow } from './policy';
+import type { ActionRow } from './store/rows';
+import type { RunWriter } from './store/writer';
+import type { Decision } from './types';
+
+export type SettleOutcome =
+  | { readonly happened: boolean; readonly how: ReconcileHow }
+  | { readonly happened: undefined; readonly how: 'needs-decision' };
+
+export interface SettleDeps {
+  readonly writer: RunWriter;
+  readonly ctx: EffectContext;
+  /** Asks a host for a decision when the plan needs one; undefined leaves the action waiting. */
+  readonly ask?: () => Promise<Decision | undefined>;
+  /** The error to raise when verify throws (it says what was, and was not, done). */
+  readonly verifyFailed: (err: unknown) => Error;
+}
+
+/** Brings an in-doubt action to committed (it happened) or failed (it did not), as far as the policy allows without a person. */
+export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: SettleDeps): Promise<SettleOutcome> {
+  const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+  const args = JSON.parse(a.args) as never;
+  const notHappened = (how: ReconcileHow, why: string): SettleOutcome => {
+    d.writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: why });
+    return { happened: false, how };
+  };
+  const decided = (decision: Decision, how: ReconcileHow): SettleOutcome => {
+    if (decision === 'not-happened') return notHappened(how, 'a person decided it did not happen');
+    d.writer.actionCommitted(a.step_idx, a.id, null, 'decided-happened');
+    return { happened: true, how };
+  };
+  switch (plan.how) {
+    case 'run-again':
+    case 'nothing-to-undo':
+      return notHappened('nothing-to-undo', 'read-only: nothing to undo');
+    case 'decided-happened':
+      return decided('happened', plan.how);
+    case 'decided-not-happened':
+      return decided('not-happened', plan.how);
+    case 'verify': {
+      let found: unknown;
+      try {
+        found = await def.verify?.(args, d.ctx);
+      } catch (err) {
+        throw d.verifyFailed(err);
+      }
+      if (found === undefined) return notHappened('verify', 'verify found no trace of it');
+      d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(found, `The verified result of ${a.type}`, 'Return plain JSON from verify.'), 'verified');
+      return { happened: true, how: 'verify' };
+    }
+    case 're-execute-with-key': {
+      // Safe to redo with its key: bring it to a known state (committed).
+      d.writer.actionStarted({ id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args }, true, 're-executed');
+      d.writer.actionExecuting(a.step_idx, a.id);
+      const result = await def.execute(args, d.ctx);
+      d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
+      return { happened: true, how: 're-execute-with-key' };
+    }
+    case 'needs-decision':
+    case 'unknown': {
+      const decision = d.ask ? await d.ask() : undefined;
+      if (!decision) return { happened: undefined, how: 'needs-decision' };
+      d.writer.decision(a.step_idx, a.id, decision);
+      return decided(decision, decision === 'happened' ? 'decided-happened' : 'decided-not-happened');
+    }
+  }
+}
