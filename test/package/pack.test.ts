@@ -52,11 +52,11 @@ function sh(cmd: string, args: string[], opts: SpawnSyncOptions & { expect?: num
 }
 
 /** The README's "Use it in your project" section: its agent and the CLI transcript it shows, checked as written. */
-function readmeSection(): { agent: string; transcript: Map<string, string[]> } {
+function readmeSection(): { agent: string; host: string; transcript: Map<string, string[]> } {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const start = readme.indexOf('## Use it in your project');
   const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
-  const agent = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const [agent = '', host = ''] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
   const transcript = new Map<string, string[]>();
   for (const block of section.matchAll(/```\n(\$ npx logbook[\s\S]*?)```/g)) {
     let current: string[] | undefined;
@@ -66,7 +66,7 @@ function readmeSection(): { agent: string; transcript: Map<string, string[]> } {
     }
   }
   for (const out of transcript.values()) while (out.length && out[out.length - 1] === '') out.pop();
-  return { agent, transcript };
+  return { agent, host, transcript };
 }
 
 /** Output as the README shows it: the absolute script path is the reader's own. */
@@ -182,11 +182,15 @@ describe('the npm package, installed into a scratch project', function () {
 
   it('type-checks with tsc in ESM (nodenext) and CommonJS (commonjs, node10 resolution) modes, skipLibCheck: false', () => {
     fs.writeFileSync(path.join(scratch, 'host.ts'), HOST);
+    // The README's server snippet (top-level await: an ES module), checked as written.
+    const { host } = readmeSection();
+    assert.match(host, /openJournal\(/);
+    fs.writeFileSync(path.join(scratch, 'server.ts'), host);
     // A deliberate type error in user code, so a check that passes is known to be real.
     fs.writeFileSync(path.join(scratch, 'broken.ts'), `import { defineAgent } from 'agent-logbook';\nimport { z } from 'zod';\nexport default defineAgent({ name: 'b', input: z.object({ n: z.number() }), run: (_run, input) => input.n.toUpperCase() });\n`);
     const tsc = path.join(scratch, 'node_modules', 'typescript', 'bin', 'tsc');
     const configs = {
-      'tsconfig.esm.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['welcome.ts', 'host.ts', 'broken.ts'] },
+      'tsconfig.esm.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['welcome.ts', 'host.ts', 'server.ts', 'broken.ts'] },
       'tsconfig.cjs.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true }, files: ['welcome.ts', 'host.ts'] },
     };
     for (const [name, config] of Object.entries(configs)) {
