@@ -1,8 +1,8 @@
 // Bundles the CLI and the runtime into dist/ with esbuild, and emits the runtime's type declarations.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, existsSync, chmodSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, existsSync, chmodSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -18,9 +18,12 @@ const common = {
   absWorkingDir: root,
 };
 
+/** The package's type entry points under dist/types (package.json `exports`): one line per public subpath. */
+const TYPE_ENTRIES = ['runtime/public.d.ts'];
+
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
-  { in: 'src/runtime/index.ts', out: 'dist/runtime.js' },
+  { in: 'src/runtime/public.ts', out: 'dist/runtime.js' },
   { in: 'src/runner/main.ts', out: 'dist/runner.js' },
   ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
     .filter((f) => existsSync(join(root, f)))
@@ -35,6 +38,36 @@ await Promise.all(
 );
 chmodSync(join(root, 'dist/cli.js'), 0o755);
 if (!process.argv.includes('--no-types')) {
+  rmSync(join(root, 'dist/types'), { recursive: true, force: true });
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.types.json'], { cwd: root, stdio: 'inherit' });
+  pruneDeclarations(join(root, 'dist/types'), TYPE_ENTRIES);
+}
+
+/**
+ * tsc emits a declaration for every module the entries import, even those no public type names (the store, which
+ * names better-sqlite3). Keep only what the entries' declarations reach, so the package ships no unreachable types.
+ */
+function pruneDeclarations(dir, entryFiles) {
+  const keep = new Set();
+  const visit = (file) => {
+    if (keep.has(file) || !existsSync(file)) return;
+    keep.add(file);
+    for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*['"](\.[^'"]+)['"]/g)) {
+      const base = resolve(dirname(file), m[1]);
+      visit(existsSync(`${base}.d.ts`) ? `${base}.d.ts` : join(base, 'index.d.ts'));
+    }
+  };
+  for (const e of entryFiles) visit(join(dir, e));
+  const walk = (d) => {
+    for (const f of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, f.name);
+      if (f.isDirectory()) {
+        walk(p);
+        if (readdirSync(p).length === 0) rmSync(p, { recursive: true });
+      } else if (!keep.has(p)) rmSync(p);
+    }
+  };
+  walk(dir);
+  return [...keep].map((f) => relative(dir, f));
 }
 if (watch) console.log('watch mode is not supported; rerun the build');

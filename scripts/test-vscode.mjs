@@ -55,6 +55,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   }
   const tests = await buildSuite();
   const ws = prepareWorkspace();
+  // --prepare-only: the suite and the workspace for another runner (`npm run test:electron`, .vscode-test.mjs).
+  if (process.argv.includes('--prepare-only')) process.exit(0);
   const env = { LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook'), ...(process.env.LOGBOOK_VSCODE_TESTS ? { LOGBOOK_VSCODE_TESTS: process.env.LOGBOOK_VSCODE_TESTS } : {}) };
   const code = await harness(['--ext', root, '--tests', tests, '--workspace', ws, '--env', JSON.stringify(env), '--timeout', '600', ...process.argv.slice(2)]);
   process.exit(code);

@@ -1,4 +1,5 @@
-// Packs the VSIX, installs it with code-server's own installer, and runs test/vscode-vsix inside that installed copy.
+// Packs the linux-x64 VSIX, checks what it holds (test/package/vsix.contents.ts), installs it with code-server's own
+// installer, and runs test/vscode-vsix inside that installed copy.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,24 +7,30 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setup } from './vscode-e2e/setup.mjs';
 import { NODES, nodePackage } from './package/native.mjs';
+import { DEFAULT_TARGET, packageTarget } from './package/vsix.mjs';
 import { buildSuite, harness, prepareWorkspace } from './test-vscode.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-const vsix = path.join(root, `${pkg.name}-${pkg.version}.vsix`);
 
 const step = (cmd, args, opts = {}) => {
   const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
 
-step(process.execPath, [path.join(root, 'scripts', 'package', 'vsix.mjs')]);
+const { file: vsix, dir: staged } = await packageTarget(DEFAULT_TARGET);
+step(process.execPath, [path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', '-r', 'tsx/cjs', '--timeout', '120000', path.join(root, 'test', 'package', 'vsix.contents.ts')], {
+  env: { ...process.env, LOGBOOK_VSIX: vsix, LOGBOOK_VSIX_STAGE: staged, LOGBOOK_VSIX_TARGET: DEFAULT_TARGET },
+});
 const tools = setup({ quiet: true });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vsix-'));
 try {
   const exts = path.join(dir, 'exts');
   step(tools.nodeBin, [tools.codeServerEntry, '--user-data-dir', path.join(dir, 'user'), '--extensions-dir', exts, '--install-extension', vsix], { env: { ...process.env, HOME: dir } });
-  const installed = path.join(exts, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
+  // A platform-specific extension installs to <publisher>.<name>-<version>[-<target>].
+  const prefix = `${pkg.publisher}.${pkg.name}-${pkg.version}`;
+  const folder = fs.existsSync(exts) ? fs.readdirSync(exts).find((f) => f === prefix || f === `${prefix}-${DEFAULT_TARGET}`) : undefined;
+  const installed = path.join(exts, folder ?? prefix);
   if (!fs.existsSync(path.join(installed, 'package.json'))) throw new Error(`the VSIX did not install to ${installed}`);
   const nodes = Object.fromEntries(Object.entries(NODES).map(([major, version]) => [major, path.join(nodePackage(version), 'bin', 'node')]));
   const tests = await buildSuite('test/vscode-vsix', path.join(root, 'out', 'test', 'vscode-vsix'));

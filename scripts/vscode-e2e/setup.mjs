@@ -1,8 +1,10 @@
-// Idempotent installer of the offline VS Code e2e toolchain (chromium, Node 24, code-server, playwright-core) into <repo>/.e2e-tools/.
+// Idempotent installer of the offline VS Code e2e toolchain (chromium, Node 24, code-server, playwright-core) into
+// <repo>/.e2e-tools/, a link to ~/.cache/agent-logbook/e2e-tools (scripts/cache.mjs) that every clone here shares.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { linkedCache } from '../cache.mjs';
 
 export const VERSIONS = Object.freeze({ node: '24.22.3', codeServer: '4.139.1', playwright: '1.65.1' });
 export const APT_PACKAGES = ['chromium', 'libkrb5-dev'];
@@ -85,9 +87,47 @@ function npmInstall(prefix, spec, env = process.env) {
 /** Installs whatever is missing; returns toolPaths(). Throws with a readable message on failure. */
 export function setup({ toolsDir, quiet: q = false } = {}) {
   quiet = q;
-  const p = toolPaths(toolsDir);
+  // Without E2E_TOOLS, the clone's ignored .e2e-tools is a link into the per-user cache, so a fresh clone reuses it.
+  const p = toolPaths(toolsDir ?? process.env.E2E_TOOLS ?? linkedCache(path.join(REPO_ROOT, '.e2e-tools'), 'e2e-tools'));
   const t0 = Date.now();
   fs.mkdirSync(p.toolsDir, { recursive: true });
+  const unlock = lock(p.toolsDir);
+  try {
+    install(p);
+  } finally {
+    unlock();
+  }
+  log(`ready in ${secs(t0)} (${p.toolsDir})`);
+  return p;
+}
+
+/** One installer at a time per tools folder (two clones can share it): a lock folder holding the owner's pid. */
+function lock(dir) {
+  const at = path.join(dir, '.install.lock');
+  for (let waited = 0; ; waited += 1) {
+    try {
+      fs.mkdirSync(at);
+      fs.writeFileSync(path.join(at, 'pid'), String(process.pid));
+      return () => fs.rmSync(at, { recursive: true, force: true });
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const pid = Number(fs.existsSync(path.join(at, 'pid')) ? fs.readFileSync(path.join(at, 'pid'), 'utf8') : NaN);
+      let alive = false;
+      try {
+        alive = Number.isInteger(pid) && (process.kill(pid, 0), true);
+      } catch {
+        alive = false;
+      }
+      if (!alive && waited > 2) fs.rmSync(at, { recursive: true, force: true }); // its installer died
+      else {
+        if (waited % 30 === 0) log(`waiting for the installer running as pid ${pid} (${dir})`, true);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+      }
+    }
+  }
+}
+
+function install(p) {
   ensureApt();
 
   component(p, 'node24', VERSIONS.node, () => {
@@ -110,8 +150,6 @@ export function setup({ toolsDir, quiet: q = false } = {}) {
   }, () => fs.existsSync(path.join(p.playwrightCore, 'package.json')));
 
   if (!fs.existsSync(p.chromium)) throw new Error(`chromium not found at ${p.chromium}`);
-  log(`ready in ${secs(t0)} (${p.toolsDir})`);
-  return p;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

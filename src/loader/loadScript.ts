@@ -4,7 +4,7 @@ import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import Module from 'node:module';
 import * as path from 'node:path';
-import * as runtime from '../runtime';
+import * as runtime from '../runtime/public';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { isAgent, type AgentDefinition } from '../runtime/define';
 

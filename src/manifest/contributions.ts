@@ -2,6 +2,7 @@
 
 import { launchJsonSchema } from '../adapter/launchConfig';
 import { CONFIGURATION_SNIPPETS, INITIAL_CONFIGURATIONS } from '../extension/launchDefaults';
+import { walkthroughs } from './walkthrough';
 import { COMMANDS, COMMAND_CATEGORY, CONTAINER_ID, CONTEXT, DEBUG_TYPE, FLAG, ITEM, RUNS_VIEW, SETTINGS, whenItem, type CommandKey } from '../extension/ids';
 
 const trusted = 'isWorkspaceTrusted';
@@ -110,6 +111,7 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
           when: `!${CONTEXT.hasRuns}`,
         },
       ],
+      walkthroughs: walkthroughs(),
       configuration: {
         title: 'Agent Logbook',
         properties: {

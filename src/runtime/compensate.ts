@@ -12,21 +12,11 @@ import { currentOwner } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
-import type { Decision, RunStatus } from './types';
+import type { Decision } from './types';
+import type { CompensationReport } from './outcomes';
 
-export interface CompensationReport {
-  readonly runId: string;
-  readonly status: RunStatus;
-  /** Inverses applied by this call, newest-first. */
-  readonly compensated: ReadonlyArray<{ id: string; type: string; redone: boolean }>;
-  /** Inverses an earlier call already applied. */
-  readonly alreadyCompensated: number;
-  readonly irreversible: ReadonlyArray<{ id: string; type: string }>;
-  /** In-doubt actions settled before compensating: verified, decided, or found not to have happened. */
-  readonly settled: ReadonlyArray<{ id: string; type: string; outcome: string }>;
-  readonly waitingOn?: { readonly actionId: string; readonly reason: string };
-  readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
-}
+export type { CompensationReport } from './outcomes';
+
 
 export interface CompensateOptions {
   readonly faults?: Faults;

@@ -138,6 +138,10 @@ export interface RunInfo {
 export interface RunApi extends RunInfo {
   /** A named, checkpointed unit: on resume a completed step returns its journaled result without running. */
   step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
-  /** One side effect, bracketed in the journal and reconciled on resume. Must be called inside a step. */
-  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferOutput<S>): Promise<R>;
+  /**
+   * One side effect, bracketed in the journal and reconciled on resume. Must be called inside a step.
+   * `args` is what the schema accepts (its input type: a field with a default may be left out); the action's
+   * key, execute, verify and compensate see the parsed value.
+   */
+  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>): Promise<R>;
 }

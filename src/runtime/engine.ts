@@ -7,15 +7,18 @@ import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
 import type { RuntimeHooks } from './hooks';
-import { RunSession, emptyStats, type AttemptStats } from './session';
+import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
-import type { Decision, RunStatus } from './types';
-import { compensateWithLease, type CompensationReport } from './compensate';
+import type { Decision } from './types';
+import { compensateWithLease } from './compensate';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
+import type { AttemptStats, RunOutcome } from './outcomes';
+
+export type { RunOutcome } from './outcomes';
 
 export interface EngineOptions {
   readonly faults?: Faults;
@@ -26,18 +29,6 @@ export interface EngineOptions {
   readonly log?: (line: string) => void;
 }
 
-export interface RunOutcome {
-  readonly runId: string;
-  readonly agent: string;
-  readonly status: RunStatus;
-  readonly attempt: number;
-  readonly output?: unknown;
-  readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
-  /** What the run waits for when it stopped in needs-decision or awaiting-approval. */
-  readonly waitingOn?: { readonly actionId: string; readonly reason: string };
-  readonly stats: AttemptStats;
-  readonly compensation?: CompensationReport;
-}
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 

@@ -1,4 +1,4 @@
-// agent-logbook: the public API for agent scripts (defineAgent, defineAction) and for hosts that drive runs.
+// The runtime's internal barrel, for the CLI, the adapter, tools and tests. The package's public surface is public.ts.
 
 export { defineAction, defineAgent, isAction, isAgent, actionRegistry } from './define';
 export type { ActionDefinition, ActionSpec, AgentDefinition, AgentSpec, Effect, EffectContext, ErrorClass, ProbeResult } from './define';

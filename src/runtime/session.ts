@@ -20,19 +20,10 @@ import type { ActionRow, ReplayStepRow } from './store/rows';
 import type { JournalReader } from './store/reader';
 import type { NewAction, RunWriter } from './store/writer';
 import type { Reconciliation, RunApi, RunStatus } from './types';
+import type { AttemptStats } from './outcomes';
 
-export interface AttemptStats {
-  stepsReplayed: number;
-  stepsRun: number;
-  stepsRedone: number;
-  actionsSkipped: number;
-  actionsExecuted: number;
-  actionsObserved: number;
-  reconciled: Array<{ id: string; type: string; outcome: Reconciliation | 'needs-decision' }>;
-  /** Actions this attempt left in doubt after an error from execute (the next attempt reconciles them). */
-  leftInDoubt: Array<{ id: string; type: string; error: string }>;
-  warnings: string[];
-}
+export type { AttemptStats } from './outcomes';
+
 
 export function emptyStats(): AttemptStats {
   return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
@@ -325,7 +316,7 @@ export class RunSession {
     }
   }
 
-  private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferOutput<S>): Promise<R> {
+  private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: unknown): Promise<R> {
     this.checkStop();
     const frame = this.als.getStore();
     if (!isAction(action)) {

@@ -43,7 +43,7 @@ function shippedBinding(): string | undefined {
   if (!fs.existsSync(dir)) return undefined;
   const file = path.join(dir, `node-v${process.versions.modules}-${process.platform}-${process.arch}`, 'better_sqlite3.node');
   if (fs.existsSync(file)) return file;
-  throw nativeUnsupported(`this package ships builds only for Node ${Object.values(SHIPPED_NODES).join(', ')} on linux-x64 (${fs.readdirSync(dir).join(', ')})`);
+  throw nativeUnsupported(`this package ships builds only for ${fs.readdirSync(dir).join(', ')} (Node ${Object.values(SHIPPED_NODES).join(', ')} on the platform it was packaged for)`);
 }
 
 /** Opens (creating if needed) the journal at `file`; every open sets synchronous=FULL and reads it back. */

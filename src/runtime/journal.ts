@@ -1,0 +1,199 @@
+// The programmatic API for hosts (a server, a queue worker): open a journal, start, resume, compensate, list runs.
+
+import * as path from 'node:path';
+import type { AgentDefinition } from './define';
+import { ErrorCodes, LogbookError, describe } from './errors';
+import { startRun, resumeRun, recordApproval } from './engine';
+import { compensateRun } from './compensate';
+import type { CompensationReport, RunOutcome } from './outcomes';
+import { fromJournalJson } from './json';
+import type { InferInput, StandardSchema } from './schema';
+import { openStore, DEFAULT_DB, type Store } from './store';
+import type { RunRow } from './store/rows';
+import type { Decision, RunStatus } from './types';
+
+/** An agent of any input and output, as a host registers it for resuming. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- agents differ in input and output; a host holds them in one list
+export type AnyAgent = AgentDefinition<any, any>;
+
+export interface JournalOptions {
+  /** The journal file (created if missing). Default: `.logbook/journal.db` under the working directory. */
+  readonly file?: string;
+  /** The agents this host can resume and compensate, found by the name each run journaled. */
+  readonly agents?: readonly AnyAgent[];
+  /** Where the runtime's warnings go (a version change, a declared compensation). Default: stderr. */
+  readonly log?: (line: string) => void;
+  /** Shown to anyone who finds a run held by this process, e.g. "orders-api". Default: "api". */
+  readonly role?: string;
+}
+
+export interface StartOptions {
+  /** The run's id (letters, digits, `. _ : -`); default: a generated one. An id already journaled is refused. */
+  readonly runId?: string;
+  /**
+   * The file that defines the agent, recorded so `logbook resume` and VS Code can resume the run too.
+   * Default: `api:<agent name>` (then the CLI needs `--script` to resume it).
+   */
+  readonly script?: string;
+}
+
+export interface ResumeOptions {
+  /** Decisions for in-doubt actions that have no `verify`, by action id. */
+  readonly decisions?: Readonly<Record<string, Decision>>;
+}
+
+/** A run as the journal holds it. */
+export interface RunSummary {
+  readonly id: string;
+  readonly agent: string;
+  /** `interrupted`: journaled as running (or compensating) but the process that drove it is gone. */
+  readonly status: RunStatus;
+  /** What an interrupted run was doing when its process died: resume it, or finish its compensation. */
+  readonly interruptedWhile?: 'running' | 'compensating';
+  readonly attempt: number;
+  readonly script: string;
+  readonly input: unknown;
+  readonly output: unknown;
+  readonly error: unknown;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** What `recoverInterrupted` did with one run. */
+export type Recovered =
+  | { readonly runId: string; readonly action: 'resumed'; readonly outcome: RunOutcome }
+  | { readonly runId: string; readonly action: 'compensated'; readonly report: CompensationReport }
+  | { readonly runId: string; readonly action: 'failed'; readonly error: LogbookError | Error };
+
+export interface Journal {
+  /** The absolute path of the journal file. */
+  readonly file: string;
+  /** Starts a new run of `agent` with `input` (validated by its schema) and drives it until it stops. */
+  start<S extends StandardSchema, O>(agent: AgentDefinition<S, O>, input: InferInput<S>, opts?: StartOptions): Promise<RunOutcome>;
+  /** Resumes a run: committed actions are skipped, in-doubt ones reconciled, then the script goes on. */
+  resume(runId: string, opts?: ResumeOptions): Promise<RunOutcome>;
+  /** Applies the inverses of a run's committed actions, newest-first (resumes an interrupted compensation). */
+  compensate(runId: string, opts?: ResumeOptions): Promise<CompensationReport>;
+  /** Journals an approval or rejection for an action waiting at its gate; then `resume` the run. */
+  decideApproval(runId: string, actionId: string, approved: boolean, note?: string): void;
+  /** One run, or undefined. */
+  run(runId: string): RunSummary | undefined;
+  /** Runs, newest first. */
+  runs(opts?: { readonly limit?: number; readonly offset?: number }): RunSummary[];
+  /** Runs whose process died while driving them (a crash, a deploy, a SIGKILL): call at boot. */
+  interrupted(): RunSummary[];
+  /** Resumes every interrupted run (or finishes its compensation), one after another; one failure does not stop the rest. */
+  recoverInterrupted(): Promise<Recovered[]>;
+  /** Closes the journal file. Runs still being driven fail with a storage error: await them first. */
+  close(): void;
+}
+
+const START_KEYS = new Set(['runId', 'script']);
+const RESUME_KEYS = new Set(['decisions']);
+
+/** Rejects options the API does not have; crash injection in particular is only for the CLI, the debugger and rehearsals. */
+function checkOptions(what: string, opts: object | undefined, allowed: ReadonlySet<string>): void {
+  for (const k of Object.keys(opts ?? {})) {
+    if (allowed.has(k)) continue;
+    const remedy = /crash|fault/i.test(k)
+      ? 'Crash injection is a rehearsal tool: use `logbook run --crash-at` or `logbook rehearse`; a host process is never killed unless it runs those.'
+      : `Use only ${[...allowed].join(', ')}.`;
+    throw new LogbookError(ErrorCodes.USAGE, `${what}: unknown option ${JSON.stringify(k)}.`, remedy);
+  }
+}
+
+/** Opens (creating if needed) a journal for a host that drives runs itself, without the CLI. */
+export function openJournal(opts: JournalOptions = {}): Journal {
+  const agents = new Map<string, AgentDefinition>();
+  for (const a of opts.agents ?? []) {
+    const seen = agents.get(a.name);
+    if (seen && seen !== a) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `openJournal: two different agents are named ${JSON.stringify(a.name)}.`, 'Give each agent its own name: runs find their agent by it.');
+    agents.set(a.name, a as AgentDefinition);
+  }
+  const store: Store = openStore(path.resolve(opts.file ?? DEFAULT_DB));
+  const role = opts.role ?? 'api';
+  const engine = { role, ...(opts.log ? { log: opts.log } : {}) };
+
+  const agentOf = (runId: string): AgentDefinition => {
+    const row = store.reader.run(runId);
+    if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List the runs with journal.runs().');
+    const agent = agents.get(row.agent);
+    if (!agent) {
+      throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, which this journal was not opened with.`, `Pass it in openJournal({ agents: [...] }) (known: ${[...agents.keys()].join(', ') || 'none'}).`, { runId, agent: row.agent });
+    }
+    return agent;
+  };
+
+  const summary = (row: RunRow): RunSummary => {
+    const v = store.reader.view(row);
+    return {
+      id: row.id,
+      agent: row.agent,
+      status: v.effectiveStatus,
+      ...(v.effectiveStatus === 'interrupted' ? { interruptedWhile: row.status === 'compensating' ? ('compensating' as const) : ('running' as const) } : {}),
+      attempt: row.attempt,
+      script: row.script,
+      input: fromJournalJson(row.input),
+      output: fromJournalJson(row.output),
+      error: row.error ? (JSON.parse(row.error) as unknown) : null,
+      createdAt: new Date(row.created_at),
+      updatedAt: new Date(row.updated_at),
+    };
+  };
+
+  const journal: Journal = {
+    file: store.file,
+    async start(agent, input, o = {}) {
+      checkOptions('journal.start', o, START_KEYS);
+      const registered = agent as unknown as AgentDefinition;
+      const known = agents.get(agent.name);
+      if (known && known !== registered) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `journal.start: another agent named ${JSON.stringify(agent.name)} was registered.`, 'Start the agent you registered, or rename one.');
+      agents.set(agent.name, registered);
+      return startRun(store, registered, { ...engine, script: o.script ?? `api:${agent.name}`, input, ...(o.runId !== undefined ? { runId: o.runId } : {}) });
+    },
+    async resume(runId, o = {}) {
+      checkOptions('journal.resume', o, RESUME_KEYS);
+      return resumeRun(store, agentOf(runId), runId, { ...engine, decisions: { ...o.decisions } });
+    },
+    async compensate(runId, o = {}) {
+      checkOptions('journal.compensate', o, RESUME_KEYS);
+      agentOf(runId); // its module defined the action types whose inverses compensation looks up
+      return compensateRun(store, runId, { ...engine, decisions: { ...o.decisions } });
+    },
+    decideApproval(runId, actionId, approved, note) {
+      recordApproval(store, runId, actionId, approved, note ?? null, role);
+    },
+    run(runId) {
+      const row = store.reader.run(runId);
+      return row ? summary(row) : undefined;
+    },
+    runs(o = {}) {
+      return store.reader.runs(o.limit ?? 100, o.offset ?? 0).map(summary);
+    },
+    interrupted() {
+      const out: RunSummary[] = [];
+      for (let offset = 0; ; offset += 500) {
+        const page = store.reader.runs(500, offset);
+        for (const row of page) {
+          if ((row.status === 'running' || row.status === 'compensating') && store.reader.view(row).effectiveStatus === 'interrupted') out.push(summary(row));
+        }
+        if (page.length < 500) return out;
+      }
+    },
+    async recoverInterrupted() {
+      const done: Recovered[] = [];
+      for (const r of journal.interrupted()) {
+        try {
+          done.push(r.interruptedWhile === 'compensating' ? { runId: r.id, action: 'compensated', report: await journal.compensate(r.id) } : { runId: r.id, action: 'resumed', outcome: await journal.resume(r.id) });
+        } catch (err) {
+          done.push({ runId: r.id, action: 'failed', error: err instanceof Error ? err : new Error(describe(err)) });
+        }
+      }
+      return done;
+    },
+    close() {
+      store.close();
+    },
+  };
+  return journal;
+}
