@@ -39,6 +39,7 @@ export const ErrorCodes = {
   BAD_LAUNCH_CONFIG: 'LB_BAD_LAUNCH_CONFIG',
   WRONG_NODE: 'LB_WRONG_NODE',
   REHEARSAL_BASELINE: 'LB_REHEARSAL_BASELINE',
+  MODEL_DRIFT: 'LB_MODEL_DRIFT',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

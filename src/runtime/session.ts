@@ -104,6 +104,11 @@ export class RunSession {
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
       do: (action, args) => this.skipFast(action, args) ?? this.track(this.doAction(action, args)),
+      currentStep: () => {
+        const frame = this.als.getStore();
+        return frame ? { index: frame.idx, name: frame.name } : undefined;
+      },
+      note: (kind, data) => this.note(kind, data),
     };
     this.api = Object.freeze(api);
   }
@@ -118,6 +123,14 @@ export class RunSession {
     const done = (): void => void this.pending.delete(p);
     p.then(done, done);
     return p;
+  }
+
+  private note(kind: string, data: unknown): void {
+    if (typeof kind !== 'string' || kind.length === 0) {
+      throw new LogbookError(ErrorCodes.INVALID_ARGS, 'run.note was called without a kind.', 'Name the note, e.g. run.note("model.partial", { text }).');
+    }
+    const json = toJournalJson(data, `The note ${kind}`, 'Pass plain JSON to run.note.');
+    this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.als.getStore()?.idx ?? null);
   }
 
   // ---- pausing -------------------------------------------------------------------------------------------
@@ -235,6 +248,9 @@ export class RunSession {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
+    // A branch that suspended the run (an approval gate inside a tool the model called, whose error an SDK caught)
+    // must not let the step be checkpointed as if it had finished.
+    if (this.suspended) throw this.suspended;
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
@@ -513,7 +529,7 @@ function keyConflict(type: string, id: string, before: string, now: string, befo
     ErrorCodes.KEY_CONFLICT,
     `Action id ${id} was used ${beforeType && beforeType !== type ? `by ${beforeType} and now by ${type}` : `twice by ${type}`} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
     'Make the key include whatever distinguishes the two effects (e.g. the recipient), or pass the same args.',
-    { id, type },
+    { id, type, before, now, ...(beforeType ? { beforeType } : {}) },
   );
 }
 

@@ -1,0 +1,113 @@
+// A streamed model call through the journal: deltas pass live, `finish` waits for the commit, replays re-emit parts.
+
+import type { LanguageModelV3StreamPart, LanguageModelV3StreamResult } from '@ai-sdk/provider';
+import type { RunApi } from 'agent-logbook';
+import { decode, encode } from './codec';
+import type { ModelCallArgs } from './fingerprint';
+import type { AiRunState, CallPlace } from './state';
+
+type Part = LanguageModelV3StreamPart;
+
+export interface StreamJournal {
+  /** Runs the call as its journaled action (or returns the journaled parts). */
+  readonly journal: (fn: (args: ModelCallArgs) => Promise<unknown>) => Promise<{ value: unknown; call: string }>;
+  /** Called when the parts came from the journal, not from the model. */
+  readonly replayed: (call: string, parts: Part[]) => void;
+}
+
+/** Text since the last note after which the partial output is noted again, so a crash loses little of it. */
+const NOTE_EVERY_CHARS = 80;
+
+/** Notes what the model has said so far (`model.partial`), so a crash mid-stream leaves it for the debugger. */
+class PartialNotes {
+  private text = '';
+  private noted = 0;
+  private parts = 0;
+  private readonly toolCalls: Array<{ toolName: string; input: string }> = [];
+
+  constructor(
+    private readonly run: RunApi,
+    private readonly call: string,
+  ) {}
+
+  saw(p: Part): void {
+    this.parts++;
+    if (p.type === 'text-delta' || p.type === 'reasoning-delta') this.text += p.delta;
+    if (p.type === 'tool-call') {
+      this.toolCalls.push({ toolName: p.toolName, input: p.input });
+      this.write();
+    } else if (this.text.length - this.noted >= NOTE_EVERY_CHARS) this.write();
+  }
+
+  /** The last words before an error: noted unless nothing new was said. */
+  flush(): void {
+    if (this.text.length > this.noted) this.write();
+  }
+
+  private write(): void {
+    this.noted = this.text.length;
+    this.run.note('model.partial', { call: this.call, text: this.text, parts: this.parts, toolCalls: this.toolCalls });
+  }
+}
+
+export async function streamJournaled(state: AiRunState, place: CallPlace, doStream: () => PromiseLike<LanguageModelV3StreamResult>, j: StreamJournal): Promise<LanguageModelV3StreamResult> {
+  let out!: ReadableStreamDefaultController<Part>;
+  const stream = new ReadableStream<Part>({ start: (c) => void (out = c) });
+  let live = false;
+  const held: Part[] = [];
+  let opened!: () => void;
+  let refused!: (err: unknown) => void;
+  // Settles when parts can flow: the model answered (live) or the journal did (replay); rejects if neither happened.
+  const open = new Promise<void>((resolve, reject) => {
+    opened = resolve;
+    refused = reject;
+  });
+
+  const fromModel = async (args: ModelCallArgs): Promise<unknown> => {
+    const r = await doStream();
+    live = true;
+    opened();
+    const notes = new PartialNotes(state.run, args.call);
+    const parts: unknown[] = [];
+    const reader = r.stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parts.push(encode(value));
+        // `finish` tells the SDK the call is over: it waits until the parts are durable in the journal.
+        if (value.type === 'finish') held.push(value);
+        else out.enqueue(value);
+        notes.saw(value);
+      }
+    } catch (err) {
+      notes.flush();
+      throw err;
+    }
+    return { parts };
+  };
+
+  j.journal(fromModel).then(
+    ({ value, call }) => {
+      const parts = (decode(value) as { parts: Part[] }).parts;
+      if (live) {
+        for (const p of held) out.enqueue(p);
+      } else {
+        for (const p of parts) out.enqueue(p);
+        j.replayed(call, parts);
+        opened();
+      }
+      state.ownTools(call, parts as Array<{ type: string; toolCallId?: string }>);
+      out.close();
+    },
+    (err: unknown) => {
+      state.failed(place);
+      if (!live) return refused(err);
+      // Parts already went out: the call ends with an error part and is never silently made again.
+      out.enqueue({ type: 'error', error: err });
+      out.close();
+    },
+  );
+  await open;
+  return { stream };
+}
