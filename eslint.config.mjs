@@ -42,6 +42,14 @@ export default tseslint.config(
     ]),
   },
   {
+    // agent-logbook/ai is built on the runtime's public API only, as any integration outside this repository would be.
+    files: ['src/ai/**/*.ts'],
+    rules: restrict([
+      { group: ['../*', '../**', '**/runtime', '**/runtime/**', 'better-sqlite3'], message: "src/ai uses the runtime's public API only: import from 'agent-logbook'." },
+      { group: ['vscode', '@vscode/*'], message: 'The AI integration runs in the agent process: no vscode or DAP here.' },
+    ]),
+  },
+  {
     files: ['src/extension/**/*.ts'],
     rules: restrict([
       { group: ['better-sqlite3'], message: 'The extension host never loads better-sqlite3: ask the reader process.' },

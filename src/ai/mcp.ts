@@ -26,6 +26,7 @@ export interface McpToolInfo {
   annotations?: { readOnlyHint?: boolean | undefined; idempotentHint?: boolean | undefined; destructiveHint?: boolean | undefined; title?: string | undefined } | undefined;
 }
 
+/* eslint-disable @typescript-eslint/no-explicit-any -- overrides are written for each tool's own input type */
 /** Per tool, what overrides the annotations' defaults. */
 export interface McpToolOverride {
   readonly effect?: Effect;
@@ -34,6 +35,7 @@ export interface McpToolOverride {
   readonly verify?: (input: any, ctx: EffectContext) => unknown;
   readonly compensate?: (input: any, result: unknown, ctx: EffectContext) => unknown;
 }
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 export interface McpToolsOptions {
   /** The server's name in action types (`mcp.<server>.<tool>`); default: the name the server reports. */
@@ -113,7 +115,7 @@ function mcpTool(state: AiRunState, client: McpClientLike, server: string, info:
           client.callTool({ name: info.name, arguments: (input ?? {}) as Record<string, unknown>, _meta: { [MCP_KEY_META]: effectCtx.idempotencyKey } }),
       });
     },
-  } as Tool;
+  };
 }
 
 /**

@@ -32,7 +32,7 @@ export class AiRunState {
   private readonly owners = new Map<string, string>();
   readonly saved: ReplaySavings = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
   /** A Logbook error a tool raised that the SDK turned into a tool result: the next model call rethrows it. */
-  halt: unknown;
+  halt: Error | undefined;
 
   constructor(readonly run: RunApi) {}
 
@@ -91,7 +91,7 @@ export function replaySavings(run: RunApi): Readonly<ReplaySavings> {
  * Errors that must stop the run rather than be shown to the model as a failed tool: suspension (approval, decision),
  * lost lease, journal errors. A rejected approval and a definite failure are answers the model may act on.
  */
-export function isControlError(err: unknown): boolean {
+export function isControlError(err: unknown): err is Error {
   if (!(err instanceof Error)) return false;
   if (err.name === 'RunSuspended') return true;
   if (!(err instanceof LogbookError)) return false;

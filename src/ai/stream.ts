@@ -97,7 +97,7 @@ export async function streamJournaled(state: AiRunState, place: CallPlace, doStr
         j.replayed(call, parts);
         opened();
       }
-      state.ownTools(call, parts as Array<{ type: string; toolCallId?: string }>);
+      state.ownTools(call, parts);
       out.close();
     },
     (err: unknown) => {

@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi } from 'agent-logbook';
+import { ErrorCodes, LogbookError, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi, type StandardSchema } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { isControlError, stateOf, type AiRunState } from './state';
 
@@ -19,6 +19,7 @@ export interface ToolCallContext {
 /** Approval before the tool runs: always, never, or as a function of its input (refunds over 100, say). */
 export type Approval<I> = boolean | ((input: I) => boolean);
 
+/* eslint-disable @typescript-eslint/no-explicit-any -- a tool set mixes tools of every input and output type, as the SDK's ToolSet does */
 /** An AI SDK tool made durable: its execute becomes an action with this effect class. */
 export interface ToolSpec<I = any, O = any> {
   readonly tool: Tool<I, O>;
@@ -39,7 +40,7 @@ export interface ToolSpec<I = any, O = any> {
 
 /** An action made with defineAction, offered to the model as a tool: its args schema is the tool's input schema. */
 export interface ActionToolSpec<I = any, O = any> {
-  readonly action: ActionDefinition<any, O>;
+  readonly action: ActionDefinition<StandardSchema, O>;
   readonly description?: string;
   readonly title?: string;
   readonly approval?: Approval<I>;
@@ -48,6 +49,7 @@ export interface ActionToolSpec<I = any, O = any> {
 }
 
 export type ToolEntry = ToolSpec | ActionToolSpec | ActionDefinition;
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** What one execution needs at run time: the key the def's key function returns and the effect itself. */
 interface Job {
@@ -122,18 +124,18 @@ export class GatedAction {
   private readonly defs: Partial<Record<'open' | 'gated', ActionDefinition<typeof anyArgs, unknown>>> = {};
   constructor(
     private readonly spec: ToolActionSpec,
-    private readonly approval: Approval<any> | undefined,
+    private readonly approval: Approval<never> | undefined,
   ) {}
 
   for(input: unknown): ActionDefinition<typeof anyArgs, unknown> {
-    const gated = typeof this.approval === 'function' ? this.approval(input) === true : this.approval === true;
+    const gated = typeof this.approval === 'function' ? (this.approval as (input: unknown) => boolean)(input) === true : this.approval === true;
     const which = gated ? 'gated' : 'open';
     return (this.defs[which] ??= toolAction(this.spec, gated));
   }
 }
 
 function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
-  const execute = spec.tool.execute;
+  const execute = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
   if (typeof execute !== 'function') {
     throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`, 'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.');
   }
@@ -155,7 +157,7 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
       const key = spec.key ? spec.key(input, ctx) : defaultToolKey(ctx);
       return runToolCall(state, actions.for(input), input, { key, execute: async () => settle(await execute.call(spec.tool, input, options)) });
     },
-  } as Tool;
+  };
 }
 
 function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool {
@@ -167,18 +169,18 @@ function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool
     ...(description ? { description } : {}),
     ...(spec.title ? { title: spec.title } : {}),
     ...(spec.needsApproval !== undefined ? { needsApproval: spec.needsApproval } : {}),
-    inputSchema: action.args,
+    inputSchema: action.args as Tool['inputSchema'],
     execute: async (input: unknown) => {
       state.throwIfHalted();
       const approve = typeof spec.approval === 'function' ? spec.approval(input) === true : spec.approval === true;
       try {
-        return await state.run.do(approve && gated ? gated : open, input);
+        return (await state.run.do(approve && gated ? gated : open, input)) as unknown;
       } catch (err) {
         if (isControlError(err)) state.halt ??= err;
         throw err;
       }
     },
-  } as Tool;
+  };
 }
 
 /**

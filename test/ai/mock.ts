@@ -38,8 +38,8 @@ export function scriptedModel(answer: Answer, modelId = 'scripted-1') {
   const model = new MockLanguageModelV3({
     provider: 'mock',
     modelId,
-    doGenerate: async (call) => result(call),
-    doStream: async (call) => {
+    doGenerate: (call) => Promise.resolve(result(call)),
+    doStream: (call) => {
       const r = result(call);
       const chunks: LanguageModelV3StreamPart[] = [{ type: 'stream-start', warnings: [] }];
       for (const [i, c] of r.content.entries()) {
@@ -50,7 +50,7 @@ export function scriptedModel(answer: Answer, modelId = 'scripted-1') {
         } else chunks.push(c as LanguageModelV3StreamPart);
       }
       chunks.push({ type: 'finish', finishReason: r.finishReason, usage: r.usage });
-      return { stream: simulateReadableStream({ chunks }) };
+      return Promise.resolve({ stream: simulateReadableStream({ chunks }) });
     },
   });
   return { model, calls: () => calls };
