@@ -16,6 +16,9 @@ export interface ModelOptions {
   readonly prices?: PriceTable;
   /** Print a line to stderr for each call answered from the journal (default true). */
   readonly reportReplays?: boolean;
+  /** Send each call's idempotency key (`<run id>:model:<step>.<call>`) in this request header, for gateways that
+   *  answer a repeated key from their cache: then a call re-made after a crash in flight is not paid twice. */
+  readonly keyHeader?: string;
 }
 
 const job = new AsyncLocalStorage<(args: ModelCallArgs) => Promise<unknown>>();

@@ -1,12 +1,12 @@
 // logbookModel: a language model whose every call is a journaled, fingerprinted action, replayed free on resume.
 
 import { wrapLanguageModel } from 'ai';
-import type { LanguageModelV3, LanguageModelV3GenerateResult, LanguageModelV3Middleware, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3GenerateResult, LanguageModelV3Middleware, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type { RunApi } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { callParams } from './fingerprint';
 import { countReplay, generateAction, journaledCall, streamAction, type ModelOptions } from './calls';
-import { stateOf, type AiRunState } from './state';
+import { stateOf } from './state';
 import { streamJournaled } from './stream';
 
 export type { ModelOptions, DriftPolicy } from './calls';
@@ -33,9 +33,9 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       let live = false;
       let journaled: { value: unknown; call: string };
       try {
-        journaled = await journaledCall(state, generateAction, place, args, policy, async () => {
+        journaled = await journaledCall(state, generateAction, place, args, policy, async (a) => {
           live = true;
-          return recorded(await doGenerate());
+          return recorded(await (options.keyHeader ? model.doGenerate(keyed(params, options.keyHeader, `${run.id}:${a.call}`)) : doGenerate()));
         });
       } catch (err) {
         state.failed(place);
@@ -50,7 +50,8 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       state.throwIfHalted();
       const args = { model: `${model.provider}/${model.modelId}`, params: callParams(params) };
       const place = state.place(JSON.stringify(args), 'streamText');
-      return streamJournaled(state, place, doStream, {
+      const call = options.keyHeader ? (a: { call: string }) => model.doStream(keyed(params, options.keyHeader ?? '', `${run.id}:${a.call}`)) : () => doStream();
+      return streamJournaled(state, place, call, {
         journal: (fn) => journaledCall(state, streamAction, place, args, policy, fn),
         replayed: (call, parts) => {
           const finish = parts.find((p): p is Extract<LanguageModelV3StreamPart, { type: 'finish' }> => p.type === 'finish');
@@ -61,10 +62,13 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
   };
 }
 
+function keyed(params: LanguageModelV3CallOptions, header: string, key: string): LanguageModelV3CallOptions {
+  return { ...params, headers: { ...params.headers, [header]: key } };
+}
+
 /** What is journaled of a generate result: all of it but raw HTTP bodies and headers, which replay cannot honour. */
 function recorded(r: LanguageModelV3GenerateResult): unknown {
   const response = r.response ? { id: r.response.id, timestamp: r.response.timestamp, modelId: r.response.modelId } : undefined;
   return encode({ content: r.content, finishReason: r.finishReason, usage: r.usage, providerMetadata: r.providerMetadata, response, warnings: r.warnings });
 }
 
-export type { AiRunState };

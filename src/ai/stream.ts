@@ -15,13 +15,15 @@ export interface StreamJournal {
   readonly replayed: (call: string, parts: Part[]) => void;
 }
 
-/** Text since the last note after which the partial output is noted again, so a crash loses little of it. */
+/** New text, or time with new text, after which the partial output is noted again, so a crash loses little of it. */
 const NOTE_EVERY_CHARS = 80;
+const NOTE_EVERY_MS = 200;
 
 /** Notes what the model has said so far (`model.partial`), so a crash mid-stream leaves it for the debugger. */
 class PartialNotes {
   private text = '';
   private noted = 0;
+  private notedAt = Date.now();
   private parts = 0;
   private readonly toolCalls: Array<{ toolName: string; input: string }> = [];
 
@@ -36,7 +38,7 @@ class PartialNotes {
     if (p.type === 'tool-call') {
       this.toolCalls.push({ toolName: p.toolName, input: p.input });
       this.write();
-    } else if (this.text.length - this.noted >= NOTE_EVERY_CHARS) this.write();
+    } else if (this.text.length - this.noted >= NOTE_EVERY_CHARS || (this.text.length > this.noted && Date.now() - this.notedAt >= NOTE_EVERY_MS)) this.write();
   }
 
   /** The last words before an error: noted unless nothing new was said. */
@@ -46,11 +48,12 @@ class PartialNotes {
 
   private write(): void {
     this.noted = this.text.length;
+    this.notedAt = Date.now();
     this.run.note('model.partial', { call: this.call, text: this.text, parts: this.parts, toolCalls: this.toolCalls });
   }
 }
 
-export async function streamJournaled(state: AiRunState, place: CallPlace, doStream: () => PromiseLike<LanguageModelV3StreamResult>, j: StreamJournal): Promise<LanguageModelV3StreamResult> {
+export async function streamJournaled(state: AiRunState, place: CallPlace, doStream: (args: ModelCallArgs) => PromiseLike<LanguageModelV3StreamResult>, j: StreamJournal): Promise<LanguageModelV3StreamResult> {
   let out!: ReadableStreamDefaultController<Part>;
   const stream = new ReadableStream<Part>({ start: (c) => void (out = c) });
   let live = false;
@@ -64,7 +67,7 @@ export async function streamJournaled(state: AiRunState, place: CallPlace, doStr
   });
 
   const fromModel = async (args: ModelCallArgs): Promise<unknown> => {
-    const r = await doStream();
+    const r = await doStream(args);
     live = true;
     opened();
     const notes = new PartialNotes(state.run, args.call);

@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi, type StandardSchema } from 'agent-logbook';
+import { ErrorCodes, LogbookError, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { isControlError, stateOf, type AiRunState } from './state';
 
@@ -40,7 +40,7 @@ export interface ToolSpec<I = any, O = any> {
 
 /** An action made with defineAction, offered to the model as a tool: its args schema is the tool's input schema. */
 export interface ActionToolSpec<I = any, O = any> {
-  readonly action: ActionDefinition<StandardSchema, O>;
+  readonly action: ActionDefinition<any, O>;
   readonly description?: string;
   readonly title?: string;
   readonly approval?: Approval<I>;
@@ -48,7 +48,7 @@ export interface ActionToolSpec<I = any, O = any> {
   readonly needsApproval?: Tool<I, O>['needsApproval'];
 }
 
-export type ToolEntry = ToolSpec | ActionToolSpec | ActionDefinition;
+export type ToolEntry = ToolSpec | ActionToolSpec | ActionDefinition<any, any>;
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** What one execution needs at run time: the key the def's key function returns and the effect itself. */
