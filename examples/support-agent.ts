@@ -47,7 +47,9 @@ const lookupOrder = tool({
   execute: ({ orderId }) => shop.lookup(orderId),
 });
 
-const SYSTEM = 'You are a support agent for a small shop. Look the order up before acting. Refund broken items in full, email the customer, and open a helpdesk ticket.';
+// SUPPORT_AGENT_SYSTEM replaces the system prompt: change it and resume a crashed run to see the drift check stop it.
+const SYSTEM =
+  process.env.SUPPORT_AGENT_SYSTEM ?? 'You are a support agent for a small shop. Look the order up before acting. Refund broken items in full, email the customer, and open a helpdesk ticket.';
 const PRICES = { [MODEL_ID]: { inputPerMillion: 2, outputPerMillion: 8 }, 'gpt-4.1-mini': { inputPerMillion: 0.4, outputPerMillion: 1.6 } };
 
 /** Offline by default; a real provider only when asked for, and only if its package is installed. */
