@@ -160,6 +160,14 @@ describe('adapter: stop policy', () => {
     assert.equal(stop?.exceptionId, 'nonIdempotent');
   });
 
+  it('function breakpoints match an action by its id too: model:* stops before every journaled model call', () => {
+    const p = policy();
+    p.setBreakpoints({ lines: [], functions: [{ id: 1, name: 'model:*' }], filters: [] });
+    const call = { ...action('model.generate'), id: 'model:2.1' };
+    assert.deepEqual(p.decide({ kind: 'action:before-start', detail: 'd', step: step(1), action: call })?.hitBreakpointIds, [1]);
+    assert.equal(p.decide({ kind: 'action:before-start', detail: 'd', step: step(1), action: { ...action('tool.refund'), id: 'refund:r:A-1' } }), undefined);
+  });
+
   it('reads hit conditions the way the JavaScript debugger writes them', () => {
     assert.equal(parseHitCondition('31')?.(31), true);
     assert.equal(parseHitCondition('31')?.(32), false);
