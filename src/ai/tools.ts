@@ -67,6 +67,7 @@ function currentJob(type: string): Job {
 }
 
 const anyArgs = z.unknown();
+const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
 
 /** The journaled definition of a tool (type, effect, verify, compensate), built once per tool and approval. */
 export interface ToolActionSpec {
@@ -138,6 +139,9 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
   const execute = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
   if (typeof execute !== 'function') {
     throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`, 'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.');
+  }
+  if (!EFFECTS.includes(spec.effect)) {
+    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has effect ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `'${e}'`).join(', ')}: what happens if it runs twice?`);
   }
   const actions = new GatedAction(
     {
