@@ -17,9 +17,9 @@ export function callParams(params: object): Record<string, unknown> {
 
 const CLIP = 100;
 
-function clip(s: string): string {
+export function clip(s: string, max = CLIP): string {
   const flat = s.replace(/\s+/g, ' ').trim();
-  return flat.length > CLIP ? `${flat.slice(0, CLIP - 1)}…` : flat;
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function show(v: unknown): string {
@@ -27,7 +27,7 @@ function show(v: unknown): string {
 }
 
 /** A message as a person reads it: its role and its text, tool calls and tool results. */
-function messageText(m: unknown): string {
+export function messageText(m: unknown, max = CLIP): string {
   if (typeof m !== 'object' || m === null) return show(m);
   const msg = m as { role?: unknown; content?: unknown };
   const content = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : Array.isArray(msg.content) ? (msg.content as Array<Record<string, unknown>>) : [];
@@ -44,7 +44,7 @@ function messageText(m: unknown): string {
         return `[${String(p.type)}]`;
     }
   });
-  return `${String(msg.role)}: ${clip(parts.join(' '))}`;
+  return `${String(msg.role)}: ${clip(parts.join(' '), max)}`;
 }
 
 function toolsByName(tools: unknown): Map<string, string> {
