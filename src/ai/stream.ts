@@ -54,8 +54,18 @@ class PartialNotes {
 }
 
 export async function streamJournaled(state: AiRunState, place: CallPlace, doStream: (args: ModelCallArgs) => PromiseLike<LanguageModelV3StreamResult>, j: StreamJournal): Promise<LanguageModelV3StreamResult> {
-  let out!: ReadableStreamDefaultController<Part>;
-  const stream = new ReadableStream<Part>({ start: (c) => void (out = c) });
+  let controller!: ReadableStreamDefaultController<Part>;
+  let cancelled = false;
+  // A reader that stops listening does not stop the call: it is paid for, so it is read to the end and journaled.
+  const stream = new ReadableStream<Part>({ start: (c) => void (controller = c), cancel: () => void (cancelled = true) });
+  const out = {
+    enqueue: (p: Part): void => {
+      if (!cancelled) controller.enqueue(p);
+    },
+    close: (): void => {
+      if (!cancelled) controller.close();
+    },
+  };
   let live = false;
   const held: Part[] = [];
   let opened!: () => void;
@@ -90,27 +100,36 @@ export async function streamJournaled(state: AiRunState, place: CallPlace, doStr
     return { parts };
   };
 
-  j.journal(fromModel).then(
-    ({ value, call }) => {
-      const parts = (decode(value) as { parts: Part[] }).parts;
-      if (live) {
-        for (const p of held) out.enqueue(p);
-      } else {
-        for (const p of parts) out.enqueue(p);
-        j.replayed(call, parts);
-        opened();
+  const handOn = ({ value, call }: { value: unknown; call: string }): void => {
+    const parts = (decode(value) as { parts: Part[] }).parts;
+    if (live) {
+      for (const p of held) out.enqueue(p);
+    } else {
+      for (const p of parts) out.enqueue(p);
+      j.replayed(call, parts);
+      opened();
+    }
+    state.ownTools(call, parts);
+    out.close();
+  };
+  const failed = (err: unknown): void => {
+    state.failed(place);
+    if (!live) return refused(err);
+    // Parts already went out: the call ends with an error part and is never silently made again.
+    out.enqueue({ type: 'error', error: err });
+    out.close();
+  };
+  j.journal(fromModel)
+    .then(handOn, failed)
+    .catch((err: unknown) => {
+      // Journaled, but the parts could not be handed on (a part the journal could not decode): say so on the stream.
+      refused(err);
+      try {
+        if (!cancelled) controller.error(err);
+      } catch {
+        // the stream was already closed: nothing more can be said on it
       }
-      state.ownTools(call, parts);
-      out.close();
-    },
-    (err: unknown) => {
-      state.failed(place);
-      if (!live) return refused(err);
-      // Parts already went out: the call ends with an error part and is never silently made again.
-      out.enqueue({ type: 'error', error: err });
-      out.close();
-    },
-  );
+    });
   await open;
   return { stream };
 }

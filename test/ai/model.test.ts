@@ -133,6 +133,26 @@ describe('ai: journaled model calls', () => {
     assert.equal(deltas, 12, 'the replay re-emitted the recorded deltas');
   });
 
+  it('a reader that stops early does not stop the call: it is read to the end and journaled', async () => {
+    const { model, calls } = scriptedModel(() => [text('one two three four')]);
+    const agent = defineAgent({
+      name: 'early',
+      input: z.object({}),
+      run: (run) =>
+        run.step('s', async () => {
+          const r = streamText({ model: logbookModel(run, model, { reportReplays: false }), prompt: 'count', maxRetries: 0 });
+          for await (const delta of r.textStream) return delta;
+          return '';
+        }),
+    });
+    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'early', ...quiet });
+    assert.equal(out.output, 'one ');
+    const row = store.reader.action('early', 'model:1.1');
+    assert.equal(row?.status, 'committed');
+    assert.equal((JSON.parse(row?.result ?? '{}') as { parts: Array<{ type: string }> }).parts.filter((p) => p.type === 'text-delta').length, 4);
+    assert.equal(calls(), 1);
+  });
+
   it('round-trips dates and bytes; a failed call is retried in its place; error parts replay as the same kind of error', async () => {
     let fail = true;
     const thrown = new APICallError({ message: 'overloaded', url: 'https://example.invalid', requestBodyValues: {}, statusCode: 529, isRetryable: false });
