@@ -72,6 +72,14 @@ export default tseslint.config(
     { group: [`${up}reader/*`, `!${up}reader/protocol`], message: 'The extension speaks to the reader process through reader/protocol only.' },
   ]),
   {
+    // agent-logbook/ai is built on the runtime's public API only, as any integration outside this repository would be.
+    files: ['src/ai/**/*.ts'],
+    rules: restrict([
+      { group: ['../*', '../**', '**/runtime', '**/runtime/**', 'better-sqlite3'], message: "src/ai uses the runtime's public API only: import from 'agent-logbook'." },
+      { group: ['vscode', '@vscode/*'], message: 'The AI integration runs in the agent process: no vscode or DAP here.' },
+    ]),
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -5,6 +5,7 @@ import type { FsyncFloor, SqliteFloor } from './floor';
 import type { RawBracket } from './rawBracket';
 import { breathe, median } from './measure';
 import { actionAgent, checkpointAgent, plainCalls } from './workload';
+import { modelCalls, toolCalls } from './aiRows';
 
 export interface EngineConfig {
   /** fsync-floor samples taken after each probe; pooled, they give the round's F. */
@@ -62,6 +63,10 @@ export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: 
     ['bracket.full', () => median(raw.samples(cfg.actions, false))],
     ['action.group', () => actions(store, 'non-idempotent', cfg.actions, 'group')],
     ['bracket.group', () => median(raw.samples(cfg.actions, true))],
+    ['ai.model.bare', async () => median(await modelCalls(store, cfg.actions, false))],
+    ['ai.model', async () => median(await modelCalls(store, cfg.actions, true))],
+    ['ai.tool.bare', async () => median(await toolCalls(store, cfg.actions, false))],
+    ['ai.tool', async () => median(await toolCalls(store, cfg.actions, true))],
     [
       'action.readOnly',
       async () => {

@@ -216,6 +216,37 @@ async function main(): Promise<number> {
       numbers: { us: ro, overheadUs: wallOverhead, overheadCpuUs: cpuOverhead, fsyncPerAction: fsyncs?.readOnly ?? -1 },
     });
   }
+  {
+    // The AI SDK integration: what journaling adds to a generateText call and to a tool call the model chose.
+    const aiSection = 'AI SDK integration (agent-logbook/ai)';
+    const over = (key: string): number => median(rounds.map((r) => ((r[key] ?? NaN) - (r[`${key}.bare`] ?? NaN)) / (r.F ?? NaN)));
+    const model = over('ai.model');
+    const jm = judge(model, 1.5);
+    rows.push({
+      id: 'ai.model',
+      section: aiSection,
+      figure: 'journaled model call (generateText through logbookModel): overhead over the bare call',
+      value: fmtUs(median(perRound(rounds, 'ai.model')) - median(perRound(rounds, 'ai.model.bare'))),
+      ratio: `${model.toFixed(2)} F`,
+      budget: '≤ 1.5 F above the call',
+      verdict: jm.verdict,
+      note: [jm.miss, `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`, jm.miss ? "the runtime's bracket makes both started and committed of an idempotent action durable (2 commits); one commit needs started written behind for idempotent actions" : ''].filter(Boolean).join('; '),
+      numbers: { us: median(perRound(rounds, 'ai.model')), bareUs: median(perRound(rounds, 'ai.model.bare')), overheadF: model },
+    });
+    const toolOver = over('ai.tool');
+    const jt = judge(toolOver, 5);
+    rows.push({
+      id: 'ai.tool',
+      section: aiSection,
+      figure: 'journaled non-idempotent tool call (logbookTools): overhead over the bare execute',
+      value: fmtUs(median(perRound(rounds, 'ai.tool')) - median(perRound(rounds, 'ai.tool.bare'))),
+      ratio: `${toolOver.toFixed(2)} F`,
+      budget: '≤ 2.5 × (2F) = 5 F, as an action',
+      verdict: jt.verdict,
+      note: [jt.miss, `bare execute ${fmtUs(median(perRound(rounds, 'ai.tool.bare')))}`].filter(Boolean).join('; '),
+      numbers: { us: median(perRound(rounds, 'ai.tool')), bareUs: median(perRound(rounds, 'ai.tool.bare')), overheadF: toolOver },
+    });
+  }
   for (const c of cfg.checkpoints) {
     const key = `checkpoint.${c.bytes}`;
     const v = median(perRound(rounds, key));

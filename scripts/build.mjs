@@ -25,6 +25,8 @@ const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
   { in: 'src/runtime/public.ts', out: 'dist/runtime.js' },
   { in: 'src/runner/main.ts', out: 'dist/runner.js' },
+  // agent-logbook/ai: the SDKs are optional peers, and the runtime is the package's own (never a second copy).
+  { in: 'src/ai/index.ts', out: 'dist/ai.js', external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
   ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),
@@ -33,7 +35,7 @@ const entries = [
 mkdirSync(join(root, 'dist'), { recursive: true });
 await Promise.all(
   entries.map((e) =>
-    esbuild.build({ ...common, entryPoints: [e.in], outfile: e.out, ...(e.banner ? { banner: { js: e.banner } } : {}) }),
+    esbuild.build({ ...common, entryPoints: [e.in], outfile: e.out, ...(e.banner ? { banner: { js: e.banner } } : {}), ...(e.external ? { external: [...common.external, ...e.external] } : {}) }),
   ),
 );
 chmodSync(join(root, 'dist/cli.js'), 0o755);

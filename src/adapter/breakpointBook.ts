@@ -71,7 +71,7 @@ export class BreakpointBook {
     const armed: FunctionBreakpoint[] = [];
     const results = requested.map((b): DebugProtocol.Breakpoint => {
       const name = b.name.trim();
-      if (!name) return { verified: false, message: 'Name a step or an action type (e.g. email.send); * matches any text.', reason: 'failed' };
+      if (!name) return { verified: false, message: 'Name a step, an action type (e.g. email.send) or an action id (model:* for model calls); * matches any text.', reason: 'failed' };
       const problem = conditionProblem(b);
       if (problem) return { verified: false, message: problem, reason: 'failed' };
       const id = this.nextId++;

@@ -2,6 +2,7 @@
 
 import * as path from 'node:path';
 import type { Loc, StopContext } from '../link/protocol';
+import { modelCallView } from '../ai/view';
 
 export type FrameKind = 'action' | 'step' | 'run';
 
@@ -74,6 +75,8 @@ export function scopeEntries(scope: Exclude<ScopeName, 'Journal'>, ctx: StopCont
         ['approval', a.approval],
       ];
       if (a.reconciliation) out.push(['reconciliation', a.reconciliation]);
+      const model = modelCallView(a.type, a.args, a.result);
+      if (model) out.unshift(['model call', model]);
       if ('result' in a) out.push(['result', a.result]);
       if (a.error !== undefined) out.push(['error', a.error]);
       return out;
@@ -92,7 +95,7 @@ export function scopeEntries(scope: Exclude<ScopeName, 'Journal'>, ctx: StopCont
 
 /** The expression that names a scope entry in `evaluate`, so watches and "copy as expression" work. */
 export function scopeRoot(scope: ScopeName, name: string): string | undefined {
-  if (scope === 'Action') return name === 'args' ? 'args' : `action.${name}`;
+  if (scope === 'Action') return name === 'args' ? 'args' : name === 'model call' ? undefined : `action.${name}`;
   if (scope === 'Step') return name === 'index' ? 'step.index' : `step.${name}`;
   if (scope === 'Run') return name === 'script' ? undefined : `run.${name}`;
   return undefined;

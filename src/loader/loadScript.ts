@@ -18,8 +18,21 @@ interface ModuleInternals {
 const internals = Module as unknown as ModuleInternals;
 
 let installed = false;
+/** Where the scripts loaded so far live: the AI SDKs agent-logbook/ai needs are the ones the script's project installed. */
+const scriptDirs = new Set<string>();
 
-/** Makes `require('agent-logbook')` from any loaded script return this very runtime instance. */
+/** agent-logbook/ai next to this bundle (dist/ai.js), or its source when the loader itself runs from source. */
+function aiEntry(): string {
+  const built = path.join(__dirname, 'ai.js');
+  return fs.existsSync(built) ? built : path.join(__dirname, '..', 'ai', 'index.ts');
+}
+
+const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk)(\/|$)/;
+
+/**
+ * Makes `require('agent-logbook')` from any loaded script return this very runtime instance, and
+ * `agent-logbook/ai` the integration that ships with it; that integration's SDK imports resolve from the script.
+ */
 function installRuntimeAlias(): void {
   if (installed) return;
   installed = true;
@@ -27,9 +40,26 @@ function installRuntimeAlias(): void {
   m.exports = runtime;
   m.loaded = true;
   internals._cache[RUNTIME_ID] = m;
+  const ai = aiEntry();
+  const aiDir = path.dirname(ai);
   const original = internals._resolveFilename.bind(internals);
-  internals._resolveFilename = (request, parent, isMain, options) =>
-    request === 'agent-logbook' ? RUNTIME_ID : original(request, parent, isMain, options);
+  internals._resolveFilename = (request, parent, isMain, options) => {
+    if (request === 'agent-logbook') return RUNTIME_ID;
+    if (request === 'agent-logbook/ai') return ai;
+    const from = (parent as { filename?: string } | undefined)?.filename;
+    if (from && AI_PEERS.test(request) && path.dirname(from) === aiDir) {
+      for (const dir of scriptDirs) {
+        const beside = new Module(path.join(dir, 'index.js'));
+        beside.paths = internals._nodeModulePaths(dir);
+        try {
+          return original(request, beside, false, options);
+        } catch {
+          // not installed beside this script: try the next, then where agent-logbook itself is installed
+        }
+      }
+    }
+    return original(request, parent, isMain, options);
+  };
 }
 
 export interface LoadedScript {
@@ -66,6 +96,7 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
     throw new LogbookError(ErrorCodes.SCRIPT_LOAD_FAILED, `The agent script ${abs} does not compile: ${first || describe(err)}.`, 'Fix the error at that location and run again.', { script: abs });
   }
   installRuntimeAlias();
+  scriptDirs.add(path.dirname(abs));
   process.setSourceMapsEnabled(true);
   const m = new Module(abs);
   m.filename = abs;

@@ -134,7 +134,9 @@ export class StopPolicy {
     const target = this.lineTarget(at);
     const lineHits = target ? this.lines.filter((a) => this.at(target, a.bp) && this.conditionHolds(a, at)).map((a) => a.bp.id) : [];
     const name = at.kind === 'step:before' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
-    const fnHits = name === undefined ? [] : this.functions.filter((a) => a.re.test(name) && this.conditionHolds(a, at)).map((a) => a.bp.id);
+    // An action also answers to its id, so `model:*` stops before every journaled model call (ids model:<step>.<call>).
+    const id = at.kind === 'action:before-start' ? at.action?.id : undefined;
+    const fnHits = name === undefined ? [] : this.functions.filter((a) => (a.re.test(name) || (id !== undefined && a.re.test(id))) && this.conditionHolds(a, at)).map((a) => a.bp.id);
 
     // The stop a restartFrame asked for comes first: the client waits for it (breakpoints there still count hits).
     if (this.mode.kind === 'restart' && at.kind === 'step:before' && !at.step?.replayed) return { reason: 'restart', description: `restarted here: ${at.detail}`, hitBreakpointIds: [] };

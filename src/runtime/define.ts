@@ -144,4 +144,14 @@ export interface RunApi extends RunInfo {
    * key, execute, verify and compensate see the parsed value.
    */
   do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>): Promise<R>;
+  /** The step the caller is in (its position and name), or undefined outside a step: integrations key actions by it. */
+  currentStep(): StepPlace | undefined;
+  /** Journals a note in the current step (what a model had streamed, say): shown by the debugger, never replayed. */
+  note(kind: string, data: unknown): void;
+}
+
+export interface StepPlace {
+  /** The step's position in the run, from 0: the same on every attempt. */
+  readonly index: number;
+  readonly name: string;
 }

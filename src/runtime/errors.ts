@@ -69,6 +69,8 @@ const CODES = {
   DB_IO:               { code: 'LB_DB_IO', exit: EXIT.storage },
   /** A --crash-at spec that names an action type the loaded script does not define. */
   CRASH_TARGET_UNKNOWN: { code: 'LB_CRASH_TARGET_UNKNOWN', exit: EXIT.usage },
+  /** A journaled model call's parameters (prompt, tools, settings) changed since it was recorded. */
+  MODEL_DRIFT:         { code: 'LB_MODEL_DRIFT', exit: EXIT.failed, scriptBug: true },
 } as const satisfies Record<string, CodeRow>;
 
 type Codes = typeof CODES;

@@ -109,6 +109,11 @@ export class RunSession {
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
       do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
+      currentStep: () => {
+        const frame = this.als.getStore();
+        return frame ? { index: frame.idx, name: frame.name } : undefined;
+      },
+      note: (kind, data) => this.note(kind, data),
     };
     this.api = Object.freeze(api);
   }
@@ -146,6 +151,14 @@ export class RunSession {
     const done = (): void => void this.pending.delete(p);
     p.then(done, done);
     return p;
+  }
+
+  private note(kind: string, data: unknown): void {
+    if (typeof kind !== 'string' || kind.length === 0) {
+      throw new LogbookError(ErrorCodes.INVALID_ARGS, 'run.note was called without a kind.', 'Name the note, e.g. run.note("model.partial", { text }).');
+    }
+    const json = toJournalJson(data, `The note ${kind}`, 'Pass plain JSON to run.note.');
+    this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.als.getStore()?.idx ?? null);
   }
 
   // ---- pausing -------------------------------------------------------------------------------------------
@@ -663,7 +676,7 @@ function keyConflict(type: string, id: string, before: string, now: string, befo
       ? `Action id ${id} was used by ${beforeType} and now by ${type} (args ${clip(before)} then ${clip(now)}): two action types cannot share an id. Nothing new was executed.`
       : `Action id ${id} was used twice by ${type} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
     'Make the key include whatever distinguishes the two effects (e.g. the action type or the recipient), or pass the same args.',
-    { id, type },
+    { id, type, before, now, ...(beforeType ? { beforeType } : {}) },
   );
 }
 

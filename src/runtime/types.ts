@@ -29,4 +29,4 @@ export type CompensationStatus = (typeof COMPENSATION_STATUSES)[number];
 export type Decision = 'happened' | 'not-happened';
 
 // RunInfo and RunApi live beside ActionDefinition, which RunApi.do takes: one module, no cycle between the two.
-export type { RunApi, RunInfo } from './define';
+export type { RunApi, RunInfo, StepPlace } from './define';

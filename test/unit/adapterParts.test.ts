@@ -13,6 +13,7 @@ import { LaunchConfig, launchJsonSchema, parseLaunchConfig, resolveLaunch } from
 import { FromRunner } from '../../src/link/protocol';
 import { actionLines, breakableLines, runFunctionLine } from '../../src/link/sourceScan';
 import { StopPolicy, type Boundary } from '../../src/runner/stopPolicy';
+import { scopeEntries, scopeRoot } from '../../src/adapter/stopView';
 import { children, preview } from '../../src/adapter/values';
 import { toWire } from '../../src/link/wire';
 import { EXAMPLES, FIXTURES, ROOT, tmpDir } from '../helpers';
@@ -159,6 +160,42 @@ describe('adapter: stop policy', () => {
     const stop = p.decide({ kind: 'action:before-start', detail: 'd', step: step(0), action: action('t', 'non-idempotent') });
     assert.equal(stop?.reason, 'exception');
     assert.equal(stop?.exceptionId, 'nonIdempotent');
+  });
+
+  it('function breakpoints match an action by its id too: model:* stops before every journaled model call', () => {
+    const p = policy();
+    p.setBreakpoints({ lines: [], functions: [{ id: 1, name: 'model:*' }], filters: [] });
+    const call = { ...action('model.generate'), id: 'model:2.1' };
+    assert.deepEqual(p.decide({ kind: 'action:before-start', detail: 'd', step: step(1), action: call })?.hitBreakpointIds, [1]);
+    assert.equal(p.decide({ kind: 'action:before-start', detail: 'd', step: step(1), action: { ...action('tool.refund'), id: 'refund:r:A-1' } }), undefined);
+  });
+
+  it('shows a journaled model call in a few lines above its raw args and result', () => {
+    const prompt = [
+      { role: 'system', content: 'You are support.' },
+      { role: 'user', content: [{ type: 'text', text: 'My kettle arrived broken.' }] },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'lookupOrder', input: { orderId: 'A-1' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'lookupOrder', output: { type: 'json', value: { total: 42 } } }] },
+    ];
+    const a = {
+      ...action('model.stream'),
+      id: 'model:1.2',
+      args: { call: 'model:1.2', model: 'openai/gpt-4.1', params: { prompt } },
+      result: { parts: [{ type: 'text-delta', id: 't', delta: 'Refunding ' }, { type: 'text-delta', id: 't', delta: 'now.' }, { type: 'tool-call', toolCallId: 'c2', toolName: 'refund', input: '{"orderId":"A-1"}' }, { type: 'finish', usage: { inputTokens: { total: 120 }, outputTokens: { total: 9 } }, finishReason: { unified: 'tool-calls' } }] },
+    };
+    const entries = scopeEntries('Action', { action: a } as never);
+    assert.equal(entries[0]?.[0], 'model call');
+    assert.deepEqual(entries[0]?.[1], {
+      model: 'openai/gpt-4.1',
+      lastMessages: ['user: My kettle arrived broken.', 'assistant: lookupOrder({"orderId":"A-1"})', 'tool: lookupOrder → {"type":"json","value":{"total":42}}'],
+      text: 'Refunding now.',
+      toolCalls: ['refund({"orderId":"A-1"})'],
+      tokens: { input: 120, output: 9 },
+      finishReason: 'tool-calls',
+    });
+    assert.ok(entries.some(([k, v]) => k === 'args' && v === a.args), 'the whole prompt stays in args');
+    assert.equal(scopeRoot('Action', 'model call'), undefined);
+    assert.equal(scopeEntries('Action', { action: action('email.send') } as never)[0]?.[0], 'type');
   });
 
   it('reads hit conditions the way the JavaScript debugger writes them', () => {

@@ -148,14 +148,14 @@ describe('bench: npm run bench, tiny configuration', function () {
     assert.ok(report.baselines.plainUs > 0);
 
     const ids = (report.rows as Array<{ id: string }>).map((x) => x.id);
-    for (const id of ['action.full', 'action.group', 'action.readOnly', 'checkpoint.1024', 'checkpoint.102400', 'checkpoint.1048576', 'replay.step', 'replay.action', 'resume.300', 'resume.1000', 'resume.3000', 'resume.memory', 'rehearse.throughput', 'dap.next', 'dap.overhead', 'ext.activation', 'ext.sidebar', 'ext.firstPage', 'peer']) {
+    for (const id of ['action.full', 'action.group', 'action.readOnly', 'checkpoint.1024', 'checkpoint.102400', 'checkpoint.1048576', 'replay.step', 'replay.action', 'resume.300', 'resume.1000', 'resume.3000', 'resume.memory', 'ai.model', 'ai.tool', 'rehearse.throughput', 'dap.next', 'dap.overhead', 'ext.activation', 'ext.sidebar', 'ext.firstPage', 'peer']) {
       assert.ok(ids.includes(id), `row ${id} is missing (have ${ids.join(', ')})`);
     }
     for (const row of report.rows as Array<{ id: string; verdict: string; budget: string; value: string; numbers?: Record<string, number> }>) {
       // 'error' means the row's benchmark threw: never acceptable. 'not built' only where its prerequisite is absent.
       assert.ok(['PASS', 'FAIL', 'info', 'not built'].includes(row.verdict), `${row.id}: verdict ${row.verdict} (${(row as { note?: string }).note ?? ''})`);
       assert.ok(row.budget.length > 0 && row.value.length > 0, row.id);
-      if (row.id.startsWith('action.') || row.id.startsWith('checkpoint.') || row.id.startsWith('replay.') || /^resume\.\d+$/.test(row.id)) {
+      if (row.id.startsWith('action.') || row.id.startsWith('ai.') || row.id.startsWith('checkpoint.') || row.id.startsWith('replay.') || /^resume\.\d+$/.test(row.id)) {
         assert.ok(row.verdict === 'PASS' || row.verdict === 'FAIL', `${row.id} is built here and must be judged, got ${row.verdict}`);
         assert.ok(row.numbers && Object.values(row.numbers).every((n) => Number.isFinite(n)), `${row.id} has finite numbers`);
       }

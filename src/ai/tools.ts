@@ -1,0 +1,215 @@
+// logbookTools: each tool the model chooses runs as a journaled action with an effect class, a key and approval.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
+import * as z from 'zod/mini';
+import { ErrorCodes, LogbookError, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi } from 'agent-logbook';
+import { decode, encode } from './codec';
+import { isControlError, stateOf, type AiRunState } from './state';
+
+/** What a key function knows besides the tool's input. */
+export interface ToolCallContext {
+  readonly run: RunApi;
+  readonly toolName: string;
+  readonly toolCallId: string;
+  /** The journaled model call that chose this tool call (`model:2.1`), when a logbookModel made it. */
+  readonly modelCall: string | undefined;
+}
+
+/** Approval before the tool runs: always, never, or as a function of its input (refunds over 100, say). */
+export type Approval<I> = boolean | ((input: I) => boolean);
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- a tool set mixes tools of every input and output type, as the SDK's ToolSet does */
+/** An AI SDK tool made durable: its execute becomes an action with this effect class. */
+export interface ToolSpec<I = any, O = any> {
+  readonly tool: Tool<I, O>;
+  readonly effect: Effect;
+  /** The idempotency key. Default `tool:<model call>:<tool call id>`; give a business key (`refund:${input.orderId}`)
+   *  so that a model call made again after a crash, with new tool call ids, cannot repeat the effect. */
+  readonly key?: (input: I, ctx: ToolCallContext) => string;
+  readonly verify?: (input: I, ctx: EffectContext) => O | undefined | Promise<O | undefined>;
+  /** The inverse. Compensation finds it by the action type only in a process that built these tools (see README). */
+  readonly compensate?: (input: I, result: O, ctx: EffectContext) => unknown;
+  /** A Logbook approval gate (`awaiting-approval`, `logbook approve`). The tool's own needsApproval (the AI SDK's
+   *  in-conversation approval) is kept as it is. */
+  readonly approval?: Approval<I>;
+  /** The action type in the journal; default `tool.<name>`. */
+  readonly type?: string;
+  readonly version?: number;
+}
+
+/** An action made with defineAction, offered to the model as a tool: its args schema is the tool's input schema. */
+export interface ActionToolSpec<I = any, O = any> {
+  readonly action: ActionDefinition<any, O>;
+  readonly description?: string;
+  readonly title?: string;
+  readonly approval?: Approval<I>;
+  /** The AI SDK's own approval (a tool-approval-request in the conversation), when wanted instead of a gate. */
+  readonly needsApproval?: Tool<I, O>['needsApproval'];
+}
+
+export type ToolEntry = ToolSpec | ActionToolSpec | ActionDefinition<any, any>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** What one execution needs at run time: the key the def's key function returns and the effect itself. */
+interface Job {
+  readonly key: string;
+  readonly execute: (ctx: EffectContext) => Promise<unknown>;
+}
+const jobs = new AsyncLocalStorage<Job>();
+
+function currentJob(type: string): Job {
+  const j = jobs.getStore();
+  if (!j) {
+    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The tool action ${type} ran outside its tool (it was called with run.do directly).`, 'Call it through the tools logbookTools returned.');
+  }
+  return j;
+}
+
+const anyArgs = z.unknown();
+const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
+
+/** The journaled definition of a tool (type, effect, verify, compensate), built once per tool and approval. */
+export interface ToolActionSpec {
+  readonly type: string;
+  readonly version: number;
+  readonly effect: Effect;
+  readonly verify?: (input: unknown, ctx: EffectContext) => unknown;
+  readonly compensate?: (input: unknown, result: unknown, ctx: EffectContext) => unknown;
+  readonly description?: string;
+}
+
+export function toolAction(spec: ToolActionSpec, approval: boolean): ActionDefinition<typeof anyArgs, unknown> {
+  const { verify, compensate } = spec;
+  return defineAction({
+    type: spec.type,
+    version: spec.version,
+    effect: spec.effect,
+    args: anyArgs,
+    key: () => currentJob(spec.type).key,
+    execute: async (_args, ctx) => encode(await currentJob(spec.type).execute(ctx)),
+    ...(verify ? { verify: async (args: unknown, ctx: EffectContext) => encode(await verify(decode(args), ctx)) } : {}),
+    ...(compensate ? { compensate: (args: unknown, result: unknown, ctx: EffectContext) => compensate(decode(args), decode(result), ctx) } : {}),
+    approval,
+    ...(spec.description ? { description: spec.description } : {}),
+  });
+}
+
+/** Runs one tool call as its action: errors that must stop the run are remembered, so the SDK cannot swallow them. */
+export async function runToolCall(state: AiRunState, def: ActionDefinition<typeof anyArgs, unknown>, input: unknown, job: Job): Promise<unknown> {
+  state.throwIfHalted();
+  try {
+    return decode(await jobs.run(job, () => state.run.do(def, encode(input))));
+  } catch (err) {
+    if (isControlError(err)) state.halt ??= err;
+    throw err;
+  }
+}
+
+export function defaultToolKey(ctx: ToolCallContext): string {
+  return `tool:${ctx.modelCall ?? ctx.toolName}:${ctx.toolCallId}`;
+}
+
+/** An execute's value; a tool that yields (preliminary results) gives its last one. */
+async function settle(value: unknown): Promise<unknown> {
+  if (value !== null && typeof value === 'object' && Symbol.asyncIterator in value) {
+    let last: unknown;
+    for await (const v of value as AsyncIterable<unknown>) last = v;
+    return last;
+  }
+  return value;
+}
+
+/** The pair of definitions of one tool type: without and with a gate, picked per call when approval is a function. */
+export class GatedAction {
+  private readonly defs: Partial<Record<'open' | 'gated', ActionDefinition<typeof anyArgs, unknown>>> = {};
+  constructor(
+    private readonly spec: ToolActionSpec,
+    private readonly approval: Approval<never> | undefined,
+  ) {}
+
+  for(input: unknown): ActionDefinition<typeof anyArgs, unknown> {
+    const gated = typeof this.approval === 'function' ? (this.approval as (input: unknown) => boolean)(input) === true : this.approval === true;
+    const which = gated ? 'gated' : 'open';
+    return (this.defs[which] ??= toolAction(this.spec, gated));
+  }
+}
+
+function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
+  const execute = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
+  if (typeof execute !== 'function') {
+    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`, 'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.');
+  }
+  if (!EFFECTS.includes(spec.effect)) {
+    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has effect ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `'${e}'`).join(', ')}: what happens if it runs twice?`);
+  }
+  const actions = new GatedAction(
+    {
+      type: spec.type ?? `tool.${name}`,
+      version: spec.version ?? 1,
+      effect: spec.effect,
+      ...(spec.verify ? { verify: spec.verify } : {}),
+      ...(spec.compensate ? { compensate: spec.compensate } : {}),
+      ...(spec.tool.description ? { description: spec.tool.description } : {}),
+    },
+    spec.approval,
+  );
+  return {
+    ...spec.tool,
+    execute: (input: unknown, options: ToolExecutionOptions) => {
+      const ctx: ToolCallContext = { run: state.run, toolName: name, toolCallId: options.toolCallId, modelCall: state.ownerOf(options.toolCallId) };
+      const key = spec.key ? spec.key(input, ctx) : defaultToolKey(ctx);
+      return runToolCall(state, actions.for(input), input, { key, execute: async () => settle(await execute.call(spec.tool, input, options)) });
+    },
+  };
+}
+
+function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool {
+  const action = spec.action;
+  const gated = spec.approval === undefined ? undefined : defineAction({ ...action, approval: true });
+  const open = spec.approval === undefined ? action : defineAction({ ...action, approval: false });
+  const description = spec.description ?? action.description;
+  return {
+    ...(description ? { description } : {}),
+    ...(spec.title ? { title: spec.title } : {}),
+    ...(spec.needsApproval !== undefined ? { needsApproval: spec.needsApproval } : {}),
+    inputSchema: action.args as Tool['inputSchema'],
+    execute: async (input: unknown) => {
+      state.throwIfHalted();
+      const approve = typeof spec.approval === 'function' ? spec.approval(input) === true : spec.approval === true;
+      try {
+        return (await state.run.do(approve && gated ? gated : open, input)) as unknown;
+      } catch (err) {
+        if (isControlError(err)) state.halt ??= err;
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * Makes tools durable for a run: each execution the model chooses is a journaled action (read-only, idempotent or
+ * non-idempotent, with verify, compensate and approval), replayed from the journal on resume.
+ *
+ *   const tools = logbookTools(run, {
+ *     lookupOrder: { tool: lookupOrder, effect: 'read-only' },
+ *     refund: { action: refund, approval: (a) => a.amount > 100 },   // an existing defineAction, business-keyed
+ *   });
+ */
+export function logbookTools(run: RunApi, entries: Record<string, ToolEntry>): ToolSet {
+  const state = stateOf(run);
+  const out: ToolSet = {};
+  for (const [name, entry] of Object.entries(entries)) {
+    if (isAction(entry)) out[name] = wrapAction(state, name, { action: entry });
+    else if (typeof entry === 'object' && entry !== null && 'action' in entry && isAction(entry.action)) out[name] = wrapAction(state, name, entry);
+    else if (typeof entry === 'object' && entry !== null && 'tool' in entry) out[name] = wrapTool(state, name, entry);
+    else {
+      throw new LogbookError(
+        ErrorCodes.INVALID_DEFINITION,
+        `logbookTools: the entry ${JSON.stringify(name)} is neither { tool, effect } nor { action } nor an action made with defineAction.`,
+        `Write ${name}: { tool: ${name}Tool, effect: 'read-only' | 'idempotent' | 'non-idempotent' }, or ${name}: { action: ${name}Action }.`,
+      );
+    }
+  }
+  return out;
+}
