@@ -96,7 +96,7 @@ export class RunSession {
   private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
   private readonly pending = new Set<Promise<unknown>>();
   private stepCounter = 0;
-  private readonly runningSteps = new Set<string>();
+  private readonly runningSteps = new Map<number, string>();
   private currentStatus: RunStatus = 'running';
 
   constructor(private readonly d: SessionDeps) {
@@ -120,7 +120,7 @@ export class RunSession {
 
   /** What the run waits on right now, for a stuck or exiting process's message: the running steps and actions. */
   waitingOn(): string {
-    const steps = [...this.runningSteps].map((n) => `step ${JSON.stringify(n)}`);
+    const steps = [...this.runningSteps.values()].map((n) => `step ${JSON.stringify(n)}`);
     const actions = [...this.inflight].map(([id, a]) => `${a.type} ${id}`);
     return [...steps, ...(actions.length ? [`action ${actions.join(', ')}`] : [])].join(', ');
   }
@@ -274,14 +274,14 @@ export class RunSession {
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
       const actions: StepFrame['actions'] = { pending: new Set(), stopped: undefined };
-      this.runningSteps.add(name);
+      this.runningSteps.set(idx, name);
       try {
         result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
       } finally {
         // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
         // crash would leave the step replayed as completed and the action in doubt for good.
         while (actions.pending.size > 0) await Promise.allSettled([...actions.pending]);
-        this.runningSteps.delete(name);
+        this.runningSteps.delete(idx);
       }
       if (actions.stopped) throw actions.stopped;
     } catch (err) {
