@@ -3,7 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { RunDto } from '../reader/protocol';
+import type { ActionDisplay, RunDto } from '../reader/protocol';
+import { ACTION_WORDS } from '../reader/protocol';
 import { cliProblem, runCli, type CliResult } from './cli';
 import { readConfig, settingsEnv } from './config';
 import { agentLaunch } from './debug';
@@ -193,7 +194,7 @@ export class Commands {
 
   async decide(arg: unknown, decision: 'happened' | 'not-happened'): Promise<unknown> {
     if (!this.trusted('decide an in-doubt action')) return undefined;
-    const ref = await this.actionTarget(arg, 'Decide', (s) => s === 'in-doubt');
+    const ref = await this.actionTarget(arg, 'Decide', (s) => ACTION_WORDS[s as ActionDisplay]?.canDecide === true);
     if (!ref) return undefined;
     const session = await this.d.sessions.find(ref.runId);
     if (session) return session.customRequest('decide', { actionId: ref.actionId, decision });

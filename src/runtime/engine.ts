@@ -14,6 +14,7 @@ import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision } from './types';
 import { compensateWithLease } from './compensate';
+import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
 import type { AttemptStats, RunOutcome } from './outcomes';
@@ -61,16 +62,18 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
   if (row.agent !== agent.name) {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, but the script defines ${agent.name}.`, `Resume it with its own script (${row.script}).`, { runId });
   }
-  if (row.status === 'completed') {
+  // The policy says what may go forward; the lease (taken next) says whether someone else is driving it.
+  const blocker = runAllows(row.status, false).resumeBlocker;
+  if (blocker === 'completed') {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} already completed; there is nothing to resume.`, `Start a new run with \`logbook run ${row.script}\`, or compensate this one with \`logbook compensate ${runId}\`.`, { runId, status: row.status });
   }
-  if (row.status === 'compensated' || row.status === 'compensating' || row.status === 'compensation-failed') {
+  if (blocker === 'compensation') {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} is ${row.status}; it cannot go forward any more.`, `Finish the compensation with \`logbook compensate ${runId}\`.`, { runId, status: row.status });
   }
   for (const [id, decision] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
     if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${id} to decide.`, `See the in-doubt actions with \`logbook show ${runId}\`.`, { runId, actionId: id });
-    if (a.status !== 'started') {
+    if (!ACTION_WORDS[actionDisplay(a, false)].canDecide) {
       throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${id} is ${a.status}, not in doubt, so "${decision}" cannot be applied.`, 'Only decide actions shown as "in doubt" by `logbook show`.', { runId, actionId: id });
     }
   }

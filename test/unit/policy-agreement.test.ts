@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { compensateRun, defineAction, defineAgent, openStore, resumeRun, type PauseEvent, type Store } from '../../src/runtime';
+import { compensateRun, defineAction, defineAgent, openStore, resumeRun, startRun, type PauseEvent, type Store } from '../../src/runtime';
 import { actionRegistry, type ActionDefinition, type Effect } from '../../src/runtime/define';
 import { actionDisplay, actionPlan, reconcilePlan, runAllows, runExitCode as exitCodeOf, RUN_WORDS, ACTION_WORDS, type ReconcileHow } from '../../src/runtime/policy';
 import { EXIT } from '../../src/runtime/errors';
@@ -15,7 +15,7 @@ import type { Decision, RunStatus } from '../../src/runtime/types';
 import { planResume } from '../../src/plan/resumePlan';
 import { planCompensation } from '../../src/plan/compensationPlan';
 import { JournalQueries } from '../../src/reader/queries';
-import { actionJson } from '../../src/cli/inspect';
+import { actionJson, showRun } from '../../src/cli/inspect';
 import { outcomeExit } from '../../src/cli/main';
 import { exitCodeFor } from '../../src/adapter/crashReport';
 import { RECONCILE_WHY, boundaryText } from '../../src/runner/boundaryText';
@@ -196,6 +196,36 @@ describe('one policy: resume, compensation, plan, the debugger and the tree agre
       assert.equal(count(ckey).inverse, undone ? 1 : 0);
     });
   }
+
+  it('a failed inverse: `logbook show` and the sidebar both say "compensation failed" (show used to say "committed")', async () => {
+    const refund = defineAction({
+      type: 'agree.refund',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({}),
+      key: (_a, run) => `refund:${run.id}`,
+      execute: () => ({ id: 'ch-1' }),
+      verify: () => undefined,
+      compensate: () => {
+        throw new Error('refund API down');
+      },
+    });
+    const agent = defineAgent({ name: 'agree-refund', input: z.object({}), run: (run) => run.step('s', () => run.do(refund, {})) });
+    await startRun(store, agent, { script: 'inline', input: {}, runId: 'cf', ...quiet });
+    const report = await compensateRun(store, 'cf', quiet);
+    assert.equal(report.status, 'compensation-failed');
+    const row = store.reader.action('cf', 'refund:cf')!;
+    const dto = new JournalQueries(store).action({ runId: 'cf', actionId: 'refund:cf' })!;
+    assert.equal(dto.status, 'compensation-failed');
+    assert.equal(actionJson(row, false).display, 'compensation-failed');
+    const text = showRun(store, 'cf', false);
+    assert.match(text, /refund:cf +agree\.refund +non-idempotent +compensation failed/);
+    assert.match(text, /compensation failed {2}attempt 2/);
+    const run = new JournalQueries(store).run({ runId: 'cf' })!;
+    assert.equal(run.canCompensate, true, 'compensate again finishes it');
+    assert.equal(run.canResume, false);
+    assert.equal(outcomeExit(run.status), 1);
+  });
 
   it('statuses: exit codes and words are the policy\'s, and interrupted is not success anywhere', () => {
     for (const s of Object.keys(RUN_WORDS) as RunStatus[]) {
