@@ -94,8 +94,10 @@
         const gap = el('div', 'gap');
         gap.style.left = pct(s.x0);
         gap.style.width = pct(s.x1 - s.x0);
-        gap.title = `${fmt(s.end - s.start)} with nothing journaled (paused in the debugger, or a slow effect): not to scale`;
-        gap.append(el('span', 'gap-label', `⫽ ${fmt(s.end - s.start)}`));
+        gap.title = s.paused
+          ? `${fmt(s.end - s.start)} paused in the debugger: not to scale`
+          : `${fmt(s.end - s.start)} with nothing journaled (a pause in a debugger, or a slow effect): not to scale`;
+        gap.append(el('span', 'gap-label', `${s.paused ? '⏸' : '⫽'} ${fmt(s.end - s.start)}${s.paused ? ' paused' : ''}`));
         track.append(gap);
       }
       group.append(track);

@@ -116,6 +116,13 @@ export class LogbookDebugSession extends DebugSession {
     this.sendErrorResponse(response, { id: e.id, format: text, showUser: e.showUser, variables: {} });
   }
 
+  /** Every line the Debug Console shows passes here: the runner's output, outcomes and crash reports alike. */
+  override sendEvent(event: DebugProtocol.Event): void {
+    const body = event.body as { output?: unknown } | undefined;
+    if (event.event === 'output' && this.secrets.length && typeof body?.output === 'string') body.output = maskSecrets(body.output, this.secrets);
+    super.sendEvent(event);
+  }
+
   /** Runs an async handler; anything it throws becomes an error response rather than a crash of the adapter. */
   private guard(response: DebugProtocol.Response, fn: () => Promise<void>): void {
     fn().catch((err: unknown) => this.fail(response, 'adapter', `Logbook adapter error: ${message(err)}`));
@@ -174,7 +181,7 @@ export class LogbookDebugSession extends DebugSession {
   private spawnRunner(resolved: ResolvedLaunch): void {
     const runner = new RunnerProcess(resolved, this.runnerScript, {
       message: (m) => this.onRunnerMessage(m),
-      output: (category, text) => this.sendEvent(new OutputEvent(maskSecrets(text, this.secrets), category)),
+      output: (category, text) => this.sendEvent(new OutputEvent(text, category)),
       spawnFailed: (err) => {
         this.failure = `The runner could not be started with runtimeExecutable ${JSON.stringify(resolved.runtimeExecutable)}: ${err.message}. Set "runtimeExecutable" to a Node executable (an absolute path, or a name on PATH).`;
       },

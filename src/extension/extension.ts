@@ -55,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const debugConfig = new LogbookConfigurationProvider(log);
   const decorations = new Decorations(readerProxy, log);
   const statusBar = new RunStatusBar(readerProxy, sessions);
-  const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId));
+  const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId), (runId) => sessions.pausesOf(runId));
   const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id) });
   const notices: ChangedNotice[] = [];
   const agentFiles = new AgentFiles();

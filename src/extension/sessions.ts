@@ -34,6 +34,7 @@ function configuredRun(c: vscode.DebugConfiguration): string | undefined {
 
 export class Sessions implements vscode.Disposable {
   private readonly tracked = new Map<string, Tracked>();
+  private readonly pauseLog = new Map<string, Array<{ start: number; end: number | undefined }>>();
   private readonly subs: vscode.Disposable[] = [];
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.emitter.event;
@@ -114,11 +115,28 @@ export class Sessions implements vscode.Disposable {
   }
 
   private setPause(t: Tracked, paused: PauseInfo | undefined): void {
+    const at = Date.now();
+    const wasPaused = t.paused !== undefined;
     t.paused = paused;
     void this.learn(t).then((runId) => {
+      if (runId && wasPaused !== (paused !== undefined)) this.logPause(runId, at, paused !== undefined);
       // A later stop or continue may have replaced this one while the run id was being learned.
       if (runId && t.paused === paused) this.pauseEmitter.fire({ runId, paused });
     });
+  }
+
+  private logPause(runId: string, at: number, paused: boolean): void {
+    const log = this.pauseLog.get(runId) ?? [];
+    this.pauseLog.set(runId, log);
+    const last = log[log.length - 1];
+    if (paused && (!last || last.end !== undefined)) log.push({ start: at, end: undefined });
+    else if (!paused && last && last.end === undefined) last.end = at;
+    if (log.length > 1000) log.splice(0, log.length - 1000);
+  }
+
+  /** The stretches debug sessions in this window held `runId` paused (wall clock, like the journal's times). */
+  pausesOf(runId: string): ReadonlyArray<{ start: number; end: number | undefined }> {
+    return this.pauseLog.get(runId) ?? [];
   }
 
   /** Where the session driving `runId` is paused, if it is. */

@@ -25,6 +25,8 @@ export class TimelinePanels implements vscode.Disposable {
     private readonly reader: ReaderSource,
     private readonly log: Log,
     private readonly reveal: (runId: string, stepIdx: number, actionId?: string) => Promise<unknown>,
+    /** When debug sessions in this window held the run paused (the journal does not know). */
+    private readonly pausesOf: (runId: string) => ReadonlyArray<{ start: number; end: number | undefined }> = () => [],
   ) {}
 
   async show(runId: string): Promise<vscode.WebviewPanel> {
@@ -62,6 +64,15 @@ export class TimelinePanels implements vscode.Disposable {
     if (!p) return;
     const data = await this.reader.request('timeline', { runId });
     if (!data) return;
+    // A quiet gap the debugger held for most of its length is a pause, not a slow effect: say so.
+    const pauses = this.pausesOf(runId);
+    for (const a of data.attempts) {
+      for (const s of a.scale.segments) {
+        if (!s.gap) continue;
+        const held = pauses.reduce((sum, q) => sum + Math.max(0, Math.min(s.end, q.end ?? Date.now()) - Math.max(s.start, q.start)), 0);
+        if (held >= (s.end - s.start) / 2) s.paused = true;
+      }
+    }
     p.data = data;
     p.panel.title = `Timeline: ${data.run.agent} ${runId}`;
     await p.panel.webview.postMessage({ type: 'timeline', data });

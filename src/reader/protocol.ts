@@ -103,7 +103,8 @@ export type TimelineMark = z.infer<typeof TimelineMark>;
 
 /** The axis of one attempt (see reader/timeScale.ts): x in percent, quiet stretches compressed to gaps. */
 export const TimeScale = z.object({
-  segments: z.array(z.object({ start: int, end: int, x0: z.number(), x1: z.number(), gap: z.boolean() })),
+  /** `paused` is the extension's: a gap it saw a debug session hold the run through. */
+  segments: z.array(z.object({ start: int, end: int, x0: z.number(), x1: z.number(), gap: z.boolean(), paused: z.optional(z.boolean()) })),
   ticks: z.array(z.object({ x: z.number(), label: str })),
 });
 

@@ -41,6 +41,8 @@ describe('dap: the run environment (envFile, env) and secrets', function () {
     assert.equal(await s.evaluate('args.auth'), "'«secret»'");
     assert.equal(await s.evaluate('args.auth.length'), String(SECRET.length));
     assert.equal(await s.runToEnd(), 0);
+    assert.match(s.text(), /run env-2 completed .*"echoed":"«secret»"/);
+    assert.ok(!s.text().includes(SECRET), 'the secret reached the Debug Console');
   });
 
   it('refuses an envFile that does not exist, naming the attribute and the file', async () => {

@@ -92,6 +92,15 @@ describe('the editor, driven through its UI', function () {
     await until('completed', async () => (await runStatus(killedRun)) === 'completed');
     const run = await a.source.request('run', { runId: killedRun });
     assert.equal(run?.attempt, 2);
+
+    // The first attempt sat at breakpoints for seconds while the UI was checked: its timeline compresses that.
+    await vscode.commands.executeCommand('logbook.openTimeline', killedRun);
+    const t = await until('timeline data', () => a.timelines.data(killedRun));
+    const first = t.attempts[0]!;
+    assert.ok(first.scale.segments.some((s) => s.gap && s.paused === true && s.end - s.start >= 2000), JSON.stringify(first.scale));
+    assert.ok(first.scale.ticks.length >= 2);
+    const steps = t.items.filter((i) => i.attempt === 1 && i.kind === 'step');
+    assert.ok(steps.every((s) => s.x0 !== undefined && s.x1 !== undefined && s.x0 >= 0 && s.x1 <= 100));
   });
 
   it('the Run button in the editor title runs the agent by the CLI; the Debug Agent CodeLens runs it under the debugger', async () => {
