@@ -2,7 +2,7 @@
 
 import { wrapLanguageModel } from 'ai';
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3GenerateResult, LanguageModelV3Middleware, LanguageModelV3StreamPart } from '@ai-sdk/provider';
-import type { RunApi } from 'agent-logbook';
+import { ErrorCodes, LogbookError, type RunApi } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { callParams } from './fingerprint';
 import { countReplay, generateAction, journaledCall, streamAction, type ModelOptions } from './calls';
@@ -17,6 +17,14 @@ export type { ModelOptions, DriftPolicy } from './calls';
  * whose parameters changed stops the run with a diff (or, with `onDrift: 'rerun'`, is made again).
  */
 export function logbookModel(run: RunApi, model: LanguageModelV3, options: ModelOptions = {}): LanguageModelV3 {
+  const spec = (model as { specificationVersion?: unknown } | undefined)?.specificationVersion;
+  if (spec !== 'v3') {
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      `logbookModel was given ${typeof model === 'object' && model !== null ? `a language model of specification ${JSON.stringify(spec)}` : JSON.stringify(model)}; agent-logbook/ai journals AI SDK 6 models (specification "v3").`,
+      'Pass a provider model object from an AI SDK 6 provider package (e.g. openai("gpt-4.1") from @ai-sdk/openai 3.x), not a model id string or a model of another SDK major.',
+    );
+  }
   return wrapLanguageModel({ model, middleware: logbookMiddleware(run, options) });
 }
 

@@ -76,6 +76,12 @@ describe('ai: tools', () => {
     return startRun(store, agent, { script: 'inline', input: {}, runId: 'shape', ...quiet }).then((o) => assert.equal(o.output, 'ok', JSON.stringify(o.error)));
   });
 
+  it('refuses a model that is not an AI SDK 6 model object, saying what to pass', () => {
+    const run = { id: 'r', agent: 'a', attempt: 1, step: () => Promise.resolve(), do: () => Promise.resolve(), currentStep: () => undefined, note: () => undefined } as never;
+    assert.throws(() => logbookModel(run, 'openai/gpt-4.1' as never), (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.INVALID_ARGS && /specification "v3".*not a model id string/.test(e.message));
+    assert.throws(() => logbookModel(run, { specificationVersion: 'v4', provider: 'x', modelId: 'y' } as never), /a language model of specification "v4"/);
+  });
+
   it('refuses an entry that is not a tool or an action, and an unknown effect, saying what to write', () => {
     const run = { id: 'r', agent: 'a', attempt: 1, step: () => Promise.resolve(), do: () => Promise.resolve(), currentStep: () => undefined, note: () => undefined } as never;
     assert.throws(
