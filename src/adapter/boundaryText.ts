@@ -115,3 +115,10 @@ export function noDecisionNeeded(a: ActionSnapshot): string | undefined {
   const how = reconcilePlan({ effect: a.effect, hasVerify: a.hasVerify, decision: null }, 'resume').how;
   return how === 'needs-decision' ? undefined : RECONCILE_WHY[how];
 }
+
+/** The runner's own stop when an in-doubt action with no verify needs a person's answer. */
+export function decisionText(ev: PauseEvent): string {
+  const a = ev.action;
+  const what = a ? `${name(a)} ${a.afterError ? `is in doubt after an error (${errorOf(a)})` : 'was started but not committed'}` : 'an in-doubt action';
+  return `needs a decision: ${what} and has no verify. Decide "happened" or "not-happened" (Logbook: Decide), or continue to leave the run waiting in needs-decision`;
+}

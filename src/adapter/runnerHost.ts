@@ -16,7 +16,7 @@ import type { Breakpoints, FromRunner, Outcome, RunnerConfig, RunnerRequest, Ste
 import { actionView, checkpointView, evalScope, journalPage, runView, stepView, stepsPage } from './runnerViews';
 import { actionLines, runFunctionLine } from './sourceScan';
 import { StopPolicy, type Boundary, type BoundaryKind, type StopDecision } from './stopPolicy';
-import { boundaryText, noDecisionNeeded, reconciledText } from './boundaryText';
+import { boundaryText, decisionText, noDecisionNeeded, reconciledText } from './boundaryText';
 import { outcomeOfCompensation, outcomeOfRun } from './outcomes';
 import { postmortem } from './postmortem';
 import { errorFields, thrownText, wrongNode } from './runnerErrors';
@@ -374,8 +374,7 @@ export class RunnerHost {
   private async decisionHook(ev: PauseEvent): Promise<Decision | undefined> {
     let d = this.takeDecision();
     if (d || this.stopRequested) return d;
-    const what = ev.action ? `${ev.action.type} ${ev.action.id}` : 'an in-doubt action';
-    await this.boundary(ev, 'decision', `needs a decision: ${what} was started but not committed and has no verify. Decide "happened" or "not-happened" (Logbook: Decide), or continue to leave the run waiting in needs-decision`);
+    await this.boundary(ev, 'decision', decisionText(ev));
     d = this.takeDecision();
     return d;
   }

@@ -69,3 +69,14 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
     }
   }
 }
+
+/** The journal's record of an error (JSON with name, message, code), as a boundary event carries it. */
+export function journaledError(text: string | null): { name: string; message: string; code?: string } {
+  try {
+    const e = JSON.parse(text ?? 'null') as { name?: unknown; message?: unknown; code?: unknown } | null;
+    if (e && typeof e.message === 'string') return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
+  } catch {
+    // A journaled error that is not JSON is shown as text.
+  }
+  return { name: 'Error', message: text ?? '' };
+}
