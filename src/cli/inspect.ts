@@ -7,6 +7,7 @@ import { fromJournalJson } from '../runtime/json';
 import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
 import { actionDisplay } from '../runtime/policy';
+import { journaledError } from '../runtime/settle';
 
 export function runJson(store: Store, row: RunRow): Record<string, unknown> {
   const v = store.reader.view(row);
@@ -124,11 +125,6 @@ export function showRun(store: Store, runId: string, json: boolean): string {
 }
 
 function errorText(text: string | null): string {
-  try {
-    const e = JSON.parse(text ?? 'null') as { name?: unknown; message?: unknown } | null;
-    if (e && typeof e.message === 'string') return `${typeof e.name === 'string' && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}`;
-  } catch {
-    // Not JSON: shown as it is.
-  }
-  return text ?? '';
+  const e = journaledError(text);
+  return `${e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}`;
 }

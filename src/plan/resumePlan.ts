@@ -6,6 +6,7 @@ import type { Store } from '../runtime/store';
 import type { ActionRow, StepRow } from '../runtime/store/rows';
 import type { RunStatus } from '../runtime/types';
 import { actionPlan, runAllows, type ReconcileHow } from '../runtime/policy';
+import { journaledError } from '../runtime/settle';
 
 export type Reconcile = ReconcileHow;
 
@@ -84,15 +85,6 @@ const RECONCILE_DETAIL: Record<Reconcile, string> = {
   unknown: 'the script could not be loaded: verify if it defines one, otherwise as its effect allows',
 };
 
-function errorMessage(text: string | null): string | null {
-  if (text === null) return null;
-  try {
-    const e = JSON.parse(text) as { message?: unknown };
-    return typeof e.message === 'string' ? e.message : text;
-  } catch {
-    return text;
-  }
-}
 
 export function planResume(store: Store, runId: string, defs: Definitions, scriptLoaded: boolean): ResumePlan {
   const row = store.reader.run(runId);
@@ -149,7 +141,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
         break;
       case 'reconcile': {
         const how = plan.plan.how;
-        const error = plan.afterError ? errorMessage(a.error) : null;
+        const error = plan.afterError ? journaledError(a.error).message : null;
         // A step whose failure is replayed is not run again: its in-doubt action is settled when the run reaches its end.
         const atEnd = error !== null && !redoIdx.has(a.step_idx) && (how === 'verify' || how === 'decided-not-happened');
         const detail = atEnd && how === 'verify' ? 'its step is not run again: before the run completes, verify asks the outside system (found → committed; not found → marked failed)' : RECONCILE_DETAIL[how];

@@ -3,6 +3,7 @@
 import type { ActionSnapshot, PauseEvent } from '../runtime/hooks';
 import { reconcilePlan, type ReconcileHow, type ReconcilePlan } from '../runtime/policy';
 import type { Decision } from '../runtime/types';
+import { decideHint } from '../link/hints';
 
 /** Why an in-doubt action is reconciled the way the policy planned, as the tail of a sentence. */
 export const RECONCILE_WHY: Record<ReconcileHow, string> = {
@@ -114,4 +115,11 @@ export function reconciledText(a: ActionSnapshot, decided: Decision | undefined,
 export function noDecisionNeeded(a: ActionSnapshot): string | undefined {
   const how = reconcilePlan({ effect: a.effect, hasVerify: a.hasVerify, decision: null }, 'resume').how;
   return how === 'needs-decision' ? undefined : RECONCILE_WHY[how];
+}
+
+/** The runner's own stop when an in-doubt action with no verify needs a person's answer. */
+export function decisionText(ev: PauseEvent): string {
+  const a = ev.action;
+  const what = a ? `${name(a)} ${a.afterError ? `is in doubt after an error (${errorOf(a)})` : 'was started but not committed'}` : 'an in-doubt action';
+  return `needs a decision: ${what} and has no verify. Decide "happened" or "not-happened" (${decideHint()}), or continue to leave the run waiting in needs-decision`;
 }

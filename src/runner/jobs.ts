@@ -14,8 +14,7 @@ import type { Decision } from '../runtime/types';
 import type { Breakpoints, Outcome, RunnerConfig } from '../link/protocol';
 import { runFunctionLine } from '../link/sourceScan';
 import type { BoundaryQueue } from './boundaries';
-import { boundaryText } from './boundaryText';
-import { decideHint } from '../link/hints';
+import { boundaryText, decisionText } from './boundaryText';
 import { errorFields, wrongNode } from './errors';
 import type { Evaluator } from './evaluator';
 import type { Mailbox } from './mailbox';
@@ -196,8 +195,7 @@ export class JobLoop {
     const id = ev.action?.id;
     const early = this.mailbox.takeDecision(id);
     if (early || this.state.stopRequested) return early;
-    const what = ev.action ? `${ev.action.type} ${ev.action.id}` : 'an in-doubt action';
-    await this.queue.boundary(ev, 'decision', `needs a decision: ${what} was started but not committed and has no verify. Decide "happened" or "not-happened" (${decideHint()}), or continue to leave the run waiting in needs-decision`);
+    await this.queue.boundary(ev, 'decision', decisionText(ev));
     return this.mailbox.takeDecision(id);
   }
 }

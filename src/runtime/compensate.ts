@@ -6,7 +6,7 @@ import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import type { ActionSnapshot, PauseKind, RunSnapshot, RuntimeHooks } from './hooks';
 import { reconcilePlan, type ReconcileHow } from './policy';
-import { settleInDoubt } from './settle';
+import { journaledError, settleInDoubt } from './settle';
 import { acquireRun } from './store/lease';
 import { currentOwner } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
@@ -161,6 +161,7 @@ function snapshot(a: ActionRow, def: ActionDefinition | undefined): ActionSnapsh
     id: a.id, type: a.type, version: a.version, effect: a.effect, args: JSON.parse(a.args) as unknown, phase: 'compensating', status: a.status,
     executions: a.executions, stepIdx: a.step_idx, hasVerify: typeof def?.verify === 'function', hasCompensate: typeof def?.compensate === 'function',
     approval: def?.approval === true, result: fromJournalJson(a.result),
+    ...(a.status === 'started' && a.error !== null ? { afterError: true, error: journaledError(a.error) } : {}),
   };
 }
 

@@ -12,7 +12,7 @@ import { validate, type InferOutput, type StandardSchema } from './schema';
 import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { actionPlan, afterExecuteError, reconcilePlan, type ReconcilePlan } from './policy';
-import { settleInDoubt } from './settle';
+import { journaledError, settleInDoubt } from './settle';
 import { callerLocation } from './location';
 import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
@@ -542,7 +542,7 @@ export class RunSession {
   private async reconcile<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, plan: ReconcilePlan): Promise<R> {
     this.checkStop();
     const afterError = row.error !== null;
-    const error = afterError ? this.storedError(row) : undefined;
+    const error = afterError ? journaledError(row.error) : undefined;
     if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', row, location, { afterError, ...(error ? { error } : {}) }), plan);
     switch (plan.how) {
       case 'run-again':
@@ -576,15 +576,6 @@ export class RunSession {
     return this.suspend(new RunSuspended('needs-decision', `${type} ${id} is in doubt (${how}), and it has no verify: a person must decide whether it happened.`, id));
   }
 
-  private storedError(row: ActionRow): ActionSnapshot['error'] {
-    try {
-      const e = JSON.parse(row.error ?? 'null') as { name?: unknown; message?: unknown; code?: unknown } | null;
-      if (e && typeof e.message === 'string') return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
-    } catch {
-      // A journaled error that is not JSON is shown as text.
-    }
-    return { name: 'Error', message: row.error ?? '' };
-  }
 
   /**
    * Before a run completes: an action left in doubt by an error the script caught (its step completed, or failed and was
@@ -601,7 +592,7 @@ export class RunSession {
       const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
       const na: NewAction = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
       const args = JSON.parse(a.args) as unknown;
-      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, error: this.storedError(a) }), plan);
+      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, error: journaledError(a.error) }), plan);
       const hooks = this.d.hooks;
       const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
       const out = await settleInDoubt(a, def, {

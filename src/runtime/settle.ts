@@ -1,11 +1,13 @@
 // Settling one in-doubt action without going forward (before compensating, or at a run's end): the policy's plan carried out.
 
+import { ErrorCodes, LogbookError } from './errors';
 import type { ActionDefinition, EffectContext } from './define';
 import { toJournalJson } from './json';
 import { reconcilePlan, type ReconcileHow } from './policy';
 import type { ActionRow } from './store/rows';
 import type { RunWriter } from './store/writer';
 import type { Decision } from './types';
+import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
 
 export type SettleOutcome =
   | { readonly happened: boolean; readonly how: ReconcileHow }
@@ -44,8 +46,9 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
     case 'verify': {
       let found: unknown;
       try {
-        found = await def.verify?.(args, d.ctx);
+        found = await withTimeout(def.verify?.(args, d.ctx), def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS, () => verifyTimedOut(a, d.ctx.runId, def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS));
       } catch (err) {
+        if (err instanceof LogbookError && err.code === ErrorCodes.VERIFY_TIMEOUT) throw err;
         throw d.verifyFailed(err);
       }
       if (found === undefined) return notHappened('verify', 'verify found no trace of it');
@@ -68,4 +71,15 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
       return decided(decision, decision === 'happened' ? 'decided-happened' : 'decided-not-happened');
     }
   }
+}
+
+/** The journal's record of an error (JSON with name, message, code), as a boundary event carries it. */
+export function journaledError(text: string | null): { name: string; message: string; code?: string } {
+  try {
+    const e = JSON.parse(text ?? 'null') as { name?: unknown; message?: unknown; code?: unknown } | null;
+    if (e && typeof e.message === 'string') return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
+  } catch {
+    // A journaled error that is not JSON is shown as text.
+  }
+  return { name: 'Error', message: text ?? '' };
 }

@@ -2,12 +2,14 @@
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { DefiniteFailure, compensateRun, defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
 import { planResume } from '../../src/plan/resumePlan';
 import { planCompensation } from '../../src/plan/compensationPlan';
 import { actionRegistry } from '../../src/runtime/define';
 import { actionJson, showRun } from '../../src/cli/inspect';
+import { MIGRATIONS } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
 
 const quiet = { log: () => undefined };
@@ -293,5 +295,32 @@ describe('failure contract: errors from execute', () => {
     assert.deepEqual(undone, ['r-1'], 'the effect that happened behind the error was undone');
     const cp = planCompensation(store, 'comp', defs, true);
     assert.equal(cp.alreadyCompensated.length, 1);
+  });
+});
+
+describe('failure contract: the journal schema', () => {
+  it('migration 2 adds the in-doubt-after-error index to a version-1 journal; a read-only open of a version-1 file still reads it', () => {
+    const file = path.join(tmpDir(), 'v1.db');
+    const raw = new Database(file);
+    raw.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
+    raw.pragma('user_version = 1');
+    raw.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('old', 'a', 's', 'failed', 1, 0, 0)").run();
+    raw.prepare("INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, error, attempt, started_at) VALUES ('old', 'k', 1, 0, 't', 1, 'non-idempotent', '{}', 'started', '{\"message\":\"ETIMEDOUT\"}', 1, 0)").run();
+    raw.close();
+    const ro = openStore(file, { readonly: true });
+    try {
+      assert.deepEqual(ro.reader.inDoubtAfterError('old').map((a) => a.id), ['k']);
+    } finally {
+      ro.close();
+    }
+    const rw = openStore(file);
+    try {
+      assert.equal(rw.db.pragma('user_version', { simple: true }), 2);
+      const plan = rw.db.prepare("EXPLAIN QUERY PLAN SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq").all('old') as Array<{ detail: string }>;
+      assert.match(plan.map((p) => p.detail).join(' '), /actions_in_doubt_after_error/);
+      assert.deepEqual(rw.reader.inDoubtAfterError('old').map((a) => a.id), ['k']);
+    } finally {
+      rw.close();
+    }
   });
 });
