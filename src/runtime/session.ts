@@ -85,6 +85,8 @@ export class RunSession {
   readonly api: RunApi;
   /** Set when any branch suspended the run: every later step or action call stops before doing anything. */
   suspended: RunSuspended | undefined;
+  /** The steps inside which the run was suspended. */
+  private readonly suspendedSteps = new Set<number>();
   private readonly runId: string;
   private readonly attempt: number;
   private readonly als = new AsyncLocalStorage<StepFrame>();
@@ -162,6 +164,8 @@ export class RunSession {
 
   private suspend(s: RunSuspended): never {
     this.suspended ??= s;
+    const frame = this.als.getStore();
+    if (frame) this.suspendedSteps.add(frame.idx);
     throw s;
   }
 
@@ -248,9 +252,9 @@ export class RunSession {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
-    // A branch that suspended the run (an approval gate inside a tool the model called, whose error an SDK caught)
-    // must not let the step be checkpointed as if it had finished.
-    if (this.suspended) throw this.suspended;
+    // A step in which the run was suspended (an approval gate inside a tool the model called, whose error an SDK
+    // caught) must not be checkpointed as if it had finished; a parallel step that did finish still is.
+    if (this.suspended && this.suspendedSteps.has(idx)) throw this.suspended;
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
