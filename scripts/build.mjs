@@ -19,7 +19,7 @@ const common = {
 };
 
 /** The package's type entry points under dist/types (package.json `exports`): one line per public subpath. */
-const TYPE_ENTRIES = ['runtime/public.d.ts'];
+const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts'];
 
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },

@@ -89,6 +89,8 @@ export class RunSession {
   readonly api: RunApi;
   /** Set when any branch suspended the run: every later step or action call stops before doing anything. */
   suspended: RunSuspended | undefined;
+  /** The steps inside which the run was suspended. */
+  private readonly suspendedSteps = new Set<number>();
   private readonly runId: string;
   private readonly attempt: number;
   private readonly als = new AsyncLocalStorage<StepFrame>();
@@ -195,6 +197,8 @@ export class RunSession {
 
   private suspend(s: RunSuspended): never {
     this.suspended ??= s;
+    const frame = this.als.getStore();
+    if (frame) this.suspendedSteps.add(frame.idx);
     throw s;
   }
 
@@ -289,10 +293,11 @@ export class RunSession {
       if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
-    // A body that caught the run's suspension (a catch-all retry loop) returns a result it never earned: not checkpointed.
-    // (Read through a call: the body may have set it since the check above, which the compiler cannot see.)
+    // A step in which the run was suspended (a catch-all retry loop that swallowed a stop for a decision, or an approval
+    // gate inside a tool the model called, whose error an SDK caught) returns a result it never earned: not
+    // checkpointed. A parallel step that did finish still is. (Read through a call: the body may have set it.)
     const caught = this.suspension();
-    if (caught) throw caught;
+    if (caught && this.suspendedSteps.has(idx)) throw caught;
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
     this.d.faults.hit('step:after-checkpoint', name);
