@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import * as vscode from 'vscode';
 import { DapLog, agentFile, api, release, started, terminated, until } from '../vscode/helpers';
+import { QUIET_MS } from '../../src/reader/timeScale';
 import { ui } from './ui';
 
 async function runStatus(runId: string): Promise<string | undefined> {
@@ -60,6 +61,9 @@ describe('the editor, driven through its UI', function () {
     await vscode.commands.executeCommand('logbook.runs.focus');
     await ui.waitFor({ selector: '.monaco-list-row' }, new RegExp(`paused at step 1 "notify user 0".*${runId}`), 'the tree to say paused');
 
+    // A person looks for a while at this stop: longer than the timeline's quiet threshold, so test 2 finds it as a gap.
+    await new Promise((r) => setTimeout(r, QUIET_MS + 500));
+
     // Continue with the key: the overlay clears, and the next stop sets it again at the next step.
     await ui.click({ selector: '.part.editor .monaco-editor .view-lines' });
     await ui.press('F5');
@@ -93,7 +97,7 @@ describe('the editor, driven through its UI', function () {
     const run = await a.source.request('run', { runId: killedRun });
     assert.equal(run?.attempt, 2);
 
-    // The first attempt sat at breakpoints for seconds while the UI was checked: its timeline compresses that.
+    // The first attempt sat at its first breakpoint for longer than QUIET_MS (test 1): its timeline compresses that.
     await vscode.commands.executeCommand('logbook.openTimeline', killedRun);
     const t = await until('timeline data', () => a.timelines.data(killedRun));
     const first = t.attempts[0]!;
