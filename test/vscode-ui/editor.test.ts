@@ -70,6 +70,10 @@ describe('the editor, driven through its UI', function () {
     await until('the second stop', () => dap.stops(session)[1]);
     await until('paused at step 2', () => /notify user 1/.test(a.model.pausedOf(runId)?.where ?? ''));
 
+    // Both of the extension's buttons are on the debug toolbar (under the menu id VS Code knows: debug/toolBar).
+    const toolbar = (await ui.texts({ selector: '.debug-toolbar .action-label' })).map((b) => b.label);
+    assert.ok(toolbar.some((l) => l.startsWith('Kill Run (simulate crash)')) && toolbar.some((l) => l.startsWith('Compensate Run')), JSON.stringify(toolbar));
+
     // The Kill button on the debug toolbar: a real SIGKILL of the runner; the pause is gone with the session.
     const ended = terminated('Logbook: agent.ts');
     await ui.click({ selector: '.debug-toolbar .action-label[aria-label^="Kill Run"]' });
@@ -103,6 +107,11 @@ describe('the editor, driven through its UI', function () {
     const first = t.attempts[0]!;
     assert.ok(first.scale.segments.some((s) => s.gap && s.paused === true && s.end - s.start >= 2000), JSON.stringify(first.scale));
     assert.ok(first.scale.ticks.length >= 2);
+    if (process.env.LOGBOOK_UI_SHOTS) {
+      await vscode.commands.executeCommand('workbench.action.closePanel');
+      await new Promise((r) => setTimeout(r, 4000)); // the webview paints after its data arrives
+      await ui.screenshot(process.env.LOGBOOK_UI_SHOTS);
+    }
     const steps = t.items.filter((i) => i.attempt === 1 && i.kind === 'step');
     assert.ok(steps.every((s) => s.x0 !== undefined && s.x1 !== undefined && s.x0 >= 0 && s.x1 <= 100));
   });
