@@ -97,7 +97,7 @@
         gap.title = s.paused
           ? `${fmt(s.end - s.start)} paused in the debugger: not to scale`
           : `${fmt(s.end - s.start)} with nothing journaled (a pause in a debugger, or a slow effect): not to scale`;
-        gap.append(el('span', 'gap-label', `${s.paused ? '⏸' : '⫽'} ${fmt(s.end - s.start)}${s.paused ? ' paused' : ''}`));
+        gap.append(el('span', 'gap-label', `${s.paused ? '‖' : '⫽'} ${fmt(s.end - s.start)}${s.paused ? ' paused' : ''}`));
         track.append(gap);
       }
       group.append(track);

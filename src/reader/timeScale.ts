@@ -26,13 +26,6 @@ const GAP_PCT = 4;
 const MAX_GAPS_PCT = 40;
 const TICKS = 6;
 
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-  return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
-}
-
 /** The quiet stretches between the times anything happened in an attempt (sorted, from its start to its end). */
 export function quietGaps(times: readonly number[]): Array<{ start: number; end: number }> {
   const t = [...new Set(times)].sort((a, b) => a - b);
@@ -45,6 +38,16 @@ export function quietGaps(times: readonly number[]): Array<{ start: number; end:
     if (b - a >= QUIET_MS && b - a >= median * QUIET_FACTOR) gaps.push({ start: a, end: b });
   }
   return gaps;
+}
+
+/** A tick's elapsed time, precise enough that neighbours `step` apart differ (+5.93 s, +5.94 s after a long gap). */
+export function tickLabel(k: number, step: number): string {
+  if (k === 0) return '0';
+  if (k < 1000) return `+${Math.round(k)} ms`;
+  const d = step >= 1000 ? 0 : Math.min(3, Math.ceil(-Math.log10(step / 1000)));
+  if (k < 60_000) return `+${(k / 1000).toFixed(d)} s`;
+  const min = Math.floor(k / 60_000);
+  return `+${min} min ${((k - min * 60_000) / 1000).toFixed(d)} s`;
 }
 
 /** 1, 2 or 5 times a power of ten: the tick spacing that gives about `n` ticks over `span` ms. */
@@ -86,7 +89,7 @@ export function scaleOf(start: number, end: number, gaps: ReadonlyArray<{ start:
   const ticks: Tick[] = [];
   for (const s of segments) {
     if (s.gap) continue;
-    for (let k = Math.ceil((s.start - start) / step) * step; start + k <= s.end; k += step) ticks.push({ x: xAt(segments, start + k), label: k === 0 ? '0' : `+${duration(k)}` });
+    for (let k = Math.ceil((s.start - start) / step) * step; start + k <= s.end; k += step) ticks.push({ x: xAt(segments, start + k), label: tickLabel(k, step) });
   }
   return { segments, ticks };
 }

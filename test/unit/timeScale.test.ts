@@ -29,13 +29,15 @@ describe('timeline axis', () => {
 
   it('ticks round elapsed times, outside gaps, increasing left to right', () => {
     const s = scaleOf(1_000, 11_000, []);
-    assert.deepEqual(s.ticks.map((t) => t.label), ['0', '+2.0 s', '+4.0 s', '+6.0 s', '+8.0 s', '+10 s']);
+    assert.deepEqual(s.ticks.map((t) => t.label), ['0', '+2 s', '+4 s', '+6 s', '+8 s', '+10 s']);
     assert.deepEqual(s.ticks.map((t) => Math.round(t.x)), [0, 20, 40, 60, 80, 100]);
     const p = scaleOf(0, 95_230, [{ start: 130, end: 95_130 }]);
     const xs = p.ticks.map((t) => t.x);
     assert.deepEqual(xs, [...xs].sort((a, b) => a - b));
     const gap = p.segments[1]!;
     assert.ok(p.ticks.every((t) => t.x <= gap.x0 || t.x >= gap.x1), 'no tick inside the gap');
-    assert.ok(p.ticks.some((t) => /^\+1 min 35 s$/.test(t.label) || /^\+95/.test(t.label) || t.x >= gap.x1), 'the far side of the gap is labelled in wall time');
+    const after = p.ticks.filter((t) => t.x >= gap.x1).map((t) => t.label);
+    assert.ok(after.length >= 2 && after.every((l) => /^\+1 min 35\.\d+ s$/.test(l)), `wall time after the gap: ${after.join(', ')}`);
+    assert.equal(new Set(p.ticks.map((t) => t.label)).size, p.ticks.length, 'every tick says something different');
   });
 });

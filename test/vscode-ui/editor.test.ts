@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import * as vscode from 'vscode';
 import { DapLog, agentFile, api, release, started, terminated, until } from '../vscode/helpers';
+import { QUIET_MS } from '../../src/reader/timeScale';
 import { ui } from './ui';
 
 async function runStatus(runId: string): Promise<string | undefined> {
@@ -60,11 +61,18 @@ describe('the editor, driven through its UI', function () {
     await vscode.commands.executeCommand('logbook.runs.focus');
     await ui.waitFor({ selector: '.monaco-list-row' }, new RegExp(`paused at step 1 "notify user 0".*${runId}`), 'the tree to say paused');
 
+    // A person looks for a while at this stop: longer than the timeline's quiet threshold, so test 2 finds it as a gap.
+    await new Promise((r) => setTimeout(r, QUIET_MS + 500));
+
     // Continue with the key: the overlay clears, and the next stop sets it again at the next step.
     await ui.click({ selector: '.part.editor .monaco-editor .view-lines' });
     await ui.press('F5');
     await until('the second stop', () => dap.stops(session)[1]);
     await until('paused at step 2', () => /notify user 1/.test(a.model.pausedOf(runId)?.where ?? ''));
+
+    // Both of the extension's buttons are on the debug toolbar (under the menu id VS Code knows: debug/toolBar).
+    const toolbar = (await ui.texts({ selector: '.debug-toolbar .action-label' })).map((b) => b.label);
+    assert.ok(toolbar.some((l) => l.startsWith('Kill Run (simulate crash)')) && toolbar.some((l) => l.startsWith('Compensate Run')), JSON.stringify(toolbar));
 
     // The Kill button on the debug toolbar: a real SIGKILL of the runner; the pause is gone with the session.
     const ended = terminated('Logbook: agent.ts');
@@ -93,12 +101,17 @@ describe('the editor, driven through its UI', function () {
     const run = await a.source.request('run', { runId: killedRun });
     assert.equal(run?.attempt, 2);
 
-    // The first attempt sat at breakpoints for seconds while the UI was checked: its timeline compresses that.
+    // The first attempt sat at its first breakpoint for longer than QUIET_MS (test 1): its timeline compresses that.
     await vscode.commands.executeCommand('logbook.openTimeline', killedRun);
     const t = await until('timeline data', () => a.timelines.data(killedRun));
     const first = t.attempts[0]!;
     assert.ok(first.scale.segments.some((s) => s.gap && s.paused === true && s.end - s.start >= 2000), JSON.stringify(first.scale));
     assert.ok(first.scale.ticks.length >= 2);
+    if (process.env.LOGBOOK_UI_SHOTS) {
+      await vscode.commands.executeCommand('workbench.action.closePanel');
+      await new Promise((r) => setTimeout(r, 4000)); // the webview paints after its data arrives
+      await ui.screenshot(process.env.LOGBOOK_UI_SHOTS);
+    }
     const steps = t.items.filter((i) => i.attempt === 1 && i.kind === 'step');
     assert.ok(steps.every((s) => s.x0 !== undefined && s.x1 !== undefined && s.x0 >= 0 && s.x1 <= 100));
   });
@@ -119,9 +132,11 @@ describe('the editor, driven through its UI', function () {
     const begun = started('Logbook: agent.ts');
     await ui.click({ selector: '.codelens-decoration a', hasText: 'Debug Agent' });
     const session = await begun;
-    const ended = terminated(session.name);
-    const runId = await until('the lens run id', () => a.sessions.runOf(session));
-    await ended;
-    await until('the lens run completed', async () => (await runStatus(runId)) === 'completed');
+    assert.equal(session.type, 'logbook');
+    // The session may end before its run id can be asked for: find its run as the newest one.
+    await until('the lens run completed', async () => {
+      const page = await a.source.request('runs', { offset: 0, limit: 100 });
+      return page.total > before + 1 && page.runs[0]?.id !== viaCli.id && page.runs[0]?.status === 'completed';
+    }, 60_000);
   });
 });
