@@ -36,7 +36,7 @@ say('$ logbook run examples/email-campaign.ts --run-id demo --crash-at email.sen
 const run = logbook('run', script, '--run-id', 'demo', '--crash-at', 'email.send#30@after-execute');
 if (run.signal !== 'SIGKILL') throw new Error(`expected a SIGKILL, got ${run.status}: ${run.stderr}`);
 if (`${run.stdout}${run.stderr}`.trim()) echo(`${run.stdout}${run.stderr}`);
-say(`# no output: the process was killed by SIGKILL right after the provider accepted email 30,`);
+say(`# the process was killed by SIGKILL right after the provider accepted email 30,`);
 say(`# before the journal recorded it. The provider has sent ${outbox().sent.length} emails.\n`);
 
 say('$ logbook show demo');

@@ -1,7 +1,13 @@
 // agent-logbook/ai: durable model calls and tool calls for the Vercel AI SDK and MCP, journaled by Logbook.
 
+import { declareRunTimeActionTypes } from 'agent-logbook';
+
 export { logbookModel, logbookMiddleware, type ModelOptions, type DriftPolicy } from './model';
 export { logbookTools, type ToolEntry, type ToolSpec, type ActionToolSpec, type ToolCallContext, type Approval } from './tools';
 export { logbookMcpTools, effectOf, MCP_KEY_META, type McpClientLike, type McpToolInfo, type McpToolOverride, type McpToolsOptions } from './mcp';
 export { replaySavings, type ReplaySavings, type PriceTable } from './state';
 export { generateAction, streamAction } from './calls';
+
+// Tool and MCP actions are made per tool the model may call, inside the run: crash points naming them are checked then.
+declareRunTimeActionTypes('tool.');
+declareRunTimeActionTypes('mcp.');

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
-import { actionRegistry } from '../runtime/define';
+import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
 import { openStore, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
@@ -78,7 +78,7 @@ function faultsFrom(specs: unknown, runId: string): Faults {
 
 /** Refuses crash specs naming an action type the loaded script does not define, before anything runs. */
 function checkTargets(faults: Faults): void {
-  checkCrashTargets(faults.specs, [...actionRegistry().keys()]);
+  checkCrashTargets(faults.specs, [...actionRegistry().keys()], runTimeActionTypePrefixes());
 }
 
 /** Armed crash points a run ended without reaching: said at the end, so a typo'd step name is not silent. */

@@ -63,6 +63,24 @@ export function actionRegistry(): ReadonlyMap<string, ActionDefinition> {
   return registry;
 }
 
+const PREFIXES_KEY = Symbol.for('agent-logbook.run-time-type-prefixes');
+const prefixGlobals = globalThis as { [PREFIXES_KEY]?: Set<string> };
+const runTimePrefixes = (prefixGlobals[PREFIXES_KEY] ??= new Set<string>());
+
+/**
+ * Says that action types starting with `prefix` are defined while a run runs, not when its script loads (an
+ * integration that makes one action per tool the model may call, `tool.<name>`). A `--crash-at` naming such a type
+ * cannot be checked up front; one that is never reached is still reported when the run ends.
+ */
+export function declareRunTimeActionTypes(prefix: string): void {
+  if (typeof prefix !== 'string' || prefix.length === 0) bad('declareRunTimeActionTypes needs a non-empty prefix.', 'Pass the prefix your action types share, e.g. "tool.".');
+  runTimePrefixes.add(prefix);
+}
+
+export function runTimeActionTypePrefixes(): ReadonlySet<string> {
+  return runTimePrefixes;
+}
+
 function bad(what: string, remedy: string): never {
   throw new LogbookError(ErrorCodes.INVALID_DEFINITION, what, remedy);
 }

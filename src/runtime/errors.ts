@@ -64,7 +64,7 @@ const CODES = {
   DB_BUSY:             { code: 'LB_DB_BUSY', exit: EXIT.storage },
   DB_DISK_FULL:        { code: 'LB_DB_DISK_FULL', exit: EXIT.storage },
   DB_READONLY:         { code: 'LB_DB_READONLY', exit: EXIT.storage },
-  DB_EMPTY:            { code: 'LB_DB_EMPTY', exit: EXIT.storage },
+  DB_EMPTY:            { code: 'LB_DB_EMPTY', exit: EXIT.usage },
   /** Any other I/O error of the journal (a corrupt page found mid-run, EIO). */
   DB_IO:               { code: 'LB_DB_IO', exit: EXIT.storage },
   /** A --crash-at spec that names an action type the loaded script does not define. */

@@ -1,7 +1,7 @@
 // The package's public surface (`import … from 'agent-logbook'`): declarations for agent scripts and the host API.
 // Nothing here may name better-sqlite3 or the store's internals: consumers compile without their types.
 
-export { defineAction, defineAgent, isAction, isAgent } from './define';
+export { defineAction, defineAgent, isAction, isAgent, declareRunTimeActionTypes } from './define';
 export type { ActionDefinition, ActionSpec, AgentDefinition, AgentSpec, Effect, EffectContext, ErrorClass, ProbeResult, InferInput, InferOutput } from './define';
 export type { RunApi, RunInfo, RunStatus, StepStatus, ActionStatus, Reconciliation, Decision } from './types';
 export { LogbookError, ApprovalRejectedError, ActionFailedError, DefiniteFailure, isDefiniteFailure, ErrorCodes, type ErrorCode } from './errors';

@@ -73,14 +73,14 @@ describe('cli: leases across PID namespaces (issue 10 §3.7)', () => {
       await waitFor(path.join(dir, 'holding'));
       if (canUnshare) {
         const r = await collect(inNamespace(dir, ['resume', 'held']));
-        assert.equal(r.status, 2, r.out);
+        assert.equal(r.status, 4, r.out);
         assert.match(r.out, new RegExp(`\\[LB_LEASE_HELD\\] Run held is being driven by pid ${holder.pid} on `));
         const seen = await collect(inNamespace(dir, ['show', 'held', '--json']));
         assert.equal((JSON.parse(seen.out) as { run: { status: string } }).run.status, 'running', 'seen from the other namespace it is running, not interrupted');
       } else {
         leaseFromAnotherNamespace(dir, 'held', 60_000);
         const r = cli(dir, ['resume', 'held']);
-        assert.equal(r.status, 2, r.stdout + r.stderr);
+        assert.equal(r.status, 4, r.stdout + r.stderr);
         assert.match(r.stderr, /\[LB_LEASE_HELD\]/);
       }
       assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'knobs-world.json'), 'utf8')).done, ['act:held:first', 'act:held:second'], 'nothing ran twice');
@@ -99,7 +99,7 @@ describe('cli: leases across PID namespaces (issue 10 §3.7)', () => {
       const done = collect(holder);
       await waitFor(path.join(dir, 'holding'));
       const r = cli(dir, ['resume', 'ns']);
-      assert.equal(r.status, 2, 'alive in its namespace: refused');
+      assert.equal(r.status, 4, 'alive in its namespace: refused');
       assert.match(r.stderr, /\[LB_LEASE_HELD\]/);
       holder.kill('SIGKILL'); // --kill-child: the namespace's init, the CLI, gets SIGKILL too
       await done;
@@ -108,7 +108,7 @@ describe('cli: leases across PID namespaces (issue 10 §3.7)', () => {
       leaseFromAnotherNamespace(dir, 'ns', 60_000);
     }
     const early = cli(dir, ['resume', 'ns']);
-    assert.equal(early.status, 2, 'its pid cannot be asked about from here: not presumed dead while the lease lasts');
+    assert.equal(early.status, 4, 'its pid cannot be asked about from here: not presumed dead while the lease lasts');
     assert.match(early.stderr, /\[LB_LEASE_HELD\]/);
     assert.equal(show(dir, 'ns').run.status, 'running');
     // The holder's heartbeat stopped; let its lease run out (as 30 s without a heartbeat would).

@@ -109,7 +109,7 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     assert.deepEqual(world(dir), { charged: ['charge:lk:1', 'charge:lk:3'], refunded: [] });
   });
 
-  it('a page found damaged mid-run: LB_DB_IO, exit 4, not taken as the script failing (no compensation)', async () => {
+  it('a page found damaged mid-run: LB_DB_IO, exit 5, not taken as the script failing (no compensation)', async () => {
     const dir = tmpDir();
     const child = cliAsync(dir, ['run', script, '--run-id', 'cp'], { MISBEHAVE: 'hold' });
     let out = '';
@@ -132,7 +132,7 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
       fs.fsyncSync(fd);
       fs.closeSync(fd);
       fs.writeFileSync(path.join(dir, 'release'), '');
-      assert.equal(await exited, 4, out);
+      assert.equal(await exited, 5, out);
     } finally {
       child.kill('SIGKILL');
     }

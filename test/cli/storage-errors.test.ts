@@ -38,7 +38,7 @@ function inMountNamespace(dir: string, lines: string[], env: Record<string, stri
 }
 
 describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
-  it('disk full mid-run: LB_DB_DISK_FULL, exit 4, no stack and no compensation; resumable once there is space', () => {
+  it('disk full mid-run: LB_DB_DISK_FULL, exit 5, no stack and no compensation; resumable once there is space', () => {
     const dir = tmpDir();
     const [full, again] = inMountNamespace(
       dir,
@@ -51,7 +51,7 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
       { SCRIPT: misbehaving, MISBEHAVE: 'big' },
     );
     assert.ok(full && again, 'both commands ran');
-    assert.equal(full.rc, 4, full.out);
+    assert.equal(full.rc, 5, full.out);
     assert.match(full.out, /\[LB_DB_DISK_FULL\] The disk holding the journal .*journal\.db is full .*Nothing journaled was lost: the run stays resumable.*Free space on that disk \(do not delete the journal/);
     assert.doesNotMatch(full.out, /internal error|\n\s+at /, 'no stack trace');
     const w = JSON.parse(fs.readFileSync(path.join(dir, 'misbehaving-world.json'), 'utf8')) as { charged: string[]; refunded: string[] };
@@ -60,7 +60,7 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     assert.match(again.out, /completed/);
   });
 
-  it('a read-only folder: LB_DB_READONLY (not LB_DB_CORRUPT), exit 4, and no advice to move the journal aside', () => {
+  it('a read-only folder: LB_DB_READONLY (not LB_DB_CORRUPT), exit 5, and no advice to move the journal aside', () => {
     const dir = tmpDir();
     const [first, run, ls] = inMountNamespace(
       dir,
@@ -75,7 +75,7 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     );
     assert.equal(first?.rc, 0, first?.out);
     for (const r of [run, ls]) {
-      assert.equal(r?.rc, 4, r?.out);
+      assert.equal(r?.rc, 5, r?.out);
       assert.match(r?.out ?? '', /\[LB_DB_READONLY\].*read-only/);
       assert.doesNotMatch(r?.out ?? '', /LB_DB_CORRUPT|move this one aside/);
       assert.match(r?.out ?? '', /do not (move or )?delete/);
@@ -95,7 +95,7 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
       { SCRIPT: knobs },
     );
     assert.equal(first?.rc, 0, first?.out);
-    assert.equal(run?.rc, 4, run?.out);
+    assert.equal(run?.rc, 5, run?.out);
     assert.match(run?.out ?? '', /\[LB_DB_READONLY\] The journal .*journal\.db cannot be written: the file is read-only for this user.*Nothing was written/);
     assert.equal(showIt?.rc, 0, showIt?.out);
     assert.match(showIt?.out ?? '', /completed/);
