@@ -588,25 +588,28 @@ export class RunSession {
    * index of in-doubt-after-error actions, so a run with none pays one empty index probe.
    */
   async settleLeftovers(): Promise<void> {
-    for (const a of this.d.reader.inDoubtAfterError(this.runId)) {
+    // Every action still `started` here is a doubt no call of this attempt claimed: one its execute left after an
+    // error the script caught, or one a crash left that the script, taking another branch, never called again.
+    for (const a of this.d.reader.inDoubt(this.runId)) {
       this.checkStop();
       const def = actionRegistry().get(a.type);
       if (!def) {
-        throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt after an error, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
+        throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
       }
+      const afterError = a.error !== null;
       const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
       const na: NewAction = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
       const args = JSON.parse(a.args) as unknown;
-      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, error: journaledError(a.error) }), plan);
+      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, afterError ? { afterError: true, error: journaledError(a.error) } : {}), plan);
       const hooks = this.d.hooks;
-      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { afterError: true, reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
+      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { ...(afterError ? { afterError: true } : {}), reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
       const out = await settleInDoubt(a, def, {
         writer: this.d.writer,
         ctx: this.ctx(a.id),
         ...(ask ? { ask } : {}),
         verifyFailed: (err) => this.verifyFailed(a.type, a.id, err),
       });
-      if (out.happened === undefined) this.needsDecision(a.id, a.type, true);
+      if (out.happened === undefined) this.needsDecision(a.id, a.type, afterError);
       else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.how === 'verify' ? (out.happened ? 'verified' : 'verified-absent') : out.happened ? 'decided-happened' : 'decided-not-happened' });
     }
   }
