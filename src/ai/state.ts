@@ -1,6 +1,6 @@
 // What the AI integration keeps per run attempt: call positions per step, tool-call owners, replay savings, halts.
 
-import { ErrorCodes, LogbookError, type RunApi } from 'agent-logbook';
+import { ErrorCodes, LogbookError, isInDoubtError, type RunApi } from 'agent-logbook';
 
 /** Token prices per million, by model id (or provider/model id), to report the money a replay saved. */
 export type PriceTable = Readonly<Record<string, { readonly inputPerMillion: number; readonly outputPerMillion: number }>>;
@@ -93,6 +93,8 @@ export function replaySavings(run: RunApi): Readonly<ReplaySavings> {
  */
 export function isControlError(err: unknown): err is Error {
   if (!(err instanceof Error)) return false;
+  // A tool whose effect may have happened is not a failed tool: told so, the model would act as if it had not.
+  if (isInDoubtError(err)) return true;
   if (err.name === 'RunSuspended') return true;
   if (!(err instanceof LogbookError)) return false;
   return err.code !== ErrorCodes.APPROVAL_REJECTED && err.code !== ErrorCodes.ACTION_FAILED;

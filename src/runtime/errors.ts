@@ -243,3 +243,18 @@ function jsonSafe<K extends string>(field: Record<K, Record<string, unknown>>): 
   }
   return out;
 }
+
+const IN_DOUBT = Symbol.for('agent-logbook.in-doubt');
+
+/** Marks an error thrown by `execute` that left its action in doubt (a copy of the runtime elsewhere sees it too). */
+export function markInDoubt(err: unknown): void {
+  if (typeof err === 'object' && err !== null && Object.isExtensible(err)) Object.defineProperty(err, IN_DOUBT, { value: true, configurable: true });
+}
+
+/**
+ * True for an error `run.do` rethrew after `execute` failed in a way that does not prove nothing happened: the action is
+ * in doubt and is reconciled on the next attempt. Code that catches it must not report the effect as not done.
+ */
+export function isInDoubtError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[IN_DOUBT] === true;
+}

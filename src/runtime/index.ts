@@ -3,7 +3,7 @@
 export { defineAction, defineAgent, isAction, isAgent, actionRegistry } from './define';
 export type { ActionDefinition, ActionSpec, AgentDefinition, AgentSpec, Effect, EffectContext, ErrorClass, ProbeResult } from './define';
 export type { RunApi, RunInfo, StepPlace, RunStatus, StepStatus, ActionStatus, Reconciliation, Decision } from './types';
-export { LogbookError, ApprovalRejectedError, ActionFailedError, DefiniteFailure, isDefiniteFailure, ErrorCodes, type ErrorCode } from './errors';
+export { LogbookError, ApprovalRejectedError, ActionFailedError, DefiniteFailure, isDefiniteFailure, isInDoubtError, ErrorCodes, type ErrorCode } from './errors';
 export type { StandardSchema } from './schema';
 export { startRun, resumeRun, recordApproval, newRunId, type RunOutcome, type EngineOptions } from './engine';
 export { compensateRun, type CompensationReport } from './compensate';

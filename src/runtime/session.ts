@@ -1,7 +1,7 @@
 // One attempt of one run: the `run` object a script receives, with replay of steps and the action bracket.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure } from './errors';
+import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure, markInDoubt } from './errors';
 import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type EffectContext, type ErrorClass } from './define';
 import { reviveError } from './errorRevive';
 import { requireWellFormed } from './wellFormed';
@@ -495,6 +495,7 @@ export class RunSession {
       return;
     }
     this.d.writer.actionInDoubt(na.stepIdx, na.id, error);
+    markInDoubt(err);
     this.d.stats.leftInDoubt.push({ id: na.id, type: na.type, error: error.message });
     if (this.d.hooks?.pause) {
       const plan = reconcilePlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', decision: null }, 'resume');

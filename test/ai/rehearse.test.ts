@@ -13,12 +13,14 @@ describe('rehearse --points all over the AI SDK support agent', function () {
     const r = rehearse(cwd, [path.join(EXAMPLES, 'support-agent.ts'), '--points', 'all', '--jobs', '2']);
     const s = r.report.summary;
     assert.equal(r.status, 0, brokenSummary(r.report));
-    // 2 steps × 2 step points; 4 generate + 1 stream calls, refund, email, ticket × 4 phases; list, lookup, faq × 3.
-    assert.equal(s.points, 45);
-    assert.equal(s.finished, 45);
-    assert.equal(s.sameOutput, 45);
+    // 2 steps × 2 step points; 4 generate + 1 stream calls, refund, email, ticket × 4 phases; list, lookup, faq × 3;
+    // and the non-idempotent refund and email each made to throw after their effect (@after-execute-throw): the tool
+    // wrapper holds such an in-doubt error instead of telling the model the tool failed, and the resume reconciles it.
+    assert.equal(s.points, 47);
+    assert.equal(s.finished, 47);
+    assert.equal(s.sameOutput, 47);
     assert.equal(s.withDuplicates, 0, 'no refund, email, ticket or billed model call twice');
-    assert.deepEqual(s.sameEffects, { matched: 45, compared: 45 });
+    assert.deepEqual(s.sameEffects, { matched: 47, compared: 47 });
     assert.equal(s.broken, 0);
     const targets = new Set(r.report.campaigns.map((c: any) => c.point.target));
     for (const t of ['model.generate', 'model.stream', 'tool.refund', 'tool.sendEmail', 'tool.lookupOrder', 'mcp.helpdesk.open_ticket', 'mcp.helpdesk.search_faq', 'mcp.tools/list']) {
