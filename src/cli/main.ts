@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf } from '../runtime/errors';
+import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
 import { openStore, type Store } from '../runtime/store';
@@ -16,7 +16,7 @@ import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
 import { dbPath, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
-import { STORAGE_CODES, isStorageError, storageError } from '../runtime/store/storageError';
+import { isStorageError, storageError } from '../runtime/store/storageError';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -134,7 +134,7 @@ export function outcomeExit(status: RunStatus): number {
 
 /** A run stopped by its journal failing exits 5 (EXIT.storage), whatever status it was left in. */
 function runExit(o: { readonly status: RunStatus; readonly error?: { readonly code?: string } }): number {
-  return o.error?.code !== undefined && STORAGE_CODES.has(o.error.code) ? EXIT.storage : outcomeExit(o.status);
+  return o.error?.code !== undefined && isStorageCode(o.error.code) ? EXIT.storage : outcomeExit(o.status);
 }
 
 function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): number {

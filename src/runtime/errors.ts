@@ -84,6 +84,11 @@ export function exitCodeOf(code: ErrorCode): ExitCode {
   return BY_CODE.get(code)?.exit ?? EXIT.usage;
 }
 
+/** True for codes that mean the journal's storage failed (the rows that exit EXIT.storage): never the script's failure. */
+export function isStorageCode(code: string): boolean {
+  return BY_CODE.get(code)?.exit === EXIT.storage;
+}
+
 /** True for codes that mean the script or journal is wrong (see CodeRow.scriptBug). */
 export function isScriptBugCode(code: string): boolean {
   return BY_CODE.get(code)?.scriptBug === true;

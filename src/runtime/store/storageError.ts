@@ -1,12 +1,10 @@
 // SQLite's own failures (locked, full, read-only, damaged) as Logbook errors: never the script's failure, each with its remedy.
 
-import { ErrorCodes, LogbookError, describe, type ErrorCode } from '../errors';
+import { ErrorCodes, LogbookError, describe, isStorageCode, type ErrorCode } from '../errors';
 
 /** The codes of journal and storage failures: the run stops resumable and no declared policy fires on them. */
-export const STORAGE_CODES: ReadonlySet<string> = new Set<string>([ErrorCodes.DB_BUSY, ErrorCodes.DB_DISK_FULL, ErrorCodes.DB_READONLY, ErrorCodes.DB_IO]);
-
 export function isStorageError(err: unknown): err is LogbookError {
-  return err instanceof LogbookError && STORAGE_CODES.has(err.code);
+  return err instanceof LogbookError && isStorageCode(err.code);
 }
 
 /** better-sqlite3's SqliteError and Node's fs errors carry the failure in `code`. */
