@@ -209,6 +209,37 @@ function storageCases(server: () => PgServer): void {
     assert.match(err.remedy, /running and reachable/);
   });
 
+  it('renews the lease from the worker thread while the main thread is blocked in a long execute', async () => {
+    const url = server().createDatabase();
+    const script = `
+      const { createRun } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/lease'))});
+      const { RunWriter } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/writer'))});
+      const { currentOwner } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/owner'))});
+      const s = openStore(target);
+      const lease = createRun(s.db, s.reader, { id: 'hb', agent: 'a', script: 's.ts', input: null }, currentOwner('test'));
+      const w = new RunWriter(s.db, lease, 1);
+      const first = s.reader.run('hb').lease_expires;
+      // A synchronous effect that holds the main thread for 3 TTLs: only the worker thread can renew meanwhile.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2700);
+      const during = s.reader.run('hb').lease_expires;
+      w.note('after.block', {});
+      console.log(JSON.stringify({ first, during, aborted: w.signal.aborted }));
+      w.release(); s.close();`;
+    const src = `const { openStore } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store'))}); const target = ${JSON.stringify(url)};\n${script}`;
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', src], { cwd: ROOT, env: { ...process.env, LOGBOOK_LEASE_TTL_MS: '900' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      p.on('close', (c) => resolve({ code: c, out: out.trim(), err }));
+    });
+    assert.equal(r.code, 0, r.err);
+    const got = JSON.parse(r.out) as { first: number; during: number; aborted: boolean };
+    assert.ok(got.during > got.first + 1500, `the expiry moved on while the main thread was blocked (${got.first} → ${got.during})`);
+    assert.equal(got.aborted, false, 'the lease was never lost, and the write after the long effect succeeded');
+  });
+
   it('a server that goes down mid-run stops the writer with LB_DB_UNREACHABLE; what was committed survives', () => {
     const url = server().createDatabase();
     const s = openStore(url);
