@@ -2,9 +2,8 @@
 
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
-import * as path from 'node:path';
-import { DEFAULT_DB, openStore } from '../runtime/store';
-import { leaseIsLive } from '../runtime/store/owner';
+import { openStore } from '../runtime/store';
+import { dbPath } from './command';
 import type { CommandModule } from './command';
 
 export const deleteCommand: CommandModule = {
@@ -19,13 +18,13 @@ export const deleteCommand: CommandModule = {
     }
     const [runId, ...extra] = parsed.positionals;
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook delete <run-id>`.');
-    const store = openStore(path.resolve(parsed.values.db ?? process.env.LOGBOOK_DB ?? DEFAULT_DB));
+    const store = openStore(dbPath(parsed.values.db));
     try {
       const counts = { steps: 0, actions: 0, events: 0 };
       const tx = store.db.transaction(() => {
         const row = store.reader.run(runId);
         if (!row) throw runNotFound(runId);
-        if (leaseIsLive(row, Date.now())) {
+        if (store.reader.view(row).leaseLive) {
           throw new LogbookError(ErrorCodes.LEASE_HELD, `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`, 'Stop that process (or kill the run) first, then delete it.', { runId });
         }
         counts.events = store.db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
@@ -34,6 +33,7 @@ export const deleteCommand: CommandModule = {
         store.db.prepare('DELETE FROM runs WHERE id = ?').run(runId);
       });
       tx.immediate();
+      store.db.changed(runId);
       io.out(parsed.values.json ? JSON.stringify({ deleted: runId, ...counts }, null, 2) : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`);
       return Promise.resolve(0);
     } finally {
