@@ -49,6 +49,7 @@ export class Commands {
       revealSource: (a) => this.revealSource(a),
       copyKey: (a) => this.copyKey(a),
       openCheckpoint: (a) => this.openCheckpoint(a),
+      openCallRecord: (a) => this.openCallRecord(a),
       deleteRun: (a, o) => this.delete(a, o),
       refresh: () => this.d.model.refreshAll(),
       openTimeline: (a) => this.timeline(a),
@@ -252,6 +253,21 @@ export class Commands {
     const cp = await this.d.reader.request('checkpoint', { runId: ref.runId, stepIdx: s ? s.stepIdx : null });
     if (!cp) return undefined;
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: cp.json });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc;
+  }
+
+  /** A model or tool call whole, read-only: every prompt message, the answer and its tool calls, the raw JSON. */
+  async openCallRecord(arg: unknown): Promise<vscode.TextDocument | undefined> {
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    const rec = await this.d.reader.request('callRecord', { runId: ref.runId, actionId: ref.actionId });
+    if (!rec) {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a model call or a tool call of agent-logbook/ai: its args and result are in its details.`);
+      return undefined;
+    }
+    // An untitled document opened with content: closing it asks nothing, and nothing writes it back to the journal.
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: rec.markdown });
     await vscode.window.showTextDocument(doc, { preview: true });
     return doc;
   }
