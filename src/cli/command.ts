@@ -19,3 +19,8 @@ export interface CommandModule {
 export function dbPath(flag: unknown): string {
   return path.resolve(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
 }
+
+/** Scripts' providers keep their state beside the journal unless told otherwise. */
+export function setStateDir(db: string): void {
+  process.env.LOGBOOK_STATE_DIR ??= path.dirname(db);
+}

@@ -27,7 +27,7 @@ export function openStore(file: string, opts: { readonly?: boolean } = {}): Stor
 export { DEFAULT_DB } from './open';
 export { JournalReader, type RunView } from './reader';
 export { RunWriter, type Lease, type Durability } from './writer';
-export { createRun, acquireRun } from './lease';
+export { createRun, acquireRun, type ForkPoint } from './lease';
 export { currentOwner } from './owner';
-export { copyStepsForFork, INHERITED_ATTEMPT } from './fork';
+export { copyStepsForFork, seedForkActions, INHERITED_ATTEMPT, type ForkSeed } from './fork';
 export type { RunRow, StepRow, ActionRow, EventRow } from './rows';
