@@ -370,7 +370,7 @@ export class RunSession {
       if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
       return (await same.promise) as R;
     }
-    const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson };
+    const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson, inverse: typeof action.compensate === 'function' };
     const promise = this.runAction(frame, action, parsed, na, location);
     this.inflight.set(key, { type: action.type, args: argsJson, promise });
     try {

@@ -34,7 +34,12 @@ export interface NewAction {
   readonly version: number;
   readonly effect: Effect;
   readonly args: string;
+  /** Whether its definition has an inverse: journaled, so compensation in another process knows for types made at
+   *  run time (tools built inside the run), whose definitions only that run's process had. */
+  readonly inverse?: boolean;
 }
+
+const inverseOf = (a: NewAction): { inverse?: boolean } => (a.inverse === undefined ? {} : { inverse: a.inverse });
 
 export class RunWriter {
   private readonly s;
@@ -272,7 +277,7 @@ export class RunWriter {
     this.write(durable, (now) => {
       if (existing) this.s.actionRestart.run(this.lease.attempt, a.version, reconciliation, this.lease.runId, a.id);
       else this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
-      this.event(now, 'action.started', a.stepIdx, a.id, existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version });
+      this.event(now, 'action.started', a.stepIdx, a.id, existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) });
     });
   }
 
@@ -329,7 +334,7 @@ export class RunWriter {
   awaitingApproval(a: NewAction): void {
     this.write(true, (now) => {
       this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'awaiting-approval', this.lease.attempt, now, 'pending');
-      this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type });
+      this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type, ...inverseOf(a) });
     });
   }
 
