@@ -1,6 +1,7 @@
 // The command handlers: every change to a run goes through the CLI on the configured Node or the debug session.
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDto } from '../reader/protocol';
@@ -50,6 +51,7 @@ export class Commands {
       copyKey: (a) => this.copyKey(a),
       openCheckpoint: (a) => this.openCheckpoint(a),
       openCallRecord: (a) => this.openCallRecord(a),
+      forkWithEditedAnswer: (a, o) => this.forkWithEditedAnswer(a, o),
       deleteRun: (a, o) => this.delete(a, o),
       refresh: () => this.d.model.refreshAll(),
       openTimeline: (a) => this.timeline(a),
@@ -270,6 +272,48 @@ export class Commands {
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: rec.markdown });
     await vscode.window.showTextDocument(doc, { preview: true });
     return doc;
+  }
+
+  /**
+   * The what-if: a new run that replays up to this model call and gets the person's answer instead of the recorded one
+   * (`logbook fork --edit-model-answer`), then runs on for real. The recorded text is offered to edit.
+   */
+  async forkWithEditedAnswer(arg: unknown, opt?: unknown): Promise<CliResult | undefined> {
+    if (!this.trusted('fork a run')) return undefined;
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    const a = await this.d.reader.request('action', { runId: ref.runId, actionId: ref.actionId });
+    if (a?.ai?.kind !== 'model' || a.type !== 'model.generate') {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a committed generateText call of agent-logbook/ai: there is no answer to edit.`);
+      return undefined;
+    }
+    const recorded = (() => {
+      try {
+        const content = (JSON.parse(a.result ?? '{}') as { content?: Array<{ type?: unknown; text?: unknown }> }).content ?? [];
+        return content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+      } catch {
+        return '';
+      }
+    })();
+    const text =
+      options(opt).answer ??
+      (await vscode.window.showInputBox({
+        title: `What-if: how should ${a.id} answer?`,
+        prompt: `The fork replays run ${a.runId} up to ${a.id}, gives this text as the model's answer (instead of ${a.ai.toolCalls.length ? `calling ${a.ai.toolCalls.join(', ')}` : 'the recorded text'}), and runs on.`,
+        value: recorded,
+        ignoreFocusOut: true,
+      }));
+    if (text === undefined) return undefined;
+    const file = path.join(os.tmpdir(), `logbook-answer-${process.pid}-${Date.now()}.json`);
+    fs.writeFileSync(file, JSON.stringify({ content: [{ type: 'text', text }] }));
+    try {
+      const r = await this.withProgress(`What-if fork of ${a.runId} at ${a.id}…`, ['fork', a.runId, '--step', String(a.stepIdx + 1), '--call', a.id, '--edit-model-answer', file]);
+      const runId = (r.json as { runId?: unknown } | undefined)?.runId;
+      if (typeof runId === 'string') await this.reveal(runId);
+      return r;
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   }
 
   async timeline(arg: unknown): Promise<unknown> {

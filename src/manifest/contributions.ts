@@ -13,7 +13,7 @@ type Menu = { command: string; when?: string; group?: string };
 const cmd = (k: CommandKey): string => COMMANDS[k].id;
 
 /** Commands that only make sense on a tree item: hidden from the palette. */
-const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'openCallRecord', 'loadMore'];
+const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'openCallRecord', 'forkWithEditedAnswer', 'loadMore'];
 
 function menus(): Record<string, Menu[]> {
   const run = ITEM.run;
@@ -45,6 +45,7 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('copyKey'), when: whenItem(action, FLAG.hasKey), group: '2_show@2' },
       { command: cmd('openCallRecord'), when: whenItem(action, FLAG.aiCall), group: 'inline@3' },
       { command: cmd('openCallRecord'), when: whenItem(action, FLAG.aiCall), group: '2_show@3' },
+      { command: cmd('forkWithEditedAnswer'), when: `${whenItem(action, FLAG.whatIf)} && ${trusted}`, group: '1_decide@5' },
       { command: cmd('copyKey'), when: whenItem(ITEM.detail, FLAG.hasKey), group: 'inline@1' },
     ],
     // The Run / Debug buttons in the editor's title, as the Python and JavaScript debuggers give, on agent scripts only.

@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ActionNode } from '../../src/extension/tree/nodes';
+import type { ActionNode, RunNode } from '../../src/extension/tree/nodes';
 import { ROOT, api, cli, runItem, shown, text, until } from './helpers';
 
 const SUPPORT = path.join(ROOT, 'examples', 'support-agent.ts');
@@ -53,5 +53,23 @@ describe('model and tool calls in the runs tree', () => {
     assert.match(doc.getText(), /### 2\. user: My kettle from order A-1001 arrived broken\. Can I get my money back\? \(order A-1001\)/);
     assert.equal(vscode.window.activeTextEditor?.document, doc);
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+
+  it('forks a what-if from a model call with an edited answer: the new run does what that answer leads to', async () => {
+    const a = await api();
+    const run = await until('the support run in the tree', () => runItem(a, 'ai-tree'));
+    const [resolve] = await shown(a, run.node);
+    const second = (await shown(a, resolve!.node)).find((x) => (x.node as ActionNode).action.id === 'model:1.2');
+    assert.ok(second);
+    assert.equal(second.item.contextValue, 'logbook.action hasKey hasSource aiCall whatIf');
+    const answer = 'No refund: order A-1001 is past its return window, so a replacement is on its way instead.';
+    const r = await vscode.commands.executeCommand<{ code: number; json: { runId: string; status: string; output: { reply: string; toolCalls: string[] } }; stderr: string }>('logbook.forkWithEditedAnswer', second.node, { answer });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.json.status, 'completed');
+    assert.deepEqual(r.json.output.toolCalls, ['lookupOrder', 'search_faq'], 'no refund, email or ticket in the fork');
+    assert.ok(r.json.output.reply.includes(answer), r.json.output.reply);
+    const fork = await until('the fork in the tree', () => runItem(a, r.json.runId));
+    assert.equal((fork.node as RunNode).run.forkedFrom, 'ai-tree');
+    assert.match(String(fork.item.description), /^completed/);
   });
 });
