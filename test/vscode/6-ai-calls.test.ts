@@ -26,7 +26,9 @@ describe('model and tool calls in the runs tree', () => {
     assert.ok(first, actions.map((x) => (x.node as ActionNode).action.id).join(', '));
     assert.equal(text(first.item.label), 'model.generate');
     assert.match(String(first.item.description), /^committed · idempotent · 1× · scripted\/support-scripted-1 · \d+→\d+ tokens · calls lookupOrder/);
-    assert.equal(first.item.contextValue, 'logbook.action hasKey hasSource aiCall');
+    assert.equal(first.item.contextValue, 'logbook.action hasKey hasSource aiCall whatIf');
+    const refundCall = actions.find((x) => (x.node as ActionNode).action.type === 'tool.refund');
+    assert.equal(refundCall?.item.contextValue, 'logbook.action hasKey hasSource aiCall', 'a tool call has no answer to edit');
     const tip = first.item.tooltip as vscode.MarkdownString;
     assert.match(tip.value, /user: My kettle from order A-1001 arrived broken/);
 
