@@ -49,11 +49,12 @@ function parseJson(text: string | null): unknown {
 
 /**
  * The journaled result a model call gets in a fork when its answer is edited: the recorded result (usage, response,
- * provider metadata) with the edited content and a finish reason that fits it. Only generate calls: a streamed call's
- * record is its list of parts. Problems are the edited answer's, each saying where.
+ * provider metadata) with the edited content and a finish reason that fits it; for a streamed call, the parts a
+ * stream of that content gives (text and reasoning as start, one delta, end), between the recorded stream-start and a
+ * finish with the recorded usage. Problems are the edited answer's, each saying where.
  */
 export function editModelAnswer(type: string, recordedArgs: string, recordedResult: string | null, edited: unknown): EditedAnswer {
-  if (type !== 'model.generate') return { ok: false, problems: [`the call is a ${type}: only a model.generate call (generateText) can have its answer edited; a streamed call's record is its list of stream parts`] };
+  if (type !== 'model.generate' && type !== 'model.stream') return { ok: false, problems: [`the action is a ${type}, not a model call (model.generate or model.stream)`] };
   const given: Record<string, unknown> = Array.isArray(edited) ? { content: edited } : isObject(edited) ? edited : {};
   if (!Array.isArray(given.content)) return { ok: false, problems: [`the answer is ${Array.isArray(edited) || isObject(edited) ? 'an object without a "content" array' : JSON.stringify(edited)}`] };
   const problems: string[] = [];
@@ -75,6 +76,7 @@ export function editModelAnswer(type: string, recordedArgs: string, recordedResu
   if (given.content.length === 0) problems.push('content is empty: give the model something to say (a text part) or to do (a tool-call part)');
   if (problems.length) return { ok: false, problems };
   const recorded = (parseJson(recordedResult) ?? {}) as Record<string, unknown>;
+  if (type === 'model.stream') return { ok: true, result: JSON.stringify({ parts: streamParts(recorded, content, finishGiven, finishWord, given.usage) }) };
   const finishReason = isObject(finishGiven) ? finishGiven : { unified: typeof finishWord === 'string' ? finishWord : content.some((p) => p.type === 'tool-call') ? 'tool-calls' : 'stop' };
   const result = {
     ...recorded,
@@ -84,4 +86,19 @@ export function editModelAnswer(type: string, recordedArgs: string, recordedResu
     ...(given.providerMetadata !== undefined ? { providerMetadata: given.providerMetadata } : {}),
   };
   return { ok: true, result: JSON.stringify(result) };
+}
+
+/** The stream parts of an edited content, framed by the recorded call's own stream-start and finish (its usage). */
+function streamParts(recorded: Record<string, unknown>, content: Part[], finishGiven: unknown, finishWord: unknown, usage: unknown): unknown[] {
+  const old = Array.isArray(recorded.parts) ? (recorded.parts as Array<Record<string, unknown>>) : [];
+  const start = old.find((p) => p.type === 'stream-start') ?? { type: 'stream-start', warnings: [] };
+  const finish = old.find((p) => p.type === 'finish') ?? { type: 'finish' };
+  const out: unknown[] = [start];
+  content.forEach((p, i) => {
+    if (p.type === 'tool-call') out.push(p);
+    else out.push({ type: `${p.type}-start`, id: `e${i}` }, { type: `${p.type}-delta`, id: `e${i}`, delta: p.text }, { type: `${p.type}-end`, id: `e${i}` });
+  });
+  const unified = typeof finishWord === 'string' ? finishWord : content.some((p) => p.type === 'tool-call') ? 'tool-calls' : 'stop';
+  out.push({ ...finish, finishReason: isObject(finishGiven) ? finishGiven : { unified }, ...(usage !== undefined ? { usage } : {}) });
+  return out;
 }

@@ -283,14 +283,14 @@ export class Commands {
     const ref = actionRef(arg);
     if (!ref) return undefined;
     const a = await this.d.reader.request('action', { runId: ref.runId, actionId: ref.actionId });
-    if (a?.ai?.kind !== 'model' || a.type !== 'model.generate') {
-      void vscode.window.showInformationMessage(`${ref.actionId} is not a committed generateText call of agent-logbook/ai: there is no answer to edit.`);
+    if (a?.ai?.kind !== 'model' || a.journalStatus !== 'committed') {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a committed model call of agent-logbook/ai: there is no answer to edit.`);
       return undefined;
     }
     const recorded = (() => {
       try {
-        const content = (JSON.parse(a.result ?? '{}') as { content?: Array<{ type?: unknown; text?: unknown }> }).content ?? [];
-        return content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+        const r = JSON.parse(a.result ?? '{}') as { content?: Array<{ type?: unknown; text?: unknown; delta?: unknown }>; parts?: Array<{ type?: unknown; text?: unknown; delta?: unknown }> };
+        return (r.content ?? r.parts ?? []).map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : p.type === 'text-delta' && typeof p.delta === 'string' ? p.delta : '')).join('');
       } catch {
         return '';
       }

@@ -51,7 +51,7 @@ export const FLAG = {
   checkpoint: 'checkpoint',
   /** A model call or tool call journaled by agent-logbook/ai: it opens whole as a Markdown record. */
   aiCall: 'aiCall',
-  /** A committed generate call: a what-if fork can answer it otherwise. */
+  /** A committed model call: a what-if fork can answer it otherwise. */
   whatIf: 'whatIf',
 } as const;
 export type Flag = (typeof FLAG)[keyof typeof FLAG];

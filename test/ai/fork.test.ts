@@ -70,6 +70,19 @@ describe('ai: the what-if fork (logbook fork --edit-model-answer)', function () 
     }
   });
 
+  it('edits a streamed call: the fork\'s streamText reads the edited answer, and no model call is bought at all', () => {
+    const before = world(dir);
+    const reply = 'Hello Ann, your refund is on its way, and a voucher too.';
+    const file = path.join(dir, 'reply.json');
+    fs.writeFileSync(file, JSON.stringify([{ type: 'text', text: reply }]));
+    const r = cliJson(dir, ['fork', 'orig', '--step', 'reply', '--edit-model-answer', file, '--run-id', 'stream-if']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.json.forkedFrom.editedCall, 'model:2.1');
+    assert.equal(r.json.output.reply, reply);
+    assert.deepEqual(r.json.output.toolCalls, ['lookupOrder', 'search_faq', 'refund', 'sendEmail', 'open_ticket'], 'step 1 replayed from its checkpoint');
+    assert.deepEqual(world(dir), before, 'nothing bought, refunded, emailed or opened');
+  });
+
   it('refuses an answer that does not fit the call, saying where, and writes nothing', () => {
     const bad = path.join(dir, 'bad.json');
     fs.writeFileSync(bad, JSON.stringify({ content: [{ type: 'tool-call', toolCallId: 'x1', toolName: 'wire_money', input: { amount: 1e6 } }, { type: 'image' }] }));

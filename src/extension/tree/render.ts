@@ -126,7 +126,7 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   if (a.status === 'in-doubt' || a.status === 'in-doubt-after-error') flags.push(FLAG.inDoubt);
   if (a.journalStatus === 'awaiting-approval' && a.approval === 'pending') flags.push(FLAG.awaitingApproval);
   if (a.ai) flags.push(FLAG.aiCall);
-  if (a.ai?.kind === 'model' && a.type === 'model.generate' && a.journalStatus === 'committed') flags.push(FLAG.whatIf);
+  if (a.ai?.kind === 'model' && a.journalStatus === 'committed') flags.push(FLAG.whatIf);
   item.contextValue = contextValue(ITEM.action, flags);
   const md = new vscode.MarkdownString(undefined, true);
   md.appendMarkdown(`$(${look.icon}) **${a.type}** v${a.version} — ${look.word}\n\n`);
