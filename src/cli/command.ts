@@ -1,6 +1,7 @@
 // What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
 
-import { DEFAULT_DB, resolveTarget } from '../runtime/store';
+import * as path from 'node:path';
+import { DEFAULT_DB, isPostgresUrl, resolveTarget } from '../runtime/store';
 
 export interface Io {
   out(line: string): void;
@@ -17,4 +18,9 @@ export interface CommandModule {
 /** The journal: --db, else $LOGBOOK_DB, else .logbook/journal.db under the working directory (a postgres:// URL as given). */
 export function dbPath(flag: unknown): string {
   return resolveTarget(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
+}
+
+/** Scripts' providers keep their state beside the journal (a server's journal: .logbook here) unless told otherwise. */
+export function setStateDir(db: string): void {
+  process.env.LOGBOOK_STATE_DIR ??= isPostgresUrl(db) ? path.resolve(path.dirname(DEFAULT_DB)) : path.dirname(db);
 }

@@ -1,7 +1,6 @@
 // The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–5, see EXIT).
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
@@ -14,7 +13,7 @@ import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
-import { dbPath, type Io } from './command';
+import { dbPath, setStateDir, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
 import { isStorageError, storageError } from '../runtime/store/storageError';
 
@@ -54,11 +53,6 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
     throw usage(`Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`);
   }
   return parsed;
-}
-
-/** Scripts' providers keep their state beside the journal unless told otherwise. */
-function setStateDir(db: string): void {
-  process.env.LOGBOOK_STATE_DIR ??= path.dirname(db);
 }
 
 /** Arms --crash-at specs; with $LOGBOOK_TRACE_FAULTS set, also appends every fault point hit to that file (JSON lines). */

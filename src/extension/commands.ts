@@ -1,6 +1,7 @@
 // The command handlers: every change to a run goes through the CLI on the configured Node or the debug session.
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDto } from '../reader/protocol';
@@ -49,6 +50,8 @@ export class Commands {
       revealSource: (a) => this.revealSource(a),
       copyKey: (a) => this.copyKey(a),
       openCheckpoint: (a) => this.openCheckpoint(a),
+      openCallRecord: (a) => this.openCallRecord(a),
+      forkWithEditedAnswer: (a, o) => this.forkWithEditedAnswer(a, o),
       deleteRun: (a, o) => this.delete(a, o),
       refresh: () => this.d.model.refreshAll(),
       openTimeline: (a) => this.timeline(a),
@@ -254,6 +257,63 @@ export class Commands {
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: cp.json });
     await vscode.window.showTextDocument(doc, { preview: true });
     return doc;
+  }
+
+  /** A model or tool call whole, read-only: every prompt message, the answer and its tool calls, the raw JSON. */
+  async openCallRecord(arg: unknown): Promise<vscode.TextDocument | undefined> {
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    const rec = await this.d.reader.request('callRecord', { runId: ref.runId, actionId: ref.actionId });
+    if (!rec) {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a model call or a tool call of agent-logbook/ai: its args and result are in its details.`);
+      return undefined;
+    }
+    // An untitled document opened with content: closing it asks nothing, and nothing writes it back to the journal.
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: rec.markdown });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc;
+  }
+
+  /**
+   * The what-if: a new run that replays up to this model call and gets the person's answer instead of the recorded one
+   * (`logbook fork --edit-model-answer`), then runs on for real. The recorded text is offered to edit.
+   */
+  async forkWithEditedAnswer(arg: unknown, opt?: unknown): Promise<CliResult | undefined> {
+    if (!this.trusted('fork a run')) return undefined;
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    const a = await this.d.reader.request('action', { runId: ref.runId, actionId: ref.actionId });
+    if (a?.ai?.kind !== 'model' || a.journalStatus !== 'committed') {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a committed model call of agent-logbook/ai: there is no answer to edit.`);
+      return undefined;
+    }
+    const recorded = (() => {
+      try {
+        const r = JSON.parse(a.result ?? '{}') as { content?: Array<{ type?: unknown; text?: unknown; delta?: unknown }>; parts?: Array<{ type?: unknown; text?: unknown; delta?: unknown }> };
+        return (r.content ?? r.parts ?? []).map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : p.type === 'text-delta' && typeof p.delta === 'string' ? p.delta : '')).join('');
+      } catch {
+        return '';
+      }
+    })();
+    const text =
+      options(opt).answer ??
+      (await vscode.window.showInputBox({
+        title: `What-if: how should ${a.id} answer?`,
+        prompt: `The fork replays run ${a.runId} up to ${a.id}, gives this text as the model's answer (instead of ${a.ai.toolCalls.length ? `calling ${a.ai.toolCalls.join(', ')}` : 'the recorded text'}), and runs on.`,
+        value: recorded,
+        ignoreFocusOut: true,
+      }));
+    if (text === undefined) return undefined;
+    const file = path.join(os.tmpdir(), `logbook-answer-${process.pid}-${Date.now()}.json`);
+    fs.writeFileSync(file, JSON.stringify({ content: [{ type: 'text', text }] }));
+    try {
+      const r = await this.withProgress(`What-if fork of ${a.runId} at ${a.id}…`, ['fork', a.runId, '--step', String(a.stepIdx + 1), '--call', a.id, '--edit-model-answer', file]);
+      const runId = (r.json as { runId?: unknown } | undefined)?.runId;
+      if (typeof runId === 'string') await this.reveal(runId);
+      return r;
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   }
 
   async timeline(arg: unknown): Promise<unknown> {

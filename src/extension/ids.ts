@@ -49,6 +49,10 @@ export const FLAG = {
   hasKey: 'hasKey',
   hasSource: 'hasSource',
   checkpoint: 'checkpoint',
+  /** A model call or tool call journaled by agent-logbook/ai: it opens whole as a Markdown record. */
+  aiCall: 'aiCall',
+  /** A committed model call: a what-if fork can answer it otherwise. */
+  whatIf: 'whatIf',
 } as const;
 export type Flag = (typeof FLAG)[keyof typeof FLAG];
 

@@ -13,7 +13,7 @@ type Menu = { command: string; when?: string; group?: string };
 const cmd = (k: CommandKey): string => COMMANDS[k].id;
 
 /** Commands that only make sense on a tree item: hidden from the palette. */
-const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'loadMore'];
+const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'openCallRecord', 'forkWithEditedAnswer', 'loadMore'];
 
 function menus(): Record<string, Menu[]> {
   const run = ITEM.run;
@@ -43,6 +43,9 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('decideNotHappened'), when: `${whenItem(action, FLAG.inDoubt)} && ${trusted}`, group: '1_decide@4' },
       { command: cmd('revealSource'), when: whenItem(action, FLAG.hasSource), group: '2_show@1' },
       { command: cmd('copyKey'), when: whenItem(action, FLAG.hasKey), group: '2_show@2' },
+      { command: cmd('openCallRecord'), when: whenItem(action, FLAG.aiCall), group: 'inline@3' },
+      { command: cmd('openCallRecord'), when: whenItem(action, FLAG.aiCall), group: '2_show@3' },
+      { command: cmd('forkWithEditedAnswer'), when: `${whenItem(action, FLAG.whatIf)} && ${trusted}`, group: '1_decide@5' },
       { command: cmd('copyKey'), when: whenItem(ITEM.detail, FLAG.hasKey), group: 'inline@1' },
     ],
     // The Run / Debug buttons in the editor's title, as the Python and JavaScript debuggers give, on agent scripts only.

@@ -111,6 +111,7 @@ const EMPTY: { [M in Method]?: unknown } = {
   actions: { total: 0, actions: [] },
   action: null,
   checkpoint: null,
+  callRecord: null,
   timeline: null,
   scriptStatus: { run: null, steps: {}, actions: {} },
 };
