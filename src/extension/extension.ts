@@ -50,7 +50,8 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
     new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log), env: credentials.env(config, credentials.target(config, 'reader')) });
   let reader = newReader();
   const readerProxy: ReaderSource = {
-    request: (m, p) => reader.request(m, p),
+    // A refused journal setting is the tree's problem line, like a reader that cannot open the journal.
+    request: (m, p) => (config.databaseProblem ? Promise.reject(new Error(config.databaseProblem)) : reader.request(m, p)),
   };
   const model = new TreeModel(readerProxy);
   const provider = new RunsTreeProvider(model);

@@ -1,4 +1,5 @@
-// Notices journal changes cheaply: PRAGMA data_version on each nudge, then only the events written since last time.
+// Notices journal changes cheaply: the dialect's data version (SQLite's PRAGMA data_version) on each nudge, then only
+// the events written since last time. What nudges it differs: the file's folder for SQLite, LISTEN for PostgreSQL.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,22 +17,25 @@ interface LeaseRow {
 }
 
 export class ChangeTracker {
-  private version: number;
+  private version: number | string;
   private seq: number;
   private runCount: number;
   private readonly live = new Map<string, boolean>();
   private readonly q;
+  /** A shared journal's leases live until their expiry by the server's clock (the dialect says which rule). */
+  private readonly byExpiry: boolean;
 
   constructor(private readonly store: Store) {
     const db = store.db;
+    this.byExpiry = db.dialect.leaseByExpiry;
     this.q = {
-      version: db.prepare('PRAGMA data_version').pluck(),
+      version: db.prepare(db.dialect.dataVersion).pluck(),
       maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
       runCount: db.prepare('SELECT COUNT(*) FROM runs').pluck(),
-      changedRuns: db.prepare("SELECT run_id, MAX(kind = 'run.started') AS created FROM events WHERE seq > ? GROUP BY run_id LIMIT 1001"),
+      changedRuns: db.prepare("SELECT run_id, MAX(CASE WHEN kind = 'run.started' THEN 1 ELSE 0 END) AS created FROM events WHERE seq > ? GROUP BY run_id LIMIT 1001"),
       leased: db.prepare('SELECT id, lease_token, lease_pid, lease_pid_start, lease_host, lease_expires FROM runs WHERE lease_token IS NOT NULL'),
     };
-    this.version = this.q.version.get() as number;
+    this.version = this.q.version.get() as number | string;
     this.seq = this.q.maxSeq.get() as number;
     this.runCount = this.q.runCount.get() as number;
     this.checkLeases(true);
@@ -39,7 +43,7 @@ export class ChangeTracker {
 
   /** What changed since the last call, or undefined when nothing did. */
   poll(): ChangedNotice | undefined {
-    const version = this.q.version.get() as number;
+    const version = this.q.version.get() as number | string;
     if (version === this.version) return undefined;
     this.version = version;
     const rows = this.q.changedRuns.all(this.seq) as Array<{ run_id: string; created: number }>;
@@ -55,12 +59,12 @@ export class ChangeTracker {
 
   /** Runs whose lease holder appeared or vanished (a killed runner writes nothing: only its pid tells). */
   checkLeases(initial = false): ChangedNotice | undefined {
-    const now = Date.now();
+    const now = this.store.db.now();
     const changed: string[] = [];
     const seen = new Set<string>();
     for (const r of this.q.leased.all() as LeaseRow[]) {
       seen.add(r.id);
-      const live = leaseIsLive(r, now);
+      const live = leaseIsLive(r, now, this.byExpiry);
       if (this.live.get(r.id) !== live) {
         // A run first seen here may already have been shown as running (and died since): report it too.
         if (!initial) changed.push(r.id);

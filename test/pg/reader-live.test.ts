@@ -1,0 +1,138 @@
+// The sidebar's reader process on a PostgreSQL journal: a run written by another process shows up live through
+// LISTEN, through polling when LISTEN is off, and again after its LISTEN connection is killed.
+
+import { strict as assert } from 'node:assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ReaderClient } from '../../src/extension/readerClient';
+import type { ChangedNotice } from '../../src/reader/protocol';
+import { CLI, FIXTURES, ROOT, tmpDir } from '../helpers';
+import { usePgServer } from './server';
+
+const AGENT = path.join(FIXTURES, 'ext', 'desk-agent.ts');
+const READER = path.join(ROOT, 'dist', 'readerMain.js');
+const LISTENER = "application_name = 'logbook-reader-listen'";
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('journal reader process on PostgreSQL', function () {
+  this.timeout(180_000);
+  const pg = usePgServer();
+  let client: ReaderClient | undefined;
+  let writer: ChildProcess | undefined;
+  afterEach(() => {
+    client?.dispose();
+    client = undefined;
+    if (writer && writer.exitCode === null) writer.kill('SIGKILL');
+    writer = undefined;
+  });
+
+  /** A run of the desk agent by the CLI (another process) that holds inside step 1 until `release` appears. */
+  async function heldRun(url: string, dir: string, runId: string): Promise<void> {
+    const child = spawn(process.execPath, [CLI, 'run', AGENT, '--db', url, '--run-id', runId, '--input', '{"items":3,"holdAt":1}'], {
+      cwd: dir,
+      env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    writer = child;
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    await until('the run to hold in step 1', () => {
+      if (child.exitCode !== null) assert.fail(`the writer exited with ${child.exitCode}: ${stderr}`);
+      try {
+        return pg.server.psql(`SELECT COUNT(*) FROM steps WHERE run_id = '${runId}'`, new URL(url).pathname.slice(1)) === '2';
+      } catch {
+        return false; // the schema is not there yet
+      }
+    });
+  }
+
+  function startReader(env: Record<string, string>): { client: ReaderClient; notices: ChangedNotice[] } {
+    const notices: ChangedNotice[] = [];
+    const c = new ReaderClient({ node: process.execPath, script: READER, cwd: ROOT, log: () => undefined, env: Promise.resolve(env) });
+    c.onChanged((n) => notices.push(n));
+    return { client: c, notices };
+  }
+
+  async function seesRunFinish(r: { client: ReaderClient; notices: ChangedNotice[] }, dir: string, runId: string): Promise<void> {
+    const before = await r.client.request('run', { runId });
+    assert.equal(before?.status, 'running');
+    assert.equal(before?.stepCount, 2);
+    const steps = await r.client.request('steps', { runId, from: 0, limit: 10 });
+    assert.deepEqual(steps.steps.map((s) => s.status), ['completed', 'in-progress']);
+    const seen = r.notices.length;
+    fs.writeFileSync(path.join(dir, 'release'), '');
+    await until('a change notice naming the run', () => r.notices.slice(seen).some((n) => n.runs.includes(runId)));
+    const after = await until('the run completed, as the reader reports it', async () => {
+      const run = await r.client.request('run', { runId });
+      return run?.status === 'completed' ? run : undefined;
+    });
+    assert.equal(after.stepCount, 3);
+  }
+
+  it('sees a run another process writes update live through LISTEN (no polling at all)', async () => {
+    const url = pg.server.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const dir = tmpDir();
+    await heldRun(url, dir, 'listened');
+    // Safety-net polling off: only a notification can tell the reader that the run went on.
+    const r = startReader({ LOGBOOK_READER_SAFETY_POLL_MS: '0' });
+    client = r.client;
+    assert.deepEqual(await client.open(url), { exists: true, file: url });
+    await until('the reader to LISTEN', () => pg.server.psql(`SELECT COUNT(*) FROM pg_stat_activity WHERE ${LISTENER}`, db) === '1');
+    await seesRunFinish(r, dir, 'listened');
+  });
+
+  it('falls back to polling the newest event when LISTEN is off', async () => {
+    const url = pg.server.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const dir = tmpDir();
+    await heldRun(url, dir, 'polled');
+    const r = startReader({ LOGBOOK_READER_LISTEN: '0', LOGBOOK_READER_POLL_MS: '100' });
+    client = r.client;
+    assert.equal((await client.open(url)).exists, true);
+    await seesRunFinish(r, dir, 'polled');
+    assert.equal(pg.server.psql(`SELECT COUNT(*) FROM pg_stat_activity WHERE ${LISTENER}`, db), '0', 'no LISTEN connection was opened');
+  });
+
+  it('reconnects its LISTEN connection after the server drops it, and is live again', async () => {
+    const url = pg.server.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const dir = tmpDir();
+    await heldRun(url, dir, 'reconnected');
+    const r = startReader({ LOGBOOK_READER_SAFETY_POLL_MS: '0' });
+    client = r.client;
+    await client.open(url);
+    const first = await until('the reader to LISTEN', () => pg.server.psql(`SELECT pid FROM pg_stat_activity WHERE ${LISTENER}`, db) || undefined);
+    assert.equal(pg.server.psql(`SELECT pg_terminate_backend(${first})`, db), 't');
+    const second = await until('a new LISTEN connection', () => {
+      const pid = pg.server.psql(`SELECT pid FROM pg_stat_activity WHERE ${LISTENER}`, db);
+      return pid && pid !== first ? pid : undefined;
+    });
+    assert.notEqual(second, first);
+    await seesRunFinish(r, dir, 'reconnected');
+  });
+
+  it('reads an empty database as an empty journal, then shows the first run once one creates the schema', async () => {
+    const url = pg.server.createDatabase();
+    const dir = tmpDir();
+    const r = startReader({});
+    client = r.client;
+    assert.deepEqual(await client.open(url), { exists: false, file: url });
+    assert.deepEqual(await client.request('runs', { offset: 0, limit: 10 }), { total: 0, runs: [] });
+    await heldRun(url, dir, 'first');
+    await until('a structure notice', () => r.notices.find((n) => n.structure));
+    const page = await client.request('runs', { offset: 0, limit: 10 });
+    assert.deepEqual(page.runs.map((x) => [x.id, x.agent]), [['first', 'desk-agent']]);
+    fs.writeFileSync(path.join(dir, 'release'), '');
+  });
+});

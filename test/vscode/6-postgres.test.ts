@@ -1,0 +1,160 @@
+// The sidebar on a shared PostgreSQL journal, in a real extension host: a private server (started and stopped here),
+// password roles, the read-only reader role, a run written by another process seen live, an approval landing there.
+
+import { strict as assert } from 'node:assert';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { CLI, NODE, ROOT, agentFile, api, runItem, shown, text, until, workspace } from './helpers';
+
+const WRITER = 'logbook_writer';
+const VIEWER = 'logbook_viewer';
+const WRITER_PW = 'w-secret-1';
+const VIEWER_PW = 'v-secret-2';
+const DB = 'vscode_journal';
+
+interface Server {
+  readonly dir: string;
+  readonly port: number;
+  readonly data: string;
+}
+
+/** Starts a private server with scripts/pg-server.mjs on the Node the suite runs things with (the host's Node is Electron's). */
+function startServer(dir: string): Server {
+  const script = `import(${JSON.stringify(path.join(ROOT, 'scripts', 'pg-server.mjs'))}).then((m) => m.startServer({ dir: ${JSON.stringify(dir)} })).then((h) => console.log(JSON.stringify({ port: h.port, data: h.data })))`;
+  const r = spawnSync(NODE, ['-e', script], { encoding: 'utf8', timeout: 300_000 });
+  if (r.status !== 0) throw new Error(`could not start PostgreSQL: ${r.stderr}`);
+  const info = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { port: number; data: string };
+  return { dir, port: info.port, data: info.data };
+}
+
+function stopServer(s: Server): void {
+  spawnSync(NODE, [path.join(ROOT, 'scripts', 'pg-server.mjs'), 'stop', '--dir', s.dir], { encoding: 'utf8', timeout: 120_000 });
+  fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+function psql(s: Server, sql: string, database = 'postgres'): string {
+  const bin = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))[0] ?? '';
+  const r = spawnSync(path.join('/usr/lib/postgresql', bin, 'bin', 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(s.port), '-U', 'postgres', '-d', database, '-c', sql], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`psql: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/**
+ * Two password roles (the server's own users stay `trust`): a writer owning the journal's database, and a viewer
+ * that may only read what the writer creates. A wrong or missing password fails for both.
+ */
+function setUpRoles(s: Server): void {
+  const hba = path.join(s.data, 'pg_hba.conf');
+  const rules = [WRITER, VIEWER].map((r) => `host all ${r} 127.0.0.1/32 scram-sha-256`).join('\n');
+  fs.writeFileSync(hba, `${rules}\n${fs.readFileSync(hba, 'utf8')}`);
+  psql(s, `CREATE ROLE ${WRITER} LOGIN PASSWORD '${WRITER_PW}'`);
+  psql(s, `CREATE ROLE ${VIEWER} LOGIN PASSWORD '${VIEWER_PW}'`);
+  psql(s, `CREATE DATABASE ${DB} OWNER ${WRITER}`);
+  psql(s, `ALTER DEFAULT PRIVILEGES FOR ROLE ${WRITER} IN SCHEMA public GRANT SELECT ON TABLES TO ${VIEWER}`, DB);
+  psql(s, 'SELECT pg_reload_conf()');
+}
+
+const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('logbook');
+
+describe('the sidebar on a PostgreSQL journal', function () {
+  this.timeout(300_000);
+  let server: Server | undefined;
+  let url = '';
+  const writers: ChildProcess[] = [];
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vscode-pg-'));
+
+  before(() => {
+    server = startServer(fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vscode-pgserver-')));
+    setUpRoles(server);
+    url = `postgres://${WRITER}@127.0.0.1:${server.port}/${DB}`;
+  });
+
+  after(async () => {
+    for (const w of writers) if (w.exitCode === null) w.kill('SIGKILL');
+    await config().update('databasePath', undefined, vscode.ConfigurationTarget.Workspace);
+    await config().update('readerRole', undefined, vscode.ConfigurationTarget.Workspace);
+    await config().update('databasePath', '.logbook/journal.db', vscode.ConfigurationTarget.Workspace);
+    await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'writer', password: '' }).then(undefined, () => undefined);
+    if (server) stopServer(server);
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  /** `logbook run` of the workspace's agent by another process (the test's), with the writer's password in its environment. */
+  function runAgent(runId: string, input: object): ChildProcess {
+    const child = spawn(NODE, [CLI, 'run', agentFile(), '--db', url, '--run-id', runId, '--input', JSON.stringify(input)], {
+      cwd: workspace(),
+      env: { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir, NO_COLOR: '1' },
+      stdio: 'ignore',
+    });
+    writers.push(child);
+    return child;
+  }
+
+  it('refuses a journal URL with a password in the settings, saying where the password goes', async () => {
+    const a = await api();
+    await config().update('databasePath', `postgres://${WRITER}:${WRITER_PW}@127.0.0.1:${server?.port ?? 0}/${DB}`, vscode.ConfigurationTarget.Workspace);
+    const problem = await until('the refusal in the tree', async () => {
+      const items = await shown(a);
+      const msg = items.find((s) => s.node.kind === 'message');
+      return msg && /password/.test(text(msg.item.label)) ? msg : undefined;
+    });
+    assert.match(String(problem.item.tooltip), /Set Journal Password/);
+    assert.match(String(problem.item.tooltip), /PGPASSWORD/);
+    assert.doesNotMatch(text(problem.item.label), new RegExp(WRITER_PW));
+  });
+
+  it('browses the journal as the read-only role with passwords from secret storage, live while another process writes a run', async () => {
+    const a = await api();
+    await config().update('databasePath', url, vscode.ConfigurationTarget.Workspace);
+    await config().update('readerRole', VIEWER, vscode.ConfigurationTarget.Workspace);
+    assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'writer', password: WRITER_PW }), 'stored');
+    assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'reader', password: VIEWER_PW }), 'stored');
+
+    const writer = runAgent('pg-live', { items: 3, holdAt: 1 });
+    const held = await until('the run in the tree, holding in its second step', async () => {
+      const x = await runItem(a, 'pg-live');
+      if (!x || x.node.kind !== 'run') return undefined;
+      return x.node.run.stepCount === 2 && x.node.run.status === 'running' ? x : undefined;
+    }, 120_000);
+    assert.equal(held.node.kind === 'run' && held.node.run.leaseLive, true);
+    // The reader connects as the viewer (the read-only role), with no password on its command line.
+    const readerPid = a.readerPid();
+    assert.ok(readerPid);
+    assert.doesNotMatch(fs.readFileSync(`/proc/${readerPid}/cmdline`, 'utf8'), /secret/);
+    assert.equal(psql(server!, `SELECT COUNT(*) > 0 FROM pg_stat_activity WHERE usename = '${VIEWER}' AND datname = '${DB}'`), 't');
+    assert.throws(() => psql(server!, `SET ROLE ${VIEWER}; INSERT INTO runs (id) VALUES ('x')`, DB), /permission denied/);
+
+    fs.writeFileSync(path.join(stateDir, 'release'), '');
+    const done = await until('the run completed in the tree, live', async () => {
+      const x = await runItem(a, 'pg-live');
+      return x?.node.kind === 'run' && x.node.run.status === 'completed' ? x : undefined;
+    }, 120_000);
+    assert.equal(done.node.kind === 'run' && done.node.run.stepCount, 3);
+    await until('the writer to exit', () => writer.exitCode !== null || undefined);
+    assert.equal(writer.exitCode, 0);
+    const loaded = Object.keys(require.cache).filter((k) => /[\\/]node_modules[\\/]pg(?:-[a-z-]+)?[\\/]|better[-_]sqlite3/.test(k));
+    assert.deepEqual(loaded, [], 'the extension host loaded no database driver');
+  });
+
+  it('approves a gated action from the tree: the decision lands in PostgreSQL, as the writer role', async () => {
+    const a = await api();
+    const writer = runAgent('pg-pay', { items: 1, pay: true });
+    await until('the writer to stop at the gate', () => writer.exitCode !== null || undefined, 120_000);
+    assert.equal(writer.exitCode, 3);
+    const run = await until('awaiting approval in the tree', async () => {
+      const x = await runItem(a, 'pg-pay');
+      return x && /^awaiting approval/.test(String(x.item.description)) ? x : undefined;
+    });
+    const steps = await shown(a, run.node);
+    const [gate] = await shown(a, steps[1]!.node);
+    const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.approveAction', gate!.node, { note: 'approved on postgres' });
+    assert.equal(approved.code, 0, `${approved.stdout}\n${approved.stderr}`);
+    assert.equal(approved.json.status, 'completed');
+    assert.equal(psql(server!, "SELECT approval || ' ' || COALESCE(approval_note, '') FROM actions WHERE run_id = 'pg-pay' AND type = 'payment.charge'", DB), 'approved approved on postgres');
+    assert.equal(psql(server!, "SELECT status FROM runs WHERE id = 'pg-pay'", DB), 'completed');
+    await until('completed in the tree', async () => /^completed/.test(String((await runItem(a, 'pg-pay'))?.item.description)));
+  });
+});
