@@ -8,10 +8,10 @@ import { affectsLogbook, readConfig } from './config';
 import { Credentials } from './credentials';
 import { LogbookAdapterFactory, LogbookConfigurationProvider } from './debug';
 import { Decorations } from './decorations';
-import { CONTEXT, DEBUG_TYPE, RUNS_VIEW } from './ids';
+import { CONTEXT, DEBUG_TYPE, RUNS_VIEW, SETTINGS, paletteName } from './ids';
 import { createLog, logLine } from './log';
 import { extensionPaths } from './paths';
-import { ReaderClient } from './readerClient';
+import { ReaderClient, ReaderError } from './readerClient';
 import { Sessions } from './sessions';
 import { RunStatusBar } from './statusBar';
 import { TimelinePanels } from './timeline';
@@ -51,7 +51,9 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   let reader = newReader();
   const readerProxy: ReaderSource = {
     // A refused journal setting is the tree's problem line, like a reader that cannot open the journal.
-    request: (m, p) => (config.databaseProblem ? Promise.reject(new Error(config.databaseProblem)) : reader.request(m, p)),
+    request: (m, p) => (config.databaseProblem ? Promise.reject(new Error(config.databaseProblem)) : reader.request(m, p).catch((err: unknown) => {
+            throw withPasswordHint(err);
+          })),
   };
   const model = new TreeModel(readerProxy);
   const provider = new RunsTreeProvider(model);
@@ -138,6 +140,12 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
   return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, agentFiles, notices };
+}
+
+/** A PostgreSQL journal that refused the password: say where VS Code keeps one. */
+function withPasswordHint(err: unknown): unknown {
+  if (!(err instanceof ReaderError) || err.code !== 'LB_DB_AUTH') return err;
+  return new ReaderError(err.code, `${err.message} In VS Code: run "${paletteName('setJournalPassword')}" (for the role in ${SETTINGS.section}.${SETTINGS.readerRole}, when set).`);
 }
 
 export function deactivate(): void {

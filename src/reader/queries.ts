@@ -43,7 +43,9 @@ export class JournalQueries {
       actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?'),
       latestForScript: db.prepare(`SELECT * FROM runs WHERE script = ? ORDER BY created_at DESC, ${db.dialect.insertOrder} DESC LIMIT 1`),
       stepNamesStatus: db.prepare('SELECT name, status, attempt FROM steps WHERE run_id = ?'),
-      actionsByType: db.prepare('SELECT type, status, compensation, CASE WHEN error IS NOT NULL THEN 1 ELSE 0 END AS errored, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation, errored'),
+      actionsByType: db.prepare(
+        'SELECT type, status, compensation, CASE WHEN error IS NULL THEN 0 ELSE 1 END AS errored, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation, errored',
+      ),
     };
   }
 

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 // zod/mini throws core's error class; importing it by name keeps the rest of core (`z.core.*`) out of the bundle.
 import { $ZodError } from 'zod/v4/core';
 import { NOTIFY_CHANNEL, isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
-import { LogbookError, describe } from '../runtime/errors';
+import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
 import { PgListener } from './listen';
 import { METHODS, Request, type ChangedNotice, type Method } from './protocol';
@@ -88,7 +88,14 @@ function ensureOpen(): Open | undefined {
     ino = st.ino;
   }
   lastOpenAttempt = Date.now();
-  const store = openStore(target, { readonly: true });
+  let store: Store;
+  try {
+    store = openStore(target, { readonly: true });
+  } catch (err) {
+    // A database no run has migrated yet reads as empty, like a journal file not created yet.
+    if (shared && err instanceof LogbookError && err.code === ErrorCodes.DB_OPEN_FAILED) return undefined;
+    throw err;
+  }
   try {
     if (store.db.schemaVersion() === 0) {
       store.close();

@@ -1,10 +1,9 @@
 // What the extension and the reader must know of a postgres:// journal target: its user, whether it carries a password.
-// It sits in shared/ because the extension host may not import the runtime (store/db.ts has the runtime's own checks).
+// It sits in shared/ beside journalTarget.ts because the extension host may not import the runtime.
 
-/** A connection string selects PostgreSQL; anything else is a SQLite file path. */
-export function isPostgresUrl(target: string): boolean {
-  return /^postgres(?:ql)?:\/\//i.test(target);
-}
+import { isPostgresUrl } from './journalTarget';
+
+export { isPostgresUrl };
 
 function parse(url: string): URL | undefined {
   try {

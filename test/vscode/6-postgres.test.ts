@@ -101,8 +101,9 @@ describe('the sidebar on a PostgreSQL journal', function () {
       const msg = items.find((s) => s.node.kind === 'message');
       return msg && /password/.test(text(msg.item.label)) ? msg : undefined;
     });
-    assert.match(String(problem.item.tooltip), /Set Journal Password/);
-    assert.match(String(problem.item.tooltip), /PGPASSWORD/);
+    const tooltip = typeof problem.item.tooltip === 'string' ? problem.item.tooltip : (problem.item.tooltip?.value ?? '');
+    assert.match(tooltip, /Set Journal Password/);
+    assert.match(tooltip, /PGPASSWORD/);
     assert.doesNotMatch(text(problem.item.label), new RegExp(WRITER_PW));
   });
 
