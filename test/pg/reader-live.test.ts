@@ -13,6 +13,8 @@ import { usePgServer } from './server';
 const AGENT = path.join(FIXTURES, 'ext', 'desk-agent.ts');
 const READER = path.join(ROOT, 'dist', 'readerMain.js');
 const LISTENER = "application_name = 'logbook-reader-listen'";
+/** No polling at all, neither while LISTEN is up nor while it is down: only a notification can make the reader look. */
+const NO_POLLING = { LOGBOOK_READER_SAFETY_POLL_MS: '0', LOGBOOK_READER_POLL_MS: '0' };
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
@@ -63,7 +65,13 @@ describe('journal reader process on PostgreSQL', function () {
     return { client: c, notices };
   }
 
-  async function seesRunFinish(r: { client: ReaderClient; notices: ChangedNotice[] }, dir: string, runId: string): Promise<void> {
+  /**
+   * Releases the held run and waits for the reader to report it. Only a read of the journal by sequence (a poll, which
+   * LISTEN or the poll timer triggers) reports the newer events' seq; a lease check (its holder exiting) reports the
+   * old one. So a notice naming the run at a seq past the run's held state proves the journal was read again.
+   */
+  async function seesRunFinish(r: { client: ReaderClient; notices: ChangedNotice[] }, url: string, dir: string, runId: string): Promise<void> {
+    const heldSeq = Number(pg.server.psql('SELECT MAX(seq) FROM events', new URL(url).pathname.slice(1)));
     const before = await r.client.request('run', { runId });
     assert.equal(before?.status, 'running');
     assert.equal(before?.stepCount, 2);
@@ -71,7 +79,7 @@ describe('journal reader process on PostgreSQL', function () {
     assert.deepEqual(steps.steps.map((s) => s.status), ['completed', 'in-progress']);
     const seen = r.notices.length;
     fs.writeFileSync(path.join(dir, 'release'), '');
-    await until('a change notice naming the run', () => r.notices.slice(seen).some((n) => n.runs.includes(runId)));
+    await until('a change notice naming the run, read by sequence', () => r.notices.slice(seen).some((n) => n.runs.includes(runId) && n.seq > heldSeq));
     const after = await until('the run completed, as the reader reports it', async () => {
       const run = await r.client.request('run', { runId });
       return run?.status === 'completed' ? run : undefined;
@@ -84,12 +92,11 @@ describe('journal reader process on PostgreSQL', function () {
     const db = new URL(url).pathname.slice(1);
     const dir = tmpDir();
     await heldRun(url, dir, 'listened');
-    // Safety-net polling off: only a notification can tell the reader that the run went on.
-    const r = startReader({ LOGBOOK_READER_SAFETY_POLL_MS: '0' });
+    const r = startReader(NO_POLLING);
     client = r.client;
     assert.deepEqual(await client.open(url), { exists: true, file: url });
     await until('the reader to LISTEN', () => pg.server.psql(`SELECT COUNT(*) FROM pg_stat_activity WHERE ${LISTENER}`, db) === '1');
-    await seesRunFinish(r, dir, 'listened');
+    await seesRunFinish(r, url, dir, 'listened');
   });
 
   it('falls back to polling the newest event when LISTEN is off', async () => {
@@ -100,7 +107,7 @@ describe('journal reader process on PostgreSQL', function () {
     const r = startReader({ LOGBOOK_READER_LISTEN: '0', LOGBOOK_READER_POLL_MS: '100' });
     client = r.client;
     assert.equal((await client.open(url)).exists, true);
-    await seesRunFinish(r, dir, 'polled');
+    await seesRunFinish(r, url, dir, 'polled');
     assert.equal(pg.server.psql(`SELECT COUNT(*) FROM pg_stat_activity WHERE ${LISTENER}`, db), '0', 'no LISTEN connection was opened');
   });
 
@@ -109,7 +116,7 @@ describe('journal reader process on PostgreSQL', function () {
     const db = new URL(url).pathname.slice(1);
     const dir = tmpDir();
     await heldRun(url, dir, 'reconnected');
-    const r = startReader({ LOGBOOK_READER_SAFETY_POLL_MS: '0' });
+    const r = startReader(NO_POLLING);
     client = r.client;
     await client.open(url);
     const first = await until('the reader to LISTEN', () => pg.server.psql(`SELECT pid FROM pg_stat_activity WHERE ${LISTENER}`, db) || undefined);
@@ -119,7 +126,7 @@ describe('journal reader process on PostgreSQL', function () {
       return pid && pid !== first ? pid : undefined;
     });
     assert.notEqual(second, first);
-    await seesRunFinish(r, dir, 'reconnected');
+    await seesRunFinish(r, url, dir, 'reconnected');
   });
 
   it('reads an empty database as an empty journal, then shows the first run once one creates the schema', async () => {
