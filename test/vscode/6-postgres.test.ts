@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CLI, NODE, ROOT, agentFile, api, runItem, shown, text, until, workspace } from './helpers';
+import { CLI, NODE, ROOT, agentFile, api, runItem, shown, stateDir as hostStateDir, text, until, workspace } from './helpers';
 
 const WRITER = 'logbook_writer';
 const VIEWER = 'logbook_viewer';
@@ -21,13 +21,17 @@ interface Server {
   readonly data: string;
 }
 
-/** Starts a private server with scripts/pg-server.mjs on the Node the suite runs things with (the host's Node is Electron's). */
-function startServer(dir: string): Server {
-  const script = `import(${JSON.stringify(path.join(ROOT, 'scripts', 'pg-server.mjs'))}).then((m) => m.startServer({ dir: ${JSON.stringify(dir)} })).then((h) => console.log(JSON.stringify({ port: h.port, data: h.data })))`;
-  const r = spawnSync(NODE, ['-e', script], { encoding: 'utf8', timeout: 300_000 });
+/**
+ * Starts a private server with scripts/pg-server.mjs on the Node the suite runs things with, in a folder of the system's
+ * temp dir: the extension host's own TMPDIR is a private folder the server's `postgres` user cannot enter.
+ */
+function startServer(): Server {
+  const script = `import(${JSON.stringify(path.join(ROOT, 'scripts', 'pg-server.mjs'))}).then((m) => m.startServer()).then((h) => console.log(JSON.stringify({ dir: h.dir, port: h.port, data: h.data })))`;
+  const env = { ...process.env };
+  for (const k of ['TMPDIR', 'TMP', 'TEMP']) delete env[k];
+  const r = spawnSync(NODE, ['-e', script], { encoding: 'utf8', timeout: 300_000, env });
   if (r.status !== 0) throw new Error(`could not start PostgreSQL: ${r.stderr}`);
-  const info = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { port: number; data: string };
-  return { dir, port: info.port, data: info.data };
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Server;
 }
 
 function stopServer(s: Server): void {
@@ -67,7 +71,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vscode-pg-'));
 
   before(() => {
-    server = startServer(fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vscode-pgserver-')));
+    server = startServer();
     setUpRoles(server);
     url = `postgres://${WRITER}@127.0.0.1:${server.port}/${DB}`;
   });
@@ -149,6 +153,8 @@ describe('the sidebar on a PostgreSQL journal', function () {
       const x = await runItem(a, 'pg-pay');
       return x && /^awaiting approval/.test(String(x.item.description)) ? x : undefined;
     });
+    // The charge the approval lets run records into the provider state of the CLI the extension starts (the suite's).
+    fs.mkdirSync(hostStateDir(), { recursive: true });
     const steps = await shown(a, run.node);
     const [gate] = await shown(a, steps[1]!.node);
     const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.approveAction', gate!.node, { note: 'approved on postgres' });
