@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CLI, NODE, ROOT, agentFile, api, runItem, shown, stateDir as hostStateDir, text, until, workspace } from './helpers';
+import type { ActionNode } from '../../src/extension/tree/nodes';
+import { CLI, DapLog, NODE, ROOT, agentFile, api, release, runItem, shown, started, stateDir as hostStateDir, terminated, text, unrelease, until, workspace } from './helpers';
 
 const WRITER = 'logbook_writer';
 const VIEWER = 'logbook_viewer';
@@ -68,29 +69,37 @@ describe('the sidebar on a PostgreSQL journal', function () {
   let server: Server | undefined;
   let url = '';
   const writers: ChildProcess[] = [];
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vscode-pg-'));
+  const states = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-vscode-pg-'));
+  const stateDir = (runId: string): string => path.join(states, runId);
+  let dap: DapLog | undefined;
 
   before(() => {
+    dap = new DapLog();
     server = startServer();
     setUpRoles(server);
     url = `postgres://${WRITER}@127.0.0.1:${server.port}/${DB}`;
   });
 
   after(async () => {
+    dap?.dispose();
     for (const w of writers) if (w.exitCode === null) w.kill('SIGKILL');
     await config().update('databasePath', undefined, vscode.ConfigurationTarget.Workspace);
     await config().update('readerRole', undefined, vscode.ConfigurationTarget.Workspace);
     await config().update('databasePath', '.logbook/journal.db', vscode.ConfigurationTarget.Workspace);
     await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'writer', password: '' }).then(undefined, () => undefined);
     if (server) stopServer(server);
-    fs.rmSync(stateDir, { recursive: true, force: true });
+    fs.rmSync(states, { recursive: true, force: true });
   });
 
-  /** `logbook run` of the workspace's agent by another process (the test's), with the writer's password in its environment. */
+  /**
+   * `logbook run` of the workspace's agent by another process (the test's), with the writer's password in its
+   * environment and provider state of its own (`stateDir(runId)/release` lets a held effect go on).
+   */
   function runAgent(runId: string, input: object): ChildProcess {
+    fs.mkdirSync(stateDir(runId), { recursive: true });
     const child = spawn(NODE, [CLI, 'run', agentFile(), '--db', url, '--run-id', runId, '--input', JSON.stringify(input)], {
       cwd: workspace(),
-      env: { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir, NO_COLOR: '1' },
+      env: { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir(runId), NO_COLOR: '1' },
       stdio: 'ignore',
     });
     writers.push(child);
@@ -130,9 +139,11 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.ok(readerPid);
     assert.doesNotMatch(fs.readFileSync(`/proc/${readerPid}/cmdline`, 'utf8'), /secret/);
     assert.equal(psql(server!, `SELECT COUNT(*) > 0 FROM pg_stat_activity WHERE usename = '${VIEWER}' AND datname = '${DB}'`), 't');
+    // It follows the journal by LISTEN, on a connection of its own, as that role too.
+    await until('the reader to LISTEN as the viewer', () => psql(server!, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'logbook-reader-listen' AND usename = '${VIEWER}'`) === '1' || undefined);
     assert.throws(() => psql(server!, `SET ROLE ${VIEWER}; INSERT INTO runs (id) VALUES ('x')`, DB), /permission denied/);
 
-    fs.writeFileSync(path.join(stateDir, 'release'), '');
+    fs.writeFileSync(path.join(stateDir('pg-live'), 'release'), '');
     const done = await until('the run completed in the tree, live', async () => {
       const x = await runItem(a, 'pg-live');
       return x?.node.kind === 'run' && x.node.run.status === 'completed' ? x : undefined;
@@ -163,5 +174,44 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(psql(server!, "SELECT approval || ' ' || COALESCE(approval_note, '') FROM actions WHERE run_id = 'pg-pay' AND type = 'payment.charge'", DB), 'approved approved on postgres');
     assert.equal(psql(server!, "SELECT status FROM runs WHERE id = 'pg-pay'", DB), 'completed');
     await until('completed in the tree', async () => /^completed/.test(String((await runItem(a, 'pg-pay'))?.item.description)));
+  });
+
+  it('resumes a killed run in the debugger from the tree: the adapter and its runner reach PostgreSQL with the stored password', async () => {
+    const a = await api();
+    unrelease();
+    const writer = runAgent('pg-kill', { items: 3, holdAt: 1 });
+    await until('the second notice in flight', async () => {
+      const r = await runItem(a, 'pg-kill');
+      if (!r) return undefined;
+      const s1 = (await shown(a, r.node))[1];
+      if (!s1) return undefined;
+      const [act] = await shown(a, s1.node);
+      return act && (act.node as ActionNode).action.status === 'in-flight';
+    }, 120_000);
+    writer.kill('SIGKILL');
+    const run = await until('the run interrupted with one action in doubt', async () => {
+      const r = await runItem(a, 'pg-kill');
+      return r && /^interrupted · 1 in doubt/.test(String(r.item.description)) ? r : undefined;
+    }, 120_000);
+    assert.match(run.item.contextValue ?? '', /\bresumable\b/);
+
+    // The resumed effect holds at the same gate, in the provider state of the runner the debugger starts (the suite's).
+    release();
+    try {
+      const name = 'Logbook: resume pg-kill';
+      const resumed = started(name);
+      const ended = terminated(name);
+      assert.equal(await vscode.commands.executeCommand('logbook.resumeRun', run.node), true);
+      const session = await resumed;
+      assert.equal(session.configuration.database, url, 'the launch names the journal by its password-less URL');
+      const stop = await until('the reconciliation stop', () => dap?.stops(session)[0]);
+      await session.customRequest('continue', { threadId: stop.body.threadId });
+      await ended;
+    } finally {
+      unrelease();
+    }
+    await until('completed in the tree', async () => /^completed · 2 attempts/.test(String((await runItem(a, 'pg-kill'))?.item.description)), 120_000);
+    assert.equal(psql(server!, "SELECT status || ' ' || attempt FROM runs WHERE id = 'pg-kill'", DB), 'completed 2');
+    assert.equal(psql(server!, "SELECT reconciliation FROM actions WHERE run_id = 'pg-kill' AND step_idx = 1", DB), 'verified-absent');
   });
 });
