@@ -214,4 +214,28 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(psql(server!, "SELECT status || ' ' || attempt FROM runs WHERE id = 'pg-kill'", DB), 'completed 2');
     assert.equal(psql(server!, "SELECT reconciliation FROM actions WHERE run_id = 'pg-kill' AND step_idx = 1", DB), 'verified-absent');
   });
+
+  it('debugs a new run on the journal setting, and after Kill Run reads where it died from PostgreSQL', async () => {
+    const a = await api();
+    unrelease();
+    const name = 'pg debug kill';
+    const begun = started(name);
+    const ended = terminated(name);
+    assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, program: agentFile(), runId: 'pg-dbg', input: { items: 2, holdAt: 1 } }));
+    const session = await begun;
+    assert.equal(session.configuration.database, url, 'the launch takes the journal setting');
+    await until('the second notice in flight', async () => {
+      const r = await runItem(a, 'pg-dbg');
+      const s1 = r && (await shown(a, r.node))[1];
+      const [act] = s1 ? await shown(a, s1.node) : [];
+      return act && (act.node as ActionNode).action.status === 'in-flight';
+    }, 120_000);
+    assert.equal(await vscode.commands.executeCommand('logbook.killRun'), 'killed');
+    await ended;
+    const said = () => (dap?.messages ?? []).filter((x) => x.session.id === session.id && x.m.event === 'output').map((x) => (typeof x.m.body?.output === 'string' ? x.m.body.output : '')).join('');
+    await until('the crash report', () => /Killed the run/.test(said()) || undefined);
+    assert.match(said(), /Run pg-dbg died in step 2 "notify user 1"/);
+    assert.match(said(), /In doubt: notice\.send notice:pg-dbg:user1 was started but not committed/);
+    assert.equal(psql(server!, "SELECT status FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'started');
+  });
 });
