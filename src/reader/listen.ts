@@ -1,7 +1,10 @@
 // LISTEN on the PostgreSQL writers' channel, on a connection of the reader's own, reconnecting after any drop.
 // The store's connection blocks its caller; this one only waits, so a notification reaches the reader at once.
 
-import pg from 'pg';
+import type { Client } from 'pg';
+
+/** pg is loaded on first use: a reader of a SQLite journal never pays for it at start. */
+const loadPg = async (): Promise<typeof import('pg')> => (await import('pg')).default;
 
 export interface ListenerEvents {
   /** A writer announced a change (the payload is the run id; the reader reads what changed by sequence anyway). */
@@ -16,7 +19,7 @@ const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5000;
 
 export class PgListener {
-  private client: pg.Client | undefined;
+  private client: Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private retryMs = FIRST_RETRY_MS;
   private stopped = false;
@@ -47,6 +50,14 @@ export class PgListener {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     // The password, if any, comes from PGPASSWORD (or ~/.pgpass): the URL the extension passes never carries one.
+    let pg: typeof import('pg');
+    try {
+      pg = await loadPg();
+    } catch (err) {
+      this.events.problem(`the pg client could not load (${err instanceof Error ? err.message : String(err)}); polling instead of LISTEN.`);
+      return;
+    }
+    if (this.stopped) return;
     const c = new pg.Client({ connectionString: this.url, application_name: 'logbook-reader-listen', connectionTimeoutMillis: 10_000, keepAlive: true });
     this.client = c;
     c.on('notification', (m) => {
@@ -67,7 +78,7 @@ export class PgListener {
     this.set(true);
   }
 
-  private lost(c: pg.Client, err: unknown): void {
+  private lost(c: Client, err: unknown): void {
     if (this.client !== c) return;
     this.client = undefined;
     c.removeAllListeners('end');
