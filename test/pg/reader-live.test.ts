@@ -142,4 +142,33 @@ describe('journal reader process on PostgreSQL', function () {
     assert.deepEqual(page.runs.map((x) => [x.id, x.agent]), [['first', 'desk-agent']]);
     fs.writeFileSync(path.join(dir, 'release'), '');
   });
+
+  it('goes on after the server restarts (crash and recovery): the store reopens and LISTEN reconnects', async () => {
+    const url = pg.server.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const dir = tmpDir();
+    await heldRun(url, dir, 'before-restart');
+    writer?.kill('SIGKILL');
+    const r = startReader(NO_POLLING);
+    client = r.client;
+    await client.open(url);
+    const first = await until('the reader to LISTEN', () => pg.server.psql(`SELECT pid FROM pg_stat_activity WHERE ${LISTENER}`, db) || undefined);
+    pg.server.restartImmediate();
+    const second = await until('LISTEN again after the restart', () => {
+      const pid = pg.server.psql(`SELECT pid FROM pg_stat_activity WHERE ${LISTENER}`, db);
+      return pid && pid !== first ? pid : undefined;
+    });
+    assert.notEqual(second, first);
+    // A run written after the restart reaches the reader through the new LISTEN connection alone.
+    const seen = r.notices.length;
+    const lastSeq = Number(pg.server.psql('SELECT MAX(seq) FROM events', db));
+    await heldRun(url, tmpDir(), 'after-restart');
+    // Read by sequence (a lease check would name the run too, but at the old seq).
+    await until('a notice naming the new run', () => r.notices.slice(seen).some((n) => n.runs.includes('after-restart') && n.seq > lastSeq));
+    const page = await until('both runs listed', async () => {
+      const p = await client?.request('runs', { offset: 0, limit: 10 });
+      return p && p.total === 2 ? p : undefined;
+    });
+    assert.deepEqual(page.runs.map((x) => x.id).sort(), ['after-restart', 'before-restart']);
+  });
 });
