@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readEnvFile } from '../adapter/envFile';
 import { isPostgresUrl, urlHasPassword, urlPassword, withoutPassword } from '../shared/pgUrl';
-import { SETTINGS } from './ids';
+import { SETTINGS, paletteName } from './ids';
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
 
@@ -70,7 +70,7 @@ function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefine
       return {
         databasePath: undefined,
         envPassword: undefined,
-        databaseProblem: `The setting ${SETTINGS.section}.${SETTINGS.databasePath} holds a PostgreSQL URL with a password; settings files are often committed, so Agent Logbook does not use it. Remove the password from the URL (${withoutPassword(db)}) and run "Agent Logbook: Set Journal Password", or set PGPASSWORD in the environment VS Code starts with.`,
+        databaseProblem: `The setting ${SETTINGS.section}.${SETTINGS.databasePath} holds a PostgreSQL URL with a password; settings files are often committed, so Agent Logbook does not use it. Remove the password from the URL (${withoutPassword(db)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
       };
     }
     return { databasePath: db, databaseProblem: undefined, envPassword: undefined };

@@ -4,10 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { maskedEnv, readEnvFile } from '../adapter/envFile';
-import { isPostgresUrl } from '../shared/pgUrl';
+import { isPostgresUrl, urlHasPassword, withoutPassword } from '../shared/pgUrl';
 import { readConfig, settingsEnv } from './config';
 import type { Credentials } from './credentials';
-import { DEBUG_TYPE } from './ids';
+import { DEBUG_TYPE, paletteName } from './ids';
 import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import type { Log } from './log';
 import { agentLines } from './sourceIndex';
@@ -56,6 +56,12 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
     if (config.request === 'launch' && config.program === undefined) {
       const doc = activeScript();
       if (doc) config = { ...config, program: doc.fileName };
+    }
+    if (typeof config.database === 'string' && isPostgresUrl(config.database) && urlHasPassword(config.database)) {
+      void vscode.window.showErrorMessage(
+        `Agent Logbook: the launch configuration's "database" holds a PostgreSQL URL with a password; launch.json is often committed, so it is not used. Remove the password (${withoutPassword(config.database)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
+      );
+      return undefined;
     }
     const settings = readConfig();
     if (settings.databaseProblem && config.database === undefined) {

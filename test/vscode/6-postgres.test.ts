@@ -118,6 +118,16 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.match(tooltip, /Set Journal Password/);
     assert.match(tooltip, /PGPASSWORD/);
     assert.doesNotMatch(text(problem.item.label), new RegExp(WRITER_PW));
+    // Nor does a launch configuration get to carry one: the session does not start.
+    const database = `postgres://${WRITER}:${WRITER_PW}@127.0.0.1:${server?.port ?? 0}/${DB}`;
+    let begun = false;
+    const sub = vscode.debug.onDidStartDebugSession(() => (begun = true));
+    try {
+      assert.equal(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name: 'pw in launch', program: agentFile(), database }), false);
+    } finally {
+      sub.dispose();
+    }
+    assert.equal(begun, false);
   });
 
   it('browses the journal as the read-only role with passwords from secret storage, live while another process writes a run', async () => {
