@@ -50,6 +50,8 @@ let nudgeTimer: NodeJS.Timeout | undefined;
 let listener: PgListener | undefined;
 let lastPoll = 0;
 let lastOpenAttempt = 0;
+/** The last open of a PostgreSQL journal: it had no schema yet, or failed (the error answers requests for a while). */
+let lastOpen: { readonly empty: true } | { readonly empty: false; readonly error: unknown } | undefined;
 let lastProblem = '';
 
 function send(msg: unknown): void {
@@ -87,15 +89,20 @@ function ensureOpen(): Open | undefined {
     if (st.size === 0) return undefined;
     ino = st.ino;
   }
+  // A server that is down (or drops packets) is asked again only every PG_REOPEN_MS, not on every request of the tree.
+  if (shared && lastOpen && !lastOpen.empty && Date.now() - lastOpenAttempt < PG_REOPEN_MS) throw lastOpen.error;
   lastOpenAttempt = Date.now();
   let store: Store;
   try {
     store = openStore(target, { readonly: true });
   } catch (err) {
     // A database no run has migrated yet reads as empty, like a journal file not created yet.
-    if (shared && err instanceof LogbookError && err.code === ErrorCodes.DB_OPEN_FAILED) return undefined;
+    const empty = shared && err instanceof LogbookError && err.code === ErrorCodes.DB_OPEN_FAILED;
+    if (shared) lastOpen = empty ? { empty: true } : { empty: false, error: err };
+    if (empty) return undefined;
     throw err;
   }
+  lastOpen = undefined;
   try {
     if (store.db.schemaVersion() === 0) {
       store.close();
@@ -110,6 +117,15 @@ function ensureOpen(): Open | undefined {
   }
 }
 
+/**
+ * Whether to try opening a PostgreSQL journal again now: a database without a schema yet is opened when LISTEN tells
+ * that a writer committed (its first run migrates it), else on the safety schedule; a failed open every PG_REOPEN_MS.
+ */
+function reopenDue(): boolean {
+  const every = lastOpen?.empty && listener?.isListening ? PG_SAFETY_MS : PG_REOPEN_MS;
+  return every > 0 && Date.now() - lastOpenAttempt >= every;
+}
+
 /** Whether to read the data version now: SQLite always (it is a local read); PostgreSQL when told, or on schedule. */
 function pollDue(nudged: boolean): boolean {
   if (!shared || nudged) return true;
@@ -121,7 +137,7 @@ function tick(withLeases: boolean, nudged = false): void {
   try {
     if (!target) return;
     if (!current) {
-      if (shared && !nudged && Date.now() - lastOpenAttempt < PG_REOPEN_MS) return;
+      if (shared && !nudged && !reopenDue()) return;
       if (ensureOpen()) notify({ event: 'changed', runs: [], structure: true, seq: 0 });
       return;
     }
@@ -199,6 +215,7 @@ function handle(method: Method, raw: unknown): unknown {
       target = next;
       shared = pg;
       lastOpenAttempt = 0;
+      lastOpen = undefined;
       stopWatch = pg ? listen(next) : watchFolder(next, nudge);
     }
     return { exists: ensureOpen() !== undefined, file: pg ? redactUrl(next) : next };

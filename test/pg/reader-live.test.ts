@@ -171,4 +171,32 @@ describe('journal reader process on PostgreSQL', function () {
     });
     assert.deepEqual(page.runs.map((x) => x.id).sort(), ['after-restart', 'before-restart']);
   });
+
+  it('answers with the storage error while the server is down, and serves the journal again once it is back', async () => {
+    const url = pg.server.createDatabase();
+    const dir = tmpDir();
+    await heldRun(url, dir, 'outage');
+    writer?.kill('SIGKILL');
+    const r = startReader(NO_POLLING);
+    client = r.client;
+    await client.open(url);
+    assert.equal((await client.request('runs', { offset: 0, limit: 10 })).total, 1);
+    pg.server.stop('fast');
+    try {
+      await assert.rejects(client.request('runs', { offset: 0, limit: 10 }), (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'LB_DB_UNREACHABLE', e.message);
+        return true;
+      });
+    } finally {
+      pg.server.start();
+    }
+    const page = await until('the journal served again', async () => {
+      try {
+        return await client?.request('runs', { offset: 0, limit: 10 });
+      } catch {
+        return undefined;
+      }
+    });
+    assert.deepEqual(page.runs.map((x) => [x.id, x.status]), [['outage', 'interrupted']]);
+  });
 });
