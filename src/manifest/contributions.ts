@@ -79,7 +79,7 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
+        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
       },
       virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk, or a PostgreSQL server the editor\'s machine reaches.' },
     },
