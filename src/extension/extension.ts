@@ -144,7 +144,8 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
 
 /** A PostgreSQL journal that refused the password: say where VS Code keeps one. */
 function withPasswordHint(err: unknown): unknown {
-  if (!(err instanceof ReaderError) || err.code !== 'LB_DB_AUTH') return err;
+  // pg reports a missing password (the server asked for one) without a SQLSTATE: recognise its words too.
+  if (!(err instanceof ReaderError) || (err.code !== 'LB_DB_AUTH' && !/client password must be a string|password authentication failed/i.test(err.message))) return err;
   return new ReaderError(err.code, `${err.message} In VS Code: run "${paletteName('setJournalPassword')}" (for the role in ${SETTINGS.section}.${SETTINGS.readerRole}, when set).`);
 }
 

@@ -134,6 +134,14 @@ describe('the sidebar on a PostgreSQL journal', function () {
     const a = await api();
     await config().update('databasePath', url, vscode.ConfigurationTarget.Workspace);
     await config().update('readerRole', VIEWER, vscode.ConfigurationTarget.Workspace);
+    // No password stored yet: the server refuses the viewer, and the tree says where its password goes.
+    const refused = await until('the refused login in the tree', async () => {
+      a.model.refreshAll();
+      const msg = (await shown(a)).find((s) => s.node.kind === 'message');
+      const tip = msg && (typeof msg.item.tooltip === 'string' ? msg.item.tooltip : (msg.item.tooltip?.value ?? ''));
+      return tip && /Set Journal Password/.test(tip) ? tip : undefined;
+    });
+    assert.match(refused, /logbook\.readerRole/);
     assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'writer', password: WRITER_PW }), 'stored');
     assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'reader', password: VIEWER_PW }), 'stored');
 
