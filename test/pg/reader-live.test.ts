@@ -97,6 +97,17 @@ describe('journal reader process on PostgreSQL', function () {
     assert.deepEqual(await client.open(url), { exists: true, file: url });
     await until('the reader to LISTEN', () => pg.server.psql(`SELECT COUNT(*) FROM pg_stat_activity WHERE ${LISTENER}`, db) === '1');
     await seesRunFinish(r, url, dir, 'listened');
+
+    // Every view of the tree reads the same from PostgreSQL as from a file.
+    const acts = await client.request('actions', { runId: 'listened', stepIdx: 1, afterSeq: 0, limit: 10 });
+    assert.deepEqual(acts.actions.map((x) => [x.id, x.status]), [['notice:listened:user1', 'committed']]);
+    assert.equal((await client.request('action', { runId: 'listened', actionId: 'notice:listened:user1' }))?.result, '{"sent":"user1"}');
+    assert.deepEqual(JSON.parse((await client.request('checkpoint', { runId: 'listened', stepIdx: 2 }))?.json ?? 'null'), { run: 'listened', step: 2, name: 'notify user 2', status: 'completed', result: { sent: 'user2' }, error: null });
+    assert.deepEqual((await client.request('timeline', { runId: 'listened' }))?.attempts.map((x) => x.attempt), [1]);
+    const script = await client.request('scriptStatus', { script: AGENT, stepPatterns: [{ id: 'notify', regex: '^notify user' }], actionTypes: ['notice.send'] });
+    assert.equal(script.run?.id, 'listened');
+    assert.deepEqual(script.steps, { notify: { completed: 3 } });
+    assert.deepEqual(script.actions, { 'notice.send': { committed: 3 } });
   });
 
   it('falls back to polling the newest event when LISTEN is off', async () => {
