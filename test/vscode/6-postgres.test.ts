@@ -173,7 +173,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.deepEqual(loaded, [], 'the extension host loaded no database driver');
   });
 
-  it('approves a gated action from the tree: the decision lands in PostgreSQL, as the writer role', async () => {
+  it('approves a gated action from the tree, then compensates the run: both land in PostgreSQL, as the writer role', async () => {
     const a = await api();
     const writer = runAgent('pg-pay', { items: 1, pay: true });
     await until('the writer to stop at the gate', () => writer.exitCode !== null || undefined, 120_000);
@@ -192,6 +192,12 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(psql(server!, "SELECT approval || ' ' || COALESCE(approval_note, '') FROM actions WHERE run_id = 'pg-pay' AND type = 'payment.charge'", DB), 'approved approved on postgres');
     assert.equal(psql(server!, "SELECT status FROM runs WHERE id = 'pg-pay'", DB), 'completed');
     await until('completed in the tree', async () => /^completed/.test(String((await runItem(a, 'pg-pay'))?.item.description)));
+
+    const comp = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.compensateRun', 'pg-pay', { confirm: false });
+    assert.equal(comp.code, 0, `${comp.stdout}\n${comp.stderr}`);
+    assert.equal(psql(server!, "SELECT status FROM runs WHERE id = 'pg-pay'", DB), 'compensated');
+    assert.equal(psql(server!, "SELECT string_agg(compensation, ',' ORDER BY seq) FROM actions WHERE run_id = 'pg-pay'", DB), 'committed,committed');
+    await until('compensated in the tree', async () => /^compensated/.test(String((await runItem(a, 'pg-pay'))?.item.description)));
   });
 
   it('resumes a killed run in the debugger from the tree: the adapter and its runner reach PostgreSQL with the stored password', async () => {
@@ -233,7 +239,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(psql(server!, "SELECT reconciliation FROM actions WHERE run_id = 'pg-kill' AND step_idx = 1", DB), 'verified-absent');
   });
 
-  it('debugs a new run on the journal setting, and after Kill Run reads where it died from PostgreSQL', async () => {
+  it('debugs a new run on the journal setting, reads where Kill Run left it from PostgreSQL, and takes a decision from the tree', async () => {
     const a = await api();
     unrelease();
     const name = 'pg debug kill';
@@ -255,5 +261,12 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.match(said(), /Run pg-dbg died in step 2 "notify user 1"/);
     assert.match(said(), /In doubt: notice\.send notice:pg-dbg:user1 was started but not committed/);
     assert.equal(psql(server!, "SELECT status FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'started');
+
+    // A person decides the in-doubt notice from the tree: the CLI resumes the run with that decision, in PostgreSQL.
+    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.decideHappened', { runId: 'pg-dbg', actionId: 'notice:pg-dbg:user1' });
+    assert.equal(decided.code, 0, `${decided.stdout}\n${decided.stderr}`);
+    assert.equal(decided.json.status, 'completed');
+    assert.equal(psql(server!, "SELECT status || ' ' || decision || ' ' || executions FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'committed happened 1');
+    await until('completed in the tree', async () => /^completed/.test(String((await runItem(a, 'pg-dbg'))?.item.description)));
   });
 });
