@@ -51,9 +51,14 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   let reader = newReader();
   const readerProxy: ReaderSource = {
     // A refused journal setting is the tree's problem line, like a reader that cannot open the journal.
-    request: (m, p) => (config.databaseProblem ? Promise.reject(new Error(config.databaseProblem)) : reader.request(m, p).catch((err: unknown) => {
-            throw withPasswordHint(err);
-          })),
+    request: async (m, p) => {
+      if (config.databaseProblem) throw new Error(config.databaseProblem);
+      try {
+        return await reader.request(m, p);
+      } catch (err) {
+        throw withPasswordHint(err);
+      }
+    },
   };
   const model = new TreeModel(readerProxy);
   const provider = new RunsTreeProvider(model);
