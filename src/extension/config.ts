@@ -3,21 +3,10 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readEnvFile } from '../adapter/envFile';
-import { isPostgresUrl, urlHasPassword, urlPassword, withoutPassword } from '../shared/pgUrl';
-import { SETTINGS, paletteName } from './ids';
+import { SETTINGS } from './ids';
+import { resolveJournalSetting, type JournalSetting } from './journalSetting';
 
-export const DEFAULT_DB = path.join('.logbook', 'journal.db');
-
-export interface LogbookConfig {
-  /**
-   * The journal: an absolute SQLite path, or a postgres:// URL without a password; undefined when no folder is open
-   * for a relative path, or when the setting is refused (see `databaseProblem`).
-   */
-  readonly databasePath: string | undefined;
-  /** Why the journal setting is refused (a password in it), said to the person instead of opening anything. */
-  readonly databaseProblem: string | undefined;
-  /** The password $LOGBOOK_DB of the editor's environment carried, when the journal came from there. */
-  readonly envPassword: string | undefined;
+export interface LogbookConfig extends JournalSetting {
   /** `logbook.readerRole`: the PostgreSQL role the sidebar's reader connects as (read-only), when set. */
   readonly readerRole: string | undefined;
   /** The Node that runs the reader, the CLI and the debug adapter. */
@@ -52,31 +41,10 @@ export function readConfig(): LogbookConfig {
   };
 }
 
-type Target = Pick<LogbookConfig, 'databasePath' | 'databaseProblem' | 'envPassword'>;
-
-/**
- * The journal the settings name; with no setting of its own, a postgres:// $LOGBOOK_DB of the editor's environment
- * (a file path there stays the CLI's business: the sidebar keeps the workspace's file). A password is allowed there (the environment is a place for credentials) but refused in settings files.
- */
-function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefined): Target {
+/** The journal setting as the user, workspace or folder settings give it (not the manifest's default). */
+function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefined): JournalSetting {
   const own = c.inspect<string>(SETTINGS.databasePath);
-  const set = own?.workspaceFolderValue ?? own?.workspaceValue ?? own?.globalValue;
-  const env = process.env.LOGBOOK_DB;
-  const fromEnv = !set && env && isPostgresUrl(env) ? env : undefined;
-  const db = set || fromEnv || DEFAULT_DB;
-  if (isPostgresUrl(db)) {
-    if (fromEnv) return { databasePath: withoutPassword(db), databaseProblem: undefined, envPassword: urlPassword(db) };
-    if (urlHasPassword(db)) {
-      return {
-        databasePath: undefined,
-        envPassword: undefined,
-        databaseProblem: `The setting ${SETTINGS.section}.${SETTINGS.databasePath} holds a PostgreSQL URL with a password; settings files are often committed, so Agent Logbook does not use it. Remove the password from the URL (${withoutPassword(db)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
-      };
-    }
-    return { databasePath: db, databaseProblem: undefined, envPassword: undefined };
-  }
-  const expanded = db.replace(/\$\{workspaceFolder\}/g, root ?? '');
-  return { databasePath: path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined, databaseProblem: undefined, envPassword: undefined };
+  return resolveJournalSetting(own?.workspaceFolderValue ?? own?.workspaceValue ?? own?.globalValue, process.env.LOGBOOK_DB, root);
 }
 
 /**
