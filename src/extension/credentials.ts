@@ -1,14 +1,12 @@
 // Passwords for a PostgreSQL journal: kept in VS Code's SecretStorage (or the editor's environment), handed to child processes as PGPASSWORD only.
 
 import * as vscode from 'vscode';
-import { credentialKey, isPostgresUrl, urlUser, withUser } from '../shared/pgUrl';
+import { credentialKey, isPostgresUrl, urlUser } from '../shared/pgUrl';
 import type { LogbookConfig } from './config';
 import { SETTINGS } from './ids';
+import { journalFor, passwordEnv, type JournalUse } from './journalSetting';
 
 const SECRET_PREFIX = 'logbook.journalPassword:';
-
-/** Who connects to the journal: the reader process (as the read-only role, when one is set) or the writers. */
-export type JournalUse = 'reader' | 'writer';
 
 export interface SetPasswordOptions {
   /** The password to store ('' deletes it); without one, an input box asks. */
@@ -25,25 +23,14 @@ export class Credentials {
     return this.secrets.onDidChange;
   }
 
-  /** The journal as `use` connects to it: the reader as the read-only role when one is set. Never holds a password. */
+  /** The journal as `use` connects to it (see journalFor): never holds a password. */
   target(c: LogbookConfig, use: JournalUse): string | undefined {
-    const db = c.databasePath;
-    if (db === undefined || !isPostgresUrl(db) || use === 'writer' || !c.readerRole) return db;
-    return withUser(db, c.readerRole);
+    return journalFor(c, c.readerRole, use);
   }
 
-  /**
-   * PGPASSWORD for a child process that connects to `target`: the stored password of its role, else the one
-   * $LOGBOOK_DB carried (for its own user only). With neither, nothing: the child inherits the editor's PGPASSWORD,
-   * or the pg client reads ~/.pgpass.
-   */
-  async env(c: LogbookConfig, target: string | undefined): Promise<Record<string, string>> {
-    if (target === undefined || !isPostgresUrl(target)) return {};
-    const stored = await this.secrets.get(SECRET_PREFIX + credentialKey(target));
-    if (stored !== undefined) return { PGPASSWORD: stored };
-    const main = c.databasePath;
-    if (c.envPassword !== undefined && main !== undefined && urlUser(main) === urlUser(target)) return { PGPASSWORD: c.envPassword };
-    return {};
+  /** PGPASSWORD for a child process that connects to `target` (see passwordEnv). */
+  env(c: LogbookConfig, target: string | undefined): Promise<Record<string, string>> {
+    return passwordEnv(c, target, (key) => this.secrets.get(SECRET_PREFIX + key));
   }
 
   /** "Logbook: Set Journal Password": stores (or with '' deletes) the password of the journal's role or the reader's. */

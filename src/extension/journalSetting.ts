@@ -1,7 +1,7 @@
 // Which journal the settings name, and why one is refused: pure, so it is tested without VS Code.
 
 import * as path from 'node:path';
-import { isPostgresUrl, urlHasPassword, urlPassword, withoutPassword } from '../shared/pgUrl';
+import { credentialKey, isPostgresUrl, urlHasPassword, urlPassword, urlUser, withUser, withoutPassword } from '../shared/pgUrl';
 import { SETTINGS, paletteName } from './ids';
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
@@ -40,4 +40,28 @@ export function resolveJournalSetting(set: string | undefined, envDb: string | u
   }
   const expanded = db.replace(/\$\{workspaceFolder\}/g, root ?? '');
   return { databasePath: path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined, databaseProblem: undefined, envPassword: undefined };
+}
+
+/** Who connects to the journal: the reader process (as the read-only role, when one is set) or the writers. */
+export type JournalUse = 'reader' | 'writer';
+
+/** The journal as `use` connects to it: the reader as `readerRole` when one is set. Never holds a password. */
+export function journalFor(s: JournalSetting, readerRole: string | undefined, use: JournalUse): string | undefined {
+  const db = s.databasePath;
+  if (db === undefined || !isPostgresUrl(db) || use === 'writer' || !readerRole) return db;
+  return withUser(db, readerRole);
+}
+
+/**
+ * PGPASSWORD for a child process that connects to `target`: the stored password of its role (`stored` looks one up
+ * by credentialKey), else the one $LOGBOOK_DB carried (for its own user only). With neither, nothing: the child
+ * inherits the editor's PGPASSWORD, or the pg client reads ~/.pgpass.
+ */
+export async function passwordEnv(s: JournalSetting, target: string | undefined, stored: (key: string) => PromiseLike<string | undefined>): Promise<Record<string, string>> {
+  if (target === undefined || !isPostgresUrl(target)) return {};
+  const secret = await stored(credentialKey(target));
+  if (secret !== undefined) return { PGPASSWORD: secret };
+  const main = s.databasePath;
+  if (s.envPassword !== undefined && main !== undefined && urlUser(main) === urlUser(target)) return { PGPASSWORD: s.envPassword };
+  return {};
 }

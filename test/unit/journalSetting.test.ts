@@ -3,7 +3,7 @@
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { resolveJournalSetting } from '../../src/extension/journalSetting';
+import { journalFor, passwordEnv, resolveJournalSetting } from '../../src/extension/journalSetting';
 
 describe('the journal setting (extension)', () => {
   const root = path.join(path.sep, 'ws');
@@ -36,5 +36,27 @@ describe('the journal setting (extension)', () => {
     assert.equal(resolveJournalSetting('', 'postgres://ann@db.example/logbook', root).databasePath, 'postgres://ann@db.example/logbook');
     // An explicit setting wins over the environment.
     assert.equal(resolveJournalSetting('.logbook/mine.db', 'postgres://ann@db.example/logbook', root).databasePath, path.join(root, '.logbook', 'mine.db'));
+  });
+
+  it('connects the reader as the read-only role and the writers as the URL\'s user', () => {
+    const s = resolveJournalSetting('postgres://ann@db.example:5433/logbook?sslmode=require', undefined, root);
+    assert.equal(journalFor(s, 'viewer', 'reader'), 'postgres://viewer@db.example:5433/logbook?sslmode=require');
+    assert.equal(journalFor(s, 'viewer', 'writer'), 'postgres://ann@db.example:5433/logbook?sslmode=require');
+    assert.equal(journalFor(s, undefined, 'reader'), 'postgres://ann@db.example:5433/logbook?sslmode=require');
+    const file = resolveJournalSetting(undefined, undefined, root);
+    assert.equal(journalFor(file, 'viewer', 'reader'), file.databasePath, 'a SQLite journal has no roles');
+  });
+
+  it('hands each child the password of its own role: stored first, else $LOGBOOK_DB\'s for its user, else none', async () => {
+    const stored = new Map([['postgres://viewer@db.example:5432/logbook', 'v-pw']]);
+    const lookup = (key: string): Promise<string | undefined> => Promise.resolve(stored.get(key));
+    const fromEnv = resolveJournalSetting(undefined, 'postgres://ann:env-pw@db.example/logbook', root);
+    assert.deepEqual(await passwordEnv(fromEnv, journalFor(fromEnv, 'viewer', 'reader'), lookup), { PGPASSWORD: 'v-pw' });
+    assert.deepEqual(await passwordEnv(fromEnv, journalFor(fromEnv, 'viewer', 'writer'), lookup), { PGPASSWORD: 'env-pw' });
+    // The environment's password is ann's: another role gets none of it (its child inherits PGPASSWORD or ~/.pgpass).
+    assert.deepEqual(await passwordEnv(fromEnv, journalFor(fromEnv, 'auditor', 'reader'), lookup), {});
+    stored.set('postgres://ann@db.example:5432/logbook', 'stored-pw');
+    assert.deepEqual(await passwordEnv(fromEnv, journalFor(fromEnv, undefined, 'writer'), lookup), { PGPASSWORD: 'stored-pw' });
+    assert.deepEqual(await passwordEnv(resolveJournalSetting(undefined, undefined, root), path.join(root, 'j.db'), lookup), {});
   });
 });
