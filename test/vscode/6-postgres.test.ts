@@ -41,8 +41,10 @@ function stopServer(s: Server): void {
 }
 
 function psql(s: Server, sql: string, database = 'postgres'): string {
-  const bin = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))[0] ?? '';
-  const r = spawnSync(path.join('/usr/lib/postgresql', bin, 'bin', 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(s.port), '-U', 'postgres', '-d', database, '-c', sql], { encoding: 'utf8' });
+  // Where scripts/pg-server.mjs finds the binaries: $LOGBOOK_PG_BIN, else Debian's newest /usr/lib/postgresql/N/bin.
+  const version = fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))[0] : undefined;
+  const bin = process.env.LOGBOOK_PG_BIN ?? (version ? path.join('/usr/lib/postgresql', version, 'bin') : '');
+  const r = spawnSync(path.join(bin, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(s.port), '-U', 'postgres', '-d', database, '-c', sql], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`psql: ${r.stderr}`);
   return r.stdout.trim();
 }
