@@ -13,7 +13,8 @@ const common = {
   format: 'cjs',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['better-sqlite3', 'esbuild', 'vscode'],
+  // pg: the reader's LISTEN client and the store's worker thread load it from node_modules (staged into the VSIX).
+  external: ['better-sqlite3', 'esbuild', 'vscode', 'pg', 'pg-native'],
   logLevel: 'warning',
   absWorkingDir: root,
 };

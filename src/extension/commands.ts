@@ -8,6 +8,7 @@ import type { ActionDisplay, RunDto } from '../reader/protocol';
 import { ACTION_WORDS } from '../reader/protocol';
 import { cliProblem, runCli, type CliResult } from './cli';
 import { readConfig, settingsEnv } from './config';
+import type { Credentials, SetPasswordOptions } from './credentials';
 import { agentLaunch } from './debug';
 import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import { COMMANDS, DEBUG_TYPE, RUNS_VIEW, type CommandKey } from './ids';
@@ -29,6 +30,7 @@ export interface CommandDeps {
   readonly view: vscode.TreeView<Node>;
   readonly sessions: Sessions;
   readonly openTimeline: (runId: string) => Promise<unknown>;
+  readonly credentials: Credentials;
 }
 
 /** The policy's answers, carried by the reader: the same the tree's menus use. */
@@ -61,6 +63,7 @@ export class Commands {
       loadMore: (a) => this.d.model.loadMore(a as MoreNode),
       runAgent: (a) => this.runAgent(a),
       debugAgent: (a) => this.debugAgent(a),
+      setJournalPassword: (o) => this.d.credentials.setPassword(readConfig(), options(o) as SetPasswordOptions),
     };
   }
 
@@ -70,10 +73,13 @@ export class Commands {
     return false;
   }
 
-  private cli(args: string[]): Promise<CliResult> {
+  /** The CLI against the journal setting: a PostgreSQL URL goes on its command line without a password, which goes in PGPASSWORD. */
+  private async cli(args: string[]): Promise<CliResult> {
     const c = readConfig();
+    if (c.databaseProblem) throw new Error(c.databaseProblem);
     if (!c.databasePath) throw new Error('Open a folder first: the journal lives in the workspace.');
-    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, env: settingsEnv(c), log: (l, m) => this.d.log[l](m) }, args);
+    const env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.databasePath)) };
+    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, env, log: (l, m) => this.d.log[l](m) }, args);
   }
 
   private async withProgress(title: string, args: string[]): Promise<CliResult> {
@@ -339,14 +345,15 @@ export class Commands {
   }
 
   /** A new run of the agent by the CLI, in a terminal (like "Run Python File"): no debugger, the journal as always. */
-  runAgent(arg: unknown): vscode.Terminal | undefined {
+  async runAgent(arg: unknown): Promise<vscode.Terminal | undefined> {
     if (!this.trusted('run an agent script')) return undefined;
     const file = this.agentFile(arg);
     const c = readConfig();
+    if (c.databaseProblem) void vscode.window.showErrorMessage(`Agent Logbook: ${c.databaseProblem}`);
     if (!file || !c.databasePath) return undefined;
     let env: Record<string, string>;
     try {
-      env = settingsEnv(c);
+      env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.databasePath)) };
     } catch (err) {
       void vscode.window.showErrorMessage(`Agent Logbook: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;

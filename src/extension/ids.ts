@@ -12,6 +12,7 @@ export { COMMANDS, COMMAND_CATEGORY, paletteName, type CommandKey } from '../man
 export const SETTINGS = {
   section: 'logbook',
   databasePath: 'databasePath',
+  readerRole: 'readerRole',
   runtimeExecutable: 'runtimeExecutable',
   autoRefresh: 'autoRefresh',
   envFile: 'envFile',

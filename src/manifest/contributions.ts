@@ -82,9 +82,9 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
+        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
       },
-      virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk.' },
+      virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk, or a PostgreSQL server the editor\'s machine reaches.' },
     },
     contributes: {
       debuggers: [
@@ -122,7 +122,15 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             type: 'string',
             default: '.logbook/journal.db',
             scope: 'resource',
-            markdownDescription: 'The journal file, relative to the workspace folder (or absolute). `${workspaceFolder}` is expanded.',
+            markdownDescription:
+              'The journal: a SQLite file, relative to the workspace folder (or absolute; `${workspaceFolder}` is expanded), or a shared PostgreSQL journal as `postgres://user@host:port/database` **without a password** (a URL with one is refused: settings files are often committed). The password comes from the command **Agent Logbook: Set Journal Password** (VS Code\'s secret storage), or `PGPASSWORD` / `~/.pgpass` of the environment VS Code starts in. Left empty, a `postgres://` `$LOGBOOK_DB` of that environment is used.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.readerRole}`]: {
+            type: 'string',
+            default: '',
+            scope: 'resource',
+            markdownDescription:
+              'A read-only PostgreSQL role the sidebar\'s journal reader connects as (same server and database as `#logbook.databasePath#`). Resume, decide, approve and compensate still connect as the URL\'s user. Its password is set with **Agent Logbook: Set Journal Password**.',
           },
           [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`]: {
             type: 'string',
