@@ -1,8 +1,9 @@
-// The commands that live in their own modules (plan, rehearse, delete): main.ts dispatches to them by name.
+// The commands that live in their own modules (plan, rehearse, delete, worker): main.ts dispatches to them by name.
 
 import { rehearseCommand } from '../rehearse/command';
 import type { CommandModule } from './command';
 import { planCommand } from './plan';
 import { deleteCommand } from './delete';
+import { workerCommand } from './worker';
 
-export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand];
+export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand, workerCommand];
