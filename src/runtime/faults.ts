@@ -129,7 +129,7 @@ export function targetsAction(point: FaultPoint): boolean {
  * Refuses, before anything runs, a crash spec at an action phase whose target is no action type the loaded script
  * defines (a typo would otherwise run the whole agent, real effects included, and never crash).
  */
-export function checkCrashTargets(specs: readonly CrashSpec[], actionTypes: readonly string[], runTimePrefixes: Iterable<string> = []): void {
+export function checkCrashTargets(specs: readonly CrashSpec[], actionTypes: readonly string[], runTimePrefixes: Iterable<string> = [], where = '--crash-at'): void {
   const later = [...runTimePrefixes];
   for (const s of specs) {
     if (!targetsAction(s.point) || actionTypes.includes(s.target)) continue;
@@ -138,7 +138,7 @@ export function checkCrashTargets(specs: readonly CrashSpec[], actionTypes: read
     const near = actionTypes.filter((t) => t.toLowerCase().includes(s.target.toLowerCase()) || s.target.toLowerCase().includes(t.toLowerCase()));
     throw new LogbookError(
       ErrorCodes.CRASH_TARGET_UNKNOWN,
-      `--crash-at ${formatCrashSpec(s)}: the script defines no action type ${JSON.stringify(s.target)}, so this crash point could never be reached. Nothing was run.`,
+      `${where} ${formatCrashSpec(s)}: the script defines no action type ${JSON.stringify(s.target)}, so this crash point could never be reached. Nothing was run.`,
       `Use one of the script's action types${near.length ? ` (did you mean ${near.map((t) => JSON.stringify(t)).join(' or ')}?)` : ''}: ${actionTypes.map((t) => JSON.stringify(t)).join(', ') || '(none defined)'}; a step name goes with a step phase (@before, @after-checkpoint).`,
       { target: s.target, known: actionTypes },
     );

@@ -32,6 +32,14 @@ describe('dap: launch failures and process control', function () {
     } finally {
       await u.close();
     }
+    const v = await open();
+    try {
+      const msg = await v.launchFails({ program: EMAIL, crashAt: 'emial.send@after-start' });
+      assert.match(msg, /attribute "crashAt": emial\.send#1@after-start: the script defines no action type "emial\.send", so this crash point could never be reached\. Nothing was run\./);
+      assert.match(msg, /Use one of the script.s action types: "email\.send"/);
+    } finally {
+      await v.close();
+    }
   });
 
   it('a program that does not exist', async () => {
