@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { defineAgent, openStore, resumeRun, startRun } from '../src/runtime';
 import { median, nowUs } from './measure';
 import { deliver, makeState } from './workload';
+import { sqliteOf } from '../src/runtime/store/sqlite';
 
 const [mode, db, nodesArg, bytesArg, atArg] = process.argv.slice(2);
 const N = Number(nodesArg);
@@ -19,8 +20,8 @@ function out(obj: Record<string, unknown>): void {
 
 const store = openStore(db ?? 'peer.db');
 const settings = (): Record<string, unknown> => ({
-  synchronous: store.db.pragma('synchronous', { simple: true }),
-  journalMode: store.db.pragma('journal_mode', { simple: true }),
+  synchronous: sqliteOf(store.db).pragma('synchronous', { simple: true }),
+  journalMode: sqliteOf(store.db).pragma('journal_mode', { simple: true }),
   sqlite: (store.db.prepare('select sqlite_version() AS v').get() as { v: string }).v,
   durability: 'full',
 });

@@ -7,6 +7,7 @@ import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { parseCrashSpec } from '../runtime/faults';
 import { ENGLISH } from '../shared/zodEnglish';
 import { readEnvFile } from './envFile';
+import { resolveTarget } from '../shared/journalTarget';
 import type { RunnerConfig } from '../link/protocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -97,7 +98,7 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
     throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The program ${program} does not exist (attribute "program", resolved from cwd ${cwd}).`, 'Fix "program" in launch.json: the path of the agent script.', { script: program });
   }
   const env = { ...(cfg.envFile !== undefined ? readEnvFile(path.resolve(cwd, cfg.envFile), 'attribute "envFile"') : {}), ...cfg.env };
-  const database = path.resolve(cwd, cfg.database ?? env.LOGBOOK_DB ?? baseEnv.LOGBOOK_DB ?? path.join('.logbook', 'journal.db'));
+  const database = resolveTarget(cfg.database ?? env.LOGBOOK_DB ?? baseEnv.LOGBOOK_DB ?? path.join('.logbook', 'journal.db'), cwd);
   if (cfg.input !== undefined && cfg.inputFile !== undefined) throw bad('"input" and "inputFile" are both set', 'Keep one of them.');
   const crashAt = cfg.crashAt === undefined ? [] : Array.isArray(cfg.crashAt) ? cfg.crashAt : [cfg.crashAt];
   for (const spec of crashAt) {

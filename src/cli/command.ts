@@ -1,7 +1,7 @@
 // What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
 
 import * as path from 'node:path';
-import { DEFAULT_DB } from '../runtime/store';
+import { DEFAULT_DB, resolveTarget } from '../runtime/store';
 
 export interface Io {
   out(line: string): void;
@@ -15,7 +15,7 @@ export interface CommandModule {
   run(args: string[], io: Io): Promise<number>;
 }
 
-/** The journal file: --db, else $LOGBOOK_DB, else .logbook/journal.db under the working directory. */
+/** The journal: --db, else $LOGBOOK_DB, else .logbook/journal.db under the working directory (a postgres:// URL as given). */
 export function dbPath(flag: unknown): string {
-  return path.resolve(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
+  return resolveTarget(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
 }

@@ -2,8 +2,8 @@
 
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
-import * as path from 'node:path';
-import { DEFAULT_DB, openStore } from '../runtime/store';
+import { openStore } from '../runtime/store';
+import { dbPath } from './command';
 import { leaseIsLive } from '../runtime/store/owner';
 import type { CommandModule } from './command';
 
@@ -19,7 +19,7 @@ export const deleteCommand: CommandModule = {
     }
     const [runId, ...extra] = parsed.positionals;
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook delete <run-id>`.');
-    const store = openStore(path.resolve(parsed.values.db ?? process.env.LOGBOOK_DB ?? DEFAULT_DB));
+    const store = openStore(dbPath(parsed.values.db));
     try {
       const counts = { steps: 0, actions: 0, events: 0 };
       const tx = store.db.transaction(() => {

@@ -56,7 +56,7 @@ function ensureOpen(): Open | undefined {
   if (st.size === 0) return undefined;
   const store = openStore(file, { readonly: true });
   try {
-    const version = store.db.pragma('user_version', { simple: true }) as number;
+    const version = store.db.schemaVersion();
     if (version === 0) {
       store.close();
       return undefined;

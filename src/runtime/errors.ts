@@ -67,6 +67,10 @@ const CODES = {
   DB_EMPTY:            { code: 'LB_DB_EMPTY', exit: EXIT.usage },
   /** Any other I/O error of the journal (a corrupt page found mid-run, EIO). */
   DB_IO:               { code: 'LB_DB_IO', exit: EXIT.storage },
+  /** The PostgreSQL journal's server cannot be reached, or went away mid-run (refused, reset, shut down, timed out). */
+  DB_UNREACHABLE:      { code: 'LB_DB_UNREACHABLE', exit: EXIT.storage },
+  /** The PostgreSQL server refused the connection's role, password or database. */
+  DB_AUTH:             { code: 'LB_DB_AUTH', exit: EXIT.storage },
   /** A --crash-at spec that names an action type the loaded script does not define. */
   CRASH_TARGET_UNKNOWN: { code: 'LB_CRASH_TARGET_UNKNOWN', exit: EXIT.usage },
   /** A journaled model call's parameters (prompt, tools, settings) changed since it was recorded. */

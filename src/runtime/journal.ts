@@ -8,7 +8,7 @@ import { compensateRun } from './compensate';
 import type { CompensationReport, RunOutcome } from './outcomes';
 import { fromJournalJson } from './json';
 import type { InferInput, StandardSchema } from './schema';
-import { openStore, DEFAULT_DB, type Store } from './store';
+import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
 import type { RunRow } from './store/rows';
 import type { Decision, RunStatus } from './types';
 
@@ -110,7 +110,7 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     if (seen && seen !== a) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `openJournal: two different agents are named ${JSON.stringify(a.name)}.`, 'Give each agent its own name: runs find their agent by it.');
     agents.set(a.name, a as AgentDefinition);
   }
-  const store: Store = openStore(path.resolve(opts.file ?? DEFAULT_DB));
+  const store: Store = openStore(resolveTarget(opts.file ?? DEFAULT_DB));
   const role = opts.role ?? 'api';
   const engine = { role, ...(opts.log ? { log: opts.log } : {}) };
 

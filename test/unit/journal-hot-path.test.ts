@@ -13,6 +13,7 @@ import { currentOwner } from '../../src/runtime/store/owner';
 import { buildJournal } from '../../bench/journalBuilder';
 import { JOURNAL_AGENT, journalAgent, journalSend, probe } from '../../bench/journalAgent';
 import { tmpDir } from '../helpers';
+import { sqliteOf } from '../../src/runtime/store/sqlite';
 
 const quiet = { log: () => undefined };
 
@@ -419,9 +420,9 @@ describe('the lease fence and lazy commits', () => {
     assert.equal(store.reader.run('renew')?.lease_expires, 2, 'a write inside the renewal interval only reads the lease');
     writer.runStatus('needs-decision');
     assert.ok((store.reader.run('renew')?.lease_expires ?? 0) > Date.now(), 'a status change renews');
-    assert.equal(store.db.pragma('synchronous', { simple: true }), 2, 'back at FULL after lazy commits');
+    assert.equal(sqliteOf(store.db).pragma('synchronous', { simple: true }), 2, 'back at FULL after lazy commits');
     writer.release();
-    assert.equal(store.db.pragma('synchronous', { simple: true }), 2);
+    assert.equal(sqliteOf(store.db).pragma('synchronous', { simple: true }), 2);
     store.close();
   });
 });

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { ErrorCodes, LogbookError, openStore } from '../../src/runtime';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/runtime/store/migrations';
 import { fileHash, tmpDir } from '../helpers';
+import { sqliteOf } from '../../src/runtime/store/sqlite';
 
 function expectCode(fn: () => unknown, code: string): LogbookError {
   try {
@@ -24,9 +25,9 @@ describe('store', () => {
     const file = path.join(tmpDir(), 'j.db');
     for (let i = 0; i < 2; i++) {
       const s = openStore(file);
-      assert.equal(s.db.pragma('journal_mode', { simple: true }), 'wal');
-      assert.equal(s.db.pragma('synchronous', { simple: true }), 2);
-      assert.equal(s.db.pragma('user_version', { simple: true }), LATEST_VERSION);
+      assert.equal(sqliteOf(s.db).pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(sqliteOf(s.db).pragma('synchronous', { simple: true }), 2);
+      assert.equal(sqliteOf(s.db).pragma('user_version', { simple: true }), LATEST_VERSION);
       s.close();
     }
     const raw = new Database(file);

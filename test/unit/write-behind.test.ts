@@ -9,6 +9,7 @@ import { RunWriter, WRITE_BEHIND_MAX, WRITE_BEHIND_MS } from '../../src/runtime/
 import { createRun } from '../../src/runtime/store/lease';
 import { currentOwner } from '../../src/runtime/store/owner';
 import { tmpDir } from '../helpers';
+import { sqliteOf } from '../../src/runtime/store/sqlite';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -49,7 +50,7 @@ describe('records written behind', () => {
     assert.equal(store.reader.action('wb-timer', 'price:b'), undefined);
     await sleep(WRITE_BEHIND_MS * 4);
     assert.equal(store.reader.action('wb-timer', 'price:b')?.status, 'committed');
-    assert.equal(store.db.pragma('synchronous', { simple: true }), 2, 'back at FULL after the lazy commit');
+    assert.equal(sqliteOf(store.db).pragma('synchronous', { simple: true }), 2, 'back at FULL after the lazy commit');
     writer.release();
     store.close();
   });

@@ -1,6 +1,6 @@
 // Forking a run: the new run inherits the origin's checkpointed steps before the fork point, so it replays them.
 
-import type { Db } from './open';
+import type { Db } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import type { JournalReader } from './reader';
 

@@ -1,23 +1,26 @@
-// The journal store: one SQLite file, its reader, and the lease-fenced writers handed to runs.
+// The journal store: a SQLite file or a PostgreSQL database behind one Db interface, its reader, and the lease-fenced writers.
 
 import * as path from 'node:path';
-import { openJournalDb, type Db } from './open';
+import { isPostgresUrl, type Db } from './db';
+import { openJournalDb } from './open';
+import { openPgJournal } from './pg/open';
 import { JournalReader } from './reader';
 
 export interface Store {
   readonly db: Db;
+  /** The journal's file, or its connection string without the password (safe to print). */
   readonly file: string;
   readonly reader: JournalReader;
   close(): void;
 }
 
-export function openStore(file: string, opts: { readonly?: boolean } = {}): Store {
-  const abs = path.resolve(file);
-  const db = openJournalDb(abs, opts);
+/** A `postgres://` or `postgresql://` URL opens PostgreSQL; anything else is a SQLite file path (resolved against cwd). */
+export function openStore(target: string, opts: { readonly?: boolean } = {}): Store {
+  const db = isPostgresUrl(target) ? openPgJournal(target, opts) : openJournalDb(path.resolve(target), opts);
   return {
     db,
-    file: abs,
-    reader: new JournalReader(db, abs),
+    file: db.name,
+    reader: new JournalReader(db, db.name),
     close: () => {
       if (db.open) db.close();
     },
@@ -25,6 +28,7 @@ export function openStore(file: string, opts: { readonly?: boolean } = {}): Stor
 }
 
 export { DEFAULT_DB } from './open';
+export { isPostgresUrl, redactUrl, resolveTarget, NOTIFY_CHANNEL, type Db } from './db';
 export { JournalReader, type RunView } from './reader';
 export { RunWriter, type Lease, type Durability } from './writer';
 export { createRun, acquireRun } from './lease';

@@ -1,12 +1,13 @@
 // Run leases: creating a run, and taking over one whose holder is gone, each bumping the epoch that fences writes.
 
-import type { Db } from './open';
+import type { Db } from './db';
 import { ErrorCodes, LogbookError, runNotFound } from '../errors';
 import type { StoredRunStatus } from '../types';
 import { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
 import { leaseIsLive, type Owner } from './owner';
 import { copyStepsForFork } from './fork';
+import { RunRow, checked } from './rows';
 
 export interface NewRun {
   readonly id: string;
@@ -19,16 +20,18 @@ export interface NewRun {
 }
 
 export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Owner): Lease {
+  // The lease's expiry by the clock leases are measured by (the server's on PostgreSQL); times shown are this machine's.
   const now = Date.now();
+  const expires = db.kind === 'sqlite' ? now + LEASE_TTL_MS : db.now() + LEASE_TTL_MS;
   const tx = db.transaction(() => {
     if (reader.run(run.id)) {
-      throw new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${run.id} already exists.`, `Resume it with \`logbook resume ${run.id}\`, or pick another --run-id.`, { runId: run.id });
+      throw runExists(run.id);
     }
     db.prepare(
       `INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at,
          lease_token, lease_owner, lease_pid, lease_pid_start, lease_host, lease_epoch, lease_expires, forked_from, forked_at_step, script_version)
        VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-    ).run(run.id, run.agent, run.script, run.input, now, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, now + LEASE_TTL_MS, run.forkedFrom?.runId ?? null, run.forkedFrom?.stepIdx ?? null, run.scriptVersion ?? null);
+    ).run(run.id, run.agent, run.script, run.input, now, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, expires, run.forkedFrom?.runId ?? null, run.forkedFrom?.stepIdx ?? null, run.scriptVersion ?? null);
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 1, ?, ?, ?)').run(
       run.id,
       now,
@@ -43,8 +46,19 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
       copyStepsForFork(db, reader, run.forkedFrom.runId, run.id, run.forkedFrom.stepIdx);
     }
   });
-  tx.immediate();
+  try {
+    tx.immediate();
+  } catch (err) {
+    // Two processes creating the same id at once on PostgreSQL: the loser's INSERT meets the winner's primary key.
+    if ((err as { code?: unknown }).code === '23505') throw runExists(run.id);
+    throw err;
+  }
+  db.changed(run.id);
   return { runId: run.id, token: owner.token, epoch: 1, attempt: 1 };
+}
+
+function runExists(runId: string): LogbookError {
+  return new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${runId} already exists.`, `Resume it with \`logbook resume ${runId}\`, or pick another --run-id.`, { runId });
 }
 
 export interface AcquireOptions {
@@ -60,10 +74,16 @@ export interface AcquireOptions {
 export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: Owner, opts: AcquireOptions): Lease {
   const now = Date.now();
   let lease: Lease | undefined;
+  // PostgreSQL: the run row stays locked from this read to the commit, so the holder's fenced writes wait for the
+  // takeover (and then fail their fence) instead of racing it. SQLite's IMMEDIATE transaction already excludes them.
+  const locked = db.prepare(`SELECT * FROM runs WHERE id = ?${db.dialect.forUpdate}`);
   const tx = db.transaction(() => {
-    const row = reader.run(runId);
+    const found = locked.get(runId);
+    const row = found === undefined ? undefined : checked(RunRow, found, 'run', reader.file);
     if (!row) throw runNotFound(runId);
-    if (row.lease_token && row.lease_token !== owner.token && leaseIsLive(row, now)) {
+    // Liveness by the clock leases are measured by, read after the lock: the server's on PostgreSQL.
+    const clock = db.kind === 'sqlite' ? now : db.now();
+    if (row.lease_token && row.lease_token !== owner.token && leaseIsLive(row, clock, db.dialect.leaseByExpiry)) {
       throw new LogbookError(
         ErrorCodes.LEASE_HELD,
         `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'} (lease epoch ${row.lease_epoch}).`,
@@ -76,7 +96,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
     db.prepare(
       `UPDATE runs SET status = ?, attempt = ?, updated_at = ?, lease_token = ?, lease_owner = ?, lease_pid = ?,
          lease_pid_start = ?, lease_host = ?, lease_epoch = ?, lease_expires = ? WHERE id = ?`,
-    ).run(opts.status, attempt, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, epoch, now + LEASE_TTL_MS, runId);
+    ).run(opts.status, attempt, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, epoch, clock + LEASE_TTL_MS, runId);
     const previous = row.lease_token ? (row.lease_token === owner.token ? 'self' : 'dead holder') : 'released';
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
       runId,
@@ -89,5 +109,6 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
   });
   tx.immediate();
   if (!lease) throw runNotFound(runId);
+  db.changed(runId);
   return lease;
 }

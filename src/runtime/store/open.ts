@@ -6,8 +6,11 @@ import * as path from 'node:path';
 import { ErrorCodes, LogbookError, describe } from '../errors';
 import { LATEST_VERSION, MIGRATIONS } from './migrations';
 import { readonlyRemedy, storageError } from './storageError';
+import type { Db } from './db';
+import { sqliteDb } from './sqlite';
 
-export type Db = Database.Database;
+export type { Db } from './db';
+type SqliteDatabase = Database.Database;
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
 const BUSY_TIMEOUT_MS = 5000;
@@ -48,12 +51,16 @@ function shippedBinding(): string | undefined {
 
 /** Opens (creating if needed) the journal at `file`; every open sets synchronous=FULL and reads it back. */
 export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
+  return sqliteDb(openSqlite(file, opts));
+}
+
+function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
   const abs = path.resolve(file);
   if (opts.readonly && !fs.existsSync(abs)) {
     throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no journal at ${abs}.`, 'Start a run first (`logbook run <script>`), or pass --db with the journal you meant.', { file: abs });
   }
   checkStorage(abs, opts.readonly === true);
-  let db: Db;
+  let db: SqliteDatabase;
   const nativeBinding = shippedBinding();
   try {
     db = new Database(abs, { readonly: opts.readonly === true, ...(nativeBinding ? { nativeBinding } : {}) });
@@ -156,7 +163,7 @@ function checkStorage(abs: string, readonly: boolean): void {
 }
 
 /** better-sqlite3 reopens WAL files at NORMAL; durability needs FULL, checked after setting. */
-export function setFullSync(db: Db, file: string): void {
+export function setFullSync(db: SqliteDatabase, file: string): void {
   db.pragma('synchronous = FULL');
   const got = db.pragma('synchronous', { simple: true });
   if (got !== 2) {
@@ -164,15 +171,15 @@ export function setFullSync(db: Db, file: string): void {
   }
 }
 
-function hasTable(db: Db, name: string): boolean {
+function hasTable(db: SqliteDatabase, name: string): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?").get(name) !== undefined;
 }
 
-function hasAnyTable(db: Db): boolean {
+function hasAnyTable(db: SqliteDatabase): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").get() !== undefined;
 }
 
-function migrate(db: Db): void {
+function migrate(db: SqliteDatabase): void {
   for (const m of MIGRATIONS) {
     const apply = db.transaction(() => {
       const current = db.pragma('user_version', { simple: true }) as number;

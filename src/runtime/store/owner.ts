@@ -83,20 +83,28 @@ export interface LeaseFields {
  * A lease is live while its holder exists. On this node (same boot, same pid namespace) that is decided by the
  * process itself (same pid and start time, not a zombie), even past expiry: a process stuck in a long effect must not
  * be raced by a second driver. A holder whose pid cannot be asked about here (another host, another container with
- * the same hostname, another boot) is never assumed dead: it is trusted until its lease expires.
+ * the same hostname, another boot) is never assumed dead: it is trusted until its lease expires. `byExpiry` (shared
+ * journals) makes the expiry decide everywhere.
  */
-export function leaseIsLive(l: LeaseFields, now: number): boolean {
+export function leaseIsLive(l: LeaseFields, now: number, byExpiry = false): boolean {
   if (!l.lease_token || l.lease_expires === null) return false;
   if (!holderOnThisNode(l.lease_host) || l.lease_pid === null) return l.lease_expires > now;
+  // A shared journal (PostgreSQL): the expiry decides; a holder's pid on this node only shows it dead sooner. A holder
+  // stopped (SIGSTOP) or stuck past its expiry is not trusted: another machine may already be taking the run over.
+  if (byExpiry) return l.lease_expires > now && holderProcessAlive(l, l.lease_pid, now);
+  return holderProcessAlive(l, l.lease_pid, now);
+}
+
+function holderProcessAlive(l: LeaseFields, pid: number, now: number): boolean {
   try {
-    process.kill(l.lease_pid, 0);
+    process.kill(pid, 0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  const start = processStartTime(l.lease_pid);
-  if (start === null) return !fs.existsSync('/proc/self/stat') && l.lease_expires > now;
+  const start = processStartTime(pid);
+  if (start === null) return !fs.existsSync('/proc/self/stat') && l.lease_expires !== null && l.lease_expires > now;
   if (l.lease_pid_start !== null && start !== l.lease_pid_start) return false;
-  return !isZombie(l.lease_pid);
+  return !isZombie(pid);
 }
 
 function isZombie(pid: number): boolean {

@@ -1,6 +1,6 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
-import type { Db } from './open';
+import type { Db } from './db';
 import { ActionRow, EventRow, RunRow, StepRow, checked, replayActionRow, replayStepRow, type ReplayActionRow, type ReplayStepRow } from './rows';
 import { leaseIsLive } from './owner';
 import type { RunStatus } from '../types';
@@ -14,10 +14,12 @@ export class JournalReader {
     readonly db: Db,
     readonly file: string,
   ) {
+    const { insertOrder } = db.dialect;
+    const indexedBy = (index: string): string => db.dialect.indexedBy(index);
     this.q = {
       run: db.prepare('SELECT * FROM runs WHERE id = ?'),
       runs: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, id LIMIT ? OFFSET ?'),
-      latestRun: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+      latestRun: db.prepare(`SELECT * FROM runs ORDER BY created_at DESC, ${insertOrder} DESC LIMIT 1`),
       runCount: db.prepare('SELECT COUNT(*) AS n FROM runs'),
       stepsRange: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
       // Replay reads every journaled row back, so its two queries return raw arrays: better-sqlite3 builds a row object
@@ -27,11 +29,11 @@ export class JournalReader {
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
       // INDEXED BY: left alone, the planner walks actions_by_seq over the whole run to skip a sort (O(run), not O(step)).
-      actionsOfStep: db.prepare('SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? ORDER BY seq'),
-      openActionsOfStep: db.prepare("SELECT * FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq"),
-      firstActionSeqOfStep: db.prepare('SELECT MIN(seq) FROM actions INDEXED BY actions_by_step WHERE run_id = ? AND step_idx = ?').pluck(),
+      actionsOfStep: db.prepare(`SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? ORDER BY seq`),
+      openActionsOfStep: db.prepare(`SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq`),
+      firstActionSeqOfStep: db.prepare(`SELECT MIN(seq) FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ?`).pluck(),
       replayActionsOfStep: db
-        .prepare('SELECT id, seq, type, version, args, status, result, attempt FROM actions INDEXED BY actions_by_seq WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?')
+        .prepare(`SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_seq')} WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?`)
         .raw(true),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
@@ -56,8 +58,9 @@ export class JournalReader {
     return r === undefined ? undefined : checked(RunRow, r, 'run', this.file);
   }
 
-  view(row: RunRow, now = Date.now()): RunView {
-    const leaseLive = leaseIsLive(row, now);
+  /** `now` is the clock leases are measured by (the database server's on PostgreSQL). */
+  view(row: RunRow, now = this.db.now()): RunView {
+    const leaseLive = leaseIsLive(row, now, this.db.dialect.leaseByExpiry);
     const effectiveStatus: RunStatus = (row.status === 'running' || row.status === 'compensating') && !leaseLive ? 'interrupted' : row.status;
     return { ...row, effectiveStatus, leaseLive };
   }

@@ -4,7 +4,8 @@
 // Records that nothing depends on until the run writes again (a read-only action's result, a step's start) are
 // "written behind": held in memory and written first, in order, inside the run's next transaction.
 
-import type { Db } from './open';
+import { leaseTtlMs, type Db, type RunResult } from './db';
+import type { PgDb } from './pg/pgDb';
 import { ErrorCodes, LogbookError } from '../errors';
 import { storageError } from './storageError';
 import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
@@ -17,9 +18,10 @@ export interface Lease {
   readonly attempt: number;
 }
 
-export const LEASE_TTL_MS = 30_000;
-/** How often writes push the lease's expiry forward; in between, the fence only reads the lease (no page written). */
-export const LEASE_RENEW_MS = 5_000;
+/** How long a lease holds without renewal ($LOGBOOK_LEASE_TTL_MS, default 30 s); heartbeats renew it at a third of that. */
+export const LEASE_TTL_MS = leaseTtlMs();
+/** How often writes push the lease's expiry forward on SQLite; in between, the fence only reads the lease (no page written). */
+export const LEASE_RENEW_MS = Math.min(5_000, Math.floor(LEASE_TTL_MS / 6));
 
 export type Durability = 'full' | 'group';
 
@@ -50,6 +52,13 @@ export class RunWriter {
   private behindError: Error | undefined;
   /** The storage failure (LB_DB_BUSY, LB_DB_DISK_FULL, …) that stopped this writer: no write is tried after it. */
   broken: LogbookError | undefined;
+  /** Aborted when this writer loses its lease: `execute` sees it as ctx.signal, and no new effect starts after it. */
+  private readonly lostLease = new AbortController();
+  /** PostgreSQL only: the worker thread renews the lease and announces changed runs. */
+  private readonly pg: PgDb | undefined;
+  /** PostgreSQL lazy commit: `SET LOCAL synchronous_commit = off` inside the transaction (SQLite switches the pragma around it). */
+  private readonly lazyLocal;
+  private readonly renewParams: Db['dialect']['renewParams'];
 
   constructor(
     private readonly db: Db,
@@ -60,14 +69,18 @@ export class RunWriter {
     this.nextSeq = nextActionSeq;
     const t = db.transaction((fn: () => unknown) => fn());
     this.tx = (fn) => t.immediate(fn);
+    const sqlite = db.kind === 'sqlite';
+    this.pg = sqlite ? undefined : (db as PgDb);
+    this.lazyLocal = sqlite ? undefined : db.prepare('SET LOCAL synchronous_commit = off');
+    this.renewParams = db.dialect.renewParams;
     this.s = {
       // NORMAL, never OFF: at OFF a WAL checkpoint that a lazy commit triggers would not fsync the database file
       // before the WAL restarts over the frames it copied, so a power loss could lose durable commits.
-      syncLazy: db.prepare('PRAGMA synchronous = NORMAL'),
-      syncFull: db.prepare('PRAGMA synchronous = FULL'),
-      renew: db.prepare('UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
+      syncLazy: sqlite ? db.prepare('PRAGMA synchronous = NORMAL') : undefined,
+      syncFull: sqlite ? db.prepare('PRAGMA synchronous = FULL') : undefined,
+      renew: db.prepare(db.dialect.renewLease),
       holds: db.prepare('SELECT 1 FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
-      event: db.prepare('INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)${db.dialect.returningSeq}`),
       runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
       release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
       stepInsert: db.prepare(
@@ -100,12 +113,42 @@ export class RunWriter {
       compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
       compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
     };
+    this.pg?.holdLease(lease, LEASE_TTL_MS, (reason) => this.loseLease(reason));
+  }
+
+  /** Aborted when the lease is lost (another process took the run over, or it could not be renewed in time). */
+  get signal(): AbortSignal {
+    return this.lostLease.signal;
+  }
+
+  private loseLease(reason: string): LogbookError {
+    const err = new LogbookError(
+      ErrorCodes.LEASE_LOST,
+      `Run ${this.lease.runId} is no longer held by this process (epoch ${this.lease.epoch}): ${reason}; nothing more was written.`,
+      'Let the process that holds it now finish; run `logbook show` to see who holds it.',
+      { runId: this.lease.runId },
+    );
+    if (!this.lostLease.signal.aborted) this.lostLease.abort(err);
+    this.pg?.dropLease(this.lease);
+    return err;
+  }
+
+  /** Throws LB_LEASE_LOST once the lease is known lost: called before any effect starts that no fenced write precedes. */
+  assertHolds(): void {
+    if (this.lostLease.signal.aborted) throw this.lostLease.signal.reason as Error;
   }
 
   /**
-   * One fenced transaction. Inside BEGIN IMMEDIATE no other writer can commit, so reading the lease is as good a fence
-   * as updating it; the expiry is pushed forward only every LEASE_RENEW_MS (or when `renew`), which keeps a page
-   * write off most commits. The heartbeat renews at least every 10 s, well inside LEASE_TTL_MS.
+   * One fenced transaction. SQLite: inside BEGIN IMMEDIATE no other writer can commit, so reading the lease is as good
+   * a fence as updating it; the expiry is pushed forward only every LEASE_RENEW_MS (or when `renew`), which keeps a
+   * page write off most commits. The heartbeat renews at a third of LEASE_TTL_MS.
+   *
+   * PostgreSQL: other processes write concurrently, so a read of the lease proves nothing by the time the next
+   * statement runs. Every transaction therefore starts with the renewing UPDATE, fenced by token and epoch in its
+   * WHERE clause: 0 rows means another process holds a newer epoch (LB_LEASE_LOST, nothing written). 1 row means this
+   * transaction now holds the run row's lock until it commits, and a takeover (acquireRun) must lock that same row
+   * (SELECT … FOR UPDATE, then its epoch bump) — so it waits for this commit, and every later transaction of this
+   * writer fails its fence. The rest of the transaction is thereby fenced by the same statement's row lock.
    */
   private write(durable: boolean, fn: (now: number) => void, renew = false): void {
     if (this.broken !== undefined) throw this.broken;
@@ -124,36 +167,32 @@ export class RunWriter {
   private writeFenced(durable: boolean, fn: (now: number) => void, renew: boolean): void {
     const now = Date.now();
     const pending = this.pending;
+    const pg = this.pg !== undefined;
     const body = (): void => {
+      if (!durable) this.lazyLocal?.run();
       let fenced: boolean;
-      if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
-        fenced = this.s.renew.run(now, now + LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch).changes === 1;
+      if (pg || renew || now - this.renewedAt >= LEASE_RENEW_MS) {
+        fenced = this.s.renew.run(...this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch)).changes === 1;
         if (fenced) this.renewedAt = now;
       } else {
         fenced = this.s.holds.get(this.lease.runId, this.lease.token, this.lease.epoch) !== undefined;
       }
-      if (!fenced) {
-        throw new LogbookError(
-          ErrorCodes.LEASE_LOST,
-          `Run ${this.lease.runId} was taken over by another process (this process held epoch ${this.lease.epoch}); nothing more was written.`,
-          'Let the other process finish; run `logbook show` to see who holds it.',
-          { runId: this.lease.runId },
-        );
-      }
+      if (!fenced) throw this.loseLease(`another process took it over`);
       for (const record of pending) record();
       fn(now);
     };
-    if (durable) {
+    if (durable || this.s.syncLazy === undefined) {
       this.tx(body);
     } else {
       this.s.syncLazy.run();
       try {
         this.tx(body);
       } finally {
-        this.s.syncFull.run();
+        this.s.syncFull?.run();
       }
     }
     if (pending.length > 0) this.clearPending();
+    this.pg?.changed(this.lease.runId);
   }
 
   /**
@@ -197,14 +236,18 @@ export class RunWriter {
     return this.pendingActions.has(actionId);
   }
 
-  private event(now: number, kind: string, stepIdx: number | null, actionId: string | null, data?: unknown): number {
-    const r = this.s.event.run(this.lease.runId, this.lease.attempt, now, kind, stepIdx, actionId, data === undefined ? null : JSON.stringify(data));
-    return Number(r.lastInsertRowid);
+  /** Appends one event. Its seq is read only where needed: on PostgreSQL, reading it sends the transaction's batch so far. */
+  private event(now: number, kind: string, stepIdx: number | null, actionId: string | null, data?: unknown): RunResult {
+    return this.s.event.run(this.lease.runId, this.lease.attempt, now, kind, stepIdx, actionId, data === undefined ? null : JSON.stringify(data));
   }
 
-  /** Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). */
+  /**
+   * Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). On PostgreSQL
+   * the worker thread renews it (so a busy main thread cannot starve it); here only what waits behind is written.
+   */
   heartbeat(): void {
-    this.write(false, () => undefined, true);
+    if (this.pg) this.writePending();
+    else this.write(false, () => undefined, true);
   }
 
   release(): void {
@@ -214,12 +257,14 @@ export class RunWriter {
       // Lost lease: nothing more may be written, and the records held behind are only redone work.
     }
     this.clearPending();
-    this.s.syncLazy.run();
+    this.pg?.dropLease(this.lease);
+    this.s.syncLazy?.run();
     try {
       this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
     } finally {
-      this.s.syncFull.run();
+      this.s.syncFull?.run();
     }
+    this.pg?.changed(this.lease.runId);
   }
 
   runStatus(status: StoredRunStatus, opts: { output?: string | null; error?: unknown; kind?: string; data?: unknown } = {}): void {
@@ -284,7 +329,7 @@ export class RunWriter {
   actionObserved(a: NewAction, result: string | null): void {
     const actionSeq = this.nextSeq++;
     this.behind((now) => {
-      const seq = this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true });
+      const seq = Number(this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true }).lastInsertRowid);
       const { runId, attempt } = this.lease;
       this.s.actionObservedInsert.run(runId, a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
     }, a.id);
@@ -293,7 +338,7 @@ export class RunWriter {
   actionCommitted(stepIdx: number, id: string, result: string | null, reconciliation: Reconciliation | null = null): void {
     const durable = this.durability === 'full' || reconciliation !== null;
     this.write(durable, (now) => {
-      const seq = this.event(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined);
+      const seq = Number(this.event(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined).lastInsertRowid);
       this.s.actionCommit.run(result, now, seq, reconciliation, this.lease.runId, id);
     });
   }

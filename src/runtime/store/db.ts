@@ -1,0 +1,98 @@
+// The store's one synchronous database interface, which the SQLite file and the PostgreSQL journal both implement.
+//
+// ## Store interface
+// Everything above this file (writer, reader, leases, fork, CLI delete, the reader process) talks to a `Db`: prepared
+// statements with `run/get/all/iterate/pluck/raw`, `transaction(fn).immediate()`, `exec`, `close`. It is synchronous
+// on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on a worker thread's answer the way
+// better-sqlite3 blocks on fsync, so one runtime code path serves both and the hot paths carry no awaits.
+//
+// SQLite's `Db` IS the better-sqlite3 Database (store/sqlite.ts only adds `kind`, `dialect`, `now`, `changed`), so
+// a statement on the SQLite path costs exactly what it did before this interface existed.
+//
+// Shared SQL uses `?` placeholders (PgDb rewrites them to `$n`) and only what both engines accept. Where they differ,
+// put the difference in `Dialect` below, never an `if (kind === …)` spread over callers:
+// - a SQL fragment (`indexedBy`, `forUpdate`, `returningSeq`, `insertOrder`) concatenated into the shared text;
+// - a whole statement (`renewLease`, `dataVersion`) when the fragments would be unreadable;
+// - a behaviour (`leaseByExpiry`, how lazy commits are made) read by the one module that needs it.
+// Add the member to `Dialect`, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts), and cover it
+// in test/store/contract.test.ts, which runs the same cases against both.
+
+export { isPostgresUrl, redactUrl, resolveTarget } from '../../shared/journalTarget';
+
+export interface RunResult {
+  readonly changes: number;
+  /** SQLite: the rowid inserted. PostgreSQL: the first column of the first row a `RETURNING` gave back. */
+  readonly lastInsertRowid: number | bigint;
+}
+
+export interface Statement {
+  run(...params: unknown[]): RunResult;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+  /** Returns the first column's value instead of a row object. */
+  pluck(toggle?: boolean): this;
+  /** Returns rows as arrays of column values (in select order) instead of objects. */
+  raw(toggle?: boolean): this;
+}
+
+export interface Transaction<A extends unknown[], R> {
+  (...args: A): R;
+  /** A write transaction: SQLite's BEGIN IMMEDIATE (takes the write lock first); PostgreSQL's BEGIN. */
+  immediate(...args: A): R;
+}
+
+export type DbKind = 'sqlite' | 'postgres';
+
+export interface Dialect {
+  /** Appended after a table name to force an index (SQLite's planner needs it; PostgreSQL has no such clause). */
+  indexedBy(index: string): string;
+  /** Appended to a SELECT of a run row to lock it until the transaction ends (PostgreSQL); SQLite's IMMEDIATE already does. */
+  readonly forUpdate: string;
+  /** Appended to `INSERT INTO events …` so `lastInsertRowid` is the new event's seq. */
+  readonly returningSeq: string;
+  /** The column that orders runs by insertion among equal created_at values. */
+  readonly insertOrder: string;
+  /**
+   * Renews a lease, fenced by token and epoch; its parameters come from `renewParams`. SQLite measures the expiry by
+   * this machine's clock (the file lives on it); PostgreSQL by the server's, the one clock all machines share.
+   */
+  readonly renewLease: string;
+  renewParams(now: number, ttlMs: number, runId: string, token: string, epoch: number): unknown[];
+  /** One value that changes whenever anything commits (SQLite's data_version; PostgreSQL: the newest event and the run count). */
+  readonly dataVersion: string;
+  /**
+   * Whether a lease is live only until its expiry (PostgreSQL: holders on other machines cannot be asked), with the
+   * holder's pid a shortcut to call it dead sooner; SQLite trusts a live pid on this node even past expiry.
+   */
+  readonly leaseByExpiry: boolean;
+}
+
+export interface Db {
+  readonly kind: DbKind;
+  readonly dialect: Dialect;
+  /** SQLite: the file; PostgreSQL: the connection string with its password removed (safe to print). */
+  readonly name: string;
+  readonly open: boolean;
+  prepare(sql: string): Statement;
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): Transaction<A, R>;
+  exec(sql: string): unknown;
+  close(): unknown;
+  /** The clock leases are measured by: SQLite's is this machine's; PostgreSQL's is the server's. */
+  now(): number;
+  /** Tells live readers a run changed (PostgreSQL: a batched NOTIFY outside the transaction; SQLite: the file tells them). */
+  changed(runId: string): void;
+  /** The journal's schema version (SQLite's user_version; PostgreSQL's logbook_schema). */
+  schemaVersion(): number;
+}
+
+/** The NOTIFY channel PostgreSQL writers announce changed runs on; the payload is the run id. */
+export const NOTIFY_CHANNEL = 'logbook_events';
+
+/** Lease length: $LOGBOOK_LEASE_TTL_MS (tests make it short), else 30 s. A holder renews it at a third of that. */
+export function leaseTtlMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LOGBOOK_LEASE_TTL_MS;
+  const n = raw === undefined ? NaN : Number(raw);
+  return Number.isInteger(n) && n >= 300 ? n : 30_000;
+}
+

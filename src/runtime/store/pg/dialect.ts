@@ -1,0 +1,16 @@
+// What PostgreSQL's SQL says differently from SQLite's, for the store interface (see store/db.ts).
+
+import type { Dialect } from '../db';
+import { PG_NOW } from './protocol';
+
+export const PG_DIALECT: Dialect = {
+  indexedBy: () => '',
+  forUpdate: ' FOR UPDATE',
+  returningSeq: ' RETURNING seq',
+  insertOrder: 'run_seq',
+  renewLease: `UPDATE runs SET updated_at = ?, lease_expires = ${PG_NOW} + ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?`,
+  renewParams: (now, ttlMs, runId, token, epoch) => [now, ttlMs, runId, token, epoch],
+  // Deleting a run writes no event, so the run count joins the newest event's seq.
+  dataVersion: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events)::text || ':' || (SELECT COUNT(*) FROM runs)::text",
+  leaseByExpiry: true,
+};

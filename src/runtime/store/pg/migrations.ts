@@ -1,0 +1,94 @@
+// The PostgreSQL journal's schema migrations as data: the same versions as SQLite's list, recorded in logbook_schema.
+
+import type { Migration } from '../migrations';
+
+export const PG_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'journal: runs, steps, actions, append-only events',
+    // Times are epoch milliseconds (BIGINT) like SQLite's INTEGER; run_seq orders runs created in the same millisecond.
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        run_seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        agent TEXT NOT NULL,
+        script TEXT NOT NULL,
+        input TEXT,
+        status TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        output TEXT,
+        error TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        lease_token TEXT,
+        lease_owner TEXT,
+        lease_pid INTEGER,
+        lease_pid_start TEXT,
+        lease_host TEXT,
+        lease_epoch INTEGER NOT NULL DEFAULT 0,
+        lease_expires BIGINT,
+        forked_from TEXT,
+        forked_at_step INTEGER
+      );
+      CREATE INDEX runs_by_created ON runs(created_at);
+      CREATE TABLE steps (
+        run_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        attempt INTEGER NOT NULL,
+        started_at BIGINT NOT NULL,
+        ended_at BIGINT,
+        PRIMARY KEY (run_id, idx)
+      );
+      CREATE TABLE actions (
+        run_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        step_idx INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        effect TEXT NOT NULL,
+        args TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        executions INTEGER NOT NULL DEFAULT 0,
+        reconciliation TEXT,
+        decision TEXT,
+        approval TEXT,
+        approval_note TEXT,
+        compensation TEXT,
+        compensation_result TEXT,
+        compensation_executions INTEGER NOT NULL DEFAULT 0,
+        attempt INTEGER NOT NULL,
+        started_at BIGINT NOT NULL,
+        ended_at BIGINT,
+        commit_seq BIGINT,
+        PRIMARY KEY (run_id, id)
+      );
+      CREATE INDEX actions_by_step ON actions(run_id, step_idx, seq);
+      CREATE INDEX actions_by_seq ON actions(run_id, seq);
+      CREATE TABLE events (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        at BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        step_idx INTEGER,
+        action_id TEXT,
+        data TEXT
+      );
+      CREATE INDEX events_by_run ON events(run_id, seq);
+    `,
+  },
+  {
+    version: 2,
+    name: 'actions in doubt after an error: a partial index, empty unless execute threw an error that proves nothing',
+    sql: `
+      CREATE INDEX actions_in_doubt_after_error ON actions(run_id, seq) WHERE status = 'started' AND error IS NOT NULL;
+    `,
+  },
+];

@@ -1,0 +1,308 @@
+// PgDb: the store interface on PostgreSQL, synchronous like better-sqlite3: the pg client runs on a worker thread and
+// this thread blocks on Atomics.wait until its answer is posted (then takes it with receiveMessageOnPort).
+
+import * as path from 'node:path';
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { redactUrl, type Db, type RunResult, type Statement, type Transaction } from '../db';
+import { PG_DIALECT } from './dialect';
+import { pgFailure } from './errors';
+import { PG_NOW, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgWorkerData } from './protocol';
+
+/** Where the worker's code is: next to the bundle in dist/, or the TypeScript source under tsx (tests). */
+function workerEntry(): { file: string; execArgv: string[] } {
+  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'pgWorker.ts'), execArgv: ['--require', require.resolve('tsx/cjs')] };
+  return { file: path.join(__dirname, 'pgWorker.js'), execArgv: [] };
+}
+
+/** `?` placeholders to `$1…$n`, leaving quoted text and identifiers alone. */
+export function numberPlaceholders(sql: string): string {
+  let n = 0;
+  let out = '';
+  let quote: string | undefined;
+  for (const ch of sql) {
+    if (quote !== undefined) {
+      if (ch === quote) quote = undefined;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else if (ch === '?') {
+      out += `$${++n}`;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+function bind(params: unknown[]): unknown[] {
+  return params.map((p) => (p === undefined ? null : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+}
+
+/** A statement's result inside a transaction, known once the batch it waits in is sent: reading it sends the batch. */
+class PendingResult implements RunResult {
+  constructor(
+    private readonly db: PgDb,
+    private readonly slot: { result?: PgResultMsg },
+  ) {}
+  private get result(): PgResultMsg {
+    if (this.slot.result === undefined) this.db.flush();
+    return this.slot.result ?? { rows: [], rowCount: 0 };
+  }
+  get changes(): number {
+    return this.result.rowCount;
+  }
+  get lastInsertRowid(): number {
+    const row = this.result.rows[0];
+    const v = row === undefined ? undefined : Object.values(row as Record<string, unknown>)[0];
+    return typeof v === 'number' ? v : 0;
+  }
+}
+
+class PgStatement implements Statement {
+  private plucked = false;
+  private arrays = false;
+
+  constructor(
+    private readonly db: PgDb,
+    private readonly sql: string,
+  ) {}
+
+  pluck(toggle = true): this {
+    this.plucked = toggle;
+    return this;
+  }
+
+  raw(toggle = true): this {
+    this.arrays = toggle;
+    return this;
+  }
+
+  private msg(params: unknown[]): PgStatementMsg {
+    return { sql: this.sql, params: bind(params), array: this.arrays || this.plucked };
+  }
+
+  run(...params: unknown[]): RunResult {
+    return this.db.write(this.msg(params));
+  }
+
+  all(...params: unknown[]): unknown[] {
+    const rows = this.db.read(this.msg(params)).rows;
+    return this.plucked ? rows.map((r) => (r as unknown[])[0]) : rows;
+  }
+
+  get(...params: unknown[]): unknown {
+    const row = this.db.read(this.msg(params)).rows[0];
+    return this.plucked && row !== undefined ? (row as unknown[])[0] : row;
+  }
+
+  iterate(...params: unknown[]): IterableIterator<unknown> {
+    return this.all(...params)[Symbol.iterator]();
+  }
+}
+
+export interface PgDbOptions {
+  /** How often changed runs are announced with NOTIFY (coalesced). */
+  readonly notifyEveryMs?: number;
+  /** A statement that gets no answer for this long fails as LB_DB_UNREACHABLE. */
+  readonly queryTimeoutMs?: number;
+}
+
+export class PgDb implements Db {
+  readonly kind = 'postgres' as const;
+  readonly dialect = PG_DIALECT;
+  readonly name: string;
+  private readonly worker: Worker;
+  private readonly flag: Int32Array;
+  private readonly port: MessagePort;
+  private readonly events: MessagePort;
+  private closed = false;
+  private readonly statements = new Map<string, string>();
+  /** Transaction nesting depth (0: autocommit). */
+  private depth = 0;
+  /** Statements of the open transaction not yet sent, each with the slot its result lands in. */
+  private batch: Array<{ item: PgStatementMsg; slot: { result?: PgResultMsg } }> = [];
+  /** Whether BEGIN has reached the server (if not, a failed transaction has nothing to roll back). */
+  private begun = false;
+  private readonly lostListeners = new Map<string, (e: PgEvent) => void>();
+
+  constructor(url: string, opts: PgDbOptions = {}) {
+    this.name = redactUrl(url);
+    const sab = new SharedArrayBuffer(4);
+    this.flag = new Int32Array(sab);
+    const req = new MessageChannel();
+    const ev = new MessageChannel();
+    this.port = req.port1;
+    this.events = ev.port1;
+    const data: PgWorkerData = { url, flag: sab, requests: req.port2, events: ev.port2, notifyEveryMs: opts.notifyEveryMs ?? 50, queryTimeoutMs: opts.queryTimeoutMs ?? 60_000 };
+    const entry = workerEntry();
+    this.worker = new Worker(entry.file, { workerData: data, transferList: [req.port2, ev.port2], execArgv: entry.execArgv, stdout: false, stderr: false });
+    this.worker.unref();
+    this.events.on('message', (e: PgEvent) => this.lostListeners.get(e.runId)?.(e));
+    this.events.unref();
+  }
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  /** Sends one request and blocks this thread until the worker answers it. */
+  private request(req: PgRequest, during: string): PgResultMsg[] {
+    if (this.closed) throw new Error(`The PostgreSQL journal ${this.name} is closed.`);
+    Atomics.store(this.flag, 0, 0);
+    this.port.postMessage(req);
+    for (;;) {
+      Atomics.wait(this.flag, 0, 0, 1000);
+      const got = receiveMessageOnPort(this.port);
+      if (got !== undefined) {
+        const reply = got.message as PgReply;
+        if (!reply.ok) throw pgFailure(reply.error, this.name, during);
+        return [...reply.results];
+      }
+    }
+  }
+
+  private post(s: PgSignal): void {
+    if (!this.closed) this.port.postMessage(s);
+  }
+
+  /** Sends the transaction's waiting statements (and `extra`, whose result is returned). */
+  flush(extra?: PgStatementMsg): PgResultMsg | undefined {
+    const batch = this.batch;
+    this.batch = [];
+    const items = batch.map((b) => b.item);
+    if (extra) items.push(extra);
+    if (items.length === 0) return undefined;
+    if (this.depth > 0) this.begun = true;
+    const results = this.request({ kind: 'batch', items }, 'writing the journal');
+    batch.forEach((b, i) => (b.slot.result = results[i]));
+    return extra ? results[results.length - 1] : undefined;
+  }
+
+  write(item: PgStatementMsg): RunResult {
+    if (this.depth === 0) {
+      const r = this.request({ kind: 'batch', items: [item] }, 'writing the journal')[0]!;
+      return new PendingResult(this, { result: r });
+    }
+    const slot: { result?: PgResultMsg } = {};
+    this.batch.push({ item, slot });
+    return new PendingResult(this, slot);
+  }
+
+  read(item: PgStatementMsg): PgResultMsg {
+    if (this.depth > 0) return this.flush(item)!;
+    return this.request({ kind: 'batch', items: [item] }, 'reading the journal')[0]!;
+  }
+
+  prepare(sql: string): Statement {
+    let text = this.statements.get(sql);
+    if (text === undefined) {
+      text = numberPlaceholders(sql);
+      this.statements.set(sql, text);
+    }
+    return new PgStatement(this, text);
+  }
+
+  private enqueue(sql: string): void {
+    this.batch.push({ item: { sql, params: [], array: false }, slot: {} });
+  }
+
+  /**
+   * BEGIN waits in the batch with the transaction's first statements, and COMMIT goes with its last ones: a write
+   * transaction costs one hop per read of a result, not one per statement. A nested call is a savepoint.
+   */
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): Transaction<A, R> {
+    const run = (...args: A): R => {
+      if (this.depth > 0) {
+        // Nested (rare): what the outer transaction queued goes first, so undoing the savepoint drops only its own.
+        this.flush();
+        const sp = `logbook_sp${this.depth}`;
+        this.enqueue(`SAVEPOINT ${sp}`);
+        this.depth++;
+        try {
+          const r = fn(...args);
+          this.enqueue(`RELEASE SAVEPOINT ${sp}`);
+          return r;
+        } catch (err) {
+          this.batch = [];
+          this.rollback(`ROLLBACK TO SAVEPOINT ${sp}`);
+          throw err;
+        } finally {
+          this.depth--;
+        }
+      }
+      this.depth = 1;
+      this.begun = false;
+      this.enqueue('BEGIN');
+      try {
+        const r = fn(...args);
+        this.enqueue('COMMIT');
+        this.flush();
+        return r;
+      } catch (err) {
+        this.batch = [];
+        // A batch that failed half-way leaves the server in an aborted transaction: end it.
+        if (this.begun) this.rollback('ROLLBACK');
+        throw err;
+      } finally {
+        this.depth = 0;
+        this.begun = false;
+      }
+    };
+    return Object.assign(run, { immediate: run });
+  }
+
+  private rollback(sql: string): void {
+    try {
+      this.request({ kind: 'batch', items: [{ sql, params: [], array: false }] }, 'rolling back');
+    } catch {
+      // A connection that failed took its transaction with it.
+    }
+  }
+
+  exec(sql: string): this {
+    if (this.depth > 0) this.flush();
+    this.request({ kind: 'exec', sql }, 'writing the journal');
+    return this;
+  }
+
+  now(): number {
+    return this.prepare(`SELECT ${PG_NOW}`).pluck().get() as number;
+  }
+
+  changed(runId: string): void {
+    this.post({ kind: 'notify', runId });
+  }
+
+  schemaVersion(): number {
+    return (this.prepare('SELECT COALESCE(MAX(version), 0) FROM logbook_schema').pluck().get() as number | null) ?? 0;
+  }
+
+  /**
+   * Renews the run's lease from the worker thread every third of `ttlMs` until `dropLease`; `onLost` is called (on this
+   * thread's event loop) when a renewal finds another epoch, or none succeeded for a whole TTL.
+   */
+  holdLease(lease: { runId: string; token: string; epoch: number }, ttlMs: number, onLost: (reason: string) => void): void {
+    this.lostListeners.set(lease.runId, (e) => {
+      if (e.epoch === lease.epoch) onLost(e.reason);
+    });
+    this.post({ kind: 'lease', op: 'hold', runId: lease.runId, token: lease.token, epoch: lease.epoch, ttlMs });
+  }
+
+  dropLease(lease: { runId: string; token: string; epoch: number }): void {
+    this.lostListeners.delete(lease.runId);
+    this.post({ kind: 'lease', op: 'drop', runId: lease.runId, token: lease.token, epoch: lease.epoch, ttlMs: 0 });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    try {
+      this.request({ kind: 'close' }, 'closing the journal');
+    } finally {
+      this.closed = true;
+      this.events.close();
+      this.port.close();
+      void this.worker.terminate();
+    }
+  }
+}

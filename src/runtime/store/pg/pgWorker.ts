@@ -1,0 +1,202 @@
+// The pg client's thread: answers PgDb's blocking requests, renews held leases and sends batched NOTIFYs on its own.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import pg from 'pg';
+import { NOTIFY_CHANNEL } from '../db';
+import { PG_NOW, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
+
+// int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+const data = workerData as PgWorkerData;
+const flag = new Int32Array(data.flag);
+const requests: MessagePort = data.requests;
+const events: MessagePort = data.events;
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', '57P01', '57P02', '57P03']);
+
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  return /Connection terminated|connection timeout|timeout exceeded|not queryable|Client has encountered a connection error|Client was closed/i.test(String((err as Error).message));
+}
+
+function flatten(err: unknown, index: number): PgErrorMsg {
+  const e = err as { message?: unknown; code?: unknown; detail?: unknown };
+  return {
+    message: typeof e.message === 'string' ? e.message : String(err),
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e.detail === 'string' ? { detail: e.detail } : {}),
+    index,
+    connection: isConnectionError(err),
+  };
+}
+
+/** A client that is replaced after any connection failure, so the next request reconnects (e.g. after a server restart). */
+class Connection {
+  private client: pg.Client | undefined;
+  private connecting: Promise<pg.Client> | undefined;
+
+  async get(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    this.connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: data.url, query_timeout: data.queryTimeoutMs, connectionTimeoutMillis: 10_000 });
+      c.on('error', () => this.drop(c));
+      try {
+        await c.connect();
+      } catch (err) {
+        this.drop(c);
+        throw err;
+      }
+      this.client = c;
+      return c;
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+    return await this.connecting;
+  }
+
+  drop(c?: pg.Client): void {
+    const old = c ?? this.client;
+    if (old === this.client) this.client = undefined;
+    old?.end().catch(() => undefined);
+  }
+
+  async end(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => undefined);
+  }
+}
+
+/** The caller's connection: journal statements and transactions, one request at a time. */
+const main = new Connection();
+/** Heartbeats and NOTIFYs: never inside the caller's transaction. */
+const side = new Connection();
+
+function reply(r: PgReply): void {
+  requests.postMessage(r);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
+
+async function handle(req: PgRequest): Promise<PgReply> {
+  if (req.kind === 'close') {
+    await flushNotifies();
+    for (const h of held.values()) clearInterval(h.timer);
+    held.clear();
+    if (notifyTimer) clearInterval(notifyTimer);
+    await Promise.all([main.end(), side.end()]);
+    return { ok: true, results: [] };
+  }
+  let c: pg.Client;
+  try {
+    c = await main.get();
+  } catch (err) {
+    return { ok: false, error: flatten(err, 0) };
+  }
+  if (req.kind === 'exec') {
+    try {
+      await c.query(req.sql);
+      return { ok: true, results: [] };
+    } catch (err) {
+      if (isConnectionError(err)) main.drop(c);
+      return { ok: false, error: flatten(err, 0) };
+    }
+  }
+  const results: PgResultMsg[] = [];
+  for (let i = 0; i < req.items.length; i++) {
+    const item = req.items[i]!;
+    try {
+      const r = await c.query({ text: item.sql, values: item.params as unknown[], ...(item.array ? { rowMode: 'array' as const } : {}) });
+      results.push({ rows: r.rows as unknown[], rowCount: r.rowCount ?? 0 });
+    } catch (err) {
+      if (isConnectionError(err)) main.drop(c);
+      return { ok: false, error: flatten(err, i) };
+    }
+  }
+  return { ok: true, results };
+}
+
+// --- Leases held by the caller: renewed from here so a main thread busy in a long `execute` cannot starve them.
+
+interface Held {
+  readonly runId: string;
+  readonly token: string;
+  readonly epoch: number;
+  readonly ttlMs: number;
+  timer: NodeJS.Timeout;
+  lastRenewed: number;
+  renewing: boolean;
+}
+const held = new Map<string, Held>();
+const RENEW = `UPDATE runs SET lease_expires = ${PG_NOW} + $1 WHERE id = $2 AND lease_token = $3 AND lease_epoch = $4`;
+
+function lost(h: Held, reason: string): void {
+  clearInterval(h.timer);
+  held.delete(h.runId);
+  const e: PgEvent = { kind: 'lease-lost', runId: h.runId, epoch: h.epoch, reason };
+  events.postMessage(e);
+}
+
+async function renew(h: Held): Promise<void> {
+  if (h.renewing) return;
+  h.renewing = true;
+  try {
+    const c = await side.get();
+    const r = await c.query(RENEW, [h.ttlMs, h.runId, h.token, h.epoch]);
+    if (held.get(h.runId) !== h) return;
+    if (r.rowCount === 0) lost(h, `another process took run ${h.runId} over (this process held epoch ${h.epoch})`);
+    else h.lastRenewed = Date.now();
+  } catch (err) {
+    if (isConnectionError(err)) side.drop();
+    // Cut off from the server for a whole TTL: another machine may already hold the run, so stop as if it did.
+    if (held.get(h.runId) === h && Date.now() - h.lastRenewed >= h.ttlMs) lost(h, `its lease could not be renewed for ${h.ttlMs} ms (${String((err as Error).message)})`);
+  } finally {
+    h.renewing = false;
+  }
+}
+
+// --- NOTIFY, coalesced: one statement per interval for every run that changed, outside any journal transaction.
+
+const changedRuns = new Set<string>();
+let notifyTimer: NodeJS.Timeout | undefined;
+
+async function flushNotifies(): Promise<void> {
+  if (changedRuns.size === 0) return;
+  const ids = [...changedRuns];
+  changedRuns.clear();
+  try {
+    const c = await side.get();
+    await c.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [NOTIFY_CHANNEL, ids]);
+  } catch (err) {
+    // Readers fall back to polling; a lost notification only delays the sidebar.
+    if (isConnectionError(err)) side.drop();
+  }
+}
+
+function signal(s: PgSignal): void {
+  if (s.kind === 'notify') {
+    changedRuns.add(s.runId);
+    notifyTimer ??= setInterval(() => void flushNotifies(), data.notifyEveryMs);
+    return;
+  }
+  const existing = held.get(s.runId);
+  if (existing) {
+    clearInterval(existing.timer);
+    held.delete(s.runId);
+  }
+  if (s.op === 'drop') return;
+  const h: Held = { runId: s.runId, token: s.token, epoch: s.epoch, ttlMs: s.ttlMs, lastRenewed: Date.now(), renewing: false, timer: setInterval(() => void renew(h), Math.max(100, Math.floor(s.ttlMs / 3))) };
+  held.set(s.runId, h);
+}
+
+requests.on('message', (msg: PgRequest | PgSignal) => {
+  if (msg.kind === 'notify' || msg.kind === 'lease') {
+    signal(msg);
+    return;
+  }
+  handle(msg).then(reply, (err: unknown) => reply({ ok: false, error: flatten(err, 0) }));
+});
+parentPort?.on('close', () => undefined);

@@ -1,0 +1,55 @@
+// Messages between PgDb (the caller's thread, blocked on Atomics.wait) and the pg client on its worker thread.
+
+import type { MessagePort } from 'node:worker_threads';
+
+/** One statement; `array` asks for rows as value arrays (rowMode 'array'). */
+export interface PgStatementMsg {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+  readonly array: boolean;
+}
+
+/** Requests the caller waits for: the worker answers each with exactly one PgReply, then wakes it. */
+export type PgRequest =
+  | { readonly kind: 'batch'; readonly items: readonly PgStatementMsg[] }
+  | { readonly kind: 'exec'; readonly sql: string }
+  | { readonly kind: 'close' };
+
+/** Messages the caller does not wait for. */
+export type PgSignal =
+  | { readonly kind: 'notify'; readonly runId: string }
+  | { readonly kind: 'lease'; readonly op: 'hold' | 'drop'; readonly runId: string; readonly token: string; readonly epoch: number; readonly ttlMs: number };
+
+export interface PgResultMsg {
+  readonly rows: unknown[];
+  readonly rowCount: number;
+}
+
+/** A pg error, flattened so it survives postMessage: SQLSTATE or errno in `code`. */
+export interface PgErrorMsg {
+  readonly message: string;
+  readonly code?: string;
+  readonly detail?: string;
+  /** Index of the statement in the batch that failed. */
+  readonly index: number;
+  /** The connection itself failed (refused, reset, ended): the transaction it held, if any, is gone. */
+  readonly connection: boolean;
+}
+
+export type PgReply = { readonly ok: true; readonly results: readonly PgResultMsg[] } | { readonly ok: false; readonly error: PgErrorMsg };
+
+/** Events the worker raises on its own (the caller listens without blocking). */
+export type PgEvent = { readonly kind: 'lease-lost'; readonly runId: string; readonly epoch: number; readonly reason: string };
+
+export interface PgWorkerData {
+  readonly url: string;
+  /** Int32 slot 0: 0 while a request is pending, 1 once its reply is posted. */
+  readonly flag: SharedArrayBuffer;
+  readonly requests: MessagePort;
+  readonly events: MessagePort;
+  readonly notifyEveryMs: number;
+  readonly queryTimeoutMs: number;
+}
+
+/** The server's clock in epoch milliseconds: the one clock leases on PostgreSQL are measured by. */
+export const PG_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
