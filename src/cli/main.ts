@@ -6,7 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
-import { openStore, type Store } from '../runtime/store';
+import { isPostgresUrl, openStore, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
@@ -276,7 +276,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'ls': {
         const { values } = parse(rest, { limit: { type: 'string' } }, 0);
         const db = dbPath(values.db);
-        if (!fs.existsSync(db)) {
+        if (!isPostgresUrl(db) && !fs.existsSync(db)) {
           io.out(values.json ? '[]' : `No journal at ${db} yet. Start a run with \`logbook run <script>\`.`);
           return EXIT.ok;
         }

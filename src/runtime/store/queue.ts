@@ -1,6 +1,6 @@
 // The work queue on the journal: runs recorded as queued, the claim a worker makes (queued or lease expired), workers seen.
 
-import type { Db } from './open';
+import type { Db } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import type { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
@@ -18,17 +18,23 @@ export interface QueuedRun {
 /** Records a run for a worker to start: no lease, attempt 0 (the claim makes it 1). */
 export function enqueueRun(db: Db, reader: JournalReader, run: QueuedRun): void {
   const now = Date.now();
+  const exists = (): LogbookError => new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${run.id} already exists.`, 'Pick another --run-id, or leave it out for a generated one.', { runId: run.id });
   const tx = db.transaction(() => {
-    if (reader.run(run.id)) {
-      throw new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${run.id} already exists.`, 'Pick another --run-id, or leave it out for a generated one.', { runId: run.id });
-    }
+    if (reader.run(run.id)) throw exists();
     db.prepare(
       `INSERT INTO runs (id, agent, script, script_version, input, status, attempt, created_at, updated_at, lease_epoch)
        VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, 0)`,
     ).run(run.id, run.agent, run.script, run.scriptVersion, run.input, now, now);
     db.prepare("INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 0, ?, 'run.queued', ?)").run(run.id, now, JSON.stringify({ agent: run.agent, script: run.script, scriptVersion: run.scriptVersion }));
   });
-  tx.immediate();
+  try {
+    tx.immediate();
+  } catch (err) {
+    // Two processes queueing the same id at once on PostgreSQL: the loser meets the winner's primary key.
+    if ((err as { code?: unknown }).code === '23505') throw exists();
+    throw err;
+  }
+  db.changed(run.id);
 }
 
 /** An agent and script version a worker can drive. */
@@ -54,16 +60,20 @@ function knownClause(known: readonly Known[]): { sql: string; params: string[] }
 }
 
 /**
- * Claims one run in one immediate transaction: picks the oldest claimable run of a known agent and version, and takes
- * its lease (a new epoch, so the writer that held it before is fenced out) before the transaction commits.
+ * Claims one run in one transaction: picks the oldest claimable run of a known agent and version (PostgreSQL: FOR UPDATE
+ * SKIP LOCKED, so workers claiming at once take different runs; SQLite: BEGIN IMMEDIATE serialises them), and takes its
+ * lease (a new epoch, so the writer that held it before is fenced out) before the transaction commits. Expiry is judged
+ * by the clock leases are measured by: the server's on PostgreSQL.
  */
 export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: readonly Known[], ttlMs = LEASE_TTL_MS): Claimed | undefined {
   if (known.length === 0) return undefined;
   let claimed: Claimed | undefined;
+  const k = knownClause(known);
+  const pick = db.prepare(`SELECT id FROM runs WHERE ${CLAIMABLE} AND (${k.sql}) ORDER BY created_at, id LIMIT 1${db.dialect.claimLock}`);
   const tx = db.transaction(() => {
     const now = Date.now();
-    const k = knownClause(known);
-    const picked = db.prepare(`SELECT id FROM runs WHERE ${CLAIMABLE} AND (${k.sql}) ORDER BY created_at, id LIMIT 1`).get(now, ...k.params) as { id: string } | undefined;
+    const clock = db.kind === 'sqlite' ? now : db.now();
+    const picked = pick.get(clock, ...k.params) as { id: string } | undefined;
     if (!picked) return;
     const row = reader.run(picked.id);
     if (!row) return;
@@ -76,7 +86,7 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
         `UPDATE runs SET status = ?, attempt = ?, updated_at = ?, lease_token = ?, lease_owner = ?, lease_pid = ?, lease_pid_start = ?,
            lease_host = ?, lease_epoch = ?, lease_expires = ? WHERE id = ? AND lease_epoch = ?`,
       )
-      .run(status, attempt, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, epoch, now + ttlMs, row.id, row.lease_epoch);
+      .run(status, attempt, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, epoch, clock + ttlMs, row.id, row.lease_epoch);
     if (taken.changes !== 1) return;
     const data =
       kind === 'start'
@@ -86,12 +96,14 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
     claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt }, row };
   });
   tx.immediate();
+  if (claimed) db.changed(claimed.lease.runId);
   return claimed;
 }
 
 /** Gives a lease back without changing the run's status: the run stays resumable and the next worker claims it at once. */
 export function releaseLease(db: Db, lease: Lease): boolean {
   const r = db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?').run(lease.runId, lease.token, lease.epoch);
+  db.changed(lease.runId);
   return r.changes === 1;
 }
 
@@ -140,18 +152,20 @@ function liveWorkers(db: Db, now: number): WorkerInfo[] {
  * Why a run that a worker could take is still waiting, in words for `logbook ls`; undefined for runs no worker takes
  * (done, held, waiting for a person).
  */
-export function waitingReason(db: Db, row: RunRow, leaseLive: boolean, now = Date.now()): string | undefined {
+export function waitingReason(db: Db, row: RunRow, leaseLive: boolean): string | undefined {
   const queued = row.status === 'queued';
   const takeable = queued || ((row.status === 'running' || row.status === 'compensating') && !leaseLive);
   if (!takeable) return undefined;
+  const now = Date.now();
   const workers = liveWorkers(db, now);
   // An interrupted run with no worker about is a developer's: `logbook resume` is the way on, and `ls` says so already.
   if (!queued && workers.length === 0) return undefined;
   const version = row.script_version ?? null;
   if (version === null) return 'no worker takes it: it was started without a script version; resume it with `logbook resume`';
   const short = version.slice(0, 8);
-  if (!queued && row.lease_token !== null && row.lease_expires !== null && row.lease_expires > now) {
-    return `its holder is gone; a worker takes it when the lease expires (in ${Math.ceil((row.lease_expires - now) / 1000)} s)`;
+  const clock = db.kind === 'sqlite' ? now : db.now();
+  if (!queued && row.lease_token !== null && row.lease_expires !== null && row.lease_expires > clock) {
+    return `its holder is gone; a worker takes it when the lease expires (in ${Math.ceil((row.lease_expires - clock) / 1000)} s)`;
   }
   if (workers.length === 0) return `no worker is running: start one with \`logbook worker --scripts <folder with ${row.agent} ${short}>\``;
   const same = workers.filter((w) => w.agents.some((a) => a.agent === row.agent && a.version === version));
