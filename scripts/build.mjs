@@ -27,6 +27,8 @@ const entries = [
   { in: 'src/runner/main.ts', out: 'dist/runner.js' },
   // agent-logbook/ai: the SDKs are optional peers, and the runtime is the package's own (never a second copy).
   { in: 'src/ai/index.ts', out: 'dist/ai.js', external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
+  // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
+  { in: 'src/runtime/store/pg/pgWorker.ts', out: 'dist/pgWorker.js', external: ['pg-native'] },
   ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),

@@ -1,6 +1,5 @@
 // What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
 
-import * as path from 'node:path';
 import { DEFAULT_DB, resolveTarget } from '../runtime/store';
 
 export interface Io {

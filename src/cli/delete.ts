@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
 import { openStore } from '../runtime/store';
 import { dbPath } from './command';
-import { leaseIsLive } from '../runtime/store/owner';
 import type { CommandModule } from './command';
 
 export const deleteCommand: CommandModule = {
@@ -25,7 +24,7 @@ export const deleteCommand: CommandModule = {
       const tx = store.db.transaction(() => {
         const row = store.reader.run(runId);
         if (!row) throw runNotFound(runId);
-        if (leaseIsLive(row, Date.now())) {
+        if (store.reader.view(row).leaseLive) {
           throw new LogbookError(ErrorCodes.LEASE_HELD, `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`, 'Stop that process (or kill the run) first, then delete it.', { runId });
         }
         counts.events = store.db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
@@ -34,6 +33,7 @@ export const deleteCommand: CommandModule = {
         store.db.prepare('DELETE FROM runs WHERE id = ?').run(runId);
       });
       tx.immediate();
+      store.db.changed(runId);
       io.out(parsed.values.json ? JSON.stringify({ deleted: runId, ...counts }, null, 2) : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`);
       return Promise.resolve(0);
     } finally {

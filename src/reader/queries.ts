@@ -41,9 +41,11 @@ export class JournalQueries {
       countByStatus: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND status = ?'),
       stepActions: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND step_idx = ?'),
       actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?'),
-      latestForScript: db.prepare('SELECT * FROM runs WHERE script = ? ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+      latestForScript: db.prepare(`SELECT * FROM runs WHERE script = ? ORDER BY created_at DESC, ${db.dialect.insertOrder} DESC LIMIT 1`),
       stepNamesStatus: db.prepare('SELECT name, status, attempt FROM steps WHERE run_id = ?'),
-      actionsByType: db.prepare('SELECT type, status, compensation, error IS NOT NULL AS errored, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation, errored'),
+      actionsByType: db.prepare(
+        'SELECT type, status, compensation, CASE WHEN error IS NULL THEN 0 ELSE 1 END AS errored, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation, errored',
+      ),
     };
   }
 

@@ -16,7 +16,7 @@ interface LeaseRow {
 }
 
 export class ChangeTracker {
-  private version: number;
+  private version: unknown;
   private seq: number;
   private runCount: number;
   private readonly live = new Map<string, boolean>();
@@ -25,13 +25,13 @@ export class ChangeTracker {
   constructor(private readonly store: Store) {
     const db = store.db;
     this.q = {
-      version: db.prepare('PRAGMA data_version').pluck(),
+      version: db.prepare(db.dialect.dataVersion).pluck(),
       maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
       runCount: db.prepare('SELECT COUNT(*) FROM runs').pluck(),
-      changedRuns: db.prepare("SELECT run_id, MAX(kind = 'run.started') AS created FROM events WHERE seq > ? GROUP BY run_id LIMIT 1001"),
+      changedRuns: db.prepare("SELECT run_id, MAX(CASE WHEN kind = 'run.started' THEN 1 ELSE 0 END) AS created FROM events WHERE seq > ? GROUP BY run_id LIMIT 1001"),
       leased: db.prepare('SELECT id, lease_token, lease_pid, lease_pid_start, lease_host, lease_expires FROM runs WHERE lease_token IS NOT NULL'),
     };
-    this.version = this.q.version.get() as number;
+    this.version = this.q.version.get();
     this.seq = this.q.maxSeq.get() as number;
     this.runCount = this.q.runCount.get() as number;
     this.checkLeases(true);
@@ -39,7 +39,7 @@ export class ChangeTracker {
 
   /** What changed since the last call, or undefined when nothing did. */
   poll(): ChangedNotice | undefined {
-    const version = this.q.version.get() as number;
+    const version = this.q.version.get();
     if (version === this.version) return undefined;
     this.version = version;
     const rows = this.q.changedRuns.all(this.seq) as Array<{ run_id: string; created: number }>;
@@ -55,12 +55,12 @@ export class ChangeTracker {
 
   /** Runs whose lease holder appeared or vanished (a killed runner writes nothing: only its pid tells). */
   checkLeases(initial = false): ChangedNotice | undefined {
-    const now = Date.now();
+    const now = this.store.db.now();
     const changed: string[] = [];
     const seen = new Set<string>();
     for (const r of this.q.leased.all() as LeaseRow[]) {
       seen.add(r.id);
-      const live = leaseIsLive(r, now);
+      const live = leaseIsLive(r, now, this.store.db.dialect.leaseByExpiry);
       if (this.live.get(r.id) !== live) {
         // A run first seen here may already have been shown as running (and died since): report it too.
         if (!initial) changed.push(r.id);

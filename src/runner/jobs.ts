@@ -9,7 +9,7 @@ import { startRun, resumeRun, newRunId } from '../runtime/engine';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { Faults, checkCrashTargets, parseCrashSpec } from '../runtime/faults';
 import type { PauseEvent, RunSnapshot, RuntimeHooks } from '../runtime/hooks';
-import { openStore, type Store } from '../runtime/store';
+import { isPostgresUrl, openStore, type Store } from '../runtime/store';
 import type { Decision } from '../runtime/types';
 import type { Breakpoints, Outcome, RunnerConfig } from '../link/protocol';
 import { runFunctionLine } from '../link/sourceScan';
@@ -48,7 +48,7 @@ export class JobLoop {
     const state = this.state;
     state.config = config;
     state.breakpoints = breakpoints;
-    process.env.LOGBOOK_STATE_DIR ??= path.dirname(config.database);
+    process.env.LOGBOOK_STATE_DIR ??= isPostgresUrl(config.database) ? path.resolve('.logbook') : path.dirname(config.database);
     if (config.job.kind === 'postmortem') {
       state.send({ type: 'postmortem', report: postmortem(config.database, config.job.runId) });
       return 0;

@@ -1,13 +1,13 @@
 // After a SIGKILL: read the journal (read-only, in a fresh runner) for where the run died and what is in doubt.
 
 import * as fs from 'node:fs';
-import { openStore, type Store } from '../runtime/store';
+import { isPostgresUrl, openStore, type Store } from '../runtime/store';
 import type { Postmortem } from '../link/protocol';
 import { wrongNode } from './errors';
 
 export function postmortem(database: string, runId: string | undefined): Postmortem {
   const empty: Postmortem = { inDoubt: [], compensationInDoubt: [] };
-  if (!runId || !fs.existsSync(database)) return { ...empty, ...(runId ? { runId } : {}) };
+  if (!runId || (!isPostgresUrl(database) && !fs.existsSync(database))) return { ...empty, ...(runId ? { runId } : {}) };
   let store: Store;
   try {
     store = openStore(database, { readonly: true });

@@ -79,7 +79,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         : undefined;
       const out = await settleInDoubt(a, def, {
         writer,
-        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt },
+        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, signal: writer.signal },
         ...(ask ? { ask } : {}),
         verifyFailed: (err) => new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id }),
       });
@@ -119,7 +119,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       writer.compensationExecuting(a.step_idx, a.id);
       let result: unknown;
       try {
-        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt });
+        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, signal: writer.signal });
       } catch (err) {
         writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
         throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });

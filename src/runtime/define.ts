@@ -14,6 +14,11 @@ export interface EffectContext {
   readonly idempotencyKey: string;
   readonly runId: string;
   readonly attempt: number;
+  /**
+   * Aborted when this process loses the run's lease (another process took it over, or it could not be renewed in
+   * time): pass it to fetch or an SDK so in-flight work stops; the run writes nothing more and starts no new effect.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface ActionSpec<S extends StandardSchema, R> {

@@ -10,7 +10,7 @@ import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun } from './store/lease';
 import { currentOwner } from './store/owner';
-import { RunWriter, type Durability, type Lease } from './store/writer';
+import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision } from './types';
 import { compensateWithLease } from './compensate';
@@ -138,7 +138,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     } catch {
       // A lost lease surfaces on the next real write.
     }
-  }, 10_000);
+  }, LEASE_TTL_MS / 3);
   heartbeat.unref();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;

@@ -1,6 +1,5 @@
 // The programmatic API for hosts (a server, a queue worker): open a journal, start, resume, compensate, list runs.
 
-import * as path from 'node:path';
 import type { AgentDefinition } from './define';
 import { ErrorCodes, LogbookError, describe } from './errors';
 import { startRun, resumeRun, recordApproval } from './engine';

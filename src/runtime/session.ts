@@ -185,6 +185,8 @@ export class RunSession {
 
   private checkStop(): void {
     if (this.suspended) throw this.suspended;
+    // A lost lease stops the run before any new effect, even one no fenced write precedes (a read-only action).
+    this.d.writer.assertHolds();
     if (this.d.hooks?.shouldStop?.()) {
       this.suspended = new RunSuspended('interrupted', 'The host asked the run to stop; it is resumable.');
       throw this.suspended;
@@ -447,7 +449,7 @@ export class RunSession {
   }
 
   private ctx(id: string): EffectContext {
-    return { idempotencyKey: id, runId: this.runId, attempt: this.attempt };
+    return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, signal: this.d.writer.signal };
   }
 
   /** The bracket: `started` durable, execute, `committed` with the result. */

@@ -46,7 +46,7 @@ export type DbKind = 'sqlite' | 'postgres';
 
 export interface Dialect {
   /** Appended after a table name to force an index (SQLite's planner needs it; PostgreSQL has no such clause). */
-  indexedBy(index: string): string;
+  readonly indexedBy: (index: string) => string;
   /** Appended to a SELECT of a run row to lock it until the transaction ends (PostgreSQL); SQLite's IMMEDIATE already does. */
   readonly forUpdate: string;
   /**
@@ -63,7 +63,7 @@ export interface Dialect {
    * this machine's clock (the file lives on it); PostgreSQL by the server's, the one clock all machines share.
    */
   readonly renewLease: string;
-  renewParams(now: number, ttlMs: number, runId: string, token: string, epoch: number): unknown[];
+  readonly renewParams: (now: number, ttlMs: number, runId: string, token: string, epoch: number) => unknown[];
   /** One value that changes whenever anything commits (SQLite's data_version; PostgreSQL: the newest event and the run count). */
   readonly dataVersion: string;
   /**

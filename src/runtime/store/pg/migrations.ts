@@ -6,7 +6,8 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'journal: runs, steps, actions, append-only events',
-    // Times are epoch milliseconds (BIGINT) like SQLite's INTEGER; run_seq orders runs created in the same millisecond.
+    // Every integer is BIGINT, like SQLite's 64-bit INTEGER (callers bind bounds such as Number.MAX_SAFE_INTEGER);
+    // run_seq orders runs created in the same millisecond.
     sql: `
       CREATE TABLE runs (
         id TEXT PRIMARY KEY,
@@ -15,30 +16,30 @@ export const PG_MIGRATIONS: readonly Migration[] = [
         script TEXT NOT NULL,
         input TEXT,
         status TEXT NOT NULL,
-        attempt INTEGER NOT NULL,
+        attempt BIGINT NOT NULL,
         output TEXT,
         error TEXT,
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL,
         lease_token TEXT,
         lease_owner TEXT,
-        lease_pid INTEGER,
+        lease_pid BIGINT,
         lease_pid_start TEXT,
         lease_host TEXT,
-        lease_epoch INTEGER NOT NULL DEFAULT 0,
+        lease_epoch BIGINT NOT NULL DEFAULT 0,
         lease_expires BIGINT,
         forked_from TEXT,
-        forked_at_step INTEGER
+        forked_at_step BIGINT
       );
       CREATE INDEX runs_by_created ON runs(created_at);
       CREATE TABLE steps (
         run_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
+        idx BIGINT NOT NULL,
         name TEXT NOT NULL,
         status TEXT NOT NULL,
         result TEXT,
         error TEXT,
-        attempt INTEGER NOT NULL,
+        attempt BIGINT NOT NULL,
         started_at BIGINT NOT NULL,
         ended_at BIGINT,
         PRIMARY KEY (run_id, idx)
@@ -46,24 +47,24 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE TABLE actions (
         run_id TEXT NOT NULL,
         id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        step_idx INTEGER NOT NULL,
+        seq BIGINT NOT NULL,
+        step_idx BIGINT NOT NULL,
         type TEXT NOT NULL,
-        version INTEGER NOT NULL,
+        version BIGINT NOT NULL,
         effect TEXT NOT NULL,
         args TEXT NOT NULL,
         status TEXT NOT NULL,
         result TEXT,
         error TEXT,
-        executions INTEGER NOT NULL DEFAULT 0,
+        executions BIGINT NOT NULL DEFAULT 0,
         reconciliation TEXT,
         decision TEXT,
         approval TEXT,
         approval_note TEXT,
         compensation TEXT,
         compensation_result TEXT,
-        compensation_executions INTEGER NOT NULL DEFAULT 0,
-        attempt INTEGER NOT NULL,
+        compensation_executions BIGINT NOT NULL DEFAULT 0,
+        attempt BIGINT NOT NULL,
         started_at BIGINT NOT NULL,
         ended_at BIGINT,
         commit_seq BIGINT,
@@ -74,10 +75,10 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE TABLE events (
         seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         run_id TEXT NOT NULL,
-        attempt INTEGER NOT NULL,
+        attempt BIGINT NOT NULL,
         at BIGINT NOT NULL,
         kind TEXT NOT NULL,
-        step_idx INTEGER,
+        step_idx BIGINT,
         action_id TEXT,
         data TEXT
       );

@@ -1,6 +1,7 @@
 // PgDb: the store interface on PostgreSQL, synchronous like better-sqlite3: the pg client runs on a worker thread and
 // this thread blocks on Atomics.wait until its answer is posted (then takes it with receiveMessageOnPort).
 
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { redactUrl, type Db, type RunResult, type Statement, type Transaction } from '../db';
@@ -10,7 +11,7 @@ import { PG_NOW, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, t
 
 /** Where the worker's code is: next to the bundle in dist/, or the TypeScript source under tsx (tests). */
 function workerEntry(): { file: string; execArgv: string[] } {
-  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'pgWorker.ts'), execArgv: ['--require', require.resolve('tsx/cjs')] };
+  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'pgWorker.ts'), execArgv: ['--require', createRequire(__filename).resolve('tsx/cjs')] };
   return { file: path.join(__dirname, 'pgWorker.js'), execArgv: [] };
 }
 

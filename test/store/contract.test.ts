@@ -1,0 +1,267 @@
+// The store interface's contract, run case for case against both journals: a SQLite file and a real PostgreSQL server.
+
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { openStore, type Store } from '../../src/runtime/store';
+import { createRun, acquireRun } from '../../src/runtime/store/lease';
+import { RunWriter } from '../../src/runtime/store/writer';
+import { currentNode, hostField, type Owner } from '../../src/runtime/store/owner';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
+import { sqliteOf } from '../../src/runtime/store/sqlite';
+import { ErrorCodes, LogbookError, exitCodeOf } from '../../src/runtime/errors';
+import { ROOT, tmpDir } from '../helpers';
+import { usePgServer, type PgServer } from '../pg/server';
+
+interface Backend {
+  readonly name: 'sqlite' | 'postgres';
+  /** A new, empty journal target (a file path or a connection string). */
+  fresh(): string;
+}
+
+/** An owner on this node whose process is gone: its lease is not live, so another owner may take the run over. */
+function deadOwner(label: string): Owner {
+  return { token: `token-${label}-${Math.random()}`, pid: 4_000_000 + Math.floor(Math.random() * 100_000), pidStart: '1', host: hostField(os.hostname(), currentNode()), label: `dead ${label}` };
+}
+
+function liveOwner(label: string): Owner {
+  return { token: `token-${label}-${Math.random()}`, pid: process.pid, pidStart: null, host: hostField(os.hostname(), currentNode()), label: `live ${label}` };
+}
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof LogbookError ? err.code : `not a LogbookError: ${String(err)}`;
+  }
+  return undefined;
+}
+
+const action = (id: string) => ({ id, stepIdx: 0, type: 'email.send', version: 1, effect: 'non-idempotent' as const, args: JSON.stringify({ to: id }) });
+
+/** Opens the same journal in a child process (another connection, another process) and prints what `script` returns. */
+function inChild(target: string, script: string): Promise<{ code: number | null; out: string; err: string }> {
+  const src = `const { openStore } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store'))}); const target = ${JSON.stringify(target)};\n${script}`;
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', src], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('close', (c) => resolve({ code: c, out: out.trim(), err }));
+  });
+}
+
+function contract(backend: () => Backend): void {
+  let store: Store;
+  let target: string;
+  beforeEach(() => {
+    target = backend().fresh();
+    store = openStore(target);
+  });
+  afterEach(() => store.close());
+
+  it('creates a run holding epoch 1, and refuses a second run with the same id', () => {
+    const lease = createRun(store.db, store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('creator'));
+    assert.equal(lease.epoch, 1);
+    const row = store.reader.run('r1');
+    assert.equal(row?.status, 'running');
+    assert.equal(row?.lease_epoch, 1);
+    assert.ok((row?.lease_expires ?? 0) > store.db.now(), 'the lease expires in the future by the clock leases are measured by');
+    assert.equal(code(() => createRun(store.db, store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('x'))), ErrorCodes.RUN_EXISTS);
+  });
+
+  it('fences: a live holder keeps the run; after a takeover the stale epoch writes 0 rows and throws LB_LEASE_LOST', () => {
+    createRun(store.db, store.reader, { id: 'r2', agent: 'a', script: 's.ts', input: null }, liveOwner('holder'));
+    assert.equal(code(() => acquireRun(store.db, store.reader, 'r2', liveOwner('rival'), { status: 'running', newAttempt: true, purpose: 'resume' })), ErrorCodes.LEASE_HELD);
+
+    const first = createRun(store.db, store.reader, { id: 'r3', agent: 'a', script: 's.ts', input: null }, deadOwner('first'));
+    const stale = new RunWriter(store.db, first, 1);
+    stale.stepCompleted(0, '"one"');
+    const taken = acquireRun(store.db, store.reader, 'r3', liveOwner('second'), { status: 'running', newAttempt: true, purpose: 'resume' });
+    assert.equal(taken.epoch, 2);
+    const events = store.reader.eventCount('r3');
+    // The fence itself: the renewing UPDATE with the old epoch matches no row.
+    const renew = store.db.prepare(store.db.dialect.renewLease);
+    assert.equal(renew.run(...store.db.dialect.renewParams(Date.now(), 1000, 'r3', first.token, first.epoch)).changes, 0);
+    assert.equal(code(() => stale.actionStarted(action('k1'), false)), ErrorCodes.LEASE_LOST);
+    assert.ok(stale.signal.aborted, 'the writer that lost its lease aborts its in-flight work');
+    assert.equal(code(() => stale.assertHolds()), ErrorCodes.LEASE_LOST, 'and starts no new effect');
+    assert.equal(store.reader.eventCount('r3'), events, 'nothing more was written');
+    assert.equal(store.reader.action('r3', 'k1'), undefined);
+    const fresh = new RunWriter(store.db, taken, store.reader.nextActionSeq('r3'));
+    fresh.actionStarted(action('k1'), false);
+    assert.equal(store.reader.action('r3', 'k1')?.status, 'started');
+    fresh.release();
+    stale.release();
+  });
+
+  it('brackets an action: started is visible to another process before execute, committed after, and both replay', async () => {
+    const lease = createRun(store.db, store.reader, { id: 'b1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
+    const w = new RunWriter(store.db, lease, 1);
+    w.stepStarted(0, 'send', false);
+    w.actionStarted(action('email:1'), false);
+    const seen = await inChild(target, "const s = openStore(target, { readonly: true }); console.log(JSON.stringify(s.reader.action('b1', 'email:1'))); s.close();");
+    assert.equal(seen.code, 0, seen.err);
+    assert.equal((JSON.parse(seen.out) as { status: string }).status, 'started', 'started is durable and visible before the effect runs');
+    w.actionExecuting(0, 'email:1');
+    w.actionCommitted(0, 'email:1', '{"id":7}');
+    w.stepCompleted(0, '"sent"');
+    w.runStatus('completed', { output: '"done"' });
+    w.release();
+    const a = store.reader.action('b1', 'email:1');
+    assert.equal(a?.status, 'committed');
+    assert.equal(a?.executions, 1);
+    assert.ok(typeof a?.commit_seq === 'number' && a.commit_seq > 0, 'commit_seq is the seq of the commit event');
+    const steps = store.reader.replaySteps('b1', 0, 10);
+    assert.deepEqual(steps.map((s) => [s.idx, s.name, s.status, s.result]), [[0, 'send', 'completed', '"sent"']]);
+    const replay = store.reader.replayActionsOfStep('b1', 0, 0, 10);
+    assert.deepEqual(replay.map((r) => [r.id, r.status, r.result]), [['email:1', 'committed', '{"id":7}']]);
+    assert.equal(store.reader.firstActionSeqOfStep('b1', 0), 1);
+    assert.deepEqual(store.reader.events('b1').map((e) => e.kind), ['run.started', 'step.started', 'action.started', 'action.executing', 'action.committed', 'step.completed', 'run.completed']);
+    assert.equal(store.reader.latestRun()?.id, 'b1');
+    assert.equal(store.reader.view(store.reader.run('b1')!).effectiveStatus, 'completed');
+  });
+
+  it('commits lazily without leaving the connection at lazy durability, and the lazy record is kept', () => {
+    const lease = createRun(store.db, store.reader, { id: 'l1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
+    const w = new RunWriter(store.db, lease, 1);
+    w.note('custom.note', { n: 1 });
+    const durable = store.db.kind === 'sqlite' ? sqliteOf(store.db).pragma('synchronous', { simple: true }) : store.db.prepare('SHOW synchronous_commit').pluck().get();
+    assert.equal(durable, store.db.kind === 'sqlite' ? 2 : 'on', 'the next commit is durable again');
+    assert.equal(store.reader.events('l1').at(-1)?.kind, 'custom.note');
+    w.release();
+  });
+
+  it('migrates idempotently: reopening changes nothing, and two processes opening a fresh journal at once migrate once', async () => {
+    assert.equal(store.db.schemaVersion(), LATEST_VERSION);
+    store.close();
+    store = openStore(target);
+    assert.equal(store.db.schemaVersion(), LATEST_VERSION);
+    const other = backend().fresh();
+    const open = "const s = openStore(target); console.log(s.db.schemaVersion()); s.close();";
+    const both = await Promise.all([inChild(other, open), inChild(other, open), inChild(other, open)]);
+    for (const r of both) {
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, String(LATEST_VERSION));
+    }
+    const check = openStore(other);
+    try {
+      if (check.db.kind === 'postgres') {
+        assert.equal(check.db.prepare('SELECT COUNT(*) FROM logbook_schema').pluck().get(), LATEST_VERSION, 'one row per migration: each applied once');
+      }
+      assert.equal(check.reader.runCount(), 0);
+    } finally {
+      check.close();
+    }
+  });
+
+  it('refuses a journal of a newer schema, untouched', () => {
+    createRun(store.db, store.reader, { id: 'n1', agent: 'a', script: 's.ts', input: null }, deadOwner('w'));
+    if (store.db.kind === 'sqlite') sqliteOf(store.db).pragma(`user_version = ${LATEST_VERSION + 1}`);
+    else store.db.prepare("INSERT INTO logbook_schema (version, name) VALUES (?, 'from the future')").run(LATEST_VERSION + 1);
+    store.close();
+    let refused: unknown;
+    try {
+      openStore(target);
+    } catch (err) {
+      refused = err;
+    }
+    assert.ok(refused instanceof LogbookError && refused.code === ErrorCodes.DB_TOO_NEW, String(refused));
+    assert.match(refused.message, /newer than this Logbook understands.*not modified/s);
+  }).timeout(60_000);
+}
+
+describe('store contract', function () {
+  this.timeout(120_000);
+  describe('on SQLite', () => {
+    let dir: string;
+    let n = 0;
+    before(() => (dir = tmpDir('logbook-contract-')));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    contract(() => ({ name: 'sqlite', fresh: () => path.join(dir, `j${++n}.db`) }));
+  });
+  describe('on PostgreSQL', () => {
+    const pg = usePgServer();
+    contract(() => ({ name: 'postgres', fresh: () => pg.server.createDatabase() }));
+    storageCases(() => pg.server);
+  });
+});
+
+/** PostgreSQL's storage failures: a server that is down or refuses the role is an exit-5 storage error with a remedy. */
+function storageCases(server: () => PgServer): void {
+  it('maps a refused connection and a wrong password to exit-5 storage codes, never printing the password', () => {
+    const url = server().createDatabase();
+    const refusedUrl = url.replace(/:(\d+)\//, ':1/').replace('postgres@', 'postgres:s3cret@');
+    let err: unknown;
+    try {
+      openStore(refusedUrl);
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof LogbookError, String(err));
+    assert.equal(err.code, ErrorCodes.DB_UNREACHABLE);
+    assert.equal(exitCodeOf(err.code), 5);
+    assert.doesNotMatch(err.message, /s3cret/);
+    assert.match(err.message, /postgres:\*\*\*@/);
+    assert.match(err.remedy, /running and reachable/);
+  });
+
+  it('renews the lease from the worker thread while the main thread is blocked in a long execute', async () => {
+    const url = server().createDatabase();
+    const script = `
+      const { createRun } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/lease'))});
+      const { RunWriter } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/writer'))});
+      const { currentOwner } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/owner'))});
+      const s = openStore(target);
+      const lease = createRun(s.db, s.reader, { id: 'hb', agent: 'a', script: 's.ts', input: null }, currentOwner('test'));
+      const w = new RunWriter(s.db, lease, 1);
+      const first = s.reader.run('hb').lease_expires;
+      // A synchronous effect that holds the main thread for 3 TTLs: only the worker thread can renew meanwhile.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2700);
+      const during = s.reader.run('hb').lease_expires;
+      w.note('after.block', {});
+      console.log(JSON.stringify({ first, during, aborted: w.signal.aborted }));
+      w.release(); s.close();`;
+    const src = `const { openStore } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store'))}); const target = ${JSON.stringify(url)};\n${script}`;
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', src], { cwd: ROOT, env: { ...process.env, LOGBOOK_LEASE_TTL_MS: '900' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      p.on('close', (c) => resolve({ code: c, out: out.trim(), err }));
+    });
+    assert.equal(r.code, 0, r.err);
+    const got = JSON.parse(r.out) as { first: number; during: number; aborted: boolean };
+    assert.ok(got.during > got.first + 1500, `the expiry moved on while the main thread was blocked (${got.first} → ${got.during})`);
+    assert.equal(got.aborted, false, 'the lease was never lost, and the write after the long effect succeeded');
+  });
+
+  it('a server that goes down mid-run stops the writer with LB_DB_UNREACHABLE; what was committed survives', () => {
+    const url = server().createDatabase();
+    const s = openStore(url);
+    try {
+      const lease = createRun(s.db, s.reader, { id: 'd1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
+      const w = new RunWriter(s.db, lease, 1);
+      w.actionStarted(action('k'), false);
+      server().stop('immediate');
+      try {
+        assert.equal(code(() => w.actionCommitted(0, 'k', '1')), ErrorCodes.DB_UNREACHABLE);
+        assert.equal(w.broken?.code, ErrorCodes.DB_UNREACHABLE, 'the writer writes nothing more after a storage failure');
+      } finally {
+        server().start();
+      }
+      const again = openStore(url);
+      try {
+        assert.equal(again.reader.action('d1', 'k')?.status, 'started', 'the durable started survives the crash; the action is in doubt');
+      } finally {
+        again.close();
+      }
+    } finally {
+      s.close();
+    }
+  });
+}
