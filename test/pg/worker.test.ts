@@ -52,7 +52,7 @@ function assertNoGap(e: Env, runId: string): EventRow[] {
     }
     for (const a of s.reader.allActions(runId)) {
       assert.ok(ev.some((x) => x.action_id === a.id && x.kind === 'action.started'), `action ${a.id} has its started event`);
-      if (a.status === 'committed') assert.ok(ev.some((x) => x.action_id === a.id && x.seq === a.commit_seq), `action ${a.id} has its commit event`);
+      if (a.status === 'committed') assert.ok(ev.some((x) => x.action_id === a.id && x.seq === a.commit_seq), `action ${a.id} has its commit event (commit_seq ${a.commit_seq}; events: ${ev.map((x) => `${x.seq} ${x.attempt} ${x.kind} ${x.action_id ?? ''}`).join(', ')})`);
     }
   });
   return ev;

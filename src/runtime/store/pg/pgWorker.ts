@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
-import { NOTIFY_CHANNEL } from '../db';
+import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
 import { PG_NOW, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
 
 // int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
@@ -41,7 +41,10 @@ class Connection {
   async get(): Promise<pg.Client> {
     if (this.client) return this.client;
     this.connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: data.url, query_timeout: data.queryTimeoutMs, connectionTimeoutMillis: 10_000 });
+      // A process stopped inside a transaction (SIGSTOP, a frozen VM) would hold its run's row lock for ever, and workers
+      // claiming with SKIP LOCKED would pass that run over after its lease expired: the server ends such a session after
+      // one lease length. Logbook never waits on anything but the server inside a transaction, so a live holder never idles there.
+      const c = new pg.Client({ connectionString: data.url, query_timeout: data.queryTimeoutMs, connectionTimeoutMillis: 10_000, idle_in_transaction_session_timeout: leaseTtlMs() });
       c.on('error', () => this.drop(c));
       try {
         await c.connect();
