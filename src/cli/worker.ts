@@ -128,6 +128,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     inFlight.set(runId, { claimed, done });
   };
 
+  let unreachable = false;
   try {
     while (!stopping) {
       if (inFlight.size >= o.concurrency) {
@@ -137,8 +138,12 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       let claimed: Claimed | undefined;
       try {
         claimed = claimRun(store.db, store.reader, owner, known);
+        if (unreachable) io.err('worker: the journal answers again; claiming');
+        unreachable = false;
       } catch (err) {
-        io.err(`worker: claiming failed, trying again: ${describe(err)}`);
+        // Said once per outage (a server restarting refuses every poll until it is up), then retried quietly.
+        if (!unreachable) io.err(`worker: claiming failed; trying again every ${o.pollMs} ms until the journal answers: ${describe(err)}`);
+        unreachable = true;
         await nap(o.pollMs);
         continue;
       }
