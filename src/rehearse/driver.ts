@@ -1,6 +1,5 @@
 // Drives one run on a scratch journal to its end through real CLI processes, deciding and approving where it stops.
 
-import * as path from 'node:path';
 import { openStore } from '../runtime/store';
 import { recordApproval } from '../runtime/engine';
 import type { ProbeResult } from '../runtime/define';
