@@ -75,6 +75,8 @@ class Connection {
 
 /** The caller's connection: journal statements and transactions, one request at a time. */
 const main = new Connection();
+/** The connection the latest request that did not continue a transaction ran on: where a transaction it began lives. */
+let txClient: pg.Client | undefined;
 /** Heartbeats and NOTIFYs: never inside the caller's transaction. */
 const side = new Connection();
 
@@ -99,6 +101,12 @@ async function handle(req: PgRequest): Promise<PgReply> {
   } catch (err) {
     return { ok: false, error: flatten(err, 0) };
   }
+  if (req.continues === true && c !== txClient) {
+    // The transaction's connection was lost (its server session ended, and the transaction with it): what remains of
+    // it must not run on a new connection, where each statement would commit on its own, outside the lease fence.
+    return { ok: false, error: { message: 'Connection terminated inside a transaction: the server ended it, so nothing more of it was sent', code: '08006', index: 0, connection: true } };
+  }
+  if (req.continues !== true) txClient = c;
   if (req.kind === 'exec') {
     try {
       await c.query(req.sql);
