@@ -46,8 +46,8 @@ export interface Worker {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startWorker(e: Env, name: string, args: string[] = []): Worker {
-  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', WORKER_SCRIPTS, '--name', name, '--poll-ms', '100', '--db', e.db, ...args], {
+export function startWorker(e: Env, name: string, args: string[] = [], scripts = WORKER_SCRIPTS): Worker {
+  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', scripts, '--name', name, '--poll-ms', '100', '--db', e.db, ...args], {
     cwd: e.dir,
     env: baseEnv(e),
     stdio: ['ignore', 'pipe', 'pipe'],
