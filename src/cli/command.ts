@@ -1,6 +1,7 @@
 // What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
 
-import { DEFAULT_DB, resolveTarget } from '../runtime/store';
+import * as path from 'node:path';
+import { isPostgresUrl, DEFAULT_DB, resolveTarget } from '../runtime/store';
 
 export interface Io {
   out(line: string): void;
@@ -17,4 +18,12 @@ export interface CommandModule {
 /** The journal: --db, else $LOGBOOK_DB, else .logbook/journal.db under the working directory (a postgres:// URL as given). */
 export function dbPath(flag: unknown): string {
   return resolveTarget(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
+}
+
+/**
+ * Where the example providers keep their state unless $LOGBOOK_STATE_DIR says: beside a journal file, or in
+ * .logbook under the working directory when the journal is a PostgreSQL server.
+ */
+export function stateDirFor(db: string): string {
+  return isPostgresUrl(db) ? path.resolve('.logbook') : path.dirname(db);
 }
