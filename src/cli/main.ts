@@ -1,7 +1,6 @@
 // The `logbook` command line: run, resume, compensate, approve/reject, ls, show (exit codes 0–5, see EXIT).
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
