@@ -76,7 +76,7 @@ export interface WorkerOptions {
 export async function runWorker(store: Store, agents: Map<string, LoadedScript>, o: WorkerOptions, io: Io): Promise<number> {
   const owner = currentOwner(`worker ${o.name}`);
   const known: Known[] = [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version }));
-  const info = { name: o.name, owner: owner.label, agents: [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version, script: s.path })) };
+  const info = { name: o.name, owner: owner.label, host: owner.host, pid: owner.pid, agents: [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version, script: s.path })) };
   recordWorker(store.db, info);
   const seen = setInterval(() => {
     try {

@@ -102,6 +102,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE workers (
         name TEXT PRIMARY KEY,
         owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
         agents TEXT NOT NULL,
         started_at INTEGER NOT NULL,
         seen_at INTEGER NOT NULL

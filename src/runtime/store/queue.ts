@@ -4,7 +4,7 @@ import type { Db } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import type { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
-import type { Owner } from './owner';
+import { holderOnThisNode, type Owner } from './owner';
 import type { RunRow } from './rows';
 
 export interface QueuedRun {
@@ -112,6 +112,9 @@ export function releaseLease(db: Db, lease: Lease): boolean {
 export interface WorkerInfo {
   readonly name: string;
   readonly owner: string;
+  /** The lease host column's form (hostname, boot id, pid namespace) and the pid: a dead worker on this node is not counted. */
+  readonly host: string;
+  readonly pid: number;
   readonly agents: readonly (Known & { readonly script: string })[];
 }
 
@@ -121,9 +124,9 @@ export const WORKER_SEEN_MS = 15_000;
 export function recordWorker(db: Db, w: WorkerInfo): void {
   const now = Date.now();
   db.prepare(
-    `INSERT INTO workers (name, owner, agents, started_at, seen_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, agents = excluded.agents, seen_at = excluded.seen_at`,
-  ).run(w.name, w.owner, JSON.stringify(w.agents), now, now);
+    `INSERT INTO workers (name, owner, host, pid, agents, started_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid, agents = excluded.agents, seen_at = excluded.seen_at`,
+  ).run(w.name, w.owner, w.host, w.pid, JSON.stringify(w.agents), now, now);
 }
 
 export function forgetWorker(db: Db, name: string, owner: string): void {
@@ -131,17 +134,19 @@ export function forgetWorker(db: Db, name: string, owner: string): void {
 }
 
 function liveWorkers(db: Db, now: number): WorkerInfo[] {
-  let rows: { name: unknown; owner: unknown; agents: unknown }[];
+  let rows: { name: unknown; owner: unknown; host: unknown; pid: unknown; agents: unknown }[];
   try {
-    rows = db.prepare('SELECT name, owner, agents FROM workers WHERE seen_at > ? ORDER BY name').all(now - WORKER_SEEN_MS) as typeof rows;
+    rows = db.prepare('SELECT name, owner, host, pid, agents FROM workers WHERE seen_at > ? ORDER BY name').all(now - WORKER_SEEN_MS) as typeof rows;
   } catch {
     return []; // a journal from before workers (opened read-only, so not migrated)
   }
   return rows.flatMap((r) => {
-    if (typeof r.name !== 'string' || typeof r.owner !== 'string' || typeof r.agents !== 'string') return [];
+    if (typeof r.name !== 'string' || typeof r.owner !== 'string' || typeof r.host !== 'string' || typeof r.pid !== 'number' || typeof r.agents !== 'string') return [];
+    // Killed on this node: gone now, even if its last heartbeat is recent.
+    if (holderOnThisNode(r.host) && !processAlive(r.pid)) return [];
     try {
       const agents = JSON.parse(r.agents) as WorkerInfo['agents'];
-      return Array.isArray(agents) ? [{ name: r.name, owner: r.owner, agents }] : [];
+      return Array.isArray(agents) ? [{ name: r.name, owner: r.owner, host: r.host, pid: r.pid, agents }] : [];
     } catch {
       return [];
     }
@@ -173,4 +178,13 @@ export function waitingReason(db: Db, row: RunRow, leaseLive: boolean): string |
   const others = workers.flatMap((w) => w.agents.filter((a) => a.agent === row.agent).map((a) => `${w.name} has ${a.version.slice(0, 8)}`));
   if (others.length > 0) return `no worker has version ${short} of ${row.agent} (${others.join(', ')}): start one with the script this run was queued with`;
   return `no running worker has agent ${row.agent} (workers: ${workers.map((w) => w.name).join(', ')})`;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }

@@ -101,6 +101,8 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE TABLE workers (
         name TEXT PRIMARY KEY,
         owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
         agents TEXT NOT NULL,
         started_at BIGINT NOT NULL,
         seen_at BIGINT NOT NULL
