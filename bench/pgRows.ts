@@ -203,3 +203,21 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
   }
   return rows;
 }
+
+/** What the PostgreSQL rows mean, and why the bracket costs what it does next to a DBOS step: written to BENCHMARKS.md. */
+export function pgNotes(rows: readonly Row[]): string[] {
+  const n = (id: string, key: string): number | undefined => rows.find((r) => r.id === id)?.numbers?.[key];
+  const action = n('pg.action', 'us');
+  const dbos = n('pg.dbos', 'dbosUs');
+  if (action === undefined) return [];
+  const notes = [
+    "**PostgreSQL rows**: a private server on this machine (scripts/pg-server.mjs, fsync=on), the runtime in-process through PgDb (the pg client on a worker thread, the caller blocked on its answer). Fpg is a 4 KiB write + fsync in the server's data directory; the server's own commit also writes and flushes its WAL and wakes a backend process, so on a loaded 2-core machine a commit costs several Fpg.",
+    '**Why a bracketed action costs more than a DBOS step**: a DBOS step records its output once, after it ran (one INSERT in autocommit: one round trip, one WAL flush); nothing durable says it started, so a crash inside it re-runs it. Our bracket makes `started` durable before the effect and `committed` after it (two WAL flushes), and each journal transaction on PostgreSQL is at least two round trips (BEGIN and the fencing UPDATE whose row count must be read, then the rest and COMMIT), plus a lazily committed "executing" count: about three transactions and six hops through the worker thread per action, against one.',
+  ];
+  if (dbos !== undefined) {
+    notes.push(
+      `**The goal (a bracket no dearer than a DBOS step) is ${action <= dbos ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos)}). What would close it: fence each write in its own statement (\`… WHERE lease_epoch = ?\`) so a transaction is one batch and one round trip; fold the "executing" count into \`started\`; and commit \`committed\` lazily (\`synchronous_commit = off\`, made durable by the run's next write, as SQLite's group durability does), leaving one WAL flush per action, like DBOS's step but with the start recorded.`,
+    );
+  }
+  return notes;
+}

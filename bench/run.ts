@@ -17,7 +17,7 @@ import { RawBracket } from './rawBracket';
 import { addCompletedRuns, buildJournal } from './journalBuilder';
 import { fmtBytes, fmtRatio, fmtUs, median } from './measure';
 import { installPeers, peerRows } from './peers';
-import { pgRows } from './pgRows';
+import { pgNotes, pgRows } from './pgRows';
 import { resumeInChild } from './resumeRows';
 import type { ResumeChildReport } from './resumeChild';
 import { errorRow, formatMarkdown, formatTable, judge, machineInfo, notBuilt, type BenchReport, type Build, type Row } from './report';
@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     baselines: { fUs: F, fRoundsUs: perRound(rounds, 'F'), sUs: S, tUs: T, bFullUs: median(perRound(rounds, 'bracket.full')), bGroupUs: median(perRound(rounds, 'bracket.group')), plainUs: plain, plainCpuUs: plainCpu },
     rows,
     builds,
-    notes: [...methodNotes(F), ...whyMissed({ F, S, T, rows, pages: pages ?? {} })],
+    notes: [...methodNotes(F), ...whyMissed({ F, S, T, rows, pages: pages ?? {} }), ...pgNotes(rows)],
     durationS: (Date.now() - started) / 1000,
   };
   process.stdout.write(`\n${formatTable(rows)}\n\nF = ${fmtUs(F)} (fsync floor, same directory), S = ${fmtUs(S)} (SQLite durable commit), T = ${fmtUs(T)} (SQLite commit without fsync), plain call = ${fmtUs(plain)}; ${machine.cpu} × ${machine.cores}, Node ${machine.node}, SQLite ${sqlite}; ${Math.round(report.durationS)} s\n`);
