@@ -66,7 +66,7 @@ export default tseslint.config(
     { group: [`${up}cli/*`, `!${up}cli/command`, `!${up}cli/format`], message: 'rehearse/ is a CLI command module: it may import cli/command (its shape) and cli/format (output), nothing that imports it back.' },
   ]),
   ...layer('extension', (under, up) => [
-    { group: ['better-sqlite3'], message: 'The extension host never loads better-sqlite3: ask the reader process.' },
+    { group: ['better-sqlite3', 'pg', 'pg/*'], message: 'The extension host never loads better-sqlite3 or pg: ask the reader process, or the CLI as a child process.' },
     { group: under('runtime', 'loader', 'plan', 'runner', 'link', 'rehearse'), message: 'The extension host never opens the journal or runs a script: use the reader process (reader/protocol) or the CLI as a child process.' },
     { group: [...under('cli'), `${up}adapter/*`, `!${up}adapter/envFile`], message: 'The extension starts the CLI and the adapter as processes; code both need goes in shared/ (adapter/envFile is the one exception: the .env reader both must read alike).' },
     { group: [`${up}reader/*`, `!${up}reader/protocol`], message: 'The extension speaks to the reader process through reader/protocol only.' },

@@ -29,7 +29,7 @@ function ints(params: Record<string, string | number>): Record<string, string | 
   return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, typeof v === 'number' ? BigInt(v) : v]));
 }
 
-const ACTION_STARTED = JSON.stringify({ type: JOURNAL_ACTION, effect: 'non-idempotent', version: 1 });
+const ACTION_STARTED = JSON.stringify({ type: JOURNAL_ACTION, effect: 'non-idempotent', version: 1, inverse: false });
 
 /**
  * Appends one interrupted run to the journal at `file` (created and migrated through the runtime if needed): every

@@ -60,7 +60,7 @@ export class RawBracket {
     const q = this.q;
     this.run(true, () => {
       q.insert.run(id, this.n, JSON.stringify({ to: `user${this.n}@example.com`, body: 'Hello' }), now);
-      q.event.run(now, 'action.started', id, '{"type":"bench.send","effect":"non-idempotent","version":1}');
+      q.event.run(now, 'action.started', id, '{"type":"bench.send","effect":"non-idempotent","version":1,"inverse":false}');
     });
     this.run(false, () => {
       q.executing.run(id);

@@ -231,7 +231,7 @@ async function main(): Promise<number> {
       ratio: `${model.toFixed(2)} F`,
       budget: '≤ 1.5 F above the call',
       verdict: jm.verdict,
-      note: [jm.miss, `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`, jm.miss ? "the runtime's bracket makes both started and committed of an idempotent action durable (2 commits); one commit needs started written behind for idempotent actions" : ''].filter(Boolean).join('; '),
+      note: [jm.miss, `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`, jm.miss ? "one durable commit per call (started is a lazy commit): what is left above it is the call's CPU (fingerprint, encode, decode) and the lazy commit" : ''].filter(Boolean).join('; '),
       numbers: { us: median(perRound(rounds, 'ai.model')), bareUs: median(perRound(rounds, 'ai.model.bare')), overheadF: model },
     });
     const toolOver = over('ai.tool');

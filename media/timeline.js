@@ -73,6 +73,7 @@
         bar.style.width = `max(12px, ${pct((it.x1 ?? 0) - (it.x0 ?? 0))})`;
         bar.style.top = `${top}px`;
         bar.title = `${it.kind === 'step' ? 'step' : 'action'} ${it.label} — ${it.status}${it.end !== null ? ` (${fmt(it.end - it.start)})` : ''}`;
+        if (it.detail) bar.title += `\n${it.detail}`;
         bar.textContent = it.label;
         bar.addEventListener('click', () => {
           const isUndo = it.kind === 'action' && it.id.startsWith('undo ');

@@ -13,7 +13,8 @@ const common = {
   format: 'cjs',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['better-sqlite3', 'esbuild', 'vscode'],
+  // pg: the reader's LISTEN client and the store's worker thread load it from node_modules (staged into the VSIX).
+  external: ['better-sqlite3', 'esbuild', 'vscode', 'pg', 'pg-native'],
   logLevel: 'warning',
   absWorkingDir: root,
 };
@@ -28,7 +29,8 @@ const entries = [
   // agent-logbook/ai: the SDKs are optional peers, and the runtime is the package's own (never a second copy).
   { in: 'src/ai/index.ts', out: 'dist/ai.js', external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
-  { in: 'src/runtime/store/pg/pgWorker.ts', out: 'dist/pgWorker.js', external: ['pg-native'] },
+  // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
+  { in: 'src/runtime/store/pg/pgWorker.ts', out: 'dist/pgWorker.js', external: ['pg', 'pg-native'] },
   ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),

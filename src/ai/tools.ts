@@ -24,7 +24,7 @@ export type Approval<I> = boolean | ((input: I) => boolean);
 export interface ToolSpec<I = any, O = any> {
   readonly tool: Tool<I, O>;
   readonly effect: Effect;
-  /** The idempotency key. Default `tool:<model call>:<tool call id>`; give a business key (`refund:${input.orderId}`)
+  /** The idempotency key. Default `tool:<run id>:<model call>:<tool call id>`; give a business key (`refund:${input.orderId}`)
    *  so that a model call made again after a crash, with new tool call ids, cannot repeat the effect. */
   readonly key?: (input: I, ctx: ToolCallContext) => string;
   readonly verify?: (input: I, ctx: EffectContext) => O | undefined | Promise<O | undefined>;
@@ -106,8 +106,10 @@ export async function runToolCall(state: AiRunState, def: ActionDefinition<typeo
   }
 }
 
+/** The run id is in it because the key reaches outside systems (MCP `_meta`, `idempotencyKey`): two runs, or a run and
+ *  its fork, whose models chose the same tool call id must not look like one effect to them. */
 export function defaultToolKey(ctx: ToolCallContext): string {
-  return `tool:${ctx.modelCall ?? ctx.toolName}:${ctx.toolCallId}`;
+  return `tool:${ctx.run.id}:${ctx.modelCall ?? ctx.toolName}:${ctx.toolCallId}`;
 }
 
 /** An execute's value; a tool that yields (preliminary results) gives its last one. */

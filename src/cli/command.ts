@@ -1,7 +1,7 @@
 // What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
 
 import * as path from 'node:path';
-import { isPostgresUrl, DEFAULT_DB, resolveTarget } from '../runtime/store';
+import { DEFAULT_DB, isPostgresUrl, resolveTarget } from '../runtime/store';
 
 export interface Io {
   out(line: string): void;
@@ -20,10 +20,7 @@ export function dbPath(flag: unknown): string {
   return resolveTarget(typeof flag === 'string' ? flag : (process.env.LOGBOOK_DB ?? DEFAULT_DB));
 }
 
-/**
- * Where the example providers keep their state unless $LOGBOOK_STATE_DIR says: beside a journal file, or in
- * .logbook under the working directory when the journal is a PostgreSQL server.
- */
-export function stateDirFor(db: string): string {
-  return isPostgresUrl(db) ? path.resolve('.logbook') : path.dirname(db);
+/** Scripts' providers keep their state beside the journal (a server's journal: .logbook here) unless told otherwise. */
+export function setStateDir(db: string): void {
+  process.env.LOGBOOK_STATE_DIR ??= isPostgresUrl(db) ? path.resolve(path.dirname(DEFAULT_DB)) : path.dirname(db);
 }

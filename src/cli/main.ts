@@ -13,7 +13,7 @@ import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
-import { dbPath, stateDirFor, type Io } from './command';
+import { dbPath, setStateDir, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
 import { isStorageError, storageError } from '../runtime/store/storageError';
@@ -55,11 +55,6 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
     throw usage(`Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`);
   }
   return parsed;
-}
-
-/** Scripts' providers keep their state beside the journal unless told otherwise. */
-function setStateDir(db: string): void {
-  process.env.LOGBOOK_STATE_DIR ??= stateDirFor(db);
 }
 
 /** Arms --crash-at specs; with $LOGBOOK_TRACE_FAULTS set, also appends every fault point hit to that file (JSON lines). */

@@ -12,7 +12,7 @@ import { currentOwner } from '../runtime/store/owner';
 import { claimRun, forgetWorker, recordWorker, releaseLease, type Claimed, type Known } from '../runtime/store/queue';
 import { exitWithRunsReleased } from '../runtime/processGuard';
 import { Faults, parseCrashSpec } from '../runtime/faults';
-import { dbPath, stateDirFor, type CommandModule, type Io } from './command';
+import { dbPath, setStateDir, type CommandModule, type Io } from './command';
 
 const SCRIPT_EXT = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
@@ -212,7 +212,7 @@ export const workerCommand: CommandModule = {
     if (values.scripts === undefined) throw usage('logbook worker needs --scripts <folder with agent scripts>.');
     const only = values.agents?.split(',').map((a) => a.trim()).filter((a) => a.length > 0);
     const db = dbPath(values.db);
-    process.env.LOGBOOK_STATE_DIR ??= stateDirFor(db);
+    setStateDir(db);
     const opts: WorkerOptions = {
       name: values.name ?? `${os.hostname()}-${process.pid}`,
       concurrency: positiveInt('concurrency', values.concurrency, 4),

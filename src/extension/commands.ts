@@ -1,12 +1,14 @@
 // The command handlers: every change to a run goes through the CLI on the configured Node or the debug session.
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDto } from '../reader/protocol';
 import { ACTION_WORDS } from '../reader/protocol';
 import { cliProblem, runCli, type CliResult } from './cli';
 import { readConfig, settingsEnv } from './config';
+import type { Credentials, SetPasswordOptions } from './credentials';
 import { agentLaunch } from './debug';
 import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import { COMMANDS, DEBUG_TYPE, RUNS_VIEW, type CommandKey } from './ids';
@@ -28,6 +30,7 @@ export interface CommandDeps {
   readonly view: vscode.TreeView<Node>;
   readonly sessions: Sessions;
   readonly openTimeline: (runId: string) => Promise<unknown>;
+  readonly credentials: Credentials;
 }
 
 /** The policy's answers, carried by the reader: the same the tree's menus use. */
@@ -49,6 +52,8 @@ export class Commands {
       revealSource: (a) => this.revealSource(a),
       copyKey: (a) => this.copyKey(a),
       openCheckpoint: (a) => this.openCheckpoint(a),
+      openCallRecord: (a) => this.openCallRecord(a),
+      forkWithEditedAnswer: (a, o) => this.forkWithEditedAnswer(a, o),
       deleteRun: (a, o) => this.delete(a, o),
       refresh: () => this.d.model.refreshAll(),
       openTimeline: (a) => this.timeline(a),
@@ -58,6 +63,7 @@ export class Commands {
       loadMore: (a) => this.d.model.loadMore(a as MoreNode),
       runAgent: (a) => this.runAgent(a),
       debugAgent: (a) => this.debugAgent(a),
+      setJournalPassword: (o) => this.d.credentials.setPassword(readConfig(), options(o) as SetPasswordOptions),
     };
   }
 
@@ -67,10 +73,13 @@ export class Commands {
     return false;
   }
 
-  private cli(args: string[]): Promise<CliResult> {
+  /** The CLI against the journal setting: a PostgreSQL URL goes on its command line without a password, which goes in PGPASSWORD. */
+  private async cli(args: string[]): Promise<CliResult> {
     const c = readConfig();
+    if (c.databaseProblem) throw new Error(c.databaseProblem);
     if (!c.databasePath) throw new Error('Open a folder first: the journal lives in the workspace.');
-    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, env: settingsEnv(c), log: (l, m) => this.d.log[l](m) }, args);
+    const env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.databasePath)) };
+    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, env, log: (l, m) => this.d.log[l](m) }, args);
   }
 
   private async withProgress(title: string, args: string[]): Promise<CliResult> {
@@ -256,6 +265,63 @@ export class Commands {
     return doc;
   }
 
+  /** A model or tool call whole, read-only: every prompt message, the answer and its tool calls, the raw JSON. */
+  async openCallRecord(arg: unknown): Promise<vscode.TextDocument | undefined> {
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    const rec = await this.d.reader.request('callRecord', { runId: ref.runId, actionId: ref.actionId });
+    if (!rec) {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a model call or a tool call of agent-logbook/ai: its args and result are in its details.`);
+      return undefined;
+    }
+    // An untitled document opened with content: closing it asks nothing, and nothing writes it back to the journal.
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: rec.markdown });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc;
+  }
+
+  /**
+   * The what-if: a new run that replays up to this model call and gets the person's answer instead of the recorded one
+   * (`logbook fork --edit-model-answer`), then runs on for real. The recorded text is offered to edit.
+   */
+  async forkWithEditedAnswer(arg: unknown, opt?: unknown): Promise<CliResult | undefined> {
+    if (!this.trusted('fork a run')) return undefined;
+    const ref = actionRef(arg);
+    if (!ref) return undefined;
+    const a = await this.d.reader.request('action', { runId: ref.runId, actionId: ref.actionId });
+    if (a?.ai?.kind !== 'model' || a.journalStatus !== 'committed') {
+      void vscode.window.showInformationMessage(`${ref.actionId} is not a committed model call of agent-logbook/ai: there is no answer to edit.`);
+      return undefined;
+    }
+    const recorded = (() => {
+      try {
+        const r = JSON.parse(a.result ?? '{}') as { content?: Array<{ type?: unknown; text?: unknown; delta?: unknown }>; parts?: Array<{ type?: unknown; text?: unknown; delta?: unknown }> };
+        return (r.content ?? r.parts ?? []).map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : p.type === 'text-delta' && typeof p.delta === 'string' ? p.delta : '')).join('');
+      } catch {
+        return '';
+      }
+    })();
+    const text =
+      options(opt).answer ??
+      (await vscode.window.showInputBox({
+        title: `What-if: how should ${a.id} answer?`,
+        prompt: `The fork replays run ${a.runId} up to ${a.id}, gives this text as the model's answer (instead of ${a.ai.toolCalls.length ? `calling ${a.ai.toolCalls.join(', ')}` : 'the recorded text'}), and runs on.`,
+        value: recorded,
+        ignoreFocusOut: true,
+      }));
+    if (text === undefined) return undefined;
+    const file = path.join(os.tmpdir(), `logbook-answer-${process.pid}-${Date.now()}.json`);
+    fs.writeFileSync(file, JSON.stringify({ content: [{ type: 'text', text }] }));
+    try {
+      const r = await this.withProgress(`What-if fork of ${a.runId} at ${a.id}…`, ['fork', a.runId, '--step', String(a.stepIdx + 1), '--call', a.id, '--edit-model-answer', file]);
+      const runId = (r.json as { runId?: unknown } | undefined)?.runId;
+      if (typeof runId === 'string') await this.reveal(runId);
+      return r;
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  }
+
   async timeline(arg: unknown): Promise<unknown> {
     const run = await this.pickRun(arg, 'Show the timeline of which run?', () => true);
     if (!run) return undefined;
@@ -279,14 +345,15 @@ export class Commands {
   }
 
   /** A new run of the agent by the CLI, in a terminal (like "Run Python File"): no debugger, the journal as always. */
-  runAgent(arg: unknown): vscode.Terminal | undefined {
+  async runAgent(arg: unknown): Promise<vscode.Terminal | undefined> {
     if (!this.trusted('run an agent script')) return undefined;
     const file = this.agentFile(arg);
     const c = readConfig();
+    if (c.databaseProblem) void vscode.window.showErrorMessage(`Agent Logbook: ${c.databaseProblem}`);
     if (!file || !c.databasePath) return undefined;
     let env: Record<string, string>;
     try {
-      env = settingsEnv(c);
+      env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.databasePath)) };
     } catch (err) {
       void vscode.window.showErrorMessage(`Agent Logbook: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;

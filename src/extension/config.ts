@@ -4,12 +4,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readEnvFile } from '../adapter/envFile';
 import { SETTINGS } from './ids';
+import { resolveJournalSetting, type JournalSetting } from './journalSetting';
 
-export const DEFAULT_DB = path.join('.logbook', 'journal.db');
-
-export interface LogbookConfig {
-  /** Absolute path of the journal, or undefined when no folder is open. */
-  readonly databasePath: string | undefined;
+export interface LogbookConfig extends JournalSetting {
+  /** `logbook.readerRole`: the PostgreSQL role the sidebar's reader connects as (read-only), when set. */
+  readonly readerRole: string | undefined;
   /** The Node that runs the reader, the CLI and the debug adapter. */
   readonly runtimeExecutable: string;
   readonly autoRefresh: boolean;
@@ -28,19 +27,24 @@ export function readConfig(): LogbookConfig {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const c = vscode.workspace.getConfiguration(SETTINGS.section, folder?.uri ?? null);
   const root = folder?.uri.fsPath;
-  const db = c.get<string>(SETTINGS.databasePath) || DEFAULT_DB;
-  const expanded = db.replace(/\$\{workspaceFolder\}/g, root ?? '');
-  const databasePath = path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined;
+  const target = journalTarget(c, root);
   const envFileSetting = (c.get<string>(SETTINGS.envFile) ?? '').replace(/\$\{workspaceFolder\}/g, root ?? '');
   const rawEnv = c.get<Record<string, unknown>>(SETTINGS.env) ?? {};
   return {
     envFile: !envFileSetting ? undefined : path.isAbsolute(envFileSetting) ? envFileSetting : path.join(root ?? '', envFileSetting),
     env: Object.fromEntries(Object.entries(rawEnv).filter((e): e is [string, string] => typeof e[1] === 'string')),
-    databasePath,
+    ...target,
+    readerRole: c.get<string>(SETTINGS.readerRole)?.trim() || undefined,
     runtimeExecutable: c.get<string>(SETTINGS.runtimeExecutable) || 'node',
     autoRefresh: c.get<boolean>(SETTINGS.autoRefresh) ?? true,
     workspaceFolder: root,
   };
+}
+
+/** The journal setting as the user, workspace or folder settings give it (not the manifest's default). */
+function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefined): JournalSetting {
+  const own = c.inspect<string>(SETTINGS.databasePath);
+  return resolveJournalSetting(own?.workspaceFolderValue ?? own?.workspaceValue ?? own?.globalValue, process.env.LOGBOOK_DB, root);
 }
 
 /**

@@ -4,8 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { maskedEnv, readEnvFile } from '../adapter/envFile';
+import { isPostgresUrl, urlHasPassword, withoutPassword } from '../shared/pgUrl';
 import { readConfig, settingsEnv } from './config';
-import { DEBUG_TYPE } from './ids';
+import type { Credentials } from './credentials';
+import { DEBUG_TYPE, paletteName } from './ids';
 import { INITIAL_CONFIGURATIONS } from './launchDefaults';
 import type { Log } from './log';
 import { agentLines } from './sourceIndex';
@@ -55,7 +57,17 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
       const doc = activeScript();
       if (doc) config = { ...config, program: doc.fileName };
     }
+    if (typeof config.database === 'string' && isPostgresUrl(config.database) && urlHasPassword(config.database)) {
+      void vscode.window.showErrorMessage(
+        `Agent Logbook: the launch configuration's "database" holds a PostgreSQL URL with a password; launch.json is often committed, so it is not used. Remove the password (${withoutPassword(config.database)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
+      );
+      return undefined;
+    }
     const settings = readConfig();
+    if (settings.databaseProblem && config.database === undefined) {
+      void vscode.window.showErrorMessage(`Agent Logbook: ${settings.databaseProblem}`);
+      return undefined;
+    }
     const resolved: vscode.DebugConfiguration = { ...config };
     resolved.cwd ??= folder?.uri.fsPath ?? settings.workspaceFolder;
     if (resolved.database === undefined && settings.databasePath) resolved.database = settings.databasePath;
@@ -90,15 +102,19 @@ export class LogbookAdapterFactory implements vscode.DebugAdapterDescriptorFacto
   constructor(
     private readonly adapterScript: string,
     private readonly log: Log,
+    private readonly credentials: Credentials,
   ) {}
 
-  createDebugAdapterDescriptor(session: vscode.DebugSession): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
+  /** The adapter, and the runner it starts, get a PostgreSQL journal's password in PGPASSWORD: never in launch.json or on a command line. */
+  async createDebugAdapterDescriptor(session: vscode.DebugSession): Promise<vscode.DebugAdapterDescriptor> {
+    const database = typeof session.configuration.database === 'string' ? session.configuration.database : undefined;
+    const secret = database !== undefined && isPostgresUrl(database) ? await this.credentials.env(readConfig(), database) : {};
     const node = typeof session.configuration.runtimeExecutable === 'string' ? session.configuration.runtimeExecutable : readConfig().runtimeExecutable;
     if (!fs.existsSync(this.adapterScript)) {
       throw new Error(`The Logbook debug adapter is missing (${this.adapterScript}). Reinstall the extension, or run \`npm run build\` in its folder.`);
     }
     const cwd = typeof session.configuration.cwd === 'string' ? session.configuration.cwd : session.workspaceFolder?.uri.fsPath;
     this.log.info(`starting the debug adapter: ${node} ${this.adapterScript}`);
-    return new vscode.DebugAdapterExecutable(node, [this.adapterScript], { ...(cwd ? { cwd } : {}), env: { ELECTRON_RUN_AS_NODE: '1' } });
+    return new vscode.DebugAdapterExecutable(node, [this.adapterScript], { ...(cwd ? { cwd } : {}), env: { ...secret, ELECTRON_RUN_AS_NODE: '1' } });
   }
 }

@@ -5,12 +5,13 @@ import type { ChangedNotice } from '../reader/protocol';
 import { AgentFiles } from './agentFiles';
 import { Commands, registerCommands } from './commands';
 import { affectsLogbook, readConfig } from './config';
+import { Credentials } from './credentials';
 import { LogbookAdapterFactory, LogbookConfigurationProvider } from './debug';
 import { Decorations } from './decorations';
-import { CONTEXT, DEBUG_TYPE, RUNS_VIEW } from './ids';
+import { CONTEXT, DEBUG_TYPE, RUNS_VIEW, SETTINGS, paletteName } from './ids';
 import { createLog, logLine } from './log';
 import { extensionPaths } from './paths';
-import { ReaderClient } from './readerClient';
+import { ReaderClient, ReaderError } from './readerClient';
 import { Sessions } from './sessions';
 import { RunStatusBar } from './statusBar';
 import { TimelinePanels } from './timeline';
@@ -44,9 +45,20 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const log = createLog();
   const paths = extensionPaths(context.extensionPath);
   let config = readConfig();
-  let reader = new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log) });
+  const credentials = new Credentials(context.secrets);
+  const newReader = (): ReaderClient =>
+    new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log), env: credentials.env(config, credentials.target(config, 'reader')) });
+  let reader = newReader();
   const readerProxy: ReaderSource = {
-    request: (m, p) => reader.request(m, p),
+    // A refused journal setting is the tree's problem line, like a reader that cannot open the journal.
+    request: async (m, p) => {
+      if (config.databaseProblem) throw new Error(config.databaseProblem);
+      try {
+        return await reader.request(m, p);
+      } catch (err) {
+        throw withPasswordHint(err);
+      }
+    },
   };
   const model = new TreeModel(readerProxy);
   const provider = new RunsTreeProvider(model);
@@ -56,7 +68,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const decorations = new Decorations(readerProxy, log);
   const statusBar = new RunStatusBar(readerProxy, sessions);
   const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId), (runId) => sessions.pausesOf(runId));
-  const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id) });
+  const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id), credentials });
   const notices: ChangedNotice[] = [];
   const agentFiles = new AgentFiles();
 
@@ -71,13 +83,27 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   };
 
   const connect = (): void => {
-    if (config.databasePath) {
+    if (config.databaseProblem) {
+      log.error(config.databaseProblem);
+      void vscode.window.showErrorMessage(`Agent Logbook: ${config.databaseProblem}`);
+    }
+    const target = credentials.target(config, 'reader');
+    if (target) {
       reader.onChanged(onChanged);
-      void reader.open(config.databasePath).then(
-        () => log.info(`journal: ${config.databasePath ?? ''}`),
+      void reader.open(target).then(
+        () => log.info(`journal: ${target}`),
         (err: unknown) => log.error(`could not open the journal: ${String(err)}`),
       );
     }
+  };
+  const restartReader = (why: string): void => {
+    log.info(`${why}: restarting the journal reader`);
+    reader.dispose();
+    reader = newReader();
+    connect();
+    model.refreshAll();
+    statusBar.schedule(0);
+    decorations.schedule(0);
   };
   connect();
 
@@ -98,7 +124,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
     { dispose: () => reader.dispose() },
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, debugConfig),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, { provideDebugConfigurations: () => debugConfig.provideDynamic() }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
-    vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new LogbookAdapterFactory(paths.debugAdapter, log)),
+    vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new LogbookAdapterFactory(paths.debugAdapter, log, credentials)),
     sessions.onDidChange(() => statusBar.schedule(0)),
     sessions.onDidChangePause(({ runId, paused }) => {
       model.setPaused(runId, paused);
@@ -109,22 +135,23 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!affectsLogbook(e)) return;
       const next = readConfig();
-      const restart = next.runtimeExecutable !== config.runtimeExecutable || next.databasePath !== config.databasePath;
+      const restart =
+        next.runtimeExecutable !== config.runtimeExecutable || next.databasePath !== config.databasePath || next.readerRole !== config.readerRole || next.databaseProblem !== config.databaseProblem;
       config = next;
-      if (restart) {
-        log.info('settings changed: restarting the journal reader');
-        reader.dispose();
-        reader = new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log) });
-        connect();
-        model.refreshAll();
-        statusBar.schedule(0);
-        decorations.schedule(0);
-      }
+      if (restart) restartReader('settings changed');
     }),
+    credentials.onDidChange(() => restartReader('a journal password changed')),
   );
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
   return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, agentFiles, notices };
+}
+
+/** A PostgreSQL journal that refused the password: say where VS Code keeps one. */
+function withPasswordHint(err: unknown): unknown {
+  // pg reports a missing password (the server asked for one) without a SQLSTATE: recognise its words too.
+  if (!(err instanceof ReaderError) || (err.code !== 'LB_DB_AUTH' && !/client password must be a string|password authentication failed/i.test(err.message))) return err;
+  return new ReaderError(err.code, `${err.message} In VS Code: run "${paletteName('setJournalPassword')}" (for the role in ${SETTINGS.section}.${SETTINGS.readerRole}, when set).`);
 }
 
 export function deactivate(): void {

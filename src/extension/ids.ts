@@ -12,6 +12,7 @@ export { COMMANDS, COMMAND_CATEGORY, paletteName, type CommandKey } from '../man
 export const SETTINGS = {
   section: 'logbook',
   databasePath: 'databasePath',
+  readerRole: 'readerRole',
   runtimeExecutable: 'runtimeExecutable',
   autoRefresh: 'autoRefresh',
   envFile: 'envFile',
@@ -49,6 +50,10 @@ export const FLAG = {
   hasKey: 'hasKey',
   hasSource: 'hasSource',
   checkpoint: 'checkpoint',
+  /** A model call or tool call journaled by agent-logbook/ai: it opens whole as a Markdown record. */
+  aiCall: 'aiCall',
+  /** A committed model call: a what-if fork can answer it otherwise. */
+  whatIf: 'whatIf',
 } as const;
 export type Flag = (typeof FLAG)[keyof typeof FLAG];
 

@@ -10,6 +10,8 @@ export interface ReaderOptions {
   readonly script: string;
   readonly cwd: string | undefined;
   readonly log: (level: 'info' | 'warn' | 'error', line: string) => void;
+  /** Variables the process gets over the editor's (a PostgreSQL journal's PGPASSWORD), known once secrets are read. */
+  readonly env?: Promise<Record<string, string>>;
 }
 
 interface Pending {
@@ -56,7 +58,7 @@ export class ReaderClient {
   }
 
   async request<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
-    const child = this.ensure();
+    const child = this.ensure(await this.opts.env);
     const id = this.nextId++;
     const result = new Promise<unknown>((resolve, reject) => this.pending.set(id, { method, resolve, reject }));
     child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
@@ -66,7 +68,7 @@ export class ReaderClient {
     return parsed.data as Result<M>;
   }
 
-  private ensure(): ChildProcessWithoutNullStreams {
+  private ensure(extraEnv: Record<string, string> = {}): ChildProcessWithoutNullStreams {
     if (this.disposed) throw new ReaderError('LB_READER_DISPOSED', 'The journal reader was stopped.');
     if (this.child) return this.child;
     const now = Date.now();
@@ -77,7 +79,7 @@ export class ReaderClient {
     this.starts.push(now);
     this.stderrTail = [];
     this.opts.log('info', `starting the journal reader: ${this.opts.node} ${this.opts.script}`);
-    const child = spawn(this.opts.node, [this.opts.script], { cwd: this.opts.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+    const child = spawn(this.opts.node, [this.opts.script], { cwd: this.opts.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...extraEnv, ELECTRON_RUN_AS_NODE: '1' } });
     this.child = child;
     readline.createInterface({ input: child.stdout }).on('line', (line) => this.onLine(line));
     readline.createInterface({ input: child.stderr }).on('line', (line) => {

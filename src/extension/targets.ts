@@ -67,6 +67,8 @@ export interface CommandOptions {
   readonly note?: string;
   /** Resume through the CLI instead of a debug session. */
   readonly via?: 'cli' | 'debugger';
+  /** The edited answer's text for a what-if fork, instead of asking for it. */
+  readonly answer?: string;
 }
 
 export function options(arg: unknown): CommandOptions {

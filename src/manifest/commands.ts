@@ -12,6 +12,8 @@ export const COMMANDS = {
   revealSource: { id: 'logbook.revealSource', title: 'Reveal in Source', icon: '$(go-to-file)' },
   copyKey: { id: 'logbook.copyIdempotencyKey', title: 'Copy Idempotency Key', icon: '$(copy)' },
   openCheckpoint: { id: 'logbook.openCheckpoint', title: 'Open Checkpoint as JSON', icon: '$(json)' },
+  forkWithEditedAnswer: { id: 'logbook.forkWithEditedAnswer', title: 'What-If: Fork with an Edited Answer…', icon: '$(repo-forked)' },
+  openCallRecord: { id: 'logbook.openCallRecord', title: 'Open Model or Tool Call in Full', icon: '$(comment-discussion)' },
   deleteRun: { id: 'logbook.deleteRun', title: 'Delete Run', icon: '$(trash)' },
   refresh: { id: 'logbook.refresh', title: 'Refresh', icon: '$(refresh)' },
   openTimeline: { id: 'logbook.openTimeline', title: 'Open Run Timeline', icon: '$(graph-line)' },
@@ -21,6 +23,7 @@ export const COMMANDS = {
   loadMore: { id: 'logbook.loadMore', title: 'Load More', icon: undefined },
   runAgent: { id: 'logbook.runAgent', title: 'Run Agent', icon: '$(run)' },
   debugAgent: { id: 'logbook.debugAgent', title: 'Debug Agent', icon: '$(debug-alt)' },
+  setJournalPassword: { id: 'logbook.setJournalPassword', title: 'Set Journal Password', icon: undefined },
 } as const;
 
 export type CommandKey = keyof typeof COMMANDS;

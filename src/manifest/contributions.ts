@@ -13,7 +13,7 @@ type Menu = { command: string; when?: string; group?: string };
 const cmd = (k: CommandKey): string => COMMANDS[k].id;
 
 /** Commands that only make sense on a tree item: hidden from the palette. */
-const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'loadMore'];
+const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'openCallRecord', 'forkWithEditedAnswer', 'loadMore'];
 
 function menus(): Record<string, Menu[]> {
   const run = ITEM.run;
@@ -43,6 +43,9 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('decideNotHappened'), when: `${whenItem(action, FLAG.inDoubt)} && ${trusted}`, group: '1_decide@4' },
       { command: cmd('revealSource'), when: whenItem(action, FLAG.hasSource), group: '2_show@1' },
       { command: cmd('copyKey'), when: whenItem(action, FLAG.hasKey), group: '2_show@2' },
+      { command: cmd('openCallRecord'), when: whenItem(action, FLAG.aiCall), group: 'inline@3' },
+      { command: cmd('openCallRecord'), when: whenItem(action, FLAG.aiCall), group: '2_show@3' },
+      { command: cmd('forkWithEditedAnswer'), when: `${whenItem(action, FLAG.whatIf)} && ${trusted}`, group: '1_decide@5' },
       { command: cmd('copyKey'), when: whenItem(ITEM.detail, FLAG.hasKey), group: 'inline@1' },
     ],
     // The Run / Debug buttons in the editor's title, as the Python and JavaScript debuggers give, on agent scripts only.
@@ -79,9 +82,9 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
+        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
       },
-      virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk.' },
+      virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk, or a PostgreSQL server the editor\'s machine reaches.' },
     },
     contributes: {
       debuggers: [
@@ -119,7 +122,15 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             type: 'string',
             default: '.logbook/journal.db',
             scope: 'resource',
-            markdownDescription: 'The journal file, relative to the workspace folder (or absolute). `${workspaceFolder}` is expanded.',
+            markdownDescription:
+              'The journal: a SQLite file, relative to the workspace folder (or absolute; `${workspaceFolder}` is expanded), or a shared PostgreSQL journal as `postgres://user@host:port/database` **without a password** (a URL with one is refused: settings files are often committed). The password comes from the command **Agent Logbook: Set Journal Password** (VS Code\'s secret storage), or `PGPASSWORD` / `~/.pgpass` of the environment VS Code starts in. Left empty, a `postgres://` `$LOGBOOK_DB` of that environment is used.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.readerRole}`]: {
+            type: 'string',
+            default: '',
+            scope: 'resource',
+            markdownDescription:
+              'A read-only PostgreSQL role the sidebar\'s journal reader connects as (same server and database as `#logbook.databasePath#`). Resume, decide, approve and compensate still connect as the URL\'s user. Its password is set with **Agent Logbook: Set Journal Password**.',
           },
           [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`]: {
             type: 'string',

@@ -57,6 +57,23 @@ export const StepDto = z.object({
 });
 export type StepDto = z.infer<typeof StepDto>;
 
+/** A model call or a tool call chosen by a model (agent-logbook/ai), summarised and clipped; whole via `callRecord`. */
+export const AiCallDto = z.object({
+  kind: z.enum(['model', 'tool']),
+  /** The model id (`provider/model`) or the tool's name. */
+  name: str,
+  /** One line for a tree row or a timeline bar. */
+  line: str,
+  lastMessages: z.array(str),
+  text: str,
+  toolCalls: z.array(str),
+  tokens: z.nullable(z.object({ input: int, output: int })),
+  finishReason: nstr,
+  input: nstr,
+  output: nstr,
+});
+export type AiCallDto = z.infer<typeof AiCallDto>;
+
 export const ActionDto = z.object({
   runId: str,
   id: str,
@@ -80,6 +97,8 @@ export const ActionDto = z.object({
   args: str,
   result: nstr,
   error: nstr,
+  /** Set for model calls and tool calls journaled by agent-logbook/ai. */
+  ai: z.optional(AiCallDto),
 });
 export type ActionDto = z.infer<typeof ActionDto>;
 
@@ -92,6 +111,8 @@ export const TimelineItem = z.object({
   start: int,
   end: z.nullable(int),
   status: str,
+  /** More words for the bar's tooltip: a model call's model, tokens and answer; a tool call's input and result. */
+  detail: z.optional(str),
   /** Where the bar sits on its attempt's axis, in percent (set once the axis is laid out). */
   x0: z.optional(z.number()),
   x1: z.optional(z.number()),
@@ -139,6 +160,8 @@ export const METHODS = {
   },
   action: { params: z.object({ runId: str, actionId: str }), result: z.nullable(ActionDto) },
   checkpoint: { params: z.object({ runId: str, stepIdx: z.nullable(int) }), result: z.nullable(z.object({ json: str })) },
+  /** A model or tool call whole (every prompt message, the answer, the raw JSON), as Markdown; null for other actions. */
+  callRecord: { params: z.object({ runId: str, actionId: str }), result: z.nullable(z.object({ title: str, markdown: str })) },
   timeline: { params: z.object({ runId: str }), result: z.nullable(Timeline) },
   scriptStatus: {
     params: z.object({ script: str, stepPatterns: z.array(z.object({ id: str, regex: str })), actionTypes: z.array(str) }),

@@ -5,8 +5,9 @@ import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { ActionRow as ActionRowSchema, RunRow as RunRowSchema, checked } from '../runtime/store/rows';
 import { actionDisplay, runAllows } from '../runtime/policy';
-import { CLIP, type ActionDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
+import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
 import { buildTimeline } from './timeline';
+import { aiCallLine, aiCallMarkdown, aiCallSummary } from '../ai/view';
 
 export function clip(text: string | null, n = CLIP): string | null {
   if (text === null) return null;
@@ -128,6 +129,7 @@ export class JournalQueries {
       args: clip(a.args, n) ?? '',
       result: clip(a.result, n),
       error: errorMessage(a.error),
+      ...aiCall(a),
     };
   }
 
@@ -176,6 +178,13 @@ export class JournalQueries {
     return { json: JSON.stringify({ run: row.id, step: s.idx, name: s.name, status: s.status, result: parse(s.result), error: parse(s.error) }, null, 2) };
   }
 
+  callRecord(p: Params<'callRecord'>): Result<'callRecord'> {
+    const a = this.reader.action(p.runId, p.actionId);
+    if (!a || !aiCallSummary(a.type, a.args, a.result)) return null;
+    const markdown = aiCallMarkdown({ id: a.id, type: a.type, args: a.args, result: a.result, error: a.error, durationMs: a.ended_at === null ? null : a.ended_at - a.started_at });
+    return { title: `${a.id} (${a.type})`, markdown };
+  }
+
   timeline(p: Params<'timeline'>): Result<'timeline'> {
     const row = this.reader.run(p.runId);
     if (!row) return null;
@@ -203,6 +212,12 @@ export class JournalQueries {
     }
     return out;
   }
+}
+
+/** The AI call view of an action row, when agent-logbook/ai journaled it (a model call or a tool call). */
+export function aiCall(a: Pick<ActionRow, 'type' | 'args' | 'result'>): { ai?: AiCallDto } {
+  const s = aiCallSummary(a.type, a.args, a.result);
+  return s ? { ai: { ...s, line: aiCallLine(s), lastMessages: [...s.lastMessages], toolCalls: [...s.toolCalls], tokens: s.tokens ? { ...s.tokens } : null } } : {};
 }
 
 function bump(target: Record<string, Record<string, number>>, key: string, status: string, n = 1): void {

@@ -3,6 +3,7 @@
 import type { Store } from '../runtime/store';
 import type { RunDto, Timeline, TimelineItem, TimelineMark } from './protocol';
 import { quietGaps, scaleOf, xAt, type Scale } from './timeScale';
+import { aiCallLine, aiCallSummary } from '../ai/view';
 
 /** Enough for any run a person reads on one screen; larger runs are cut and say so. */
 const MAX_EVENTS = 50_000;
@@ -153,6 +154,7 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
     if (live) a.outcome = 'running';
   }
   marks.sort((x, y) => x.at - y.at);
+  labelAiCalls(store, run.id, items);
   const scaled = [...attempts.values()].sort((x, y) => x.attempt - y.attempt).map(({ times, ...a }): typeof a & { scale: Scale } => {
     // Time in which nothing was journaled (a debugger pause, a slow effect) would squeeze the work to a sliver.
     const end = Math.max(a.end, ...items.filter((i) => i.attempt === a.attempt).map((i) => i.end ?? i.start));
@@ -166,4 +168,24 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
     return { ...a, scale };
   });
   return { run, attempts: scaled, items, marks, truncated };
+}
+
+/** Model and tool calls (agent-logbook/ai) say on their bar what they were: the model and its tokens, or tool(input). */
+function labelAiCalls(store: Store, runId: string, items: TimelineItem[]): void {
+  for (const item of items) {
+    if (item.kind !== 'action' || item.id.startsWith('undo ')) continue;
+    if (!item.label.startsWith('model.') && !item.label.startsWith('tool.') && !item.label.startsWith('mcp.')) continue;
+    const row = store.reader.action(runId, item.id);
+    const s = row && aiCallSummary(row.type, row.args, row.result);
+    if (!s) continue;
+    const took = item.end !== null ? ` · ${item.end - item.start} ms` : '';
+    if (s.kind === 'model') {
+      item.label = `${item.id} ${s.name}${s.tokens ? ` ${s.tokens.input}→${s.tokens.output}` : ''}`;
+      const lines = [aiCallLine(s) + took, ...s.lastMessages.map((m) => `  ${m}`), ...(s.toolCalls.length ? [`tool calls: ${s.toolCalls.join(', ')}`] : [])];
+      item.detail = lines.join('\n');
+    } else {
+      item.label = `${s.name}`;
+      item.detail = aiCallLine(s) + took;
+    }
+  }
 }

@@ -1,4 +1,5 @@
-// Notices journal changes cheaply: PRAGMA data_version on each nudge, then only the events written since last time.
+// Notices journal changes cheaply: the dialect's data version (SQLite's PRAGMA data_version) on each nudge, then only
+// the events written since last time. What nudges it differs: the file's folder for SQLite, LISTEN for PostgreSQL.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,7 +1,7 @@
 // Compensation: settle in-doubt actions, then apply each committed action's inverse newest-first, bracketed.
 
 import { ErrorCodes, LogbookError, describe, errorRecord, runNotFound } from './errors';
-import { actionRegistry, type ActionDefinition } from './define';
+import { actionRegistry, runTimeActionTypePrefixes, type ActionDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import type { ActionSnapshot, PauseKind, RunSnapshot, RuntimeHooks } from './hooks';
@@ -41,6 +41,25 @@ function definition(type: string): ActionDefinition {
   return def;
 }
 
+const isRunTimeType = (type: string): boolean => [...runTimeActionTypePrefixes()].some((p) => type.startsWith(p));
+
+/**
+ * The definition compensation applies to a committed action; `null` when its type is made at run time (a tool built
+ * inside the run) and is not loaded here, but the journal says it had no inverse: then it is irreversible, knowingly.
+ * One that had an inverse cannot be undone by a process that never built it: a clear error, before anything is done.
+ */
+function inverseDefinition(store: Store, runId: string, a: ActionRow): ActionDefinition | null {
+  if (actionRegistry().has(a.type) || !isRunTimeType(a.type)) return definition(a.type);
+  const had = store.reader.actionHadInverse(runId, a.id);
+  if (had === false) return null;
+  throw new LogbookError(
+    ErrorCodes.UNKNOWN_ACTION_TYPE,
+    `${a.type} ${a.id} of run ${runId} was made at run time (a tool built inside the run) ${had ? 'with an inverse' : 'and the journal does not say whether it has an inverse'}, and this process never built it, so its compensate cannot be called here. Nothing was compensated.`,
+    `Define the tool's action at the top of the script with defineAction (with compensate) and give it to logbookTools as { action }, then run \`logbook compensate ${runId}\` again; or compensate from the debugger while the run's session is open.`,
+    { type: a.type, actionId: a.id },
+  );
+}
+
 export async function compensateWithLease(store: Store, lease: Lease, opts: CompensateOptions): Promise<CompensationReport> {
   const runId = lease.runId;
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
@@ -64,8 +83,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     writer.note('compensation.stopped', { reason: 'the host asked the compensation to stop', compensated: compensated.length });
     return { ...base(), status: 'interrupted' };
   };
+  const inverses = new Map<string, ActionDefinition | null>();
   try {
     writer.note('compensation.begin', {});
+    // Every inverse this compensation needs, known before the first is applied: no half-done walk for a missing one.
+    for (const a of store.reader.committedNewestFirst(runId)) {
+      if (a.effect !== 'read-only' && a.compensation !== 'committed' && a.compensation !== 'irreversible') inverses.set(a.id, inverseDefinition(store, runId, a));
+    }
     for (const [id, decision] of Object.entries(opts.decisions ?? {})) {
       const a = store.reader.action(runId, id);
       if (a?.status === 'started') writer.decision(a.step_idx, id, decision);
@@ -102,9 +126,9 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         irreversible.push({ id: a.id, type: a.type });
         continue;
       }
-      const def = definition(a.type);
-      if (!def.compensate) {
-        writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason: `${a.type} has no compensate` });
+      const def = inverses.has(a.id) ? inverses.get(a.id) : definition(a.type);
+      if (!def?.compensate) {
+        writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason: def ? `${a.type} has no compensate` : `${a.type} was made at run time without an inverse` });
         irreversible.push({ id: a.id, type: a.type });
         continue;
       }

@@ -8,7 +8,7 @@ import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
 import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
-import { acquireRun, createRun } from './store/lease';
+import { acquireRun, createRun, type ForkPoint } from './store/lease';
 import { currentOwner } from './store/owner';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
@@ -41,7 +41,7 @@ export function newRunId(): string {
 export async function startRun(
   store: Store,
   agent: AgentDefinition,
-  opts: EngineOptions & { readonly script: string; readonly scriptVersion?: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: { runId: string; stepIdx: number } },
+  opts: EngineOptions & { readonly script: string; readonly scriptVersion?: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: ForkPoint },
 ): Promise<RunOutcome> {
   const runId = opts.runId ?? newRunId();
   const input = await checkedInput(agent, runId, opts.input);

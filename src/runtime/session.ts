@@ -372,7 +372,7 @@ export class RunSession {
       if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
       return (await same.promise) as R;
     }
-    const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson };
+    const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson, inverse: typeof action.compensate === 'function' };
     const promise = this.runAction(frame, action, parsed, na, location);
     this.inflight.set(key, { type: action.type, args: argsJson, promise });
     try {
@@ -452,14 +452,16 @@ export class RunSession {
     return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, signal: this.d.writer.signal };
   }
 
-  /** The bracket: `started` durable, execute, `committed` with the result. */
+  /** The bracket: `started` (durable, or lazy for a new idempotent action), execute, `committed` with the result. */
   private async execute<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, reconciliation: Reconciliation | null): Promise<R> {
     this.checkStop();
     this.d.faults.hit('action:before-start', na.type);
     const executions = row?.executions ?? 0;
     if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', row, location));
     this.checkStop();
-    this.d.writer.actionStarted(na, row !== undefined, reconciliation);
+    // A new idempotent action's `started` need not be fsynced: lost in a power cut, the action is simply not found and
+    // runs again with its key, which is what reconciling it in doubt would do. Its `committed` stays durable.
+    this.d.writer.actionStarted(na, row !== undefined, reconciliation, def.effect !== 'idempotent' || row !== undefined || reconciliation !== null);
     this.d.faults.hit('action:after-start', na.type);
     if (this.d.hooks?.pause) await this.pauseAction('action:after-start', this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
     this.d.writer.actionExecuting(na.stepIdx, na.id);

@@ -60,19 +60,19 @@ describe('ai: MCP tools', () => {
     });
     const first = await startRun(store, agent, { script: 'inline', input: {}, runId: 'm', ...quiet });
     assert.equal(first.status, 'awaiting-approval', JSON.stringify(first.error));
-    assert.equal(first.waitingOn?.actionId, 'tool:model:1.1:c0-3');
+    assert.equal(first.waitingOn?.actionId, 'tool:m:model:1.1:c0-3');
     const list = store.reader.action('m', 'mcp:helpdesk:tools/list@1');
     assert.equal(list?.type, 'mcp.tools/list');
     assert.equal(list?.effect, 'read-only');
-    const search = store.reader.action('m', 'tool:model:1.1:c0-1');
+    const search = store.reader.action('m', 'tool:m:model:1.1:c0-1');
     assert.deepEqual([search?.type, search?.effect, search?.status], ['mcp.helpdesk.search_faq', 'read-only', 'committed']);
     const ticket = store.reader.action('m', 'ticket:A-1');
     assert.deepEqual([ticket?.type, ticket?.effect, ticket?.status], ['mcp.helpdesk.open_ticket', 'idempotent', 'committed']);
-    assert.equal(store.reader.action('m', 'tool:model:1.1:c0-3')?.effect, 'non-idempotent');
+    assert.equal(store.reader.action('m', 'tool:m:model:1.1:c0-3')?.effect, 'non-idempotent');
     assert.equal(helpdesk.record().calls.close_account, undefined, 'the destructive tool waits for approval');
-    assert.deepEqual(helpdesk.record().keys.sort(), ['ticket:A-1', 'tool:model:1.1:c0-1'], 'each key reached the server in _meta');
+    assert.deepEqual(helpdesk.record().keys.sort(), ['ticket:A-1', 'tool:m:model:1.1:c0-1'], 'each key reached the server in _meta');
 
-    recordApproval(store, 'm', 'tool:model:1.1:c0-3', true, null);
+    recordApproval(store, 'm', 'tool:m:model:1.1:c0-3', true, null);
     const second = await resumeRun(store, agent, 'm', quiet);
     assert.equal(second.status, 'failed', 'crashed after the loop, on purpose');
     crash = false;

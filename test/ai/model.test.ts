@@ -232,7 +232,7 @@ describe('ai: journaled model calls', () => {
       });
     await startRun(store, agent('fail'), { script: 'inline', input: {}, runId: 't', ...quiet });
     assert.equal(store.reader.action('t', 'refund:42')?.type, 'tool.refund');
-    assert.equal(store.reader.action('t', 'tool:model:1.1:note-0')?.status, 'committed');
+    assert.equal(store.reader.action('t', 'tool:t:model:1.1:note-0')?.status, 'committed');
     crash = false;
     prompt = 'please refund 42';
     const out = await resumeRun(store, agent('rerun'), 't', quiet);

@@ -21,12 +21,12 @@ describe('activation', () => {
     assert.deepEqual(ours.sort(), [...contributed].sort());
   });
 
-  it('never loads better-sqlite3 in the extension host: a reader process serves the tree', async () => {
+  it('never loads better-sqlite3 or pg in the extension host: a reader process serves the tree', async () => {
     const a = await api();
     await a.provider.getChildren();
     assert.ok(a.readerPid(), 'the reader process runs');
     assert.notEqual(a.readerPid(), process.pid);
-    const loaded = Object.keys(require.cache).filter((k) => /better[-_]sqlite3/.test(k));
+    const loaded = Object.keys(require.cache).filter((k) => /better[-_]sqlite3|[\\/]node_modules[\\/]pg(?:-[a-z-]+)?[\\/]/.test(k));
     assert.deepEqual(loaded, []);
   });
 });

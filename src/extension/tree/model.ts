@@ -151,7 +151,9 @@ export class TreeModel {
 
   private async details(node: ActionNode): Promise<Node[]> {
     const a = (await this.source.request('action', { runId: node.action.runId, actionId: node.action.id })) ?? node.action;
+    const ai = a.ai;
     const rows: Array<[string, string | null]> = [
+      ...aiRows(ai),
       ['idempotency key', a.id],
       ['args', a.args],
       ['result', a.result],
@@ -242,6 +244,20 @@ export class TreeModel {
   runs(): RunNode[] {
     return [...this.cache.values()].filter((n): n is RunNode => n.kind === 'run');
   }
+}
+
+/** A model call's or a tool call's own rows, above the action's: clipped here, whole with Open Model or Tool Call in Full. */
+function aiRows(ai: ActionDto['ai']): Array<[string, string | null]> {
+  if (!ai) return [];
+  if (ai.kind === 'tool') return [['tool', ai.name], ['input', ai.input], ['tool result', ai.output]];
+  return [
+    ['model', ai.name],
+    ['tokens', ai.tokens ? `${ai.tokens.input} in, ${ai.tokens.output} out` : null],
+    ['last messages', ai.lastMessages.length ? ai.lastMessages.join('\n') : null],
+    ['response', ai.text || null],
+    ['tool calls', ai.toolCalls.length ? ai.toolCalls.join('\n') : null],
+    ['finish reason', ai.finishReason],
+  ];
 }
 
 function timing(start: number, end: number | null): string {

@@ -2,7 +2,7 @@
 // The words are the policy's (the CLI and the debugger print the same); icons and colours are the tree's own.
 
 import * as vscode from 'vscode';
-import type { ActionDisplay, RunDisplay, StepDisplay } from '../../reader/protocol';
+import type { ActionDisplay, AiCallDto, RunDisplay, StepDisplay } from '../../reader/protocol';
 import { ACTION_WORDS, RUN_WORDS } from '../../reader/protocol';
 import { ago } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
@@ -120,14 +120,18 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   const look = ACTION_LOOK[a.status];
   const item = new vscode.TreeItem(a.type, vscode.TreeItemCollapsibleState.Collapsed);
   const recon = a.reconciliation ? ` · ${a.reconciliation}` : a.decision ? ` · decided ${a.decision}` : '';
-  item.description = `${look.word} · ${EFFECT_BADGE[a.effect]}${recon} · ${a.executions}×`;
+  const took = a.endedAt !== null ? ` · ${a.endedAt - a.startedAt} ms` : '';
+  item.description = `${look.word} · ${EFFECT_BADGE[a.effect]}${recon} · ${a.executions}×${a.ai ? ` · ${a.ai.line}${took}` : ''}`;
   item.iconPath = icon(look.icon, look.color);
   const flags: Flag[] = [FLAG.hasKey, FLAG.hasSource];
   if (a.status === 'in-doubt' || a.status === 'in-doubt-after-error') flags.push(FLAG.inDoubt);
   if (a.journalStatus === 'awaiting-approval' && a.approval === 'pending') flags.push(FLAG.awaitingApproval);
+  if (a.ai) flags.push(FLAG.aiCall);
+  if (a.ai?.kind === 'model' && a.journalStatus === 'committed') flags.push(FLAG.whatIf);
   item.contextValue = contextValue(ITEM.action, flags);
   const md = new vscode.MarkdownString(undefined, true);
   md.appendMarkdown(`$(${look.icon}) **${a.type}** v${a.version} — ${look.word}\n\n`);
+  if (a.ai) md.appendMarkdown(aiCallMarkdown(a.ai, took));
   md.appendMarkdown(`effect: **${a.effect}** · executions: ${a.executions}${a.reconciliation ? ` · reconciled: ${a.reconciliation}` : ''}\n\n`);
   md.appendMarkdown(`idempotency key: \`${a.id}\`\n\nargs:\n${code(a.args)}\n\n`);
   if (a.result) md.appendMarkdown(`result:\n${code(a.result)}\n\n`);
@@ -145,6 +149,18 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   item.tooltip = md;
   item.id = n.key;
   return item;
+}
+
+const quote = (s: string): string => s.replace(/[\\`*_{}[\]<>#|]/g, (c) => `\\${c}`);
+
+/** A model or tool call at a glance in the tooltip; the whole record opens with Open Model or Tool Call in Full. */
+function aiCallMarkdown(ai: AiCallDto, took: string): string {
+  if (ai.kind === 'tool') return `tool **${quote(ai.name)}**${took}\n\ninput:\n${code(ai.input ?? '')}\n\n${ai.output !== null ? `result:\n${code(ai.output)}\n\n` : ''}`;
+  const lines = [`model **${quote(ai.name)}**${ai.tokens ? ` · ${ai.tokens.input} tokens in, ${ai.tokens.output} out` : ''}${took}${ai.finishReason ? ` · ${quote(ai.finishReason)}` : ''}`, ''];
+  if (ai.lastMessages.length) lines.push('last messages:', '', ...ai.lastMessages.map((m) => `- ${quote(m)}`), '');
+  if (ai.text) lines.push(`answer: ${quote(ai.text)}`, '');
+  if (ai.toolCalls.length) lines.push('tool calls:', '', ...ai.toolCalls.map((t) => `- \`${t.replace(/`/g, "'")}\``), '');
+  return `${lines.join('\n')}\n`;
 }
 
 function detailItem(n: DetailNode): vscode.TreeItem {

@@ -51,3 +51,41 @@ export function copyStepsForFork(db: Db, reader: JournalReader, fromRunId: strin
   );
   return steps.length;
 }
+
+/** An action of the origin run given to a fork as already committed: a model call (with its answer, or an edited one). */
+export interface ForkSeed {
+  readonly id: string;
+  /** Its id in the fork, when the key names the run (`tool:<run id>:…`); default the same. */
+  readonly as?: string;
+  /** The result the fork's journal gets instead of the origin's (JSON text); absent, the origin's. */
+  readonly result?: string;
+}
+
+/**
+ * Copies committed actions of the origin into a fork (call inside the transaction that creates it, after its steps):
+ * each becomes committed in the fork's first attempt's past (INHERITED_ATTEMPT), so the fork's script finds it and
+ * returns its result without executing. Only actions whose effect is nothing outside (model calls, read-only tools)
+ * may be seeded: an effect belongs to exactly one run.
+ */
+export function seedForkActions(db: Db, reader: JournalReader, fromRunId: string, toRunId: string, seeds: readonly ForkSeed[]): void {
+  const insert = db.prepare(
+    `INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 0, ?, ?, ?)`,
+  );
+  for (const seed of seeds) {
+    const a = reader.action(fromRunId, seed.id);
+    if (a?.status !== 'committed' || a.effect === 'non-idempotent') {
+      throw new LogbookError(ErrorCodes.USAGE, `Cannot give action ${seed.id} of run ${fromRunId} to its fork: it is ${a ? `${a.effect} and ${a.status}` : 'not in the journal'}.`, 'Seed a fork with committed model calls and read-only actions only.', { runId: fromRunId, actionId: seed.id });
+    }
+    insert.run(toRunId, seed.as ?? a.id, a.seq, a.step_idx, a.type, a.version, a.effect, a.args, seed.result ?? a.result, INHERITED_ATTEMPT, a.started_at, a.ended_at);
+  }
+  if (seeds.length) {
+    db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
+      toRunId,
+      1,
+      Date.now(),
+      'run.fork-seeded',
+      JSON.stringify({ from: fromRunId, actions: seeds.map((s) => ({ id: s.id, ...(s.as ? { as: s.as } : {}), edited: s.result !== undefined })) }),
+    );
+  }
+}

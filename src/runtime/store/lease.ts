@@ -6,7 +6,7 @@ import type { StoredRunStatus } from '../types';
 import { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
 import { leaseIsLive, type Owner } from './owner';
-import { copyStepsForFork } from './fork';
+import { copyStepsForFork, seedForkActions, type ForkSeed } from './fork';
 import { RunRow, checked } from './rows';
 
 export interface NewRun {
@@ -16,7 +16,14 @@ export interface NewRun {
   readonly input: string | null;
   /** The bundled script's hash, so a worker with this version can take the run over if its process dies. */
   readonly scriptVersion?: string;
-  readonly forkedFrom?: { runId: string; stepIdx: number };
+  readonly forkedFrom?: ForkPoint;
+}
+
+/** Where a fork starts: the origin's steps before `stepIdx` are replayed; `seeds` are committed actions it inherits. */
+export interface ForkPoint {
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly seeds?: readonly ForkSeed[];
 }
 
 export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Owner): Lease {
@@ -36,7 +43,7 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
       run.id,
       now,
       'run.started',
-      JSON.stringify({ agent: run.agent, script: run.script, owner: owner.label, ...(run.forkedFrom ? { forkedFrom: run.forkedFrom } : {}) }),
+      JSON.stringify({ agent: run.agent, script: run.script, owner: owner.label, ...(run.forkedFrom ? { forkedFrom: { runId: run.forkedFrom.runId, stepIdx: run.forkedFrom.stepIdx } } : {}) }),
     );
     if (run.forkedFrom) {
       const origin = reader.run(run.forkedFrom.runId);
@@ -44,6 +51,7 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
         throw new LogbookError(ErrorCodes.USAGE, `Cannot fork run ${origin.id} of agent ${origin.agent} with the script of agent ${run.agent}.`, `Fork it with its own script (${origin.script}).`, { runId: origin.id });
       }
       copyStepsForFork(db, reader, run.forkedFrom.runId, run.id, run.forkedFrom.stepIdx);
+      if (run.forkedFrom.seeds) seedForkActions(db, reader, run.forkedFrom.runId, run.id, run.forkedFrom.seeds);
     }
   });
   try {

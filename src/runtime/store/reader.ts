@@ -50,6 +50,7 @@ export class JournalReader {
       eventCount: db.prepare('SELECT COUNT(*) AS n FROM events WHERE run_id = ?'),
       lastEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events'),
       nextActionSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM actions WHERE run_id = ?'),
+      firstWrite: db.prepare("SELECT data FROM events WHERE run_id = ? AND action_id = ? AND kind IN ('action.started', 'action.awaiting-approval') ORDER BY seq LIMIT 1").pluck(),
     };
   }
 
@@ -185,6 +186,18 @@ export class JournalReader {
 
   lastEventSeq(): number {
     return (this.q.lastEventSeq.get() as { n: number }).n;
+  }
+
+  /** Whether an action's definition had an inverse, as its first journal record says (undefined: not recorded). */
+  actionHadInverse(runId: string, actionId: string): boolean | undefined {
+    const data = this.q.firstWrite.get(runId, actionId);
+    if (typeof data !== 'string') return undefined;
+    try {
+      const inverse = (JSON.parse(data) as { inverse?: unknown }).inverse;
+      return typeof inverse === 'boolean' ? inverse : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   nextActionSeq(runId: string): number {

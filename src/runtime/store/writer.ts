@@ -36,7 +36,12 @@ export interface NewAction {
   readonly version: number;
   readonly effect: Effect;
   readonly args: string;
+  /** Whether its definition has an inverse: journaled, so compensation in another process knows for types made at
+   *  run time (tools built inside the run), whose definitions only that run's process had. */
+  readonly inverse?: boolean;
 }
+
+const inverseOf = (a: NewAction): { inverse?: boolean } => (a.inverse === undefined ? {} : { inverse: a.inverse });
 
 export class RunWriter {
   private readonly s;
@@ -113,6 +118,10 @@ export class RunWriter {
       compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
       compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
     };
+    // SQLite applies `PRAGMA synchronous = …` when the statement is compiled: preparing the two left the level at FULL,
+    // and the first run of each is a no-op (the run's first lazy commit was fsynced). One run of each, now, primes them.
+    this.s.syncLazy?.run();
+    this.s.syncFull?.run();
     this.pg?.holdLease(lease, LEASE_TTL_MS, (reason) => this.loseLease(reason));
   }
 
@@ -304,12 +313,16 @@ export class RunWriter {
     });
   }
 
-  /** The bracket's first half: durable before the effect runs. */
-  actionStarted(a: NewAction, existing: boolean, reconciliation: Reconciliation | null = null): void {
-    this.write(true, (now) => {
+  /**
+   * The bracket's first half, before the effect runs: durable; or, with `durable` false (a new idempotent action),
+   * a lazy commit, which a process crash keeps and only a power loss can lose — and a lost `started` of an idempotent
+   * action is the in-doubt case's own answer: it runs again with the same key.
+   */
+  actionStarted(a: NewAction, existing: boolean, reconciliation: Reconciliation | null = null, durable = true): void {
+    this.write(durable, (now) => {
       if (existing) this.s.actionRestart.run(this.lease.attempt, a.version, reconciliation, this.lease.runId, a.id);
       else this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
-      this.event(now, 'action.started', a.stepIdx, a.id, existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version });
+      this.event(now, 'action.started', a.stepIdx, a.id, existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) });
     });
   }
 
@@ -366,7 +379,7 @@ export class RunWriter {
   awaitingApproval(a: NewAction): void {
     this.write(true, (now) => {
       this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'awaiting-approval', this.lease.attempt, now, 'pending');
-      this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type });
+      this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type, ...inverseOf(a) });
     });
   }
 
