@@ -95,4 +95,28 @@ describe('logbook run --detach and logbook worker (SQLite)', function () {
     const counts = effectCounts(e);
     for (const k of expectedKeys('long', 3)) assert.equal(counts.get(k), 1, k);
   });
+
+  it('a doubt with no verify found by a worker stops the run for a decision; the CLI decides it and the run completes', async () => {
+    const e = sqliteEnv();
+    const a = startWorker(e, 'doubt-a', ['--crash-at', 'ledger.charge#1@after-start']);
+    await a.waitLine(/claims runs of ledger/);
+    detach(e, { items: 1, charge: true }, 'doubt');
+    assert.equal((await a.exited).signal, 'SIGKILL');
+    const b = startWorker(e, 'doubt-b');
+    try {
+      await b.waitLine(/claimed doubt to resume/);
+      await b.waitLine(/doubt needs-decision/);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(b.lines.filter((l) => /claimed doubt/.test(l)).length, 1, 'a run waiting for a person is not claimed again');
+    } finally {
+      assert.equal((await stopWorker(b)).code, 0);
+    }
+    assert.match(cliSync(e, ['ls']).stdout, /doubt\s+ledger\s+needs a decision/);
+    assert.equal(effectCounts(e).get('charge:doubt'), undefined, 'the charge never ran: the kill came after its start');
+    const decided = cliSync(e, ['resume', 'doubt', '--decide', 'charge:doubt=not-happened']);
+    assert.equal(decided.status, 0, decided.stderr);
+    assert.equal(withStore(e, (s) => s.reader.run('doubt')?.status), 'completed');
+    const counts = effectCounts(e);
+    for (const k of [...expectedKeys('doubt', 1), 'charge:doubt']) assert.equal(counts.get(k), 1, k);
+  });
 });
