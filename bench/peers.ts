@@ -25,8 +25,8 @@ interface PeerRun {
 
 /** Installs bench/peers (its own package.json, its own node_modules) unless already there. */
 export function installPeers(log: (line: string) => void): void {
-  if (fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@langchain', 'langgraph-checkpoint-sqlite'))) return;
-  log('installing bench/peers (LangGraph.js and its SQLite checkpointer) with npm; this happens once…');
+  if (fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@langchain', 'langgraph-checkpoint-sqlite')) && fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@dbos-inc', 'dbos-sdk'))) return;
+  log('installing bench/peers (LangGraph.js and its SQLite checkpointer, DBOS Transact) with npm; this happens once…');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const r = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: PEERS_DIR, stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`npm install in bench/peers failed (exit ${r.status}); see the output above`);

@@ -17,6 +17,7 @@ import { RawBracket } from './rawBracket';
 import { addCompletedRuns, buildJournal } from './journalBuilder';
 import { fmtBytes, fmtRatio, fmtUs, median } from './measure';
 import { installPeers, peerRows } from './peers';
+import { pgNotes, pgRows } from './pgRows';
 import { resumeInChild } from './resumeRows';
 import type { ResumeChildReport } from './resumeChild';
 import { errorRow, formatMarkdown, formatTable, judge, machineInfo, notBuilt, type BenchReport, type Build, type Row } from './report';
@@ -323,6 +324,21 @@ async function main(): Promise<number> {
   // ---- rows of other branches ------------------------------------------------------------------------------------
   rows.push(...(await featureRowsFor(features, cfg, work, F, opts)));
 
+  // ---- PostgreSQL (skipped with a note when its binaries are missing) ---------------------------------------------
+  if (opts.peers) {
+    try {
+      installPeers(log);
+    } catch (err) {
+      log(`  bench/peers could not be installed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  try {
+    const quick = cfg.name === QUICK.name;
+    rows.push(...(await pgRows(work, { steps: quick ? 50 : 200, rounds: Math.min(cfg.rounds, 3), workerRuns: quick ? 40 : 200, peers: opts.peers }, log)));
+  } catch (err) {
+    rows.push(errorRow('pg', 'PostgreSQL journal and workers', 'PostgreSQL rows', 'report', err));
+  }
+
   // ---- peers -------------------------------------------------------------------------------------------------------
   if (opts.peers) {
     try {
@@ -343,7 +359,7 @@ async function main(): Promise<number> {
     baselines: { fUs: F, fRoundsUs: perRound(rounds, 'F'), sUs: S, tUs: T, bFullUs: median(perRound(rounds, 'bracket.full')), bGroupUs: median(perRound(rounds, 'bracket.group')), plainUs: plain, plainCpuUs: plainCpu },
     rows,
     builds,
-    notes: [...methodNotes(F), ...whyMissed({ F, S, T, rows, pages: pages ?? {} })],
+    notes: [...methodNotes(F), ...whyMissed({ F, S, T, rows, pages: pages ?? {} }), ...pgNotes(rows)],
     durationS: (Date.now() - started) / 1000,
   };
   process.stdout.write(`\n${formatTable(rows)}\n\nF = ${fmtUs(F)} (fsync floor, same directory), S = ${fmtUs(S)} (SQLite durable commit), T = ${fmtUs(T)} (SQLite commit without fsync), plain call = ${fmtUs(plain)}; ${machine.cpu} × ${machine.cores}, Node ${machine.node}, SQLite ${sqlite}; ${Math.round(report.durationS)} s\n`);

@@ -8,6 +8,7 @@ import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
 import { actionDisplay } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
+import { waitingReason } from '../runtime/store/queue';
 
 export function runJson(store: Store, row: RunRow): Record<string, unknown> {
   const v = store.reader.view(row);
@@ -24,6 +25,9 @@ export function runJson(store: Store, row: RunRow): Record<string, unknown> {
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
     owner: v.leaseLive ? row.lease_owner : null,
+    leaseEpoch: row.lease_epoch,
+    scriptVersion: row.script_version ?? null,
+    waiting: waitingReason(store.db, row, v.leaseLive) ?? null,
     forkedFrom: row.forked_from ? { runId: row.forked_from, step: row.forked_at_step } : null,
   };
 }
@@ -63,10 +67,12 @@ export function listRuns(store: Store, json: boolean, limit: number): string {
   if (json) return JSON.stringify(rows.map((r) => runJson(store, r)), null, 2);
   if (rows.length === 0) return 'No runs yet. Start one with `logbook run <script>`.';
   return table(
-    ['RUN', 'AGENT', 'STATUS', 'ATTEMPTS', 'STEPS', 'ACTIONS', 'STARTED'],
+    ['RUN', 'AGENT', 'STATUS', 'ATTEMPTS', 'STEPS', 'ACTIONS', 'STARTED', 'HELD BY / WAITS'],
     rows.map((r) => {
       const v = store.reader.view(r);
-      return [r.id, r.agent, runStatusWord(v.effectiveStatus), String(r.attempt), String(store.reader.stepCount(r.id)), String(store.reader.actionCount(r.id)), ago(r.created_at)];
+      // Who drives it (a worker's name, host and pid), or why no worker has taken it yet.
+      const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})` : (waitingReason(store.db, r, false) ?? '');
+      return [r.id, r.agent, runStatusWord(v.effectiveStatus), String(r.attempt), String(store.reader.stepCount(r.id)), String(store.reader.actionCount(r.id)), ago(r.created_at), holder];
     }),
   );
 }

@@ -15,12 +15,14 @@ import { listRuns, showRun } from './inspect';
 import { paint, runStatusWord } from './format';
 import { dbPath, setStateDir, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
+import { detachRun } from './detach';
 import { isStorageError, storageError } from '../runtime/store/storageError';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
 Usage:
   logbook run <script> [--input JSON | --input-file F] [--run-id ID] [--db F] [--crash-at SPEC]... [--json]
+  logbook run --detach <script> [--input JSON | --input-file F] [--run-id ID]   (queued for \`logbook worker\`; prints the run id)
   logbook resume <run-id> [--decide <action-id>=happened|not-happened]... [--crash-at SPEC]... [--script F] [--json]
   logbook compensate <run-id> [--decide ...] [--crash-at SPEC]... [--script F] [--json]
   logbook approve <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
@@ -213,15 +215,20 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         io.out(USAGE);
         return command === undefined ? EXIT.usage : EXIT.ok;
       case 'run': {
-        const { values, positionals } = parse(rest, { input: { type: 'string' }, 'input-file': { type: 'string' }, 'run-id': { type: 'string' }, ...crashOpt }, 1);
+        const { values, positionals } = parse(rest, { input: { type: 'string' }, 'input-file': { type: 'string' }, 'run-id': { type: 'string' }, detach: { type: 'boolean' }, ...crashOpt }, 1);
         const db = dbPath(values.db);
         setStateDir(db);
         const input = readInput(values);
         const runId = values['run-id'] ?? newRunId();
+        if (values.detach) {
+          if (values['crash-at'] !== undefined) throw usage('--crash-at arms this process, and a detached run runs in a worker: pass --crash-at to `logbook worker` instead.');
+          const script = await loadScript(positionals[0] ?? '');
+          return await withStore(db, (store) => detachRun(store, script, input, runId, io, values.json === true));
+        }
         const faults = faultsFrom(values['crash-at'], runId);
         const script = await loadScript(positionals[0] ?? '');
         checkTargets(faults);
-        const outcome = await withStore(db, (store) => startRun(store, script.agent, { script: script.path, input, faults, runId }));
+        const outcome = await withStore(db, (store) => startRun(store, script.agent, { script: script.path, scriptVersion: script.version, input, faults, runId }));
         return printOutcome(io, outcome, values.json === true, faults);
       }
       case 'resume': {

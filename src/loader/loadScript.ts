@@ -1,6 +1,7 @@
 // Loads a user's agent script (TS or JS) through esbuild with inline source maps; `agent-logbook` resolves to us.
 
 import * as esbuild from 'esbuild';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import Module from 'node:module';
 import * as path from 'node:path';
@@ -65,6 +66,14 @@ function installRuntimeAlias(): void {
 export interface LoadedScript {
   readonly path: string;
   readonly agent: AgentDefinition;
+  /** A hash of the bundled script (its own code and relative imports; packages are external): a worker only claims runs of versions it has. */
+  readonly version: string;
+}
+
+/** The source map is left out: it names files by path, and a moved checkout of the same code is the same version. */
+export function scriptVersion(bundled: string): string {
+  const code = bundled.replace(/\n\/\/# sourceMappingURL=.*$/s, '');
+  return createHash('sha256').update(code).digest('hex').slice(0, 16);
 }
 
 export async function loadScript(scriptPath: string): Promise<LoadedScript> {
@@ -111,5 +120,5 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
   if (!isAgent(agent)) {
     throw new LogbookError(ErrorCodes.NO_DEFAULT_AGENT, `The agent script ${abs} has no default export made with defineAgent.`, 'Add `export default defineAgent({ name, input, run })` to the script.', { script: abs });
   }
-  return { path: abs, agent };
+  return { path: abs, agent, version: scriptVersion(code) };
 }

@@ -98,7 +98,9 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
         ? `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`
         : allows.resumeBlocker === 'held'
           ? `the run is being driven by ${row.lease_owner ?? 'another process'}`
-          : null;
+          : allows.resumeBlocker === 'queued'
+            ? 'the run is queued: a `logbook worker` with its script starts it'
+            : null;
 
   const count = store.reader.stepCount(runId);
   const ranges: StepRange[] = [];

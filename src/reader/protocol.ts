@@ -7,7 +7,7 @@ const int = z.int();
 const str = z.string();
 const nstr = z.nullable(z.string());
 
-export const RUN_DISPLAY = ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'compensated', 'compensation-failed', 'interrupted'] as const;
+export const RUN_DISPLAY = ['queued', 'running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'compensated', 'compensation-failed', 'interrupted'] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 
 /** What a person reads on an action: its journal status folded with liveness, errors and compensation (the policy's). */

@@ -18,6 +18,7 @@ async function nextKill(setup: CampaignSetup, dir: string, ctx: ProcessContext, 
   fs.rmSync(copy, { recursive: true, force: true });
   fs.cpSync(dir, copy, { recursive: true });
   try {
+    // Only a file can be copied like this: --depth above 1 is refused on PostgreSQL (rehearse/command.ts).
     const db = journalOf(dir);
     const args = ctx.args.map((a) => (a === db ? journalOf(copy) : a));
     const trace = path.join(copy, 'trace.jsonl');
@@ -41,6 +42,7 @@ export async function runCampaign(setup: CampaignSetup, index: number, point: Po
       input: setup.input,
       runId: setup.runId,
       dir,
+      db: setup.db,
       probe: () => probe(dir),
       arm: (ctx) => {
         if (ctx.kills === 0) return ctx.index === point.process ? point.spec : undefined;
@@ -48,7 +50,7 @@ export async function runCampaign(setup: CampaignSetup, index: number, point: Po
         return nextKill(setup, dir, ctx, `${setup.seed}:${index}:${ctx.kills}`);
       },
     });
-    const summary = readSummary(journalOf(dir), setup.runId);
+    const summary = readSummary(journalOf(dir, setup.db), setup.runId);
     const world = await probe(dir);
     const checked = checkInvariants(setup.baseline, summary, world);
     let error = d.error;

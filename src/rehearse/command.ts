@@ -9,7 +9,8 @@ import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { loadScript } from '../loader/loadScript';
 import type { CommandModule, Io } from '../cli/command';
 import { cliPath } from './child';
-import { drive, journalOf } from './driver';
+import { drive } from './driver';
+import { dropScratch, journalOf, rehearsalDb } from './scratchJournal';
 import { readSummary } from './journal';
 import { readTrace, sample } from './points';
 import { runPool } from './pool';
@@ -20,7 +21,7 @@ import { renderReport, summarise, type RehearsalReport } from './report';
 import type { Baseline, CampaignResult, CampaignSetup, Point } from './types';
 
 export const USAGE =
-  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--keep] [--json] [--report F]';
+  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--db postgres://…] [--keep] [--json] [--report F]';
 
 function usage(problem: string): LogbookError {
   return new LogbookError(ErrorCodes.USAGE, problem, `Usage: ${USAGE}`);
@@ -59,6 +60,7 @@ interface Options {
   readonly depth: number;
   readonly jobs: number;
   readonly runId: string;
+  readonly db: string | null;
   readonly keep: boolean;
   readonly json: boolean;
   readonly report: string | undefined;
@@ -80,6 +82,7 @@ function parseOptions(args: string[]): Options {
         depth: { type: 'string' },
         jobs: { type: 'string' },
         'run-id': { type: 'string' },
+        db: { type: 'string' },
         keep: { type: 'boolean' },
         json: { type: 'boolean' },
         report: { type: 'string' },
@@ -90,6 +93,9 @@ function parseOptions(args: string[]): Options {
   }
   const v = parsed.values;
   if (parsed.positionals.length !== 1) throw usage(`Expected the agent script, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}.`);
+  const db = rehearsalDb(v.db);
+  if (v.db !== undefined && db === null) throw usage(`--db ${v.db}: a rehearsal keeps a journal per campaign, in files of its own; --db takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`);
+  if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --db).');
   if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
   if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');
   if (v.seed !== undefined && v.random === undefined && v.depth === undefined) throw usage('--seed only matters with --random N or --depth K.');
@@ -102,6 +108,7 @@ function parseOptions(args: string[]): Options {
     depth: positiveInt('depth', v.depth, 1),
     jobs: positiveInt('jobs', v.jobs, os.availableParallelism()),
     runId: v['run-id'] ?? 'rehearsal',
+    db,
     keep: v.keep === true,
     json: v.json === true,
     report: v.report,
@@ -130,7 +137,7 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
   fs.mkdirSync(dir, { recursive: true });
   const traces: string[] = [];
   const d = await drive({
-    cli, script, input: o.input, runId: o.runId, dir,
+    cli, script, input: o.input, runId: o.runId, dir, db: o.db,
     probe: () => probe(dir),
     traceFile: (ctx) => {
       const f = path.join(root, `trace-${ctx.index}.jsonl`);
@@ -138,7 +145,7 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
       return f;
     },
   });
-  const s = readSummary(journalOf(dir), o.runId);
+  const s = readSummary(journalOf(dir, o.db), o.runId);
   if (d.error || !s) {
     throw new LogbookError(
       ErrorCodes.REHEARSAL_BASELINE,
@@ -196,7 +203,7 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
     const { baseline, points: available } = ran;
     if (tty) process.stderr.write('\r\u001b[K');
     const points = o.random === null ? available : sample(available, o.random, o.seed);
-    const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, baseline };
+    const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, db: o.db, baseline };
     const progress = progressBar(points.length, o.json ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
     let done = 0;
     let bad = 0;
@@ -234,7 +241,10 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
     process.removeListener('SIGINT', interrupted);
     if (savedStateDir === undefined) delete process.env.LOGBOOK_STATE_DIR;
     else process.env.LOGBOOK_STATE_DIR = savedStateDir;
-    if (!o.keep) fs.rmSync(root, { recursive: true, force: true });
+    if (!o.keep) {
+      fs.rmSync(root, { recursive: true, force: true });
+      dropScratch(root, o.db);
+    }
   }
 }
 

@@ -1,12 +1,12 @@
 // Drives one run on a scratch journal to its end through real CLI processes, deciding and approving where it stops.
 
-import * as path from 'node:path';
 import { openStore } from '../runtime/store';
 import { recordApproval } from '../runtime/engine';
 import type { ProbeResult } from '../runtime/define';
 import type { Decision, StoredRunStatus } from '../runtime/types';
 import { childEnv, runCli, type ChildResult } from './child';
 import { actionOf, committedByType, pendingApprovals, readRunState } from './journal';
+import { createScratch, journalOf } from './scratchJournal';
 
 export type Command = 'run' | 'resume' | 'compensate';
 
@@ -24,8 +24,10 @@ export interface DriveOptions {
   readonly script: string;
   readonly input: unknown;
   readonly runId: string;
-  /** Scratch directory: journal.db and the providers' state files. */
+  /** Scratch directory: journal.db (unless `db`) and the providers' state files. */
   readonly dir: string;
+  /** A PostgreSQL server to keep the scratch journal on (a schema per scratch directory), or null for a SQLite file. */
+  readonly db: string | null;
   /** The crash spec to arm for a process, if any. */
   readonly arm?: (ctx: ProcessContext) => Promise<string | undefined> | string | undefined;
   /** A file to trace this process's fault points into, if any. */
@@ -57,9 +59,7 @@ const THROW_SPEC = /@after-execute-throw$/;
 
 export const TERMINAL: readonly StoredRunStatus[] = ['completed', 'failed', 'compensated', 'compensation-failed'];
 
-export function journalOf(dir: string): string {
-  return path.join(dir, 'journal.db');
-}
+export { journalOf };
 
 export function describeExit(r: ChildResult): string {
   const how = r.signal ? `was killed by ${r.signal}` : `exited with ${r.code ?? '?'}`;
@@ -68,7 +68,8 @@ export function describeExit(r: ChildResult): string {
 }
 
 export async function drive(o: DriveOptions): Promise<DriveResult> {
-  const db = journalOf(o.dir);
+  createScratch(o.dir, o.db);
+  const db = journalOf(o.dir, o.db);
   const kills: string[] = [];
   const decisions: DriveDecision[] = [];
   const approvals: Array<{ type: string; id: string }> = [];

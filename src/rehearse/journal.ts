@@ -1,7 +1,7 @@
 // What the rehearsal reads from a scratch journal: where the run stands, and everything the invariants look at.
 
 import * as fs from 'node:fs';
-import { openStore, type Store } from '../runtime/store';
+import { isPostgresUrl, openStore, type Store } from '../runtime/store';
 import type { ActionRow, EventRow } from '../runtime/store/rows';
 import type { StoredRunStatus } from '../runtime/types';
 
@@ -27,7 +27,7 @@ export interface JournalSummary {
 }
 
 function withReader<T>(db: string, fn: (s: Store) => T): T | undefined {
-  if (!fs.existsSync(db)) return undefined;
+  if (!isPostgresUrl(db) && !fs.existsSync(db)) return undefined;
   const store = openStore(db, { readonly: true });
   try {
     return fn(store);

@@ -62,6 +62,8 @@ export const CampaignSetup = z.object({
   depth: z.int().check(z.positive()),
   seed: z.string(),
   keep: z.boolean(),
+  /** A PostgreSQL server the campaigns keep their journals on (a schema each), or null for a SQLite file each. */
+  db: z.nullable(z.string()),
   baseline: Baseline,
 });
 export type CampaignSetup = z.infer<typeof CampaignSetup>;

@@ -14,10 +14,11 @@ import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/wr
 import type { Store } from './store';
 import type { Decision } from './types';
 import { compensateWithLease } from './compensate';
+import type { Claimed } from './store/queue';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
-import type { AttemptStats, RunOutcome } from './outcomes';
+import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
 
@@ -40,19 +41,39 @@ export function newRunId(): string {
 export async function startRun(
   store: Store,
   agent: AgentDefinition,
-  opts: EngineOptions & { readonly script: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: ForkPoint },
+  opts: EngineOptions & { readonly script: string; readonly scriptVersion?: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: ForkPoint },
 ): Promise<RunOutcome> {
   const runId = opts.runId ?? newRunId();
+  const input = await checkedInput(agent, runId, opts.input);
+  const lease = createRun(
+    store.db,
+    store.reader,
+    { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}) },
+    currentOwner(opts.role ?? 'cli'),
+  );
+  return drive(store, agent, lease, input.value, opts);
+}
+
+/** The run id and the input, checked before anything is written: the input as the schema made it, and as journaled. */
+export async function checkedInput(agent: AgentDefinition, runId: string, raw: unknown): Promise<{ readonly value: unknown; readonly json: string | null }> {
   if (!RUN_ID.test(runId)) {
     throw new LogbookError(ErrorCodes.USAGE, `The run id ${JSON.stringify(runId)} is not usable.`, 'Use letters, digits, and . _ : - (up to 128 characters), starting with a letter or digit.');
   }
-  const v = await validate(agent.input, opts.input ?? {});
+  const v = await validate(agent.input, raw ?? {});
   if (!v.ok) {
     throw new LogbookError(ErrorCodes.INVALID_INPUT, `The input for agent ${agent.name} is invalid: ${v.message}.`, "Pass --input with JSON that matches the agent's input schema.", { agent: agent.name });
   }
-  const inputJson = toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.');
-  const lease = createRun(store.db, store.reader, { id: runId, agent: agent.name, script: opts.script, input: inputJson, ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}) }, currentOwner(opts.role ?? 'cli'));
-  return drive(store, agent, lease, v.value, opts);
+  return { value: v.value, json: toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.') };
+}
+
+/**
+ * Drives a run whose lease a worker has just claimed (store/queue.ts): a queued run's first attempt, a resume with the
+ * normal reconciliation, or the rest of a compensation. What the run needs from a person stops it as it would anywhere.
+ */
+export async function driveClaimed(store: Store, agent: AgentDefinition, claimed: Claimed, opts: EngineOptions): Promise<RunOutcome | CompensationReport> {
+  const { lease, row } = claimed;
+  if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
+  return drive(store, agent, lease, fromJournalJson(row.input) ?? {}, opts);
 }
 
 /** Checks that a run can be resumed by this agent, before anything is written. */
@@ -69,6 +90,9 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
   }
   if (blocker === 'compensation') {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} is ${row.status}; it cannot go forward any more.`, `Finish the compensation with \`logbook compensate ${runId}\`.`, { runId, status: row.status });
+  }
+  if (blocker === 'queued') {
+    throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} is queued and has not started yet; a worker starts it.`, `Start a worker that has its script: \`logbook worker --scripts <folder of ${row.script}>\` (with the same --db).`, { runId, status: row.status });
   }
   for (const [id, decision] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);

@@ -145,6 +145,8 @@ export interface RunRules {
 }
 
 export const RUN_WORDS: Record<RunStatus, RunRules> = {
+  // Waiting for a worker: not done, nothing to decide; `logbook run --detach` itself exits 0 once it is recorded.
+  queued: { word: 'queued', tone: 'plain', exit: EXIT.waiting },
   running: { word: 'running', tone: 'busy', exit: EXIT.failed },
   completed: { word: 'completed', tone: 'ok', exit: EXIT.ok },
   failed: { word: 'failed', tone: 'bad', exit: EXIT.failed },
@@ -168,7 +170,7 @@ export interface RunAllows {
   readonly canApprove: boolean;
   readonly canDelete: boolean;
   /** Why `resume` would refuse, as a fact the caller words: done, compensation under way or over, or held. */
-  readonly resumeBlocker: 'completed' | 'compensation' | 'held' | null;
+  readonly resumeBlocker: 'completed' | 'compensation' | 'held' | 'queued' | null;
 }
 
 const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval']);
@@ -177,11 +179,12 @@ const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'com
 /** What a run allows, from its stored status and whether a live process holds it. */
 export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllows {
   const status: RunStatus = (stored === 'running' || stored === 'compensating') && !leaseLive ? 'interrupted' : stored;
-  const resumeBlocker = stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : null;
+  const resumeBlocker = stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : stored === 'queued' ? 'queued' : null;
   return {
     status,
     canResume: !leaseLive && GOES_FORWARD.has(stored),
-    canCompensate: !leaseLive && stored !== 'compensated',
+    // A queued run has done nothing to undo; a worker starts it.
+    canCompensate: !leaseLive && stored !== 'compensated' && stored !== 'queued',
     canApprove: stored === 'awaiting-approval',
     canDelete: !leaseLive,
     resumeBlocker,

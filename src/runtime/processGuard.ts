@@ -27,6 +27,17 @@ export function neverSettled(runId: string, waitingOn: string): LogbookError {
   );
 }
 
+let exitingOnPurpose = false;
+
+/**
+ * Says the process is about to exit on purpose with runs in flight whose leases it has given back (a worker stopping
+ * after its grace period): those runs are not interrupted by a script, and the exit code is the host's.
+ */
+export function exitWithRunsReleased(code: number): never {
+  exitingOnPurpose = true;
+  process.exit(code);
+}
+
 export function guardProcess(o: GuardOptions): ProcessGuard {
   let reject: (err: LogbookError) => void = () => undefined;
   const drained = new Promise<never>((_, rej) => {
@@ -36,6 +47,7 @@ export function guardProcess(o: GuardOptions): ProcessGuard {
   drained.catch(() => undefined);
   const onBeforeExit = (): void => reject(neverSettled(o.runId, o.waitingOn()));
   const onExit = (code: number): void => {
+    if (exitingOnPurpose) return;
     const where = callerOfExit(new Error().stack ?? '');
     const err = new LogbookError(
       ErrorCodes.SCRIPT_EXITED,

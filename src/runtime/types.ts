@@ -1,6 +1,8 @@
 // Shared runtime types: run/step/action statuses and the `run` object a script receives.
 
 export const RUN_STATUSES = [
+  // Recorded by `logbook run --detach`: waits for a `logbook worker` that has its agent and script version.
+  'queued',
   'running',
   'completed',
   'failed',

@@ -151,6 +151,8 @@ describe('bench: npm run bench, tiny configuration', function () {
     for (const id of ['action.full', 'action.group', 'action.readOnly', 'checkpoint.1024', 'checkpoint.102400', 'checkpoint.1048576', 'replay.step', 'replay.action', 'resume.300', 'resume.1000', 'resume.3000', 'resume.memory', 'ai.model', 'ai.tool', 'rehearse.throughput', 'dap.next', 'dap.overhead', 'ext.activation', 'ext.sidebar', 'ext.firstPage', 'peer']) {
       assert.ok(ids.includes(id), `row ${id} is missing (have ${ids.join(', ')})`);
     }
+    // PostgreSQL rows, or the one row that says the binaries are missing.
+    assert.ok(ids.includes('pg') || ['pg.floor', 'pg.action', 'pg.step', 'pg.claim', 'pg.workers', 'pg.dbos'].every((id) => ids.includes(id)), `PostgreSQL rows: have ${ids.join(', ')}`);
     for (const row of report.rows as Array<{ id: string; verdict: string; budget: string; value: string; numbers?: Record<string, number> }>) {
       // 'error' means the row's benchmark threw: never acceptable. 'not built' only where its prerequisite is absent.
       assert.ok(['PASS', 'FAIL', 'info', 'not built'].includes(row.verdict), `${row.id}: verdict ${row.verdict} (${(row as { note?: string }).note ?? ''})`);

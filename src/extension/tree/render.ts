@@ -11,6 +11,7 @@ import type { ActionNode, DetailNode, MoreNode, Node, PauseInfo, RunNode, StepNo
 const icon = (id: string, color?: string): vscode.ThemeIcon => new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
 
 export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: string }> = {
+  queued: { word: RUN_WORDS['queued'].word, icon: 'watch', color: 'descriptionForeground' },
   running: { word: RUN_WORDS['running'].word, icon: 'sync~spin', color: 'charts.blue' },
   completed: { word: RUN_WORDS['completed'].word, icon: 'pass-filled', color: 'testing.iconPassed' },
   failed: { word: RUN_WORDS['failed'].word, icon: 'error', color: 'testing.iconFailed' },

@@ -11,7 +11,7 @@
 //
 // Shared SQL uses `?` placeholders (PgDb rewrites them to `$n`) and only what both engines accept. Where they differ,
 // put the difference in `Dialect` below, never an `if (kind === …)` spread over callers:
-// - a SQL fragment (`indexedBy`, `forUpdate`, `returningSeq`, `insertOrder`) concatenated into the shared text;
+// - a SQL fragment (`indexedBy`, `forUpdate`, `claimLock`, `returningSeq`, `insertOrder`) concatenated into the shared text;
 // - a whole statement (`renewLease`, `dataVersion`) when the fragments would be unreadable;
 // - a behaviour (`leaseByExpiry`, how lazy commits are made) read by the one module that needs it.
 // Add the member to `Dialect`, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts), and cover it
@@ -49,6 +49,11 @@ export interface Dialect {
   readonly indexedBy: (index: string) => string;
   /** Appended to a SELECT of a run row to lock it until the transaction ends (PostgreSQL); SQLite's IMMEDIATE already does. */
   readonly forUpdate: string;
+  /**
+   * Appended to a worker's SELECT of the next claimable run: lock it, and pass over rows other workers hold locked
+   * (PostgreSQL's SKIP LOCKED), so concurrent claims take different runs without waiting. SQLite's IMMEDIATE serialises claims.
+   */
+  readonly claimLock: string;
   /** Appended to `INSERT INTO events …` so `lastInsertRowid` is the new event's seq. */
   readonly returningSeq: string;
   /** The column that orders runs by insertion among equal created_at values. */

@@ -14,6 +14,8 @@ export interface NewRun {
   readonly agent: string;
   readonly script: string;
   readonly input: string | null;
+  /** The bundled script's hash, so a worker with this version can take the run over if its process dies. */
+  readonly scriptVersion?: string;
   readonly forkedFrom?: ForkPoint;
 }
 
@@ -34,9 +36,9 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
     }
     db.prepare(
       `INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at,
-         lease_token, lease_owner, lease_pid, lease_pid_start, lease_host, lease_epoch, lease_expires, forked_from, forked_at_step)
-       VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
-    ).run(run.id, run.agent, run.script, run.input, now, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, expires, run.forkedFrom?.runId ?? null, run.forkedFrom?.stepIdx ?? null);
+         lease_token, lease_owner, lease_pid, lease_pid_start, lease_host, lease_epoch, lease_expires, forked_from, forked_at_step, script_version)
+       VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+    ).run(run.id, run.agent, run.script, run.input, now, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, expires, run.forkedFrom?.runId ?? null, run.forkedFrom?.stepIdx ?? null, run.scriptVersion ?? null);
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 1, ?, ?, ?)').run(
       run.id,
       now,

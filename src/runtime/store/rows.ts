@@ -29,6 +29,8 @@ export const RunRow = z.object({
   lease_expires: z.nullable(int),
   forked_from: z.nullable(text),
   forked_at_step: z.nullable(int),
+  /** Absent in a journal of schema version 2 or older opened read-only (not migrated). */
+  script_version: z.optional(z.nullable(text)),
 });
 export type RunRow = z.infer<typeof RunRow>;
 

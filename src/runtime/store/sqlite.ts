@@ -5,6 +5,7 @@ import type { Db, Dialect } from './db';
 
 export const SQLITE_DIALECT: Dialect = {
   indexedBy: (index) => ` INDEXED BY ${index}`,
+  claimLock: '',
   forUpdate: '',
   returningSeq: '',
   insertOrder: 'rowid',

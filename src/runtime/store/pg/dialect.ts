@@ -5,6 +5,7 @@ import { PG_NOW } from './protocol';
 
 export const PG_DIALECT: Dialect = {
   indexedBy: () => '',
+  claimLock: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
   returningSeq: ' RETURNING seq',
   insertOrder: 'run_seq',

@@ -92,4 +92,21 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX actions_in_doubt_after_error ON actions(run_id, seq) WHERE status = 'started' AND error IS NOT NULL;
     `,
   },
+  {
+    version: 3,
+    name: 'workers: the script version a run needs, the workers seen (for `ls`), and an index of what a worker may claim',
+    sql: `
+      ALTER TABLE runs ADD COLUMN script_version TEXT;
+      CREATE INDEX runs_claimable ON runs(created_at) WHERE status IN ('queued', 'running', 'compensating');
+      CREATE TABLE workers (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        agents TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        seen_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];

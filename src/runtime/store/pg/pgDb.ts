@@ -174,8 +174,9 @@ export class PgDb implements Db {
     const items = batch.map((b) => b.item);
     if (extra) items.push(extra);
     if (items.length === 0) return undefined;
+    const continues = this.depth > 0 && this.begun;
     if (this.depth > 0) this.begun = true;
-    const results = this.request({ kind: 'batch', items }, 'writing the journal');
+    const results = this.request({ kind: 'batch', items, continues }, 'writing the journal');
     batch.forEach((b, i) => (b.slot.result = results[i]));
     return extra ? results[results.length - 1] : undefined;
   }
@@ -263,7 +264,7 @@ export class PgDb implements Db {
 
   exec(sql: string): this {
     if (this.depth > 0) this.flush();
-    this.request({ kind: 'exec', sql }, 'writing the journal');
+    this.request({ kind: 'exec', sql, continues: this.depth > 0 && this.begun }, 'writing the journal');
     return this;
   }
 

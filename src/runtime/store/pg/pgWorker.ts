@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
-import { NOTIFY_CHANNEL } from '../db';
+import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
 import { PG_NOW, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
 
 // int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
@@ -41,7 +41,10 @@ class Connection {
   async get(): Promise<pg.Client> {
     if (this.client) return this.client;
     this.connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: data.url, query_timeout: data.queryTimeoutMs, connectionTimeoutMillis: 10_000 });
+      // A process stopped inside a transaction (SIGSTOP, a frozen VM) would hold its run's row lock for ever, and workers
+      // claiming with SKIP LOCKED would pass that run over after its lease expired: the server ends such a session after
+      // one lease length. Logbook never waits on anything but the server inside a transaction, so a live holder never idles there.
+      const c = new pg.Client({ connectionString: data.url, query_timeout: data.queryTimeoutMs, connectionTimeoutMillis: 10_000, idle_in_transaction_session_timeout: leaseTtlMs() });
       c.on('error', () => this.drop(c));
       try {
         await c.connect();
@@ -72,6 +75,8 @@ class Connection {
 
 /** The caller's connection: journal statements and transactions, one request at a time. */
 const main = new Connection();
+/** The connection the latest request that did not continue a transaction ran on: where a transaction it began lives. */
+let txClient: pg.Client | undefined;
 /** Heartbeats and NOTIFYs: never inside the caller's transaction. */
 const side = new Connection();
 
@@ -96,6 +101,12 @@ async function handle(req: PgRequest): Promise<PgReply> {
   } catch (err) {
     return { ok: false, error: flatten(err, 0) };
   }
+  if (req.continues === true && c !== txClient) {
+    // The transaction's connection was lost (its server session ended, and the transaction with it): what remains of
+    // it must not run on a new connection, where each statement would commit on its own, outside the lease fence.
+    return { ok: false, error: { message: 'Connection terminated inside a transaction: the server ended it, so nothing more of it was sent', code: '08006', index: 0, connection: true } };
+  }
+  if (req.continues !== true) txClient = c;
   if (req.kind === 'exec') {
     try {
       await c.query(req.sql);

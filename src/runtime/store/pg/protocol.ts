@@ -11,8 +11,12 @@ export interface PgStatementMsg {
 
 /** Requests the caller waits for: the worker answers each with exactly one PgReply, then wakes it. */
 export type PgRequest =
-  | { readonly kind: 'batch'; readonly items: readonly PgStatementMsg[] }
-  | { readonly kind: 'exec'; readonly sql: string }
+  /**
+   * `continues`: the batch goes on with a transaction an earlier batch began. It must run on that very connection:
+   * sent on a new one (the old one was lost meanwhile) its statements would commit one by one, unfenced.
+   */
+  | { readonly kind: 'batch'; readonly items: readonly PgStatementMsg[]; readonly continues?: boolean }
+  | { readonly kind: 'exec'; readonly sql: string; readonly continues?: boolean }
   | { readonly kind: 'close' };
 
 /** Messages the caller does not wait for. */
