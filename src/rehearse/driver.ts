@@ -75,6 +75,8 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   const approvals: Array<{ type: string; id: string }> = [];
   const saved: Record<string, number> = {};
   let processes = 0;
+  /** How the latest process ended, said when the journal shows nothing of it. */
+  let lastExit = 'did not start';
   /** Set after an injected throw failed the run: the run goes on with a resume, as it would after a real timeout. */
   let resumeFailed = false;
   const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({ status, processes, kills, decisions, approvals, saved, error });
@@ -83,7 +85,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     let command: Command;
     const extra: string[] = [];
     if (!state) {
-      if (processes > 0) return result('not-started', 'the run was not created: its first process died before writing it');
+      if (processes > 0) return result('not-started', `the run was not created: its first process died before writing it (it ${lastExit})`);
       command = 'run';
     } else if (TERMINAL.includes(state.status) && !(resumeFailed && state.status === 'failed')) {
       return result(state.status);
@@ -120,7 +122,8 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     const trace = o.traceFile?.(ctx);
     // In the user's own working directory, as `logbook run` would be: a script that reads local files finds them.
     // The journal and the providers' state ($LOGBOOK_STATE_DIR) are the campaign's own scratch files.
-    const r = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), process.cwd());
+    const r: ChildResult = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), process.cwd());
+    lastExit = describeExit(r);
     if (spec && !r.signal && THROW_SPEC.test(spec)) {
       const after = readRunState(db, o.runId);
       if ((after?.injected ?? 0) > (state?.injected ?? 0)) {
