@@ -5,7 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
-import { isPostgresUrl, openStore, type Store } from '../runtime/store';
+import { isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
@@ -270,13 +270,21 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'ls': {
         const { values } = parse(rest, { limit: { type: 'string' } }, 0);
         const db = dbPath(values.db);
-        if (!isPostgresUrl(db) && !fs.existsSync(db)) {
-          io.out(values.json ? '[]' : `No journal at ${db} yet. Start a run with \`logbook run <script>\`.`);
+        const noJournal = (): number => {
+          io.out(values.json ? '[]' : `No journal at ${redactUrl(db)} yet. Start a run with \`logbook run <script>\`.`);
           return EXIT.ok;
-        }
+        };
+        if (!isPostgresUrl(db) && !fs.existsSync(db)) return noJournal();
         const limit = values.limit === undefined ? 50 : Number(values.limit);
         if (!Number.isInteger(limit) || limit < 1) throw usage(`--limit ${values.limit ?? ''} is not a positive integer.`);
-        const store = openStore(db, { readonly: true });
+        let store: Store;
+        try {
+          store = openStore(db, { readonly: true });
+        } catch (err) {
+          // A server database no run has migrated yet: as empty as a journal file that does not exist.
+          if (isPostgresUrl(db) && err instanceof LogbookError && err.code === ErrorCodes.DB_OPEN_FAILED) return noJournal();
+          throw err;
+        }
         try {
           io.out(listRuns(store, values.json === true, limit));
         } finally {

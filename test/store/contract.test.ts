@@ -207,6 +207,19 @@ function storageCases(server: () => PgServer): void {
     assert.doesNotMatch(err.message, /s3cret/);
     assert.match(err.message, /postgres:\*\*\*@/);
     assert.match(err.remedy, /running and reachable/);
+    for (const refused of [url.replace('postgres@', 'nosuchrole:s3cret@'), url.replace(/\/[^/]+$/, '/no_such_database')]) {
+      let auth: unknown;
+      try {
+        openStore(refused);
+      } catch (e) {
+        auth = e;
+      }
+      assert.ok(auth instanceof LogbookError, String(auth));
+      assert.equal(auth.code, ErrorCodes.DB_AUTH, auth.message);
+      assert.equal(exitCodeOf(auth.code), 5);
+      assert.doesNotMatch(auth.message, /s3cret/);
+      assert.match(auth.remedy, /role, password and database name/);
+    }
   });
 
   it('renews the lease from the worker thread while the main thread is blocked in a long execute', async () => {

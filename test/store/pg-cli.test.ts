@@ -25,6 +25,9 @@ describe('CLI on a PostgreSQL journal', function () {
 
   it('runs the email campaign, is killed after email 30 was sent, and resumes without a duplicate', () => {
     const url = pg.server.createDatabase().replace('postgres@', 'postgres:unused-secret@');
+    const empty = logbook(url, ['ls']);
+    assert.equal(empty.status, 0, empty.stderr);
+    assert.match(empty.stdout, /^No journal at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+ yet\. Start a run/);
     const run = logbook(url, ['run', path.join(EXAMPLES, 'email-campaign.ts'), '--run-id', 'demo', '--crash-at', 'email.send#30@after-execute']);
     assert.equal(run.signal, 'SIGKILL', `${run.stdout}\n${run.stderr}`);
 
@@ -48,7 +51,7 @@ describe('CLI on a PostgreSQL journal', function () {
     const outbox = JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8')) as { sent: Array<{ key: string }>; calls: number };
     assert.equal(outbox.sent.length, 50);
     assert.equal(new Set(outbox.sent.map((s) => s.key)).size, 50, 'no email twice');
-    for (const r of [run, crashed, resumed]) assert.doesNotMatch(`${r.stdout}${r.stderr}`, /unused-secret/, 'the password is never printed');
+    for (const r of [empty, run, crashed, resumed]) assert.doesNotMatch(`${r.stdout}${r.stderr}`, /unused-secret/, 'the password is never printed');
   });
 
   it('a server that is not there fails with LB_DB_UNREACHABLE and exit 5', () => {

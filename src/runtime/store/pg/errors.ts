@@ -21,6 +21,8 @@ function storageCode(e: PgErrorMsg): ErrorCode | undefined {
   const c = e.code ?? '';
   if (e.connection) return ErrorCodes.DB_UNREACHABLE;
   if (c === '28P01' || c === '28000' || c === '3D000') return ErrorCodes.DB_AUTH;
+  // pg's own words when the server asks for a password and none was given (no SQLSTATE: it never reached the server).
+  if (/password must be a string|no password was provided/i.test(e.message)) return ErrorCodes.DB_AUTH;
   if (c === '53100') return ErrorCodes.DB_DISK_FULL;
   if (c === '42501' || c === '25006') return ErrorCodes.DB_READONLY;
   if (c === '40001' || c === '40P01' || c === '55P03' || c === '53300') return ErrorCodes.DB_BUSY;
