@@ -9,7 +9,7 @@ import { FsyncFloor } from './floor';
 import { fmtUs, median, nowUs } from './measure';
 import { errorRow, type Row } from './report';
 import { spawnJson } from './children';
-import { openStore, type Store } from '../src/runtime/store';
+import { openStore, type Durability, type Store } from '../src/runtime/store';
 import { startRun } from '../src/runtime/engine';
 import { claimRun, enqueueRun } from '../src/runtime/store/queue';
 import { driveClaimed } from '../src/runtime/engine';
@@ -50,10 +50,10 @@ function createDb(url: string, name: string): string {
 }
 
 /** One run of `steps` steps (with one bracketed action each, or none) on the journal: µs per step. */
-async function perStepUs(store: Store, steps: number, actions: boolean, runId: string): Promise<number> {
+async function perStepUs(store: Store, steps: number, actions: boolean, runId: string, durability: Durability = 'full'): Promise<number> {
   const { agent } = await loadScript(AGENT);
   const t0 = nowUs();
-  const o = await startRun(store, agent, { script: AGENT, input: { steps, actions }, runId, role: 'bench' });
+  const o = await startRun(store, agent, { script: AGENT, input: { steps, actions }, runId, role: 'bench', durability });
   if (o.status !== 'completed') throw new Error(`bench run ${runId} ended ${o.status}: ${o.error?.message ?? ''}`);
   return (nowUs() - t0) / steps;
 }
@@ -141,14 +141,17 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
     const store = openStore(url);
     const F: number[] = [];
     const action: number[] = [];
+    const group: number[] = [];
     const step: number[] = [];
     try {
       for (let r = 0; r < cfg.rounds; r++) {
         F.push(floor.sample(50));
         const withActions = await perStepUs(store, cfg.steps, true, `pg-a-${r}`);
+        const grouped = await perStepUs(store, cfg.steps, true, `pg-g-${r}`, 'group');
         const bare = await perStepUs(store, cfg.steps, false, `pg-s-${r}`);
         step.push(bare);
         action.push(withActions - bare);
+        group.push(grouped - bare);
         log(`  PostgreSQL round ${r + 1}/${cfg.rounds}: F ${fmtUs(F[r] ?? NaN)}, action ${fmtUs(action[r] ?? NaN)}, step ${fmtUs(bare)}`);
       }
     } finally {
@@ -159,8 +162,10 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
     const f = median(F);
     const a = median(action);
     const s = median(step);
+    const g = median(group);
     rows.push({ id: 'pg.floor', section: SECTION, figure: "fsync floor of the server's data directory (4 KiB write + fsync)", value: fmtUs(f), ratio: '1 Fpg', budget: 'baseline', verdict: 'info', numbers: { us: f } });
     rows.push({ id: 'pg.action', section: SECTION, figure: 'bracketed non-idempotent action on PostgreSQL (started + committed durable)', value: fmtUs(a), ratio: `${(a / f).toFixed(2)} Fpg`, budget: 'report (two commits: ≥ 2 Fpg)', verdict: 'info', note: 'a run of steps with one action each minus the same run without actions, in-process, server on this machine', numbers: { us: a, ratioF: a / f } });
+    rows.push({ id: 'pg.action.group', section: SECTION, figure: 'same, group commit (started durable; committed made durable by the next write)', value: fmtUs(g), ratio: `${(g / f).toFixed(2)} Fpg`, budget: 'report (one commit: ≥ 1 Fpg)', verdict: 'info', note: 'durability "group" of the engine: a crash before the next write leaves the action in doubt, and verify or a decision settles it', numbers: { us: g, ratioF: g / f } });
     rows.push({ id: 'pg.step', section: SECTION, figure: 'step checkpoint on PostgreSQL (small result)', value: fmtUs(s), ratio: `${(s / f).toFixed(2)} Fpg`, budget: 'report (one commit: ≥ 1 Fpg)', verdict: 'info', numbers: { us: s, ratioF: s / f } });
 
     try {
@@ -191,7 +196,7 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
         }
         const d = median(dbosSteps);
         const ratio = a / d;
-        rows.push({ id: 'pg.dbos', section: SECTION, figure: `peer: DBOS Transact ${version} step (records its result) vs our bracketed action`, value: `${fmtUs(d)} vs ${fmtUs(a)}`, ratio: `${ratio.toFixed(2)}× DBOS`, budget: '≤ 1× DBOS step', verdict: ratio <= 1 ? 'PASS' : 'FAIL', note: `DBOS step ${(d / f).toFixed(2)} Fpg; same server, same run; median of ${cfg.rounds} workflows of ${cfg.steps} steps`, numbers: { dbosUs: d, actionUs: a, ratio } });
+        rows.push({ id: 'pg.dbos', section: SECTION, figure: `peer: DBOS Transact ${version} step (records its result) vs our bracketed action`, value: `${fmtUs(d)} vs ${fmtUs(a)}`, ratio: `${ratio.toFixed(2)}× DBOS`, budget: '≤ 1× DBOS step', verdict: ratio <= 1 ? 'PASS' : 'FAIL', note: `DBOS step ${(d / f).toFixed(2)} Fpg; with group commit our bracket is ${(g / d).toFixed(2)}× DBOS; same server, same run; median of ${cfg.rounds} workflows of ${cfg.steps} steps`, numbers: { dbosUs: d, actionUs: a, ratio, groupUs: g, groupRatio: g / d } });
       } catch (err) {
         rows.push(errorRow('pg.dbos', SECTION, 'peer: DBOS Transact step vs our bracketed action', '≤ 1× DBOS step', err));
       }
@@ -216,7 +221,7 @@ export function pgNotes(rows: readonly Row[]): string[] {
   ];
   if (dbos !== undefined) {
     notes.push(
-      `**The goal (a bracket no dearer than a DBOS step) is ${action <= dbos ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos)}). What would close it: fence each write in its own statement (\`… WHERE lease_epoch = ?\`) so a transaction is one batch and one round trip; fold the "executing" count into \`started\`; and commit \`committed\` lazily (\`synchronous_commit = off\`, made durable by the run's next write, as SQLite's group durability does), leaving one WAL flush per action, like DBOS's step but with the start recorded.`,
+      `**The goal (a bracket no dearer than a DBOS step) is ${action <= dbos ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos)}). The flush is not what costs (group commit, which skips one, does not help): the hops do. What would close it: fence each write in its own statement (\`… WHERE lease_epoch = ?\`) so a transaction goes to the server as one batch, one round trip; fold the "executing" count into \`started\`; commit \`committed\` in the run's next batch.`,
     );
   }
   return notes;
