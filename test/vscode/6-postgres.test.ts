@@ -108,6 +108,23 @@ describe('the sidebar on a PostgreSQL journal', function () {
     return child;
   }
 
+  /**
+   * The team's way: `logbook run --detach` queues the run and a `logbook worker` (another process, as on another
+   * machine) claims and drives it, with the writer's password in its environment.
+   */
+  function workerRuns(runId: string, input: object): ChildProcess {
+    fs.mkdirSync(stateDir(runId), { recursive: true });
+    const folder = path.join(workspace(), 'worker-scripts');
+    fs.mkdirSync(folder, { recursive: true });
+    fs.copyFileSync(agentFile(), path.join(folder, 'agent.ts'));
+    const env = { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir(runId), NO_COLOR: '1' };
+    const queued = spawnSync(NODE, [CLI, 'run', '--detach', path.join(folder, 'agent.ts'), '--db', url, '--run-id', runId, '--input', JSON.stringify(input)], { cwd: workspace(), env, encoding: 'utf8' });
+    assert.equal(queued.status, 0, queued.stderr);
+    const child = spawn(NODE, [CLI, 'worker', '--scripts', folder, '--db', url, '--name', 'ext-test-worker', '--poll-ms', '100'], { cwd: workspace(), env, stdio: 'ignore' });
+    writers.push(child);
+    return child;
+  }
+
   it('refuses a journal URL with a password in the settings, saying where the password goes', async () => {
     const a = await api();
     await config().update('databasePath', `postgres://${WRITER}:${WRITER_PW}@127.0.0.1:${server?.port ?? 0}/${DB}`, vscode.ConfigurationTarget.Workspace);
@@ -132,7 +149,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(begun, false);
   });
 
-  it('browses the journal as the read-only role with passwords from secret storage, live while another process writes a run', async () => {
+  it('browses the journal as the read-only role with passwords from secret storage, live while a worker drives a queued run', async () => {
     const a = await api();
     await config().update('databasePath', url, vscode.ConfigurationTarget.Workspace);
     await config().update('readerRole', VIEWER, vscode.ConfigurationTarget.Workspace);
@@ -147,13 +164,14 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'writer', password: WRITER_PW }), 'stored');
     assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'reader', password: VIEWER_PW }), 'stored');
 
-    const writer = runAgent('pg-live', { items: 3, holdAt: 1 });
-    const held = await until('the run in the tree, holding in its second step', async () => {
+    const writer = workerRuns('pg-live', { items: 3, holdAt: 1 });
+    const held = await until('the run in the tree, claimed by the worker and holding in its second step', async () => {
       const x = await runItem(a, 'pg-live');
       if (!x || x.node.kind !== 'run') return undefined;
       return x.node.run.stepCount === 2 && x.node.run.status === 'running' ? x : undefined;
     }, 120_000);
     assert.equal(held.node.kind === 'run' && held.node.run.leaseLive, true);
+    assert.match(held.node.kind === 'run' ? (held.node.run.owner ?? '') : '', /ext-test-worker/, 'the tree says which worker holds the run');
     // The reader connects as the viewer (the read-only role), with no password on its command line.
     const readerPid = a.readerPid();
     assert.ok(readerPid);
@@ -169,7 +187,9 @@ describe('the sidebar on a PostgreSQL journal', function () {
       return x?.node.kind === 'run' && x.node.run.status === 'completed' ? x : undefined;
     }, 120_000);
     assert.equal(done.node.kind === 'run' && done.node.run.stepCount, 3);
-    await until('the writer to exit', () => writer.exitCode !== null || undefined);
+    // A worker keeps claiming until told to stop: SIGTERM is its graceful stop (nothing held, exit 0).
+    writer.kill('SIGTERM');
+    await until('the worker to exit', () => writer.exitCode !== null || undefined);
     assert.equal(writer.exitCode, 0);
     const loaded = Object.keys(require.cache).filter((k) => /[\\/]node_modules[\\/]pg(?:-[a-z-]+)?[\\/]|better[-_]sqlite3/.test(k));
     assert.deepEqual(loaded, [], 'the extension host loaded no database driver');
