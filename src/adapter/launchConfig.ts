@@ -24,7 +24,7 @@ export const LaunchConfig = z.object({
   resume: z.optional(nonEmpty()).check(z.describe('Resume this run instead of starting one: a run id, or "latest" (the newest run of this agent).')),
   compensate: z.optional(z.union([z.boolean(), nonEmpty()]))
     .check(z.describe('Step through the compensation of a run (its inverses, newest-first): a run id, "latest", or true with resume/runId naming the run.')),
-  database: z.optional(nonEmpty()).check(z.describe('The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD or the command "Agent Logbook: Set Journal Password"). Default: $LOGBOOK_DB, else .logbook/journal.db under cwd.')),
+  database: z.optional(nonEmpty()).check(z.describe('The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD, or from the password the VS Code extension keeps in its secret storage). Default: $LOGBOOK_DB, else .logbook/journal.db under cwd.')),
   cwd: z.optional(nonEmpty()).check(z.describe('The working directory of the run (default: the directory the debug adapter started in).')),
   env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process (they override envFile).')),
   envFile: z.optional(nonEmpty()).check(z.describe('A .env file (KEY=VALUE lines) whose variables are added to the run\'s process, relative to cwd. Values of names with KEY, TOKEN, SECRET or PASSWORD are masked in Variables.')),

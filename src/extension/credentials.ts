@@ -33,7 +33,7 @@ export class Credentials {
     return passwordEnv(c, target, (key) => this.secrets.get(SECRET_PREFIX + key));
   }
 
-  /** "Logbook: Set Journal Password": stores (or with '' deletes) the password of the journal's role or the reader's. */
+  /** The setJournalPassword command: stores (or with '' deletes) the password of the journal's role or the reader's. */
   async setPassword(c: LogbookConfig, opts: SetPasswordOptions = {}): Promise<'stored' | 'deleted' | undefined> {
     const db = c.databasePath;
     if (db === undefined || !isPostgresUrl(db)) {

@@ -4,10 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadScript } from '../loader/loadScript';
 import { compensateRun } from '../runtime/compensate';
-import { actionRegistry } from '../runtime/define';
+import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
 import { startRun, resumeRun, newRunId } from '../runtime/engine';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
-import { Faults, parseCrashSpec } from '../runtime/faults';
+import { Faults, checkCrashTargets, parseCrashSpec } from '../runtime/faults';
 import type { PauseEvent, RunSnapshot, RuntimeHooks } from '../runtime/hooks';
 import { isPostgresUrl, openStore, type Store } from '../runtime/store';
 import type { Decision } from '../runtime/types';
@@ -56,6 +56,8 @@ export class JobLoop {
     const faults = new Faults(config.crashAt.map(parseCrashSpec));
     const script = await loadScript(config.program);
     state.agent = script.agent;
+    // As the CLI does: a crash point no action of this script can reach would run every real effect and never crash.
+    checkCrashTargets(faults.specs, [...actionRegistry().keys()], runTimeActionTypePrefixes(), 'attribute "crashAt":');
     let store: Store;
     try {
       store = openStore(config.database);
