@@ -198,18 +198,16 @@ export class PgDb implements Db {
         if (silent > WORKER_SILENT_MS) throw this.workerDied(`its worker thread stopped (no sign of life for ${silent} ms) while ${during}`);
         continue;
       }
-      {
-        const reply = got.message as PgReply;
-        if (!reply.ok) {
-          if (reply.error.code === FENCE_LOST_CODE) {
-            // The worker has already rolled the transaction back.
-            this.begun = false;
-            throw new PgFenceLost();
-          }
-          throw pgFailure(reply.error, this.name, during);
+      const reply = got.message as PgReply;
+      if (!reply.ok) {
+        if (reply.error.code === FENCE_LOST_CODE) {
+          // The worker has already rolled the transaction back.
+          this.begun = false;
+          throw new PgFenceLost();
         }
-        return [...reply.results];
+        throw pgFailure(reply.error, this.name, during);
       }
+      return [...reply.results];
     }
   }
 
