@@ -71,6 +71,18 @@ class Connection {
     return await this.connecting;
   }
 
+  private turn: Promise<unknown> = Promise.resolve();
+
+  /**
+   * One query at a time, for the side connection, whose renewals and NOTIFYs come from independent timers: pg would
+   * queue an overlapping query itself, but that use is deprecated (it warns, and pg@9 removes it).
+   */
+  async queued(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const next = this.turn.then(async () => await (await this.get()).query(text, values));
+    this.turn = next.catch(() => undefined);
+    return await next;
+  }
+
   drop(c?: pg.Client): void {
     const old = c ?? this.client;
     if (old === this.client) this.client = undefined;
@@ -173,8 +185,7 @@ async function renew(h: Held): Promise<void> {
   if (h.renewing) return;
   h.renewing = true;
   try {
-    const c = await side.get();
-    const r = await c.query(RENEW, [h.ttlMs, h.runId, h.token, h.epoch]);
+    const r = await side.queued(RENEW, [h.ttlMs, h.runId, h.token, h.epoch]);
     if (held.get(h.runId) !== h) return;
     if (r.rowCount === 0) lost(h, `another process took run ${h.runId} over (this process held epoch ${h.epoch})`);
     else h.lastRenewed = Date.now();
@@ -197,8 +208,7 @@ async function flushNotifies(): Promise<void> {
   const ids = [...changedRuns];
   changedRuns.clear();
   try {
-    const c = await side.get();
-    await c.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [NOTIFY_CHANNEL, ids]);
+    await side.queued('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [NOTIFY_CHANNEL, ids]);
   } catch (err) {
     // Readers fall back to polling; a lost notification only delays the sidebar.
     if (isConnectionError(err)) side.drop();
