@@ -87,6 +87,8 @@ function contract(backend: () => Backend): void {
     const renew = store.db.prepare(store.db.dialect.renewLease);
     assert.equal(renew.run(...store.db.dialect.renewParams(Date.now(), 1000, 'r3', first.token, first.epoch)).changes, 0);
     assert.equal(code(() => stale.actionStarted(action('k1'), false)), ErrorCodes.LEASE_LOST);
+    // A transaction that reads a result half-way (the commit's event seq) is fenced before that read, too.
+    assert.equal(code(() => stale.actionCommitted(0, 'k1', '"r"')), ErrorCodes.LEASE_LOST);
     assert.ok(stale.signal.aborted, 'the writer that lost its lease aborts its in-flight work');
     assert.equal(code(() => stale.assertHolds()), ErrorCodes.LEASE_LOST, 'and starts no new effect');
     assert.equal(store.reader.eventCount('r3'), events, 'nothing more was written');

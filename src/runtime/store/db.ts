@@ -56,6 +56,12 @@ export interface Dialect {
   readonly claimLock: string;
   /** Appended to `INSERT INTO events …` so `lastInsertRowid` is the new event's seq. */
   readonly returningSeq: string;
+  /**
+   * An expression for the seq of the event this transaction inserted last, used where the writer would otherwise read
+   * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the worker thread and
+   * back). Null where that read is free (SQLite's lastInsertRowid): the writer binds the seq it read.
+   */
+  readonly lastEventSeq: string | null;
   /** The column that orders runs by insertion among equal created_at values. */
   readonly insertOrder: string;
   /**

@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 import type { Db, Dialect } from './db';
 
 export const SQLITE_DIALECT: Dialect = {
+  lastEventSeq: null,
   indexedBy: (index) => ` INDEXED BY ${index}`,
   claimLock: '',
   forUpdate: '',

@@ -5,7 +5,7 @@
 // "written behind": held in memory and written first, in order, inside the run's next transaction.
 
 import { leaseTtlMs, type Db, type RunResult } from './db';
-import type { PgDb } from './pg/pgDb';
+import { PgFenceLost, type PgDb } from './pg/pgDb';
 import { ErrorCodes, LogbookError } from '../errors';
 import { storageError } from './storageError';
 import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
@@ -108,7 +108,7 @@ export class RunWriter {
       ),
       actionExecuting: db.prepare('UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?'),
       actionCommit: db.prepare(
-        "UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ?, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?",
+        `UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ${db.dialect.lastEventSeq ?? '?'}, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?`,
       ),
       actionFail: db.prepare("UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?"),
       // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
@@ -158,6 +158,13 @@ export class RunWriter {
    * transaction now holds the run row's lock until it commits, and a takeover (acquireRun) must lock that same row
    * (SELECT … FOR UPDATE, then its epoch bump) — so it waits for this commit, and every later transaction of this
    * writer fails its fence. The rest of the transaction is thereby fenced by the same statement's row lock.
+   *
+   * On PostgreSQL the row count is checked by the worker thread, not here (PgDb.fence): it runs the UPDATE, and only
+   * if it changed the row does it send the statements queued after it, then COMMIT; otherwise it rolls back and
+   * nothing after the UPDATE ever reaches the server. The order on the connection is the same as when this thread read
+   * the count itself, so the row-lock argument above is unchanged; what goes is a hop to the worker thread and back
+   * per transaction: the whole transaction is one request. (Fencing each write in its own statement would be as sound,
+   * but every statement would repeat the runs lookup, and the renewal would still be one more statement.)
    */
   private write(durable: boolean, fn: (now: number) => void, renew = false): void {
     if (this.broken !== undefined) throw this.broken;
@@ -165,6 +172,7 @@ export class RunWriter {
     try {
       this.writeFenced(durable, fn, renew);
     } catch (err) {
+      if (err instanceof PgFenceLost) throw this.loseLease('another process took it over');
       // A locked, full, read-only or damaged journal is not the script failing: every later write of this run throws
       // the same error, so a script that catches it cannot go on unjournaled, and the engine stops the run resumable.
       const storage = storageError(err, this.db.name);
@@ -176,11 +184,13 @@ export class RunWriter {
   private writeFenced(durable: boolean, fn: (now: number) => void, renew: boolean): void {
     const now = Date.now();
     const pending = this.pending;
-    const pg = this.pg !== undefined;
     const body = (): void => {
       if (!durable) this.lazyLocal?.run();
       let fenced: boolean;
-      if (pg || renew || now - this.renewedAt >= LEASE_RENEW_MS) {
+      if (this.pg !== undefined) {
+        this.pg.fence(this.db.dialect.renewLease, this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
+        fenced = true;
+      } else if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
         fenced = this.s.renew.run(...this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch)).changes === 1;
         if (fenced) this.renewedAt = now;
       } else {
@@ -350,9 +360,11 @@ export class RunWriter {
 
   actionCommitted(stepIdx: number, id: string, result: string | null, reconciliation: Reconciliation | null = null): void {
     const durable = this.durability === 'full' || reconciliation !== null;
+    const seqInSql = this.db.dialect.lastEventSeq !== null;
     this.write(durable, (now) => {
-      const seq = Number(this.event(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined).lastInsertRowid);
-      this.s.actionCommit.run(result, now, seq, reconciliation, this.lease.runId, id);
+      const ev = this.event(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined);
+      if (seqInSql) this.s.actionCommit.run(result, now, reconciliation, this.lease.runId, id);
+      else this.s.actionCommit.run(result, now, Number(ev.lastInsertRowid), reconciliation, this.lease.runId, id);
     });
   }
 

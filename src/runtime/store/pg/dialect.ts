@@ -8,6 +8,8 @@ export const PG_DIALECT: Dialect = {
   claimLock: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
   returningSeq: ' RETURNING seq',
+  // currval is this session's own last value of the identity's sequence: the event just inserted, whatever other sessions insert.
+  lastEventSeq: "currval(pg_get_serial_sequence('events', 'seq'))",
   insertOrder: 'run_seq',
   renewLease: `UPDATE runs SET updated_at = ?, lease_expires = ${PG_NOW} + ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?`,
   renewParams: (now, ttlMs, runId, token, epoch) => [now, ttlMs, runId, token, epoch],

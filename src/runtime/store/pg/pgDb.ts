@@ -1,18 +1,32 @@
 // PgDb: the store interface on PostgreSQL, synchronous like better-sqlite3: the pg client runs on a worker thread and
 // this thread blocks on Atomics.wait until its answer is posted (then takes it with receiveMessageOnPort).
 
+import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { ErrorCodes, LogbookError } from '../../errors';
 import { redactUrl, type Db, type RunResult, type Statement, type Transaction } from '../db';
 import { PG_DIALECT } from './dialect';
 import { pgFailure } from './errors';
-import { PG_NOW, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgWorkerData } from './protocol';
+import { FENCE_LOST_CODE, PG_NOW, WORKER_GONE, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgWorkerData } from './protocol';
 
 /** Where the worker's code is: next to the bundle in dist/, or the TypeScript source under tsx (tests). */
 function workerEntry(): { file: string; execArgv: string[] } {
   if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'pgWorker.ts'), execArgv: ['--require', createRequire(__filename).resolve('tsx/cjs')] };
   return { file: path.join(__dirname, 'pgWorker.js'), execArgv: [] };
+}
+
+/** A worker whose heartbeat is this old is dead: its beats come every WORKER_BEAT_MS, even while it waits on the server. */
+const WORKER_SILENT_MS = 10_000;
+
+function workerFailure(name: string, what: string): LogbookError {
+  return new LogbookError(
+    ErrorCodes.DB_IO,
+    `The PostgreSQL journal ${name} cannot be used: ${what}. Nothing journaled was lost: a transaction the worker had not committed was rolled back by the server.`,
+    'Reinstall Logbook if a file is missing (dist/pgWorker.js must sit next to the CLI), then run the command again (`logbook resume <run-id>` for a run it stopped).',
+    { db: name },
+  );
 }
 
 /** `?` placeholders to `$1…$n`, leaving quoted text and identifiers alone. */
@@ -102,11 +116,21 @@ class PgStatement implements Statement {
   }
 }
 
+/** A transaction's fence (PgDb.fence) changed no row: the worker rolled the transaction back, and nothing of it was written. */
+export class PgFenceLost extends Error {
+  constructor() {
+    super('The transaction was not written: its fencing statement changed no row.');
+    this.name = 'PgFenceLost';
+  }
+}
+
 export interface PgDbOptions {
   /** How often changed runs are announced with NOTIFY (coalesced). */
   readonly notifyEveryMs?: number;
   /** A statement that gets no answer for this long fails as LB_DB_UNREACHABLE. */
   readonly queryTimeoutMs?: number;
+  /** Bounds the worker thread's heap (MB): a runaway result then ends the worker (LB_DB_IO), not the process. */
+  readonly workerHeapMb?: number;
 }
 
 export class PgDb implements Db {
@@ -118,6 +142,9 @@ export class PgDb implements Db {
   private readonly port: MessagePort;
   private readonly events: MessagePort;
   private closed = false;
+  /** Set once the worker thread is gone: every later call throws it. */
+  private dead: LogbookError | undefined;
+  private readonly beat: BigInt64Array;
   private readonly statements = new Map<string, string>();
   /** Transaction nesting depth (0: autocommit). */
   private depth = 0;
@@ -129,15 +156,22 @@ export class PgDb implements Db {
 
   constructor(url: string, opts: PgDbOptions = {}) {
     this.name = redactUrl(url);
-    const sab = new SharedArrayBuffer(4);
-    this.flag = new Int32Array(sab);
+    const entry = workerEntry();
+    if (!fs.existsSync(entry.file)) throw workerFailure(this.name, `its worker thread's code ${entry.file} is missing`);
+    const sab = new SharedArrayBuffer(16);
+    this.flag = new Int32Array(sab, 0, 1);
+    this.beat = new BigInt64Array(sab, 8, 1);
+    // Counts as a beat until the worker's first (its start-up, under tsx a compile, takes a while).
+    Atomics.store(this.beat, 0, BigInt(Date.now()));
     const req = new MessageChannel();
     const ev = new MessageChannel();
     this.port = req.port1;
     this.events = ev.port1;
     const data: PgWorkerData = { url, flag: sab, requests: req.port2, events: ev.port2, notifyEveryMs: opts.notifyEveryMs ?? 50, queryTimeoutMs: opts.queryTimeoutMs ?? 60_000 };
-    const entry = workerEntry();
-    this.worker = new Worker(entry.file, { workerData: data, transferList: [req.port2, ev.port2], execArgv: entry.execArgv, stdout: false, stderr: false });
+    const limits = opts.workerHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } };
+    this.worker = new Worker(entry.file, { workerData: data, transferList: [req.port2, ev.port2], execArgv: entry.execArgv, stdout: false, stderr: false, ...limits });
+    // Its death is seen by the heartbeat; the event only keeps it from being an uncaught 'error'.
+    this.worker.on('error', () => undefined);
     this.worker.unref();
     this.events.on('message', (e: PgEvent) => this.lostListeners.get(e.runId)?.(e));
     this.events.unref();
@@ -149,18 +183,45 @@ export class PgDb implements Db {
 
   /** Sends one request and blocks this thread until the worker answers it. */
   private request(req: PgRequest, during: string): PgResultMsg[] {
+    if (this.dead) throw this.dead;
     if (this.closed) throw new Error(`The PostgreSQL journal ${this.name} is closed.`);
+    if (Atomics.load(this.flag, 0) === WORKER_GONE) throw this.workerDied('its worker thread exited');
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(req);
     for (;;) {
-      Atomics.wait(this.flag, 0, 0, 1000);
+      // Waits in slices, so a worker that dies without answering is noticed (a dead thread never wakes this one).
+      Atomics.wait(this.flag, 0, 0, 250);
       const got = receiveMessageOnPort(this.port);
-      if (got !== undefined) {
-        const reply = got.message as PgReply;
-        if (!reply.ok) throw pgFailure(reply.error, this.name, during);
-        return [...reply.results];
+      if (got === undefined) {
+        if (Atomics.load(this.flag, 0) === WORKER_GONE) throw this.workerDied(`its worker thread exited while ${during}`);
+        const silent = Date.now() - Number(Atomics.load(this.beat, 0));
+        if (silent > WORKER_SILENT_MS) throw this.workerDied(`its worker thread stopped (no sign of life for ${silent} ms) while ${during}`);
+        continue;
       }
+      const reply = got.message as PgReply;
+      if (!reply.ok) {
+        if (reply.error.code === FENCE_LOST_CODE) {
+          // The worker has already rolled the transaction back.
+          this.begun = false;
+          throw new PgFenceLost();
+        }
+        throw pgFailure(reply.error, this.name, during);
+      }
+      return [...reply.results];
     }
+  }
+
+  /** The worker is gone: so is its connection, and with it any transaction it held open (the server rolls it back). */
+  private workerDied(what: string): LogbookError {
+    this.dead = workerFailure(this.name, what);
+    this.closed = true;
+    this.depth = 0;
+    this.batch = [];
+    this.begun = false;
+    this.events.close();
+    this.port.close();
+    void this.worker.terminate();
+    return this.dead;
   }
 
   private post(s: PgSignal): void {
@@ -191,18 +252,32 @@ export class PgDb implements Db {
     return new PendingResult(this, slot);
   }
 
+  /**
+   * Queues the transaction's fencing statement (an UPDATE whose WHERE clause holds the lease): the worker checks its
+   * row count itself, before it sends the statements after it, so the caller need not read it (which would cost a hop
+   * to the worker thread). If it changed no row, the worker rolls back and the transaction throws PgFenceLost.
+   */
+  fence(sql: string, params: unknown[]): void {
+    if (this.depth === 0) throw new Error('PgDb.fence belongs inside a transaction.');
+    this.batch.push({ item: { sql: this.text(sql), params: bind(params), array: false, fence: true }, slot: {} });
+  }
+
   read(item: PgStatementMsg): PgResultMsg {
     if (this.depth > 0) return this.flush(item)!;
     return this.request({ kind: 'batch', items: [item] }, 'reading the journal')[0]!;
   }
 
-  prepare(sql: string): Statement {
+  private text(sql: string): string {
     let text = this.statements.get(sql);
     if (text === undefined) {
       text = numberPlaceholders(sql);
       this.statements.set(sql, text);
     }
-    return new PgStatement(this, text);
+    return text;
+  }
+
+  prepare(sql: string): Statement {
+    return new PgStatement(this, this.text(sql));
   }
 
   private enqueue(sql: string): void {

@@ -4,13 +4,24 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
-import { PG_NOW, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
+import { FENCE_LOST_CODE, PG_NOW, WORKER_BEAT_MS, WORKER_GONE, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
 
 // int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
 const data = workerData as PgWorkerData;
 const flag = new Int32Array(data.flag);
+const beat = new BigInt64Array(data.flag, 8, 1);
+
+// The caller, blocked on the flag, cannot see this thread's 'exit' event: it watches the heartbeat instead, and the
+// flag for an exit this thread gets to announce.
+const beatNow = (): void => void Atomics.store(beat, 0, BigInt(Date.now()));
+beatNow();
+setInterval(beatNow, WORKER_BEAT_MS).unref();
+process.on('exit', () => {
+  Atomics.store(flag, 0, WORKER_GONE);
+  Atomics.notify(flag, 0);
+});
 const requests: MessagePort = data.requests;
 const events: MessagePort = data.events;
 
@@ -58,6 +69,18 @@ class Connection {
       this.connecting = undefined;
     });
     return await this.connecting;
+  }
+
+  private turn: Promise<unknown> = Promise.resolve();
+
+  /**
+   * One query at a time, for the side connection, whose renewals and NOTIFYs come from independent timers: pg would
+   * queue an overlapping query itself, but that use is deprecated (it warns, and pg@9 removes it).
+   */
+  async queued(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const next = this.turn.then(async () => await (await this.get()).query(text, values));
+    this.turn = next.catch(() => undefined);
+    return await next;
   }
 
   drop(c?: pg.Client): void {
@@ -121,6 +144,13 @@ async function handle(req: PgRequest): Promise<PgReply> {
     const item = req.items[i]!;
     try {
       const r = await c.query({ text: item.sql, values: item.params as unknown[], ...(item.array ? { rowMode: 'array' as const } : {}) });
+      if (item.fence === true && (r.rowCount ?? 0) === 0) {
+        // The fence failed: the statements after it were never sent, and the transaction ends here, with nothing of it written.
+        await c.query('ROLLBACK').catch((err: unknown) => {
+          if (isConnectionError(err)) main.drop(c);
+        });
+        return { ok: false, error: { message: 'the fencing statement changed no row', code: FENCE_LOST_CODE, index: i, connection: false } };
+      }
       results.push({ rows: r.rows as unknown[], rowCount: r.rowCount ?? 0 });
     } catch (err) {
       if (isConnectionError(err)) main.drop(c);
@@ -155,8 +185,7 @@ async function renew(h: Held): Promise<void> {
   if (h.renewing) return;
   h.renewing = true;
   try {
-    const c = await side.get();
-    const r = await c.query(RENEW, [h.ttlMs, h.runId, h.token, h.epoch]);
+    const r = await side.queued(RENEW, [h.ttlMs, h.runId, h.token, h.epoch]);
     if (held.get(h.runId) !== h) return;
     if (r.rowCount === 0) lost(h, `another process took run ${h.runId} over (this process held epoch ${h.epoch})`);
     else h.lastRenewed = Date.now();
@@ -179,8 +208,7 @@ async function flushNotifies(): Promise<void> {
   const ids = [...changedRuns];
   changedRuns.clear();
   try {
-    const c = await side.get();
-    await c.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [NOTIFY_CHANNEL, ids]);
+    await side.queued('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [NOTIFY_CHANNEL, ids]);
   } catch (err) {
     // Readers fall back to polling; a lost notification only delays the sidebar.
     if (isConnectionError(err)) side.drop();

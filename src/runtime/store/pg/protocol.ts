@@ -7,7 +7,15 @@ export interface PgStatementMsg {
   readonly sql: string;
   readonly params: readonly unknown[];
   readonly array: boolean;
+  /**
+   * The transaction's fence: if this statement changes no row, the worker rolls the transaction back at once, sends
+   * nothing more of the batch, and answers with FENCE_LOST_CODE (see PgDb.fence).
+   */
+  readonly fence?: boolean;
 }
+
+/** The code of the error a batch ends with when its fencing statement changed no row (not a SQLSTATE: those are 5 characters). */
+export const FENCE_LOST_CODE = 'LB_FENCE_LOST';
 
 /** Requests the caller waits for: the worker answers each with exactly one PgReply, then wakes it. */
 export type PgRequest =
@@ -47,7 +55,11 @@ export type PgEvent = { readonly kind: 'lease-lost'; readonly runId: string; rea
 
 export interface PgWorkerData {
   readonly url: string;
-  /** Int32 slot 0: 0 while a request is pending, 1 once its reply is posted. */
+  /**
+   * Int32 slot 0: 0 while a request is pending, 1 once its reply is posted, WORKER_GONE once the worker is exiting.
+   * Bytes 8–15 (a BigInt64): the worker's heartbeat, Date.now() every WORKER_BEAT_MS, which the blocked caller reads
+   * to tell a slow answer from a worker that died without a word (out of memory, terminated).
+   */
   readonly flag: SharedArrayBuffer;
   readonly requests: MessagePort;
   readonly events: MessagePort;
@@ -57,3 +69,8 @@ export interface PgWorkerData {
 
 /** The server's clock in epoch milliseconds: the one clock leases on PostgreSQL are measured by. */
 export const PG_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+/** The flag's value once the worker is exiting: no reply will come. */
+export const WORKER_GONE = 2;
+/** How often the worker writes its heartbeat. */
+export const WORKER_BEAT_MS = 100;
