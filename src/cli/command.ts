@@ -1,7 +1,7 @@
 // What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
 
-import * as path from 'node:path';
-import { DEFAULT_DB, isPostgresUrl, resolveTarget } from '../runtime/store';
+import { DEFAULT_DB, resolveTarget } from '../runtime/store';
+import { defaultStateDir } from '../shared/journalTarget';
 
 export interface Io {
   out(line: string): void;
@@ -22,5 +22,5 @@ export function dbPath(flag: unknown): string {
 
 /** Scripts' providers keep their state beside the journal (a server's journal: .logbook here) unless told otherwise. */
 export function setStateDir(db: string): void {
-  process.env.LOGBOOK_STATE_DIR ??= isPostgresUrl(db) ? path.resolve(path.dirname(DEFAULT_DB)) : path.dirname(db);
+  process.env.LOGBOOK_STATE_DIR ??= defaultStateDir(db);
 }

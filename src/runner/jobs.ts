@@ -1,7 +1,6 @@
 // The job loop: loads the script, opens the journal, then runs, resumes, compensates or forks, and any follow-up job.
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { loadScript } from '../loader/loadScript';
 import { compensateRun } from '../runtime/compensate';
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
@@ -9,7 +8,8 @@ import { startRun, resumeRun, newRunId } from '../runtime/engine';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { Faults, checkCrashTargets, parseCrashSpec } from '../runtime/faults';
 import type { PauseEvent, RunSnapshot, RuntimeHooks } from '../runtime/hooks';
-import { isPostgresUrl, openStore, type Store } from '../runtime/store';
+import { openStore, type Store } from '../runtime/store';
+import { defaultStateDir } from '../shared/journalTarget';
 import type { Decision } from '../runtime/types';
 import type { Breakpoints, Outcome, RunnerConfig } from '../link/protocol';
 import { runFunctionLine } from '../link/sourceScan';
@@ -48,7 +48,7 @@ export class JobLoop {
     const state = this.state;
     state.config = config;
     state.breakpoints = breakpoints;
-    process.env.LOGBOOK_STATE_DIR ??= isPostgresUrl(config.database) ? path.resolve('.logbook') : path.dirname(config.database);
+    process.env.LOGBOOK_STATE_DIR ??= defaultStateDir(config.database);
     if (config.job.kind === 'postmortem') {
       state.send({ type: 'postmortem', report: postmortem(config.database, config.job.runId) });
       return 0;

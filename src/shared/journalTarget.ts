@@ -16,3 +16,11 @@ export function redactUrl(target: string): string {
 export function resolveTarget(target: string, base = process.cwd()): string {
   return isPostgresUrl(target) ? target : path.resolve(base, target);
 }
+
+/**
+ * Where scripts' providers keep their state unless $LOGBOOK_STATE_DIR says otherwise: beside a journal file, or in
+ * .logbook under the working directory for a server's journal (which has no folder of its own).
+ */
+export function defaultStateDir(target: string): string {
+  return isPostgresUrl(target) ? path.resolve('.logbook') : path.dirname(target);
+}
