@@ -98,7 +98,15 @@ describe('the editor, driven through its UI', function () {
     const a = await api();
     await a.commands.reveal(killedRun);
     const begun = started(`Logbook: resume ${killedRun}`);
-    await ui.click({ selector: '.monaco-list-row', hasText: killedRun }, 'right');
+    // The row's menu follows its contextValue: wait for the row to say interrupted, then open the menu. A refresh of
+    // the tree can close an open menu (a loaded machine reached that once), so a menu without the item is reopened.
+    await ui.waitFor({ selector: '.monaco-list-row' }, new RegExp(`interrupted.*${killedRun}|${killedRun}.*interrupted`), 'the row to say interrupted');
+    await until('Resume Run in the row\'s context menu', async () => {
+      await ui.press('Escape');
+      await ui.click({ selector: '.monaco-list-row', hasText: killedRun }, 'right');
+      const shown = await until('the context menu', async () => ((await ui.texts({ role: 'menuitem' })).length > 0 ? true : undefined), 5_000).catch(() => false);
+      return shown && (await ui.texts({ role: 'menuitem', name: '^Resume Run$' })).length > 0;
+    }, 60_000);
     await ui.click({ role: 'menuitem', name: '^Resume Run$' });
     const session = await begun;
     const ended = terminated(session.name);
