@@ -65,6 +65,7 @@ export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: 
     ['bracket.group', () => median(raw.samples(cfg.actions, true))],
     ['ai.model.bare', async () => median(await modelCalls(store, cfg.actions, false))],
     ['ai.model', async () => median(await modelCalls(store, cfg.actions, true))],
+    ['bracket.model', () => median(raw.oneCommitSamples(cfg.actions))],
     ['ai.tool.bare', async () => median(await toolCalls(store, cfg.actions, false))],
     ['ai.tool', async () => median(await toolCalls(store, cfg.actions, true))],
     [

@@ -1,5 +1,5 @@
-// Baseline B: the action bracket's three transactions in raw SQL on the journal's own schema, without Logbook's code,
-// so a figure can be split into what SQLite and the disk cost and what the runtime adds.
+// Baseline B: the action bracket's transactions in raw SQL on the journal's own schema, without Logbook's code, so a
+// figure can be split into what SQLite and the disk cost and what the runtime adds.
 
 import * as path from 'node:path';
 import { openStore, type Store } from '../src/runtime';
@@ -49,6 +49,27 @@ export class RawBracket {
     for (let i = 0; i < n; i++) {
       const t0 = nowUs();
       this.once(group);
+      times.push(nowUs() - t0);
+    }
+    return times;
+  }
+
+  /** A journaled model call's one transaction: started, executing and committed written together, durable. µs each. */
+  oneCommitSamples(n: number): number[] {
+    const times: number[] = [];
+    const q = this.q;
+    for (let i = 0; i < n; i++) {
+      const id = `model:raw.${++this.n}`;
+      const now = Date.now();
+      const t0 = nowUs();
+      this.run(true, () => {
+        q.insert.run(id, this.n, JSON.stringify({ call: id, model: 'bench/bench-1', params: { prompt: [{ role: 'user', content: [{ type: 'text', text: `Customer ${this.n} asks for a refund.` }] }] } }), now);
+        q.event.run(now, 'action.started', id, '{"type":"model.generate","effect":"idempotent","version":1,"inverse":false}');
+        q.executing.run(id);
+        q.event.run(now, 'action.executing', id, null);
+        const seq = Number(q.event.run(now, 'action.committed', id, null).lastInsertRowid);
+        q.commit.run(JSON.stringify({ content: [{ type: 'text', text: 'The refund is on its way.' }], finishReason: { unified: 'stop' }, usage: { inputTokens: { total: 40 }, outputTokens: { total: 8 } } }), now, seq, id);
+      });
       times.push(nowUs() - t0);
     }
     return times;

@@ -231,8 +231,8 @@ async function main(): Promise<number> {
       ratio: `${model.toFixed(2)} F`,
       budget: '≤ 1.5 F above the call',
       verdict: jm.verdict,
-      note: [jm.miss, `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`, jm.miss ? "one durable commit per call (started is a lazy commit): what is left above it is the call's CPU (fingerprint, encode, decode) and the lazy commit" : ''].filter(Boolean).join('; '),
-      numbers: { us: median(perRound(rounds, 'ai.model')), bareUs: median(perRound(rounds, 'ai.model.bare')), overheadF: model },
+      note: [jm.miss, `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`, `SQLite alone, the call's one durable transaction in raw SQL: ${fr('bracket.model').toFixed(2)} F`].filter(Boolean).join('; '),
+      numbers: { us: median(perRound(rounds, 'ai.model')), bareUs: median(perRound(rounds, 'ai.model.bare')), overheadF: model, bracketUs: median(perRound(rounds, 'bracket.model')), bracketRatioF: fr('bracket.model') },
     });
     const toolOver = over('ai.tool');
     const jt = judge(toolOver, 5);

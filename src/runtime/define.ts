@@ -44,6 +44,13 @@ export interface ActionSpec<S extends StandardSchema, R> {
    * nothing is executed). Default 30 000 ms.
    */
   readonly verifyTimeoutMs?: number;
+  /**
+   * When an idempotent action's `started` is written. 'before-execute' (the default): in its own lazy commit before
+   * execute runs. 'with-result': for an action whose only effect is its own answer (a model call, a quote), it is held
+   * and written in the same durable commit as the result, or within 50 ms if execute takes longer (so the sidebar
+   * still shows it in flight): one commit per call. Lost in a crash, the call is simply made again with its key.
+   */
+  readonly started?: 'before-execute' | 'with-result';
   /** Pause the run before executing until a person approves. */
   readonly approval?: boolean;
   readonly description?: string;
@@ -106,6 +113,15 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   }
   if (spec.verifyTimeoutMs !== undefined && !(Number.isInteger(spec.verifyTimeoutMs) && spec.verifyTimeoutMs > 0)) {
     bad(`${where}: "verifyTimeoutMs" is ${JSON.stringify(spec.verifyTimeoutMs)}.`, 'Give a positive whole number of milliseconds, e.g. verifyTimeoutMs: 10_000, or leave it out for 30 s.');
+  }
+  if (spec.started !== undefined && spec.started !== 'before-execute' && spec.started !== 'with-result') {
+    bad(`${where}: "started" is ${JSON.stringify(spec.started)}.`, 'Use "before-execute" or "with-result", or leave it out.');
+  }
+  if (spec.started === 'with-result' && (spec.effect !== 'idempotent' || spec.approval === true)) {
+    bad(
+      `${where}: started: "with-result" is only for an idempotent action without approval; this one is ${spec.approval === true ? 'gated by approval' : spec.effect}.`,
+      'Leave "started" out: a non-idempotent action\'s `started` must be durable before its effect, and an approved one is journaled when it waits.',
+    );
   }
   const def = Object.freeze({ ...spec, [ACTION_BRAND]: true as const });
   registry.set(spec.type, def as unknown as ActionDefinition);

@@ -461,10 +461,14 @@ export class RunSession {
     this.checkStop();
     // A new idempotent action's `started` need not be fsynced: lost in a power cut, the action is simply not found and
     // runs again with its key, which is what reconciling it in doubt would do. Its `committed` stays durable.
-    this.d.writer.actionStarted(na, row !== undefined, reconciliation, def.effect !== 'idempotent' || row !== undefined || reconciliation !== null);
+    // One declared `started: 'with-result'` goes further: its `started` waits for its result's commit (see defineAction).
+    const fresh = row === undefined && reconciliation === null;
+    const behind = fresh && def.started === 'with-result' && def.effect === 'idempotent';
+    if (behind) this.d.writer.actionStartedBehind(na);
+    else this.d.writer.actionStarted(na, row !== undefined, reconciliation, def.effect !== 'idempotent' || !fresh);
     this.d.faults.hit('action:after-start', na.type);
     if (this.d.hooks?.pause) await this.pauseAction('action:after-start', this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
-    this.d.writer.actionExecuting(na.stepIdx, na.id);
+    this.d.writer.actionExecuting(na.stepIdx, na.id, behind);
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));

@@ -98,4 +98,50 @@ describe('records written behind', () => {
     assert.deepEqual(events, ['step.started', `action.committed price:${out.runId}:a`, 'step.completed', 'step.started', `action.committed price:${out.runId}:b`, 'step.completed', 'run.completed']);
     store.close();
   });
+
+  describe("an idempotent action declared started: 'with-result'", () => {
+    const quote = (log: string[], ms = 0) =>
+      defineAction({
+        type: 'fx.quote',
+        version: 1,
+        effect: 'idempotent',
+        started: 'with-result',
+        args: z.object({ pair: z.string() }),
+        key: (a, run) => `quote:${run.id}:${a.pair}`,
+        execute: async (a) => {
+          log.push(a.pair);
+          if (ms) await sleep(ms);
+          return { pair: a.pair, rate: 1.08 };
+        },
+      });
+
+    it('writes its started, executing and committed in the commit of its result; paused after start, a host sees it started', async () => {
+      const store = openStore(path.join(tmpDir(), 'j.db'));
+      const log: string[] = [];
+      const q = quote(log);
+      const agent = defineAgent({ name: 'fx', input: z.object({}), run: (run) => run.step('rates', () => run.do(q, { pair: 'EURUSD' })) });
+      const seen: string[] = [];
+      const out = await startRun(store, agent, {
+        script: 'fx.ts',
+        input: {},
+        log: () => undefined,
+        hooks: { pause: (ev) => (ev.kind === 'action:after-start' && seen.push(store.reader.action(ev.run.id, ev.action?.id ?? '')?.status ?? 'missing'), Promise.resolve()) },
+      });
+      assert.equal(out.status, 'completed', out.error?.message);
+      assert.deepEqual(seen, ['started'], 'a debugger stop after start shows the action started');
+      const id = `quote:${out.runId}:EURUSD`;
+      assert.deepEqual(kinds(store, out.runId).filter((k) => k.endsWith(id)), [`action.started ${id}`, `action.executing ${id}`, `action.committed ${id}`]);
+      const row = store.reader.action(out.runId, id);
+      assert.equal(row?.status, 'committed');
+      assert.equal(row?.executions, 1);
+      store.close();
+    });
+
+    it('is refused on a non-idempotent or approval-gated action, with the remedy', () => {
+      const base = { type: 'x.send', version: 1, args: z.object({}), key: () => 'k', execute: () => null, started: 'with-result' as const };
+      assert.throws(() => defineAction({ ...base, effect: 'non-idempotent' }), /started: "with-result" is only for an idempotent action without approval; this one is non-idempotent\. .*must be durable before its effect/);
+      assert.throws(() => defineAction({ ...base, type: 'x.approve', effect: 'idempotent', approval: true }), /this one is gated by approval/);
+      assert.throws(() => defineAction({ ...base, type: 'x.odd', effect: 'idempotent', started: 'later' as never }), /"started" is "later"\. Use "before-execute" or "with-result"/);
+    });
+  });
 });

@@ -336,12 +336,28 @@ export class RunWriter {
     });
   }
 
-  /** Counts a call of `execute` just before it happens (visibility; survives a process crash). */
-  actionExecuting(stepIdx: number, id: string): void {
-    this.write(false, (now) => {
-      this.s.actionExecuting.run(this.lease.runId, id);
-      this.event(now, 'action.executing', stepIdx, id);
-    });
+  /**
+   * A new idempotent action's `started`, written behind (its count of `execute` follows it): in the transaction of its result
+   * (or the run's next write, or after WRITE_BEHIND_MS). Lost in a crash, the action is not found and runs again with
+   * its key, which is what reconciling a `started` one would do.
+   */
+  actionStartedBehind(a: NewAction): void {
+    const actionSeq = this.nextSeq++;
+    this.behind((now) => {
+      this.s.actionInsert.run(this.lease.runId, a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
+      this.event(now, 'action.started', a.stepIdx, a.id, { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) });
+    }, a.id);
+  }
+
+  /** Counts a call of `execute` just before it happens (visibility; survives a process crash), or behind its `started`. */
+  actionExecuting(stepIdx: number, id: string, behind = false): void {
+    if (behind) this.behind((now) => this.executing(now, stepIdx, id), id);
+    else this.write(false, (now) => this.executing(now, stepIdx, id));
+  }
+
+  private executing(now: number, stepIdx: number, id: string): void {
+    this.s.actionExecuting.run(this.lease.runId, id);
+    this.event(now, 'action.executing', stepIdx, id);
   }
 
   /**
