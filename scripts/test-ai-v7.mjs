@@ -64,5 +64,7 @@ try {
   console.log(`[test:ai-v7] ${r.status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   process.exitCode = r.status ?? 1;
 } finally {
-  fs.rmSync(scratch, { recursive: true, force: true });
+  // V7_KEEP=1 keeps the scratch project, to rerun a test by hand (V7_PROJECT=<it> V7_AI6=… <node 24> --test v7.test.mjs).
+  if (process.env.V7_KEEP) console.log(`[test:ai-v7] kept ${scratch}`);
+  else fs.rmSync(scratch, { recursive: true, force: true });
 }

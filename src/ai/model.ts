@@ -6,7 +6,7 @@ import type { RunApi } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { callParams } from './fingerprint';
 import { countReplay, generateAction, journaledCall, streamAction, type ModelOptions } from './calls';
-import { callSpec, checkModelSpec, generateResultFor, promptForFingerprint, sdkSpec, streamPartsFor } from './spec';
+import { callSpec, checkModelSpec, generateResultFor, paramsForFingerprint, sdkSpec, streamPartsFor } from './spec';
 import { stateOf } from './state';
 import { streamJournaled } from './stream';
 
@@ -30,7 +30,7 @@ export function logbookModel(run: RunApi, model: LogbookLanguageModel, options: 
 
 /** The journaled args of a call: the model and its fingerprinted parameters, the same under either SDK major. */
 function callArgs(model: { provider: string; modelId: string }, params: object): { model: string; params: Record<string, unknown> } {
-  return { model: `${model.provider}/${model.modelId}`, params: callParams(promptForFingerprint(params as Record<string, unknown>)) };
+  return { model: `${model.provider}/${model.modelId}`, params: callParams(paramsForFingerprint(params as Record<string, unknown>)) };
 }
 
 /**

@@ -65,12 +65,16 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const isTaggedData = (d: unknown): d is Obj => isObj(d) && typeof d.type === 'string';
 
 /**
- * A prompt as v3 writes it, for the fingerprint: v4's tagged file data becomes the bytes or URL v3 holds, so a call
- * journaled under one SDK major is recognised under the other (the rest of a prompt is the same in both).
+ * Call options as AI SDK 6 writes them, for the fingerprint, so a call journaled under one SDK major is recognised
+ * under the other: v4's tagged file data in a prompt becomes the bytes or URL v3 holds, and the `toolChoice: auto` AI
+ * SDK 7 sends with no tools (AI SDK 6 sends none; with no tool to choose, both mean the same) is left out.
  */
-export function promptForFingerprint(params: Obj): Obj {
-  if (!Array.isArray(params.prompt)) return params;
-  const prompt = (params.prompt as unknown[]).map((m) => {
+export function paramsForFingerprint(params: Obj): Obj {
+  const { toolChoice, ...rest } = params;
+  const noTools = !Array.isArray(params.tools) || params.tools.length === 0;
+  const out = noTools && isObj(toolChoice) && toolChoice.type === 'auto' && Object.keys(toolChoice).length === 1 ? rest : params;
+  if (!Array.isArray(out.prompt)) return out;
+  const prompt = (out.prompt as unknown[]).map((m) => {
     if (!isObj(m) || !Array.isArray(m.content)) return m;
     const content = (m.content as unknown[]).map((p) => {
       if (!isObj(p) || p.type !== 'file' || !isTaggedData(p.data)) return p;
@@ -79,7 +83,7 @@ export function promptForFingerprint(params: Obj): Obj {
     });
     return { ...m, content };
   });
-  return { ...params, prompt };
+  return { ...out, prompt };
 }
 
 /** Parts only v4 has: a v3 SDK has no way to take them. */
