@@ -10,8 +10,9 @@ import { buildFor } from './package/native.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const fixture = path.join(root, 'test', 'fixtures', 'ai-v7');
-/** The AI SDK 7 packages the scratch project installs: the SDK, and the provider spec its types name. */
-const AI7 = ['ai@^7.0.0', '@ai-sdk/provider@^4.0.0'];
+/** The AI SDK 7 the scratch project installs (the SDK, and the provider package of its "v4" spec), pinned so a CI run
+ *  is reproducible; LOGBOOK_AI7="ai@7 @ai-sdk/provider@4" tests another release, e.g. the newest. */
+const AI7 = (process.env.LOGBOOK_AI7 ?? 'ai@7.0.173 @ai-sdk/provider@4.0.38').split(/\s+/).filter(Boolean);
 const version = (name) => JSON.parse(fs.readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 /** Without an outer npm's lifecycle variables, which would make the nested npm act for this repository. */
