@@ -1,6 +1,8 @@
-// agent-logbook/ai under AI SDK 7, which needs Node 22+: packs this package into a scratch project with ai@7 from the
-// registry, type-checks the fixture agent against ai@7's types, and runs test/fixtures/ai-v7/v7.test.mjs on Node 24
-// (the Node and the better-sqlite3 build for it come from scripts/package/native.mjs, cached outside the clone).
+// agent-logbook/ai under AI SDK 7 (which needs Node 22+), tested on Node 24 in a scratch project with ai@7 from the registry.
+
+// It packs this package into the scratch project, type-checks the fixture agent against ai@7's types, and runs
+// test/fixtures/ai-v7/v7.test.mjs on Node 24: the Node and its better-sqlite3 build come from
+// scripts/package/native.mjs, cached outside the clone.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
