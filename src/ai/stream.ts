@@ -11,6 +11,8 @@ type Part = LanguageModelV3StreamPart;
 export interface StreamJournal {
   /** Runs the call as its journaled action (or returns the journaled parts). */
   readonly journal: (fn: (args: ModelCallArgs) => Promise<unknown>) => Promise<{ value: unknown; call: string }>;
+  /** The journaled parts as this call's spec wants them (a run recorded under the other AI SDK major). */
+  readonly forCall: (call: string, parts: Part[]) => Part[];
   /** Called when the parts came from the journal, not from the model. */
   readonly replayed: (call: string, parts: Part[]) => void;
 }
@@ -101,7 +103,8 @@ export async function streamJournaled(state: AiRunState, place: CallPlace, doStr
   };
 
   const handOn = ({ value, call }: { value: unknown; call: string }): void => {
-    const parts = (decode(value) as { parts: Part[] }).parts;
+    const journaled = (decode(value) as { parts: Part[] }).parts;
+    const parts = live ? journaled : j.forCall(call, journaled);
     if (live) {
       for (const p of held) out.enqueue(p);
     } else {

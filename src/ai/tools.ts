@@ -152,7 +152,8 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
       effect: spec.effect,
       ...(spec.verify ? { verify: spec.verify } : {}),
       ...(spec.compensate ? { compensate: spec.compensate } : {}),
-      ...(spec.tool.description ? { description: spec.tool.description } : {}),
+      // AI SDK 7 lets a description be a function of the tool context: the journal keeps only a fixed one.
+      ...(typeof spec.tool.description === 'string' && spec.tool.description ? { description: spec.tool.description } : {}),
     },
     spec.approval,
   );
