@@ -19,10 +19,11 @@ export function readState<T>(file: string, initial: T): T {
 
 export function writeState(file: string, value: unknown): void {
   const dir = stateDir();
-  fs.mkdirSync(dir, { recursive: true });
+  // Private, like the journal beside it: the providers' state holds what the runs sent.
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const p = path.join(dir, file);
   const tmp = `${p}.${process.pid}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
+  const fd = fs.openSync(tmp, 'w', 0o600);
   try {
     fs.writeSync(fd, JSON.stringify(value));
     fs.fsyncSync(fd);

@@ -2,15 +2,16 @@
 
 import * as fs from 'node:fs';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { MASK, SecretMask, isSecretEnvName } from '../shared/secrets';
 
 const LINE = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\s*$/;
 const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
 
-function unquote(raw: string, file: string, lineNo: number): string {
+function unquote(raw: string, file: string, lineNo: number, name: string): string {
   const q = raw[0];
   if (q === '"' || q === "'" || q === '`') {
     const end = raw.indexOf(q, 1);
-    if (end < 0) throw new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${file}:${lineNo}: the value opens a ${q} quote that never closes.`, 'Close the quote on the same line (write a newline inside double quotes as \\n).');
+    if (end < 0) throw new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${file}:${lineNo}: the value of ${name} opens a ${q} quote that never closes.`, 'Close the quote on the same line (write a newline inside double quotes as \\n).');
     const inner = raw.slice(1, end);
     return q === '"' ? inner.replace(/\\([nrt"\\])/g, (_, c: string) => ESCAPES[c] ?? c) : inner;
   }
@@ -19,14 +20,26 @@ function unquote(raw: string, file: string, lineNo: number): string {
   return (hash >= 0 ? raw.slice(0, hash) : raw).trim();
 }
 
+/**
+ * A line that is not KEY=VALUE (`OPENAI_API_KEY: sk-…`, a YAML habit) is refused naming the file, the line and the
+ * variable, never quoting the line: the rest of it is most likely the secret. A name is told only when it reads as
+ * one (followed by `:`, or an UPPER_CASE word followed by a space), so a pasted token alone is not echoed either.
+ */
+function notAPair(line: string, file: string, lineNo: number): LogbookError {
+  const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)(\s*:|\s+)/.exec(line);
+  const name = m?.[1] !== undefined && (m[2]?.includes(':') || /^[A-Z_][A-Z0-9_]*$/.test(m[1])) ? m[1] : undefined;
+  const what = name ? `the line of ${name} is not KEY=VALUE (its value is not shown)` : 'the line is not KEY=VALUE (it is not shown)';
+  return new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${file}:${lineNo}: ${what}.`, `Write one KEY=VALUE per line${name ? `, e.g. ${name}=…` : ''} (a # starts a comment).`);
+}
+
 /** Parses the text of a `.env` file: KEY=VALUE lines, `export` allowed, # comments, '…' "…" quoting. */
 export function parseEnv(text: string, file = '.env'): Record<string, string> {
   const out: Record<string, string> = {};
   text.split(/\r?\n/).forEach((line, i) => {
     if (!line.trim() || line.trimStart().startsWith('#')) return;
     const m = LINE.exec(line);
-    if (!m?.[1]) throw new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${file}:${i + 1}: "${line.trim().slice(0, 40)}" is not a KEY=VALUE line.`, 'Write one KEY=VALUE per line (a # starts a comment).');
-    out[m[1]] = unquote(m[2] ?? '', file, i + 1);
+    if (!m?.[1]) throw notAPair(line, file, i + 1);
+    out[m[1]] = unquote(m[2] ?? '', file, i + 1, m[1]);
   });
   return out;
 }
@@ -42,29 +55,15 @@ export function readEnvFile(file: string, origin: string): Record<string, string
   return parseEnv(text, file);
 }
 
-/** Names that hold credentials by convention: their values are masked wherever the debugger shows a value. */
-export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRIVATE/i;
-/** Shorter values would mask ordinary words and numbers. */
-const MIN_SECRET = 4;
+export { MASK, secretValues } from '../shared/secrets';
 
-/** The values of `env` that are secrets (by name), longest first so a value containing another is masked whole. */
-export function secretValues(env: Record<string, string | undefined>): string[] {
-  const vals = Object.entries(env)
-    .filter(([k, v]) => SECRET_NAME.test(k) && typeof v === 'string' && v.length >= MIN_SECRET)
-    .map(([, v]) => v as string);
-  return [...new Set(vals)].sort((a, b) => b.length - a.length);
-}
-
-export const MASK = '«secret»';
-
-/** `text` with every occurrence of a secret replaced by a mask. */
+/** `text` with every occurrence of a secret (as is, JSON-escaped or URL-encoded) replaced by a mask. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(MASK);
-  return out;
+  return SecretMask.of(secrets).text(text);
 }
 
-/** An env object for logs: every value of a secret-named key masked. */
+/** An env object for logs: every value of a secret-named key masked, and secrets inside other values too. */
 export function maskedEnv(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, SECRET_NAME.test(k) ? MASK : v]));
+  const mask = SecretMask.ofEnv(env);
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, isSecretEnvName(k) ? MASK : mask.text(v)]));
 }

@@ -16,7 +16,9 @@ import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from '../
 import { RunnerProcess } from './runnerProcess';
 import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';
-import { MASK, SECRET_NAME, maskSecrets, secretValues } from './envFile';
+import { SecretMask } from '../shared/secrets';
+import { isPostgresUrl, urlPassword } from '../shared/pgUrl';
+import { MaskedStream } from './outputMask';
 
 type Container =
   | { kind: 'named'; entries: Array<[string, unknown]>; scope?: ScopeName }
@@ -38,6 +40,8 @@ const CONFIG_DONE_WAIT_MS = 2000;
 const TERMINATE_GRACE_MS = 10_000;
 const DISCONNECT_GRACE_MS = 3000;
 const PAGE = 100;
+/** How long the end of an output chunk that may start a secret waits for the rest before it is shown anyway. */
+const OUTPUT_HOLD_MS = 100;
 
 const DecideArgs = z.object({
   decision: z.enum(['happened', 'not-happened']),
@@ -79,8 +83,13 @@ function message(err: unknown): string {
 export class LogbookDebugSession extends DebugSession {
   private runner: RunnerProcess | undefined;
   private resolved: ResolvedLaunch | undefined;
-  /** Values of the run's secret-named environment variables: masked wherever a value is shown. */
-  private secrets: string[] = [];
+  /**
+   * The run's secrets (values of secret-named environment variables, from the adapter's environment, env and envFile,
+   * and those the runner reports; the journal's password): masked by value in every message the session sends.
+   */
+  private mask = SecretMask.of([]);
+  private readonly streams = { stdout: new MaskedStream(() => this.mask), stderr: new MaskedStream(() => this.mask) };
+  private flushTimer: NodeJS.Timeout | undefined;
   private readonly configurationDone = deferred();
   private readonly runnerReady = deferred<boolean>();
   private launchResponse: DebugProtocol.LaunchResponse | undefined;
@@ -116,11 +125,35 @@ export class LogbookDebugSession extends DebugSession {
     this.sendErrorResponse(response, { id: e.id, format: text, showUser: e.showUser, variables: {} });
   }
 
-  /** Every line the Debug Console shows passes here: the runner's output, outcomes and crash reports alike. */
+  /** Every event passes here (output, stops, their descriptions): each string in it is masked. */
   override sendEvent(event: DebugProtocol.Event): void {
-    const body = event.body as { output?: unknown } | undefined;
-    if (event.event === 'output' && this.secrets.length && typeof body?.output === 'string') body.output = maskSecrets(body.output, this.secrets);
+    if (!this.mask.empty && event.body !== undefined) event.body = this.mask.deep(event.body as unknown);
     super.sendEvent(event);
+  }
+
+  /** Every answer passes here (stack frames, variables, evaluate, exception info, error messages): each string masked. */
+  override sendResponse(response: DebugProtocol.Response): void {
+    if (!this.mask.empty) {
+      if (response.body !== undefined) response.body = this.mask.deep(response.body as unknown);
+      if (response.message !== undefined) response.message = this.mask.text(response.message);
+    }
+    super.sendResponse(response);
+  }
+
+  /** The script's own stdout and stderr: a secret split between two reads is held back until it can be masked whole. */
+  private relayOutput(category: 'stdout' | 'stderr', text: string): void {
+    const shown = this.streams[category].push(text);
+    if (shown) this.sendEvent(new OutputEvent(shown, category));
+    clearTimeout(this.flushTimer);
+    if (this.streams.stdout.holding || this.streams.stderr.holding) this.flushTimer = setTimeout(() => this.flushOutput(), OUTPUT_HOLD_MS);
+  }
+
+  private flushOutput(): void {
+    clearTimeout(this.flushTimer);
+    for (const category of ['stdout', 'stderr'] as const) {
+      const rest = this.streams[category].flush();
+      if (rest) this.sendEvent(new OutputEvent(rest, category));
+    }
   }
 
   /** Runs an async handler; anything it throws becomes an error response rather than a crash of the adapter. */
@@ -166,7 +199,8 @@ export class LogbookDebugSession extends DebugSession {
       return;
     }
     this.resolved = resolved;
-    this.secrets = secretValues({ ...process.env, ...resolved.env });
+    const db = resolved.runner.database;
+    this.mask = SecretMask.ofEnv({ ...process.env, ...resolved.env }, isPostgresUrl(db) ? [urlPassword(db)] : []);
     this.launchResponse = response;
     this.spawnRunner(resolved);
     await Promise.race([this.configurationDone.promise, new Promise((r) => setTimeout(r, CONFIG_DONE_WAIT_MS))]);
@@ -181,7 +215,7 @@ export class LogbookDebugSession extends DebugSession {
   private spawnRunner(resolved: ResolvedLaunch): void {
     const runner = new RunnerProcess(resolved, this.runnerScript, {
       message: (m) => this.onRunnerMessage(m),
-      output: (category, text) => this.sendEvent(new OutputEvent(text, category)),
+      output: (category, text) => this.relayOutput(category, text),
       spawnFailed: (err) => {
         this.failure = `The runner could not be started with runtimeExecutable ${JSON.stringify(resolved.runtimeExecutable)}: ${err.message}. Set "runtimeExecutable" to a Node executable (an absolute path, or a name on PATH).`;
       },
@@ -236,6 +270,7 @@ export class LogbookDebugSession extends DebugSession {
         return;
       }
       case 'stopped': {
+        this.flushOutput();
         this.handles = new Handles<Container>();
         this.paused = { seq: ++this.stopSeq, reason: m.reason, description: m.description, text: m.text, exceptionId: m.exceptionId, context: m.context, frames: framesOf(m.context) };
         const ev: DebugProtocol.StoppedEvent = new StoppedEvent(m.reason, this.threadId(), m.text);
@@ -255,6 +290,9 @@ export class LogbookDebugSession extends DebugSession {
       case 'failed':
         this.failure = m.message;
         return;
+      case 'secrets':
+        this.mask = this.mask.with(m.values);
+        return;
       case 'postmortem':
       case 'response':
         return;
@@ -262,6 +300,7 @@ export class LogbookDebugSession extends DebugSession {
   }
 
   private async onRunnerClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    this.flushOutput();
     this.runnerReady.resolve(false);
     const pausedAt = this.paused?.description;
     this.paused = undefined;
@@ -514,9 +553,13 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  private variable(name: string, value: unknown, evaluateName: string | undefined): DebugProtocol.Variable {
-    const shown = typeof value === 'string' && SECRET_NAME.test(name) ? preview(MASK) : maskSecrets(preview(value), this.secrets);
-    const v: DebugProtocol.Variable = { name, value: shown, type: typeOf(value), variablesReference: 0, ...(evaluateName ? { evaluateName } : {}) };
+  /**
+   * A value as Variables shows it. Masked before the preview clips and escapes it: a secret cut at 100 characters, or
+   * with its quotes escaped, would no longer match. By value only: a name (idempotencyKey, author) hides nothing.
+   */
+  private variable(name: string, raw: unknown, evaluateName: string | undefined): DebugProtocol.Variable {
+    const value = this.mask.deep(raw);
+    const v: DebugProtocol.Variable = { name, value: preview(value), type: typeOf(value), variablesReference: 0, ...(evaluateName ? { evaluateName } : {}) };
     if (isExpandable(value)) {
       v.variablesReference = this.handles.create({ kind: 'value', value, path: evaluateName });
       const c = children(value);

@@ -17,6 +17,7 @@ import { dbPath, setStateDir, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
 import { isStorageError, storageError } from '../runtime/store/storageError';
+import { SecretMask, urlSecrets } from '../shared/secrets';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -204,7 +205,19 @@ function parseRunTarget(rest: string[]) {
   };
 }
 
-export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+/**
+ * Every line the CLI prints, masked: the environment's secrets and the password of a --db URL, in any form (a run's
+ * args or an error quoting them). The script's own console output is its own and is not filtered.
+ */
+function maskedIo(io: Io, argv: readonly string[]): Io {
+  const i = argv.findIndex((a) => a === '--db' || a.startsWith('--db='));
+  const db = i < 0 ? undefined : argv[i] === '--db' ? argv[i + 1] : argv[i]?.slice('--db='.length);
+  const mask = (line: string): string => SecretMask.ofEnv(process.env, db ? urlSecrets(db) : []).text(line);
+  return { out: (l) => io.out(mask(l)), err: (l) => io.err(mask(l)) };
+}
+
+export async function main(argv: string[], plainIo: Io = defaultIo): Promise<number> {
+  const io = maskedIo(plainIo, argv);
   const [command, ...rest] = argv;
   try {
     switch (command) {

@@ -184,5 +184,7 @@ export const FromRunner = z.discriminatedUnion('type', [
   z.object({ type: z.literal('finished'), outcome: Outcome }),
   z.object({ type: z.literal('failed'), code: z.optional(z.string()), message: z.string() }),
   z.object({ type: z.literal('postmortem'), report: Postmortem }),
+  // The secrets of the runner's environment the adapter may not know (a script that loads its own .env): masked by value.
+  z.object({ type: z.literal('secrets'), values: z.array(z.string()) }),
 ]);
 export type FromRunner = z.infer<typeof FromRunner>;

@@ -10,6 +10,7 @@ import { $ZodError } from 'zod/v4/core';
 import { NOTIFY_CHANNEL, isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
+import { SecretMask } from '../shared/secrets';
 import { PgListener } from './listen';
 import { METHODS, Request, type ChangedNotice, type Method } from './protocol';
 import { JournalQueries } from './queries';
@@ -54,8 +55,11 @@ let lastOpenAttempt = 0;
 let lastOpen: { readonly empty: true } | { readonly empty: false; readonly error: unknown } | undefined;
 let lastProblem = '';
 
+/** The secrets of this process's environment (the extension's, with a journal password in PGPASSWORD): never shown. */
+const mask = SecretMask.ofEnv(process.env);
+
 function send(msg: unknown): void {
-  process.stdout.write(`${JSON.stringify(msg)}\n`);
+  process.stdout.write(`${JSON.stringify(mask.deep(msg))}\n`);
 }
 
 function notify(n: ChangedNotice | undefined): void {
@@ -66,7 +70,7 @@ function warn(message: string): void {
   // One line per distinct problem: a server that stays down must not flood the extension's log.
   if (message === lastProblem) return;
   lastProblem = message;
-  process.stderr.write(`reader: ${message}\n`);
+  process.stderr.write(`reader: ${mask.text(message)}\n`);
 }
 
 function close(): void {

@@ -9,6 +9,26 @@ import { Mailbox, StopGate } from './mailbox';
 import { RequestHandler } from './requests';
 import { RunnerState } from './state';
 import { StopContextBuilder } from './stopContext';
+import { secretValues } from '../shared/secrets';
+
+/**
+ * Tells the adapter of every secret in this process's environment before a message that may show one: the script may
+ * have loaded its own .env after the adapter started it. Stops, responses and outcomes are paced by a person or a run's
+ * end, so reading the environment before each costs nothing that matters.
+ */
+function withSecrets(send: (m: FromRunner) => void): (m: FromRunner) => void {
+  const told = new Set<string>();
+  return (m) => {
+    if (m.type !== 'ready' && m.type !== 'secrets') {
+      const fresh = secretValues(process.env).filter((v) => !told.has(v));
+      if (fresh.length) {
+        for (const v of fresh) told.add(v);
+        send({ type: 'secrets', values: fresh });
+      }
+    }
+    send(m);
+  };
+}
 
 export class RunnerHost {
   private readonly state: RunnerState;
@@ -20,7 +40,7 @@ export class RunnerHost {
     send: (m: FromRunner) => void,
     private readonly done: (code: number) => void,
   ) {
-    this.state = new RunnerState(send);
+    this.state = new RunnerState(withSecrets(send));
     const evaluator = new Evaluator();
     const mailbox = new Mailbox();
     const builder = new StopContextBuilder(this.state);

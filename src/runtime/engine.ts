@@ -18,6 +18,7 @@ import type { Claimed } from './store/queue';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
+import { maskedLog, warnSecretFields } from './warnings';
 import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
@@ -44,7 +45,7 @@ export async function startRun(
   opts: EngineOptions & { readonly script: string; readonly scriptVersion?: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: ForkPoint },
 ): Promise<RunOutcome> {
   const runId = opts.runId ?? newRunId();
-  const input = await checkedInput(agent, runId, opts.input);
+  const input = await checkedInput(agent, runId, opts.input, maskedLog(opts.log));
   const lease = createRun(
     store.db,
     store.reader,
@@ -55,7 +56,7 @@ export async function startRun(
 }
 
 /** The run id and the input, checked before anything is written: the input as the schema made it, and as journaled. */
-export async function checkedInput(agent: AgentDefinition, runId: string, raw: unknown): Promise<{ readonly value: unknown; readonly json: string | null }> {
+export async function checkedInput(agent: AgentDefinition, runId: string, raw: unknown, log?: (line: string) => void): Promise<{ readonly value: unknown; readonly json: string | null }> {
   if (!RUN_ID.test(runId)) {
     throw new LogbookError(ErrorCodes.USAGE, `The run id ${JSON.stringify(runId)} is not usable.`, 'Use letters, digits, and . _ : - (up to 128 characters), starting with a letter or digit.');
   }
@@ -63,7 +64,9 @@ export async function checkedInput(agent: AgentDefinition, runId: string, raw: u
   if (!v.ok) {
     throw new LogbookError(ErrorCodes.INVALID_INPUT, `The input for agent ${agent.name} is invalid: ${v.message}.`, "Pass --input with JSON that matches the agent's input schema.", { agent: agent.name });
   }
-  return { value: v.value, json: toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.') };
+  const json = toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.');
+  if (log) warnSecretFields(v.value, 'input', `The input of run ${runId} (agent ${agent.name})`, log);
+  return { value: v.value, json };
 }
 
 /**
@@ -130,7 +133,7 @@ function isProgrammingError(err: unknown): boolean {
 async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
   const writer = existingWriter ?? new RunWriter(store.db, lease, store.reader.nextActionSeq(lease.runId), opts.durability);
   const stats = emptyStats();
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = maskedLog(opts.log);
   const session = new RunSession({ reader: store.reader, writer, agent, input, faults: opts.faults ?? new Faults(), hooks: opts.hooks, stats, log });
   const heartbeat = setInterval(() => {
     try {

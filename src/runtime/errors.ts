@@ -1,5 +1,7 @@
 // The error taxonomy: every failure a user can meet has a stable code, and its message ends with the remedy.
 
+import { SecretMask } from '../shared/secrets';
+
 /**
  * Process exit codes of the CLI, one meaning each. `busy`: another live process drives the run; try again when it ends.
  * `storage`: the journal's storage failed (locked, full, read-only, damaged); the run is resumable once it is fixed.
@@ -215,8 +217,16 @@ export interface ErrorRecord {
   props?: Record<string, unknown>;
 }
 
-/** Turns anything thrown into a JSON-safe record for the journal. */
+/**
+ * Turns anything thrown into a JSON-safe record for the journal. The secrets of the environment (an API key a failed
+ * request echoed in its message) are masked in it: the environment is never journaled, not even through an error.
+ */
 export function errorRecord(err: unknown): ErrorRecord {
+  const mask = SecretMask.ofEnv(process.env);
+  return mask.empty ? rawRecord(err) : mask.deep(rawRecord(err));
+}
+
+function rawRecord(err: unknown): ErrorRecord {
   if (err instanceof LogbookError) {
     return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}), remedy: err.remedy, ...jsonSafe({ details: err.details }) };
   }

@@ -21,6 +21,7 @@ import type { JournalReader } from './store/reader';
 import type { NewAction, RunWriter } from './store/writer';
 import type { Reconciliation, RunApi, RunStatus } from './types';
 import type { AttemptStats } from './outcomes';
+import { SECRET_FIELD_HINT, warnSecretFields } from './warnings';
 
 export type { AttemptStats } from './outcomes';
 
@@ -100,6 +101,8 @@ export class RunSession {
   private stepCounter = 0;
   private readonly runningSteps = new Map<number, string>();
   private currentStatus: RunStatus = 'running';
+  /** Fields of args named like a secret already warned about in this attempt: one warning per field. */
+  private readonly warnedFields = new Set<string>();
 
   constructor(private readonly d: SessionDeps) {
     this.runId = d.writer.lease.runId;
@@ -356,6 +359,7 @@ export class RunSession {
     }
     const parsed = v.value as InferOutput<S>;
     const argsJson = toJournalJson(parsed, `The args of ${action.type}`, 'Pass plain JSON values (strings, numbers, booleans, arrays, plain objects) as action args.') ?? 'null';
+    if (SECRET_FIELD_HINT.test(argsJson)) warnSecretFields(parsed, 'args', `The args of ${action.type}`, this.d.log, this.warnedFields);
     let key: unknown;
     try {
       key = action.key(parsed, this.api);

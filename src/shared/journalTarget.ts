@@ -7,9 +7,23 @@ export function isPostgresUrl(target: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(target);
 }
 
-/** A target safe to print: a connection string's password (in the authority or a `password=` parameter) becomes ***. */
+/**
+ * A target safe to print: a connection string's password (in the authority or a `password=` parameter) becomes ***.
+ * The user part ends at the last `@` of the authority, as the `pg` client (WHATWG URL) parses it; in a URL that does
+ * not parse at all (a `#` or `/` in the password), at the last `@` of the string, so nothing of the password shows.
+ */
 export function redactUrl(target: string): string {
-  return target.replace(/^(postgres(?:ql)?:\/\/[^:@/]*:)[^@/]*@/i, '$1***@').replace(/([?&]password=)[^&]*/gi, '$1***');
+  const m = /^(postgres(?:ql)?:\/\/)([\s\S]*)$/i.exec(target);
+  let out = target;
+  if (m?.[1] !== undefined && m[2] !== undefined) {
+    const rest = m[2];
+    const delimiter = rest.search(/[/?#]/);
+    const authority = URL.canParse(target) && delimiter >= 0 ? rest.slice(0, delimiter) : rest;
+    const at = authority.lastIndexOf('@');
+    const colon = authority.indexOf(':');
+    if (at >= 0 && colon >= 0 && colon < at) out = `${m[1]}${rest.slice(0, colon + 1)}***${rest.slice(at)}`;
+  }
+  return out.replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 /** A connection string stays as it is; a path is resolved against `base`. */

@@ -31,7 +31,8 @@ export function urlPassword(url: string): string | undefined {
 /** The URL without any password: what may be printed, put on a command line or kept in settings. */
 export function withoutPassword(url: string): string {
   const u = parse(url);
-  if (!u) return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, '$1@').replace(/([?&])password=[^&]*&?/gi, '$1').replace(/[?&]$/, '');
+  // Unparsable (a # or / in the password): the password runs to the last @, as redactUrl reads it.
+  if (!u) return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[\s\S]*@/i, '$1@').replace(/([?&])password=[^&]*&?/gi, '$1').replace(/[?&]$/, '');
   u.password = '';
   u.searchParams.delete('password');
   return u.toString();

@@ -147,7 +147,7 @@ function checkStorage(abs: string, readonly: boolean): void {
   if (readonly) return;
   const dir = path.dirname(abs);
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    privateFolder(dir);
   } catch (err) {
     throw storageError(err, abs, 'creating the journal\'s folder') ?? err;
   }
@@ -159,6 +159,36 @@ function checkStorage(abs: string, readonly: boolean): void {
       readonlyRemedy(),
       { file: abs },
     );
+  }
+  if (size === undefined) privateFile(abs);
+}
+
+/** What git is told about a journal folder Logbook made: its contents (every run's inputs and results) stay out. */
+const GITIGNORE = '# Made by Agent Logbook: this folder holds the journal (every run\'s inputs and results). Keep it out of git.\n*\n';
+
+/**
+ * The journal holds every run's inputs and results, so a folder Logbook creates for it is private to this user (0700)
+ * and tells git to ignore it. A folder that already exists is left as its owner set it, .gitignore and all.
+ */
+function privateFolder(dir: string): void {
+  if (fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) === undefined) return;
+  try {
+    fs.writeFileSync(path.join(dir, '.gitignore'), GITIGNORE, { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
+ * A new journal file is created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the mode of the
+ * database file, so they are private too. An existing journal keeps the mode its owner gave it.
+ */
+function privateFile(abs: string): void {
+  try {
+    fs.closeSync(fs.openSync(abs, 'wx', 0o600));
+  } catch (err) {
+    // Another process created it first: it is theirs to have made, and SQLite opens it as it is.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storageError(err, abs, 'creating the journal') ?? err;
   }
 }
 
