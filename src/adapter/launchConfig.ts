@@ -27,7 +27,7 @@ export const LaunchConfig = z.object({
   database: z.optional(nonEmpty()).check(z.describe('The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD, or from the password the VS Code extension keeps in its secret storage). Default: $LOGBOOK_DB, else .logbook/journal.db under cwd.')),
   cwd: z.optional(nonEmpty()).check(z.describe('The working directory of the run (default: the directory the debug adapter started in).')),
   env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process (they override envFile).')),
-  envFile: z.optional(nonEmpty()).check(z.describe('A .env file (KEY=VALUE lines) whose variables are added to the run\'s process, relative to cwd. Values of names with KEY, TOKEN, SECRET or PASSWORD are masked in Variables.')),
+  envFile: z.optional(nonEmpty()).check(z.describe('A .env file (KEY=VALUE lines) whose variables are added to the run\'s process, relative to cwd. The values of secret-named variables (*_KEY, *_TOKEN, *SECRET*, *PASSWORD*, …) are masked wherever the debugger shows a value.')),
   runtimeExecutable: z._default(nonEmpty(), 'node').check(z.describe('The Node executable that runs the agent (it must be able to load better-sqlite3).')),
   runtimeArgs: z._default(z.array(z.string()), []).check(z.describe('Arguments passed to runtimeExecutable before the runner script.')),
   stopOnEntry: z._default(z.boolean(), false).check(z.describe('Stop before the first step (for a resume: before the replay starts, with what it will do).')),

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { maskedEnv, readEnvFile } from '../adapter/envFile';
+import { SecretMask } from '../shared/secrets';
 import { isPostgresUrl, urlHasPassword, withoutPassword } from '../shared/pgUrl';
 import { readConfig, settingsEnv } from './config';
 import type { Credentials } from './credentials';
@@ -92,7 +93,9 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
       void vscode.window.showErrorMessage(`Agent Logbook: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }
-    const forLog = { ...resolved, ...(resolved.env ? { env: maskedEnv(resolved.env as Record<string, string>) } : {}) };
+    // The input and every other attribute too: a secret of the environment copied into them is masked by value.
+    const mask = SecretMask.ofEnv({ ...process.env, ...(resolved.env as Record<string, string> | undefined) });
+    const forLog = mask.deep({ ...resolved, ...(resolved.env ? { env: maskedEnv(resolved.env as Record<string, string>) } : {}) });
     this.log.info(`debug configuration: ${JSON.stringify(forLog)}`);
     return resolved;
   }

@@ -22,8 +22,26 @@ describe('env files and secrets', () => {
   });
 
   it('refuses a line that is not KEY=VALUE and an unclosed quote, with the file and line', () => {
-    assert.throws(() => parseEnv('A=1\nnot a pair', 'x.env'), /x\.env:2: "not a pair" is not a KEY=VALUE line\. Write one KEY=VALUE per line/);
-    assert.throws(() => parseEnv('A="open', 'x.env'), /x\.env:1: the value opens a " quote that never closes/);
+    assert.throws(() => parseEnv('A=1\nnot a pair', 'x.env'), /x\.env:2: the line is not KEY=VALUE \(it is not shown\)\. Write one KEY=VALUE per line/);
+    assert.throws(() => parseEnv('A="open', 'x.env'), /x\.env:1: the value of A opens a " quote that never closes/);
+  });
+
+  it('names the file, the line and the variable of a YAML-style line, never its value', () => {
+    const key = `sk-proj-${'Zq9'.repeat(12)}`;
+    for (const line of [`OPENAI_API_KEY: ${key}`, `OPENAI_API_KEY:${key}`, `export OPENAI_API_KEY ${key}`]) {
+      const err = (() => {
+        try {
+          parseEnv(`# keys\nREGION=eu\n${line}\n`, '/w/agent.env');
+        } catch (e) {
+          return e as Error;
+        }
+        return assert.fail('accepted');
+      })();
+      assert.match(err.message, /^\/w\/agent\.env:3: the line of OPENAI_API_KEY is not KEY=VALUE \(its value is not shown\)\. Write one KEY=VALUE per line, e\.g\. OPENAI_API_KEY=…/);
+      for (const part of [key, key.slice(0, 8), 'sk-proj']) assert.ok(!err.message.includes(part), `the error shows ${part}: ${err.message}`);
+    }
+    // A token pasted alone on a line is not taken for a name and echoed.
+    assert.throws(() => parseEnv(`ghp_${'x'.repeat(36)} trailing`, 'a.env'), (e: Error) => !e.message.includes('ghp_') && /a\.env:1: the line is not KEY=VALUE/.test(e.message));
   });
 
   it('reads a file, and a missing one names who asked for it', () => {
