@@ -1,7 +1,9 @@
 // Entry point of the `logbook` executable.
 
+import { maskProcessOutput } from './maskOutput';
 import { main } from './main';
 
+maskProcessOutput(process.argv.slice(2));
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -91,17 +91,21 @@ export function secretValues(env: Readonly<Record<string, string | undefined>>, 
   return [...out].sort((a, b) => b.length - a.length);
 }
 
-/** The forms a secret takes inside shown text: as is, JSON-escaped (once, and inside JSON in a string), URL-encoded. */
+/**
+ * The forms a secret takes inside shown text: as is, JSON-escaped (once, and inside JSON in a string), as Node's
+ * inspect and the debugger quote it (backslashes, then quotes, escaped), and URL-encoded.
+ */
 function formsOf(secret: string): string[] {
   const once = JSON.stringify(secret).slice(1, -1);
   const twice = JSON.stringify(once).slice(1, -1);
+  const inspected = secret.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
   let uri = secret;
   try {
     uri = encodeURIComponent(secret);
   } catch {
     // A lone surrogate cannot be URL-encoded; its other forms still are masked.
   }
-  return [secret, once, twice, uri];
+  return [secret, once, twice, inspected, inspected.replace(/'/g, "\\'"), inspected.replace(/"/g, '\\"'), inspected.replace(/`/g, '\\`'), uri];
 }
 
 /** Masks a set of secrets, in all their forms, in text and in any JSON-like value. */
@@ -110,7 +114,9 @@ export class SecretMask {
 
   private constructor(readonly values: readonly string[]) {
     const forms = new Set<string>();
-    for (const v of values) for (const f of formsOf(v)) if (f.length >= MIN_SECRET) forms.add(f);
+    // Each line of a multi-line secret (a PEM key) too: Node's inspect prints a string with newlines line by line.
+    const parts = values.flatMap((v) => (v.includes('\n') ? [v, ...v.split(/\r?\n/)] : [v]));
+    for (const v of parts) for (const f of formsOf(v)) if (f.length >= MIN_SECRET) forms.add(f);
     this.forms = [...forms].sort((a, b) => b.length - a.length);
   }
 
