@@ -65,7 +65,7 @@ export async function checkedInput(agent: AgentDefinition, runId: string, raw: u
     throw new LogbookError(ErrorCodes.INVALID_INPUT, `The input for agent ${agent.name} is invalid: ${v.message}.`, "Pass --input with JSON that matches the agent's input schema.", { agent: agent.name });
   }
   const json = toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.');
-  if (log) warnSecretFields(v.value, 'input', `The input of run ${runId} (agent ${agent.name})`, log);
+  if (log) warnSecretFields(v.value, 'input', `the input of run ${runId} (agent ${agent.name})`, log);
   return { value: v.value, json };
 }
 

@@ -359,7 +359,7 @@ export class RunSession {
     }
     const parsed = v.value as InferOutput<S>;
     const argsJson = toJournalJson(parsed, `The args of ${action.type}`, 'Pass plain JSON values (strings, numbers, booleans, arrays, plain objects) as action args.') ?? 'null';
-    if (SECRET_FIELD_HINT.test(argsJson)) warnSecretFields(parsed, 'args', `The args of ${action.type}`, this.d.log, this.warnedFields);
+    if (SECRET_FIELD_HINT.test(argsJson)) warnSecretFields(parsed, 'args', `the args of ${action.type}`, this.d.log, this.warnedFields);
     let key: unknown;
     try {
       key = action.key(parsed, this.api);

@@ -20,7 +20,7 @@ export function warnSecretFields(value: unknown, root: string, what: string, log
     const field = `${what}: ${at}`;
     if (warned?.has(field)) continue;
     warned?.add(field);
-    log(`warning: ${what} has a field named like a secret (${at}), and it is journaled in plain text. Keep secrets in the environment and read them where they are used (process.env inside execute), not in ${root === 'input' ? 'the input' : 'the args'}. (Its value is not shown.)`);
+    log(`warning: ${at} is named like a secret, and ${what} is journaled in plain text (a resume reads it back); its value is not shown. Keep secrets in the environment and read them where they are used (process.env inside execute), not in ${root === 'input' ? 'the input' : 'the args'}.`);
   }
 }
 

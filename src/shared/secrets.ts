@@ -36,7 +36,7 @@ export function isSecretFieldName(name: string): boolean {
   const w = words(name);
   const last = w[w.length - 1] ?? '';
   const before = w[w.length - 2] ?? '';
-  if (SECRET_PART.test(last) || /^(?:TOKEN|APIKEY|PASS|PWD|AUTH|CREDENTIALS|PRIVATEKEY|ACCESSKEY)$/.test(last)) return true;
+  if (SECRET_PART.test(last) || /^(?:TOKEN|APIKEY|PASS|PWD|AUTH|AUTHORIZATION|CREDENTIALS|PRIVATEKEY|ACCESSKEY|COOKIE)$/.test(last)) return true;
   return last === 'KEY' && /^(?:API|SECRET|PRIVATE|ACCESS|SIGNING|ENCRYPTION|CLIENT|AUTH|LICENSE)$/.test(before);
 }
 
