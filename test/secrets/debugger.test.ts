@@ -98,6 +98,21 @@ async function driveToEnd(s: Session, captured: Captured, atStop: (description: 
   return { code: await exited, stops };
 }
 
+/** The DAP messages in the bytes the adapter sent (Content-Length framed). */
+function parseWire(bytes: Buffer): DebugProtocol.ProtocolMessage[] {
+  const out: DebugProtocol.ProtocolMessage[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const header = bytes.indexOf('\r\n\r\n', at);
+    if (header < 0) break;
+    const length = Number(/Content-Length: (\d+)/.exec(bytes.subarray(at, header).toString('latin1'))?.[1]);
+    const body = header + 4;
+    out.push(JSON.parse(bytes.subarray(body, body + length).toString('utf8')) as DebugProtocol.ProtocolMessage);
+    at = body + length;
+  }
+  return out;
+}
+
 describe('secrets: a debugger session', function () {
   this.timeout(120_000);
   const opened: Session[] = [];
@@ -116,30 +131,59 @@ describe('secrets: a debugger session', function () {
     return s;
   }
 
-  it('shows no planted secret in any DAP message or output of a careless run, and shows the idempotency key, author and monkey', async () => {
+  describe('a careless run (secrets in args, results and the script\'s output), explored at every stop', () => {
     const captured: Captured = { wire: [], variables: [] };
-    const s = await session(captured);
-    await s.launch(
-      { program: VAULT, runId: 'vault-dap', input: { careless: true }, envFile: 'agent.env', env: { GITHUB_TOKEN } },
-      { lines: [{ file: VAULT, line: lineOf(VAULT, 'answers.push(await run.step(') }], functions: [{ name: 'model.ask' }], filters: ['actionFailed'] },
-    );
-    const { code, stops } = await driveToEnd(s, captured);
-    assert.equal(code, 0, s.text());
-    // The failed action (its error quotes every secret), the step's line, the action, again for the second prompt.
-    assert.ok(stops.some((d) => d.includes('quota.check') && d.includes('failed')), stops.join('\n'));
-    assert.ok(stops.filter((d) => d.includes('model.ask')).length >= 2, stops.join('\n'));
-    const all = Buffer.concat(captured.wire);
-    assert.ok(all.length > 20_000, 'the session said little: the capture is broken');
-    assertNoSecret(all, 'a DAP message');
-    assertNoSecret(s.text(), 'the Debug Console');
-    assert.match(s.text('stdout'), /calling the model with «secret»/);
-    assert.match(s.text(), /run vault-dap completed/);
-    // Nothing useful is hidden: the key a user debugs, and fields whose names merely contain KEY or AUTH.
-    const shown = (name: string): string[] => captured.variables.filter((v) => v.name === name).map((v) => v.value);
-    assert.ok(shown('idempotencyKey').includes("'ask:vault-dap:hello'"), `idempotencyKey shown as ${shown('idempotencyKey').join(', ')}`);
-    assert.ok(shown('author').includes("'ada'"), `author shown as ${shown('author').join(', ')}`);
-    assert.ok(shown('monkey').includes("'banana'"), `monkey shown as ${shown('monkey').join(', ')}`);
-    assert.ok(shown('authorization').some((v) => v === "'Bearer «secret»'"), `authorization shown as ${shown('authorization').join(', ')}`);
+    let s: Session;
+    let stops: string[] = [];
+    let messages: DebugProtocol.ProtocolMessage[] = [];
+
+    before(async () => {
+      s = await session(captured);
+      await s.launch(
+        { program: VAULT, runId: 'vault-dap', input: { careless: true }, envFile: 'agent.env', env: { GITHUB_TOKEN } },
+        { lines: [{ file: VAULT, line: lineOf(VAULT, 'answers.push(await run.step(') }], functions: [{ name: 'model.ask' }], filters: ['actionFailed'] },
+      );
+      const end = await driveToEnd(s, captured);
+      assert.equal(end.code, 0, s.text());
+      stops = end.stops;
+      messages = parseWire(Buffer.concat(captured.wire));
+    });
+
+    it('stopped at the failed action (its error quotes every secret), at the step\'s line and at each model.ask', () => {
+      assert.ok(stops.some((d) => d.includes('quota.check') && d.includes('failed')), stops.join('\n'));
+      assert.ok(stops.filter((d) => d.includes('model.ask')).length >= 2, stops.join('\n'));
+      assert.ok(captured.variables.length > 500 && messages.length > 500, `little was captured: ${captured.variables.length} variables, ${messages.length} messages`);
+    });
+
+    it('shows no planted secret in Variables, at any scope of any frame, however long or quoted the secret is', () => {
+      const answers = messages.filter((m) => m.type === 'response' && (m as DebugProtocol.Response).command === 'variables');
+      assert.ok(answers.length > 50);
+      assertNoSecret(JSON.stringify(answers), 'Variables');
+    });
+
+    it('shows no planted secret in the Debug Console\'s evaluations, hovers, watches and their errors', () => {
+      const answers = messages.filter((m) => m.type === 'response' && (m as DebugProtocol.Response).command === 'evaluate');
+      assert.ok(answers.some((a) => !(a as DebugProtocol.Response).success), 'no evaluation failed: the thrown errors were not tried');
+      assertNoSecret(JSON.stringify(answers), 'an evaluation');
+    });
+
+    it('shows no planted secret in stack frames, stops, exception info, or the output (console.log, a logged error, the outcome)', () => {
+      const rest = messages.filter((m) => !(m.type === 'response' && ['variables', 'evaluate'].includes((m as DebugProtocol.Response).command)));
+      assertNoSecret(JSON.stringify(rest), 'a DAP message');
+      assertNoSecret(Buffer.concat(captured.wire), 'the bytes the adapter sent');
+      assertNoSecret(s.text(), 'the Debug Console');
+      assert.match(s.text('stdout'), /calling the model with «secret»/);
+      assert.match(s.text(), /run vault-dap completed/);
+    });
+
+    it('hides nothing useful: the idempotency key, and fields whose names merely contain KEY or AUTH, are shown', () => {
+      const shown = (name: string): string[] => captured.variables.filter((v) => v.name === name).map((v) => v.value);
+      assert.ok(shown('idempotencyKey').includes("'ask:vault-dap:hello'"), `idempotencyKey shown as ${shown('idempotencyKey').join(', ')}`);
+      assert.ok(shown('author').includes("'ada'"), `author shown as ${shown('author').join(', ')}`);
+      assert.ok(shown('monkey').includes("'banana'"), `monkey shown as ${shown('monkey').join(', ')}`);
+      // A secret-named field is masked because its value is a secret, and only the secret part of it.
+      assert.ok(shown('authorization').includes("'Bearer «secret»'"), `authorization shown as ${shown('authorization').join(', ')}`);
+    });
   });
 
   it('journals none of a careful run\'s secrets (file and WAL, read mid-run), and shows none', async () => {
