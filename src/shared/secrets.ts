@@ -5,8 +5,15 @@ export const MASK = '«secret»';
 
 /** Shorter values would mask ordinary words and numbers. */
 const MIN_SECRET = 4;
-/** Values of secret-named variables that are settings, not secrets (a flag like DEBUG_AUTH=true). */
-const NOT_SECRETS = new Set(['true', 'false', 'null', 'none', 'undefined', 'yes', 'no', 'on', 'off']);
+/**
+ * Values of secret-named variables that are settings (a flag like DEBUG_AUTH=true) or well-known defaults (a local
+ * server's PGPASSWORD=postgres): masking them would hide every `postgres://` and every word "password", and they
+ * protect nothing. A URL's password is still redacted where the URL is printed, whatever it is.
+ */
+const NOT_SECRETS = new Set([
+  'true', 'false', 'null', 'none', 'undefined', 'yes', 'no', 'on', 'off',
+  'postgres', 'postgresql', 'password', 'secret', 'admin', 'root', 'test', 'guest', 'user', 'changeme', 'example', 'default', 'localhost',
+]);
 
 /** The words of a name: `OPENAI_API_KEY` → OPENAI API KEY, `apiKey` → API KEY, upper-cased. */
 function words(name: string): string[] {

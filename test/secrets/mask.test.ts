@@ -16,7 +16,7 @@ describe('secrets: the masking rules', () => {
     for (const n of ['MONKEY', 'KEYBOARD_LAYOUT', 'TOKENIZERS_PARALLELISM', 'GIT_AUTHOR_NAME', 'PWD', 'OLDPWD', 'PATH', 'HOME', 'BYPASS_PROXY', 'LOGBOOK_STATE_DIR']) {
       assert.ok(!isSecretEnvName(n), n);
     }
-    assert.deepEqual(secretValues({ OPENAI_API_KEY: 'sk-1234', MONKEY: 'banana', DEBUG_AUTH: 'true', A_TOKEN: 'ab' }), ['sk-1234']);
+    assert.deepEqual(secretValues({ OPENAI_API_KEY: 'sk-1234', MONKEY: 'banana', DEBUG_AUTH: 'true', A_TOKEN: 'ab', PGPASSWORD: 'postgres' }), ['sk-1234']);
   });
 
   it('finds the password of any URL-valued variable (DATABASE_URL), as written and decoded', () => {
