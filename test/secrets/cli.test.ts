@@ -61,21 +61,35 @@ describe('secrets: the CLI, the reader and the journal', function () {
     assertNoSecret(journalBytes(db), 'the journal file');
   });
 
-  it('a careless run (secrets passed in args and returned): `run`, `show --json` and the reader mask them by value', async () => {
-    const dir = tmpDir('logbook-secrets-cli-');
-    const db = path.join(dir, 'journal.db');
-    const run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careless', '--input', '{"careless":true}', '--db', db]);
-    assert.equal(run.status, 0, run.out);
-    assert.match(run.out, /"echoed":"«secret»"/);
-    assertNoSecret(run.out, '`logbook run`');
-    for (const args of [['show', 'cli-careless'], ['show', 'cli-careless', '--json'], ['ls'], ['ls', '--json']]) {
-      const r = logbook(dir, [...args, '--db', db]);
-      assert.equal(r.status, 0, r.out);
-      assertNoSecret(r.out, `\`logbook ${args.join(' ')}\``);
-    }
-    const dump = await readerDump(db, SECRET_ENV);
-    assert.match(dump, /Bearer «secret»/);
-    assertNoSecret(dump, 'the journal reader');
+  describe('a careless run (secrets passed in args and returned): shown masked by value', () => {
+    let dir = '';
+    let db = '';
+    let run: { status: number | null; out: string };
+    before(() => {
+      dir = tmpDir('logbook-secrets-cli-');
+      db = path.join(dir, 'journal.db');
+      run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careless', '--input', '{"careless":true}', '--db', db]);
+    });
+
+    it('in `logbook run` (its outcome echoes the key)', () => {
+      assert.equal(run.status, 0, run.out);
+      assert.match(run.out, /"echoed":"«secret»"/);
+      assertNoSecret(run.out, '`logbook run`');
+    });
+
+    it('in `logbook show` and `ls`, as text and --json', () => {
+      for (const args of [['show', 'cli-careless'], ['show', 'cli-careless', '--json'], ['ls'], ['ls', '--json']]) {
+        const r = logbook(dir, [...args, '--db', db]);
+        assert.equal(r.status, 0, r.out);
+        assertNoSecret(r.out, `\`logbook ${args.join(' ')}\``);
+      }
+    });
+
+    it('in every answer of the sidebar\'s journal reader', async () => {
+      const dump = await readerDump(db, SECRET_ENV);
+      assert.match(dump, /Bearer «secret»/);
+      assertNoSecret(dump, 'the journal reader');
+    });
   });
 
   it('redacts a PostgreSQL password holding an @ the way pg parses it, in ls, show, resume, delete, run and their storage errors', () => {
