@@ -82,4 +82,37 @@ describe('host API: a compensation refused before any inverse runs', () => {
       }
     });
   }
+
+  it('a declared onFailure: compensate that would be refused the same way leaves the run failed and resumable', async () => {
+    const file = path.join(tmpDir('logbook-refusal-'), 'journal.db');
+    legacyRun(file, 'k2', false);
+    let courierDown = true;
+    const declared = defineAgent({
+      name: shop.name,
+      input: z.object({}),
+      onFailure: 'compensate',
+      async run(run) {
+        const charged = await run.step('charge', () => 'never run: replayed from its checkpoint');
+        await run.step('ship', () => {
+          if (courierDown) throw new Error('the courier is still down');
+          return 'shipped';
+        });
+        return { charged };
+      },
+    });
+    const lines: string[] = [];
+    const journal = openJournal({ file, agents: [declared], log: (l) => lines.push(l) });
+    try {
+      const out = await journal.resume('k2');
+      assert.equal(out.status, 'failed', JSON.stringify(out));
+      assert.equal(out.compensation, undefined, 'no compensation was attempted');
+      assert.ok(lines.some((l) => /declared policy cannot compensate it, so it stays failed: .*refusal\.legacy-charge/.test(l)), lines.join('\n'));
+      const events = journaled(file, 'k2').events as Array<{ kind: string }>;
+      assert.ok(!events.some((e) => e.kind.startsWith('compensation.') || e.kind === 'run.compensation-failed'), events.map((e) => e.kind).join(', '));
+      courierDown = false;
+      assert.equal((await journal.resume('k2')).status, 'completed');
+    } finally {
+      journal.close();
+    }
+  });
 });
