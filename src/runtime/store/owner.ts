@@ -64,7 +64,11 @@ export function holderOnThisNode(leaseHost: string | null, here: string | undefi
  * is refused like one in another process, and a lease recorded with this process's pid whose session ended without
  * releasing it (its release failed) is known here to be dead, instead of live for as long as the process lives.
  */
-const liveSessions = new Set<string>();
+// On globalThis, as the action registry is: a second copy of the runtime in this process (a script that bundled its
+// own) must see this copy's sessions as live, not as dead leases of its own pid that it may take over.
+const SESSIONS_KEY = Symbol.for('agent-logbook.live-sessions');
+const sessionGlobals = globalThis as { [SESSIONS_KEY]?: Set<string> };
+const liveSessions = (sessionGlobals[SESSIONS_KEY] ??= new Set<string>());
 
 let startOfSelf: string | null | undefined;
 
@@ -119,11 +123,12 @@ export interface LeaseFields {
 }
 
 /**
- * A lease is live while its holder exists. In this process, that is while the session that took it drives. On this node (same boot, same pid namespace) that is decided by the
- * process itself (same pid and start time, not a zombie), even past expiry: a process stuck in a long effect must not
- * be raced by a second driver. A holder whose pid cannot be asked about here (another host, another container with
- * the same hostname, another boot) is never assumed dead: it is trusted until its lease expires. `byExpiry` (shared
- * journals) makes the expiry decide everywhere.
+ * A lease is live while its holder exists. A lease of this very process is live while the session that took it
+ * drives. On this node (same boot, same pid namespace) that is decided by the process itself (same pid and start
+ * time, not a zombie), even past expiry: a process stuck in a long effect must not be raced by a second driver. A
+ * holder whose pid cannot be asked about here (another host, another container with the same hostname, another boot)
+ * is never assumed dead: it is trusted until its lease expires. `byExpiry` (shared journals) makes the expiry decide
+ * everywhere.
  */
 export function leaseIsLive(l: LeaseFields, now: number, byExpiry = false): boolean {
   if (!l.lease_token || l.lease_expires === null) return false;
