@@ -13,7 +13,7 @@ import { openStore, type Durability, type Store } from '../src/runtime/store';
 import { startRun } from '../src/runtime/engine';
 import { claimRun, enqueueRun } from '../src/runtime/store/queue';
 import { driveClaimed } from '../src/runtime/engine';
-import { currentOwner } from '../src/runtime/store/owner';
+import { withNewSession } from '../src/runtime/store/owner';
 import { loadScript } from '../src/loader/loadScript';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -70,7 +70,7 @@ async function claimToFirstAction(url: string, runId: string): Promise<number> {
     const g = globalThis as { __lbFirstExecute?: number };
     g.__lbFirstExecute = undefined;
     const t0 = performance.now();
-    const claimed = claimRun(store.db, store.reader, currentOwner('bench worker'), [{ agent: agent.name, version }], 1000);
+    const claimed = withNewSession('bench worker', (owner) => claimRun(store.db, store.reader, owner, [{ agent: agent.name, version }], 1000));
     if (!claimed || claimed.lease.runId !== runId) throw new Error(`the claim did not find ${runId}`);
     await driveClaimed(store, agent, claimed, { role: 'bench worker', log: () => undefined });
     if (g.__lbFirstExecute === undefined) throw new Error('no new action ran after the claim');

@@ -47,21 +47,27 @@ async function route(req: http.IncomingMessage, res: http.ServerResponse): Promi
   }
   if (req.method !== 'POST') return send(res, 405, { error: 'GET or POST' });
   const b = await body(req);
+  // One driver per run: a run another request (or the boot recovery) drives is refused with LB_LEASE_HELD (409).
+  // The 202 waits for onDriving, so a refusal is answered as one instead of being accepted and logged.
+  let driving: () => void = () => undefined;
+  const leased = new Promise<void>((resolve) => (driving = resolve));
+  const onDriving = (): void => driving();
   let work: Promise<unknown>;
   let id: string;
   if (!runId) {
     const agent = agents[String(b.agent)];
     if (!agent) return send(res, 400, { error: `unknown agent ${String(b.agent)}; known: ${Object.keys(agents).join(', ')}` });
     id = typeof b.runId === 'string' ? b.runId : `run-${randomUUID()}`;
-    work = journal.start(agent, b.input ?? {}, { runId: id });
+    work = journal.start(agent, b.input ?? {}, { runId: id, onDriving });
   } else if (verb === 'resume') {
     id = runId;
-    work = journal.resume(runId);
+    work = journal.resume(runId, { onDriving });
   } else if (verb === 'compensate') {
     id = runId;
-    work = journal.compensate(runId);
+    work = journal.compensate(runId, { onDriving });
   } else return send(res, 404, { error: 'POST /runs, /runs/:id/resume or /runs/:id/compensate' });
   if (b.wait === true) return send(res, 200, await work);
+  await Promise.race([leased, work]);
   drive(work);
   send(res, 202, { runId: id });
 }

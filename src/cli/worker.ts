@@ -8,7 +8,7 @@ import { loadScript, type LoadedScript } from '../loader/loadScript';
 import { EXIT, ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { driveClaimed } from '../runtime/engine';
 import { openStore, type Store } from '../runtime/store';
-import { currentOwner } from '../runtime/store/owner';
+import { endSession, processOwner, withNewSession } from '../runtime/store/owner';
 import { claimRun, forgetWorker, recordWorker, releaseLease, type Claimed, type Known } from '../runtime/store/queue';
 import { exitWithRunsReleased } from '../runtime/processGuard';
 import { Faults, parseCrashSpec } from '../runtime/faults';
@@ -74,7 +74,9 @@ export interface WorkerOptions {
 
 /** The claim loop: at most `concurrency` runs at once; on SIGTERM it stops claiming, waits out the grace, releases the rest. */
 export async function runWorker(store: Store, agents: Map<string, LoadedScript>, o: WorkerOptions, io: Io): Promise<number> {
-  const owner = currentOwner(`worker ${o.name}`);
+  const role = `worker ${o.name}`;
+  // The worker's identity for `ls`; each claim is a driving session of its own, with its own lease token.
+  const owner = processOwner(role);
   const known: Known[] = [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version }));
   const info = { name: o.name, owner: owner.label, host: owner.host, pid: owner.pid, agents: [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version, script: s.path })) };
   recordWorker(store.db, info);
@@ -116,12 +118,13 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     io.out(`worker: claimed ${runId} to ${claimed.kind} (epoch ${epoch}, attempt ${claimed.lease.attempt})`);
     const done = (async () => {
       if (!script) throw new Error(`claimed ${runId} of an agent this worker does not have`);
-      const outcome = await driveClaimed(store, script.agent, claimed, { faults: o.faults, role: `worker ${o.name}`, log: (l) => io.err(l) });
+      const outcome = await driveClaimed(store, script.agent, claimed, { faults: o.faults, role, log: (l) => io.err(l) });
       if (outcome.error?.code === ErrorCodes.LEASE_LOST) io.out(`worker: ${runId} lost its lease to another worker; this worker wrote nothing more and started no new effect`);
       else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
     })()
       .catch((err: unknown) => io.err(`worker: ${runId} stopped: ${describe(err)}`))
       .finally(() => {
+        endSession(claimed.lease.token);
         inFlight.delete(runId);
         wake();
       });
@@ -137,7 +140,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       }
       let claimed: Claimed | undefined;
       try {
-        claimed = claimRun(store.db, store.reader, owner, known);
+        claimed = withNewSession(role, (session) => claimRun(store.db, store.reader, session, known));
         if (unreachable) io.err('worker: the journal answers again; claiming');
         unreachable = false;
       } catch (err) {
@@ -162,6 +165,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     if (over === graceOver) {
       for (const f of inFlight.values()) {
         const given = releaseLease(store.db, f.claimed.lease);
+        endSession(f.claimed.lease.token);
         io.out(`worker: ${f.claimed.lease.runId} ${given ? 'released: it stays resumable, and another worker takes it' : 'was already taken over'}`);
       }
     }

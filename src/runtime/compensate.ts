@@ -4,11 +4,11 @@ import { ErrorCodes, LogbookError, describe, errorRecord, runNotFound } from './
 import { actionRegistry, runTimeActionTypePrefixes, type ActionDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
-import type { ActionSnapshot, PauseKind, RunSnapshot, RuntimeHooks } from './hooks';
+import { announceDriving, type ActionSnapshot, type OnDriving, type PauseKind, type RunSnapshot, type RuntimeHooks } from './hooks';
 import { reconcilePlan, type ReconcileHow } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { acquireRun } from './store/lease';
-import { currentOwner } from './store/owner';
+import { endSession, withNewSession } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
@@ -24,13 +24,30 @@ export interface CompensateOptions {
   readonly role?: string;
   readonly decisions?: Record<string, Decision>;
   readonly log?: (line: string) => void;
+  /** Called once this session holds the run's lease, before the first write of the compensation (see EngineOptions). */
+  readonly onDriving?: OnDriving;
 }
 
 export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
-  const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'compensating', newAttempt: true, purpose: 'compensate' });
+  // Refused before the lease is taken: a compensation that cannot call an inverse it needs writes nothing at all.
+  checkCompensable(store, runId);
+  const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
   return compensateWithLease(store, lease, opts);
+}
+
+/**
+ * Throws (LB_UNKNOWN_ACTION_TYPE) when this process cannot compensate the run: an in-doubt or committed action whose
+ * definition, or whose inverse, it does not have. Reads only; returns the inverses by action id.
+ */
+export function checkCompensable(store: Store, runId: string): Map<string, ActionDefinition | null> {
+  const inverses = new Map<string, ActionDefinition | null>();
+  for (const a of store.reader.committedNewestFirst(runId)) {
+    if (a.effect !== 'read-only' && a.compensation !== 'committed' && a.compensation !== 'irreversible') inverses.set(a.id, inverseDefinition(store, runId, a));
+  }
+  for (const a of store.reader.inDoubt(runId)) definition(a.type);
+  return inverses;
 }
 
 function definition(type: string): ActionDefinition {
@@ -83,13 +100,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     writer.note('compensation.stopped', { reason: 'the host asked the compensation to stop', compensated: compensated.length });
     return { ...base(), status: 'interrupted' };
   };
-  const inverses = new Map<string, ActionDefinition | null>();
+  let inverses = new Map<string, ActionDefinition | null>();
   try {
+    announceDriving(opts, lease);
     writer.note('compensation.begin', {});
     // Every inverse this compensation needs, known before the first is applied: no half-done walk for a missing one.
-    for (const a of store.reader.committedNewestFirst(runId)) {
-      if (a.effect !== 'read-only' && a.compensation !== 'committed' && a.compensation !== 'irreversible') inverses.set(a.id, inverseDefinition(store, runId, a));
-    }
+    // (compensateRun checked it before taking the lease; a worker's claim or a declared policy gets here directly.)
+    inverses = checkCompensable(store, runId);
     for (const [id, decision] of Object.entries(opts.decisions ?? {})) {
       const a = store.reader.action(runId, id);
       if (a?.status === 'started') writer.decision(a.step_idx, id, decision);
@@ -167,6 +184,8 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       writer.release();
     } catch {
       // Status is durable already.
+    } finally {
+      endSession(lease.token);
     }
   }
 }

@@ -6,14 +6,15 @@ import type { AgentDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
-import type { RuntimeHooks } from './hooks';
+import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
-import { currentOwner } from './store/owner';
+import { endSession, withNewSession } from './store/owner';
+import { releaseLease } from './store/queue';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import type { Decision } from './types';
-import { compensateWithLease } from './compensate';
+import { checkCompensable, compensateWithLease } from './compensate';
 import type { Claimed } from './store/queue';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
@@ -30,6 +31,11 @@ export interface EngineOptions {
   /** Who is driving, shown to anyone who finds the lease held (cli, debugger, rehearsal). */
   readonly role?: string;
   readonly log?: (line: string) => void;
+  /**
+   * Called once this session holds the run's lease, before the script (or the compensation) runs: a host that answers
+   * before the run ends (HTTP 202) answers here. A refusal (LB_LEASE_HELD, LB_RUN_EXISTS) rejects instead.
+   */
+  readonly onDriving?: OnDriving;
 }
 
 
@@ -46,11 +52,13 @@ export async function startRun(
 ): Promise<RunOutcome> {
   const runId = opts.runId ?? newRunId();
   const input = await checkedInput(agent, runId, opts.input, maskedLog(opts.log));
-  const lease = createRun(
-    store.db,
-    store.reader,
-    { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}) },
-    currentOwner(opts.role ?? 'cli'),
+  const lease = withNewSession(opts.role ?? 'cli', (owner) =>
+    createRun(
+      store.db,
+      store.reader,
+      { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}) },
+      owner,
+    ),
   );
   return drive(store, agent, lease, input.value, opts);
 }
@@ -114,15 +122,35 @@ export async function resumeRun(
 ): Promise<RunOutcome> {
   const decisions = opts.decisions ?? {};
   checkResumable(store, agent, runId, decisions);
-  const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'running', newAttempt: true, purpose: 'resume' });
-  const row = store.reader.run(runId);
-  if (!row) throw runNotFound(runId);
-  const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
-  for (const [id, decision] of Object.entries(decisions)) {
-    const a = store.reader.action(runId, id);
-    if (a) writer.decision(a.step_idx, id, decision);
+  const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
+  let writer: RunWriter | undefined;
+  let input: unknown;
+  try {
+    const row = store.reader.run(runId);
+    if (!row) throw runNotFound(runId);
+    input = fromJournalJson(row.input) ?? {};
+    writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
+    for (const [id, decision] of Object.entries(decisions)) {
+      const a = store.reader.action(runId, id);
+      if (a) writer.decision(a.step_idx, id, decision);
+    }
+  } catch (err) {
+    letGo(store, lease, writer);
+    throw err;
   }
-  return drive(store, agent, lease, fromJournalJson(row.input) ?? {}, opts, writer);
+  return drive(store, agent, lease, input, opts, writer);
+}
+
+/** Gives back a lease taken for a session that fails before it drives, and ends the session. */
+function letGo(store: Store, lease: Lease, writer: RunWriter | undefined): void {
+  try {
+    if (writer) writer.release();
+    else releaseLease(store.db, lease);
+  } catch {
+    // The lease left behind is dead: its session ends here, and its process (this one) knows it.
+  } finally {
+    endSession(lease.token);
+  }
 }
 
 /** Errors that mean the script or journal is wrong, not that the world refused: never auto-compensated. */
@@ -130,7 +158,16 @@ function isProgrammingError(err: unknown): boolean {
   return err instanceof LogbookError && isScriptBugCode(err.code);
 }
 
+/** One driving session of the run: whatever way it ends, the session ends with it, so its lease is never live after. */
 async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+  try {
+    return await driveSession(store, agent, lease, input, opts, existingWriter);
+  } finally {
+    endSession(lease.token);
+  }
+}
+
+async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
   const writer = existingWriter ?? new RunWriter(store.db, lease, store.reader.nextActionSeq(lease.runId), opts.durability);
   const stats = emptyStats();
   const log = maskedLog(opts.log);
@@ -152,6 +189,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     onExit: (err) => writer.note('run.process-exited', { error: errorRecord(err) }),
   });
   try {
+    announceDriving(opts, lease);
     if (opts.hooks?.pause) {
       await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input } });
     }
@@ -192,11 +230,19 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
     if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
     if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome) {
+      // A compensation that would be refused (an inverse this process cannot call) is refused before anything is
+      // written: the run stays failed and resumable.
+      const refusal = compensationRefusal(store, lease.runId);
+      if (refusal) {
+        log(`${agent.name}: the run failed (${describe(err)}); its declared policy cannot compensate it, so it stays failed: ${describe(refusal)}`);
+        return { ...base, status: 'failed', error };
+      }
       log(`${agent.name}: the run failed (${describe(err)}); its declared policy compensates it.`);
       writer.release();
       released = true;
-      const relock = acquireRun(store.db, store.reader, lease.runId, currentOwner(opts.role ?? 'cli'), { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' });
-      const compensation = await compensateWithLease(store, relock, opts);
+      // A new session: the one that failed has let the lease go, and another driver may have taken it meanwhile.
+      const relock = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }));
+      const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
       return { ...base, status: compensation.status, error, compensation };
     }
     return { ...base, status: 'failed', error };
@@ -213,6 +259,16 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   }
 }
 
+function compensationRefusal(store: Store, runId: string): LogbookError | undefined {
+  try {
+    checkCompensable(store, runId);
+    return undefined;
+  } catch (err) {
+    if (err instanceof LogbookError) return err;
+    throw err;
+  }
+}
+
 function summary(s: AttemptStats): Record<string, number> {
   return { stepsReplayed: s.stepsReplayed, stepsRun: s.stepsRun, stepsRedone: s.stepsRedone, actionsSkipped: s.actionsSkipped, actionsExecuted: s.actionsExecuted, reconciled: s.reconciled.length };
 }
@@ -225,11 +281,12 @@ export function recordApproval(store: Store, runId: string, actionId: string, ap
   if (a.status !== 'awaiting-approval' || a.approval !== 'pending') {
     throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${actionId} is not waiting for approval (it is ${a.approval === 'approved' ? 'already approved' : a.status}).`, 'Only actions shown as "awaiting approval" can be approved or rejected.', { runId, actionId });
   }
-  const lease = acquireRun(store.db, store.reader, runId, currentOwner(role), { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' });
-  const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
+  const lease = withNewSession(role, (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }));
+  let writer: RunWriter | undefined;
   try {
+    writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
     writer.approval(a.step_idx, actionId, approved, note);
   } finally {
-    writer.release();
+    letGo(store, lease, writer);
   }
 }

@@ -98,3 +98,16 @@ export interface RuntimeHooks {
   /** An in-doubt action with no verify: resolve with a decision, or undefined to stop in needs-decision. */
   decision?(ev: PauseEvent): Promise<Decision | undefined>;
 }
+
+/** A host's word that its session now drives the run (it holds the lease): e.g. to answer an HTTP request with 202. */
+export type OnDriving = (run: { readonly runId: string; readonly attempt: number }) => void;
+
+/** Tells the host this session drives the run; the host's callback failing is logged, never the run's failure. */
+export function announceDriving(opts: { readonly onDriving?: OnDriving; readonly log?: (line: string) => void }, lease: { readonly runId: string; readonly attempt: number }): void {
+  try {
+    opts.onDriving?.({ runId: lease.runId, attempt: lease.attempt });
+  } catch (err) {
+    const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    log(`onDriving threw (ignored; run ${lease.runId} goes on): ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

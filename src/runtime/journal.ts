@@ -10,6 +10,7 @@ import type { InferInput, StandardSchema } from './schema';
 import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
 import type { RunRow } from './store/rows';
 import type { Decision, RunStatus } from './types';
+import type { OnDriving } from './hooks';
 
 /** An agent of any input and output, as a host registers it for resuming. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- agents differ in input and output; a host holds them in one list
@@ -34,11 +35,18 @@ export interface StartOptions {
    * Default: `api:<agent name>` (then the CLI needs `--script` to resume it).
    */
   readonly script?: string;
+  /** Called once this call drives the run (it holds the run's lease), before the script runs: answer a request here. */
+  readonly onDriving?: OnDriving;
 }
 
 export interface ResumeOptions {
   /** Decisions for in-doubt actions that have no `verify`, by action id. */
   readonly decisions?: Readonly<Record<string, Decision>>;
+  /**
+   * Called once this call drives the run (it holds the run's lease), before anything runs. A run another call is
+   * driving (in this process or another) is refused with LB_LEASE_HELD instead, and this is never called.
+   */
+  readonly onDriving?: OnDriving;
 }
 
 /** A run as the journal holds it. */
@@ -64,6 +72,11 @@ export type Recovered =
   | { readonly runId: string; readonly action: 'compensated'; readonly report: CompensationReport }
   | { readonly runId: string; readonly action: 'failed'; readonly error: LogbookError | Error };
 
+/**
+ * One driving session per run: each start, resume and compensate is a session with its own lease. A call on a run that
+ * another session drives (another call in this process, another journal on the same file, another process) is refused
+ * with LB_LEASE_HELD naming the holder, and writes nothing; it never joins or takes over the run in flight.
+ */
 export interface Journal {
   /** The absolute path of the journal file. */
   readonly file: string;
@@ -87,8 +100,8 @@ export interface Journal {
   close(): void;
 }
 
-const START_KEYS = new Set(['runId', 'script']);
-const RESUME_KEYS = new Set(['decisions']);
+const START_KEYS = new Set(['runId', 'script', 'onDriving']);
+const RESUME_KEYS = new Set(['decisions', 'onDriving']);
 
 /** Rejects options the API does not have; crash injection in particular is only for the CLI, the debugger and rehearsals. */
 function checkOptions(what: string, opts: object | undefined, allowed: ReadonlySet<string>): void {
@@ -148,16 +161,16 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       const known = agents.get(agent.name);
       if (known && known !== registered) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `journal.start: another agent named ${JSON.stringify(agent.name)} was registered.`, 'Start the agent you registered, or rename one.');
       agents.set(agent.name, registered);
-      return startRun(store, registered, { ...engine, script: o.script ?? `api:${agent.name}`, input, ...(o.runId !== undefined ? { runId: o.runId } : {}) });
+      return startRun(store, registered, { ...engine, script: o.script ?? `api:${agent.name}`, input, ...(o.runId !== undefined ? { runId: o.runId } : {}), ...(o.onDriving ? { onDriving: o.onDriving } : {}) });
     },
     async resume(runId, o = {}) {
       checkOptions('journal.resume', o, RESUME_KEYS);
-      return resumeRun(store, agentOf(runId), runId, { ...engine, decisions: { ...o.decisions } });
+      return resumeRun(store, agentOf(runId), runId, { ...engine, decisions: { ...o.decisions }, ...(o.onDriving ? { onDriving: o.onDriving } : {}) });
     },
     async compensate(runId, o = {}) {
       checkOptions('journal.compensate', o, RESUME_KEYS);
       agentOf(runId); // its module defined the action types whose inverses compensation looks up
-      return compensateRun(store, runId, { ...engine, decisions: { ...o.decisions } });
+      return compensateRun(store, runId, { ...engine, decisions: { ...o.decisions }, ...(o.onDriving ? { onDriving: o.onDriving } : {}) });
     },
     decideApproval(runId, actionId, approved, note) {
       recordApproval(store, runId, actionId, approved, note ?? null, role);

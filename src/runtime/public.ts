@@ -6,5 +6,6 @@ export type { ActionDefinition, ActionSpec, AgentDefinition, AgentSpec, Effect, 
 export type { RunApi, RunInfo, RunStatus, StepStatus, ActionStatus, Reconciliation, Decision } from './types';
 export { LogbookError, ApprovalRejectedError, ActionFailedError, DefiniteFailure, isDefiniteFailure, isInDoubtError, ErrorCodes, type ErrorCode } from './errors';
 export type { StandardSchema } from './schema';
+export type { OnDriving } from './hooks';
 export type { RunOutcome, AttemptStats, CompensationReport } from './outcomes';
 export { openJournal, type Journal, type JournalOptions, type StartOptions, type ResumeOptions, type RunSummary, type Recovered, type AnyAgent } from './journal';

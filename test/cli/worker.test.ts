@@ -81,7 +81,7 @@ describe('logbook run --detach and logbook worker (SQLite)', function () {
     await waitFor('the first effect', () => effectCounts(e).has('post:long:0') || undefined, 30_000, 50);
     const holder = withStore(e, (s) => s.reader.run('long')?.lease_owner);
     assert.match(holder ?? '', /worker term-a/, 'ls shows the worker that holds it');
-    assert.match(cliSync(e, ['ls']).stdout, /long\s+ledger\s+running.*\(worker term-a\) \(epoch 1\)/);
+    assert.match(cliSync(e, ['ls']).stdout, /long\s+ledger\s+running.*\(worker term-a\) session [0-9a-f]{8} \(epoch 1\)/);
     a.child.kill('SIGTERM');
     assert.equal((await a.exited).code, 0, 'exit 0 after releasing');
     assert.ok(a.lines.some((l) => /long released: it stays resumable/.test(l)), a.lines.join('\n'));

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { openStore, type Store } from '../../src/runtime/store';
 import { createRun, acquireRun } from '../../src/runtime/store/lease';
 import { RunWriter } from '../../src/runtime/store/writer';
-import { currentNode, hostField, type Owner } from '../../src/runtime/store/owner';
+import { beginSession, currentNode, hostField, type Owner } from '../../src/runtime/store/owner';
 import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
 import { ErrorCodes, LogbookError, exitCodeOf } from '../../src/runtime/errors';
@@ -26,8 +26,9 @@ function deadOwner(label: string): Owner {
   return { token: `token-${label}-${Math.random()}`, pid: 4_000_000 + Math.floor(Math.random() * 100_000), pidStart: '1', host: hostField(os.hostname(), currentNode()), label: `dead ${label}` };
 }
 
+/** A live driving session of this process: its lease is live while the session is (a lease belongs to a session). */
 function liveOwner(label: string): Owner {
-  return { token: `token-${label}-${Math.random()}`, pid: process.pid, pidStart: null, host: hostField(os.hostname(), currentNode()), label: `live ${label}` };
+  return beginSession(`live ${label}`);
 }
 
 function code(fn: () => unknown): string | undefined {
@@ -229,9 +230,9 @@ function storageCases(server: () => PgServer): void {
     const script = `
       const { createRun } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/lease'))});
       const { RunWriter } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/writer'))});
-      const { currentOwner } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/owner'))});
+      const { beginSession } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/owner'))});
       const s = openStore(target);
-      const lease = createRun(s.db, s.reader, { id: 'hb', agent: 'a', script: 's.ts', input: null }, currentOwner('test'));
+      const lease = createRun(s.db, s.reader, { id: 'hb', agent: 'a', script: 's.ts', input: null }, beginSession('test'));
       const w = new RunWriter(s.db, lease, 1);
       const first = s.reader.run('hb').lease_expires;
       // A synchronous effect that holds the main thread for 3 TTLs: only the worker thread can renew meanwhile.

@@ -9,7 +9,7 @@ import { RunWriter } from '../../src/runtime/store/writer';
 import { ReplayActionRow, ReplayStepRow, replayActionRow, replayStepRow } from '../../src/runtime/store/rows';
 import { READ_AHEAD_BYTES, ReadAhead } from '../../src/runtime/readAhead';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
-import { currentOwner } from '../../src/runtime/store/owner';
+import { beginSession } from '../../src/runtime/store/owner';
 import { buildJournal } from '../../bench/journalBuilder';
 import { JOURNAL_AGENT, journalAgent, journalSend, probe } from '../../bench/journalAgent';
 import { tmpDir } from '../helpers';
@@ -390,13 +390,13 @@ describe('a read-only action', () => {
 describe('the lease fence and lazy commits', () => {
   it('refuses the next write, lazy or durable, once another process has taken the run', () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
-    const lease = createRun(store.db, store.reader, { id: 'fence', agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
+    const lease = createRun(store.db, store.reader, { id: 'fence', agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
     const writer = new RunWriter(store.db, lease, 1);
     writer.note('before', {});
     // The lease lapses (as a holder on another host whose lease expired) and another owner takes the run:
     // epoch and token change under this writer. (On this host a living pid keeps its lease even past expiry.)
     store.db.prepare("UPDATE runs SET lease_expires = 0, lease_host = 'another-host' WHERE id = 'fence'").run();
-    acquireRun(store.db, store.reader, 'fence', { ...currentOwner('test'), token: 'thief' }, { status: 'running', newAttempt: true, purpose: 'test' });
+    acquireRun(store.db, store.reader, 'fence', beginSession('thief'), { status: 'running', newAttempt: true, purpose: 'test' });
     for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => {
       // Written behind: the transaction that writes it is the one refused.
       writer.stepStarted(0, 's', false);
@@ -409,7 +409,7 @@ describe('the lease fence and lazy commits', () => {
 
   it('pushes the lease expiry forward on the first write and on status changes, and stays at synchronous=FULL', () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
-    const lease = createRun(store.db, store.reader, { id: 'renew', agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
+    const lease = createRun(store.db, store.reader, { id: 'renew', agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
     store.db.prepare("UPDATE runs SET lease_expires = 1 WHERE id = 'renew'").run();
     const writer = new RunWriter(store.db, lease, 1, 'group');
     writer.note('lazy', {});

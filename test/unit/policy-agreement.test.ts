@@ -9,7 +9,7 @@ import { actionRegistry, type ActionDefinition, type Effect } from '../../src/ru
 import { actionDisplay, actionPlan, reconcilePlan, runAllows, runExitCode as exitCodeOf, RUN_WORDS, ACTION_WORDS, type ReconcileHow } from '../../src/runtime/policy';
 import { EXIT } from '../../src/runtime/errors';
 import { createRun } from '../../src/runtime/store/lease';
-import { currentOwner } from '../../src/runtime/store/owner';
+import { beginSession } from '../../src/runtime/store/owner';
 import { RunWriter } from '../../src/runtime/store/writer';
 import type { Decision, RunStatus } from '../../src/runtime/types';
 import { planResume } from '../../src/plan/resumePlan';
@@ -77,7 +77,7 @@ function define(c: Combo): ActionDefinition {
 function journal(store: Store, c: Combo, runId: string): string {
   const def = define(c);
   const id = `${def.type}:${runId}`;
-  const lease = createRun(store.db, store.reader, { id: runId, agent: 'agree', script: 'inline', input: '{}' }, currentOwner('test'));
+  const lease = createRun(store.db, store.reader, { id: runId, agent: 'agree', script: 'inline', input: '{}' }, beginSession('test'));
   const w = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
   w.stepStarted(0, 's0', false);
   const na = { id, stepIdx: 0, type: def.type, version: 1, effect: c.effect, args: '{}' };

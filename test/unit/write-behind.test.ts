@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineAction, defineAgent, openStore, startRun, type Store } from '../../src/runtime';
 import { RunWriter, WRITE_BEHIND_MAX, WRITE_BEHIND_MS } from '../../src/runtime/store/writer';
 import { createRun } from '../../src/runtime/store/lease';
-import { currentOwner } from '../../src/runtime/store/owner';
+import { beginSession } from '../../src/runtime/store/owner';
 import { tmpDir } from '../helpers';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
 
@@ -19,7 +19,7 @@ function kinds(store: Store, runId: string): string[] {
 
 function newWriter(id: string): { store: Store; writer: RunWriter } {
   const store = openStore(path.join(tmpDir(), 'j.db'));
-  const lease = createRun(store.db, store.reader, { id, agent: 'a', script: 'a.ts', input: null }, currentOwner('test'));
+  const lease = createRun(store.db, store.reader, { id, agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
   return { store, writer: new RunWriter(store.db, lease, 0) };
 }
 

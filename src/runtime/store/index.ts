@@ -32,6 +32,6 @@ export { isPostgresUrl, redactUrl, resolveTarget, NOTIFY_CHANNEL, type Db } from
 export { JournalReader, type RunView } from './reader';
 export { RunWriter, type Lease, type Durability } from './writer';
 export { createRun, acquireRun, type ForkPoint } from './lease';
-export { currentOwner } from './owner';
+export { beginSession, endSession, withNewSession, processOwner } from './owner';
 export { copyStepsForFork, seedForkActions, INHERITED_ATTEMPT, type ForkSeed } from './fork';
 export type { RunRow, StepRow, ActionRow, EventRow } from './rows';

@@ -78,7 +78,7 @@ export interface AcquireOptions {
   readonly purpose: string;
 }
 
-/** Takes the lease of an existing run; fails naming the holder if a live process has it. */
+/** Takes the lease of an existing run for a new session; fails naming the holder if a live session has it. */
 export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: Owner, opts: AcquireOptions): Lease {
   const now = Date.now();
   let lease: Lease | undefined;
@@ -91,7 +91,9 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
     if (!row) throw runNotFound(runId);
     // Liveness by the clock leases are measured by, read after the lock: the server's on PostgreSQL.
     const clock = db.kind === 'sqlite' ? now : db.now();
-    if (row.lease_token && row.lease_token !== owner.token && leaseIsLive(row, clock, db.dialect.leaseByExpiry)) {
+    // No exception for "this process": a lease belongs to one session, and a live session's lease is never taken,
+    // not even by another session of the same process (a second journal.resume while the first still drives).
+    if (row.lease_token && leaseIsLive(row, clock, db.dialect.leaseByExpiry)) {
       throw new LogbookError(
         ErrorCodes.LEASE_HELD,
         `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'} (lease epoch ${row.lease_epoch}).`,
@@ -105,7 +107,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
       `UPDATE runs SET status = ?, attempt = ?, updated_at = ?, lease_token = ?, lease_owner = ?, lease_pid = ?,
          lease_pid_start = ?, lease_host = ?, lease_epoch = ?, lease_expires = ? WHERE id = ?`,
     ).run(opts.status, attempt, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, epoch, clock + LEASE_TTL_MS, runId);
-    const previous = row.lease_token ? (row.lease_token === owner.token ? 'self' : 'dead holder') : 'released';
+    const previous = row.lease_token ? 'dead holder' : 'released';
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
       runId,
       attempt,

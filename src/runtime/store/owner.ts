@@ -4,7 +4,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomUUID } from 'node:crypto';
 
+/** One driving session of one process: what a lease records, and what LB_LEASE_HELD names. */
 export interface Owner {
+  /** Fresh for every session (beginSession): two sessions of one process never share it. */
   readonly token: string;
   readonly pid: number;
   readonly pidStart: string | null;
@@ -56,19 +58,60 @@ export function holderOnThisNode(leaseHost: string | null, here: string | undefi
   return m[1] === here && leaseHost.slice(0, m.index) === hostname;
 }
 
-let self: Owner | undefined;
+/**
+ * The tokens of this process's driving sessions that are still live. A lease belongs to one driving session (one
+ * start, resume, compensation, approval or worker claim), never to the process: a second driver in the same process
+ * is refused like one in another process, and a lease recorded with this process's pid whose session ended without
+ * releasing it (its release failed) is known here to be dead, instead of live for as long as the process lives.
+ */
+// On globalThis, as the action registry is: a second copy of the runtime in this process (a script that bundled its
+// own) must see this copy's sessions as live, not as dead leases of its own pid that it may take over.
+const SESSIONS_KEY = Symbol.for('agent-logbook.live-sessions');
+const sessionGlobals = globalThis as { [SESSIONS_KEY]?: Set<string> };
+const liveSessions = (sessionGlobals[SESSIONS_KEY] ??= new Set<string>());
 
-export function currentOwner(role: string): Owner {
-  if (!self || !self.label.endsWith(`(${role})`)) {
-    self = {
-      token: randomUUID(),
-      pid: process.pid,
-      pidStart: processStartTime(process.pid),
-      host: hostField(os.hostname(), currentNode()),
-      label: `pid ${process.pid} on ${os.hostname()} (${role})`,
-    };
+let startOfSelf: string | null | undefined;
+
+/** This process as a lease holder, without a session: the identity a worker records for `ls`. */
+export function processOwner(role: string): Omit<Owner, 'token'> {
+  startOfSelf ??= processStartTime(process.pid);
+  return { pid: process.pid, pidStart: startOfSelf, host: hostField(os.hostname(), currentNode()), label: `pid ${process.pid} on ${os.hostname()} (${role})` };
+}
+
+/** A new driving session of this process: a fresh token, live until `endSession`. Its label names the session. */
+export function beginSession(role: string): Owner {
+  const token = randomUUID();
+  const p = processOwner(role);
+  liveSessions.add(token);
+  return { ...p, token, label: `${p.label} session ${token.slice(0, 8)}` };
+}
+
+/** The session is over (its lease released, or given up): a lease it left behind is dead from now on. Idempotent. */
+export function endSession(token: string): void {
+  liveSessions.delete(token);
+}
+
+/**
+ * Takes a lease for a new session: `take` writes it (createRun, acquireRun, claimRun). A refusal, or nothing to take,
+ * ends the session at once; otherwise the driver ends it when it lets the lease go.
+ */
+export function withNewSession<T>(role: string, take: (owner: Owner) => T): T {
+  const owner = beginSession(role);
+  try {
+    const taken = take(owner);
+    if (taken === undefined) endSession(owner.token);
+    return taken;
+  } catch (err) {
+    endSession(owner.token);
+    throw err;
   }
-  return self;
+}
+
+/** Whether the lease was written by this very process (same node, pid and start time): then its session decides. */
+function heldByThisProcess(l: LeaseFields): boolean {
+  if (l.lease_pid !== process.pid || !holderOnThisNode(l.lease_host)) return false;
+  startOfSelf ??= processStartTime(process.pid);
+  return l.lease_pid_start === null || startOfSelf === null || l.lease_pid_start === startOfSelf;
 }
 
 export interface LeaseFields {
@@ -80,14 +123,17 @@ export interface LeaseFields {
 }
 
 /**
- * A lease is live while its holder exists. On this node (same boot, same pid namespace) that is decided by the
- * process itself (same pid and start time, not a zombie), even past expiry: a process stuck in a long effect must not
- * be raced by a second driver. A holder whose pid cannot be asked about here (another host, another container with
- * the same hostname, another boot) is never assumed dead: it is trusted until its lease expires. `byExpiry` (shared
- * journals) makes the expiry decide everywhere.
+ * A lease is live while its holder exists. A lease of this very process is live while the session that took it
+ * drives. On this node (same boot, same pid namespace) that is decided by the process itself (same pid and start
+ * time, not a zombie), even past expiry: a process stuck in a long effect must not be raced by a second driver. A
+ * holder whose pid cannot be asked about here (another host, another container with the same hostname, another boot)
+ * is never assumed dead: it is trusted until its lease expires. `byExpiry` (shared journals) makes the expiry decide
+ * everywhere.
  */
 export function leaseIsLive(l: LeaseFields, now: number, byExpiry = false): boolean {
   if (!l.lease_token || l.lease_expires === null) return false;
+  // This process knows its own sessions: live while the session drives (a shared journal still lets it expire).
+  if (heldByThisProcess(l)) return liveSessions.has(l.lease_token) && (!byExpiry || l.lease_expires > now);
   if (!holderOnThisNode(l.lease_host) || l.lease_pid === null) return l.lease_expires > now;
   // A shared journal (PostgreSQL): the expiry decides; a holder's pid on this node only shows it dead sooner. A holder
   // stopped (SIGSTOP) or stuck past its expiry is not trusted: another machine may already be taking the run over.
