@@ -6,6 +6,7 @@ import type { AgentDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
+import { requireWellFormed } from './wellFormed';
 import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
@@ -216,6 +217,8 @@ function summary(s: AttemptStats): Record<string, number> {
 
 /** Records an approval or rejection for an action waiting at its gate (the run itself is not running). */
 export function recordApproval(store: Store, runId: string, actionId: string, approved: boolean, note: string | null, role = 'cli'): void {
+  // A note is kept as text: one PostgreSQL cannot hold is refused before anything is written, on either journal.
+  if (note !== null) requireWellFormed(note, 'The note of the approval');
   const a = store.reader.action(runId, actionId);
   if (!store.reader.run(runId)) throw runNotFound(runId);
   if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${actionId}.`, `See the actions waiting for approval with \`logbook show ${runId}\`.`, { runId, actionId });

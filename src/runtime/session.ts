@@ -159,6 +159,7 @@ export class RunSession {
     if (typeof kind !== 'string' || kind.length === 0) {
       throw new LogbookError(ErrorCodes.INVALID_ARGS, 'run.note was called without a kind.', 'Name the note, e.g. run.note("model.partial", { text }).');
     }
+    requireWellFormed(kind, 'The kind of a note');
     const json = toJournalJson(data, `The note ${kind}`, 'Pass plain JSON to run.note.');
     this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.als.getStore()?.idx ?? null);
   }
