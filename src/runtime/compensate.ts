@@ -103,7 +103,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         : undefined;
       const out = await settleInDoubt(a, def, {
         writer,
-        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, signal: writer.signal },
+        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, ...writer.leaseChecks },
         ...(ask ? { ask } : {}),
         verifyFailed: (err) => new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id }),
       });
@@ -141,10 +141,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       faults.hit('compensate:after-start', a.type);
       await pause('compensate:after-start', a, def);
       writer.compensationExecuting(a.step_idx, a.id);
+      const ended = writer.effectStarting(`${a.type} (inverse)`, `compensate:${a.id}`);
       let result: unknown;
       try {
-        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, signal: writer.signal });
+        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, ...writer.leaseChecks });
+        ended();
       } catch (err) {
+        ended();
         writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
         throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
       }

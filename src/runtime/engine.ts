@@ -173,6 +173,11 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     const stuck = thrown instanceof LogbookError && thrown.code === ErrorCodes.NEVER_SETTLED;
     // A run whose promises never settle cannot be waited for: what is still in flight is recorded as it stands.
     if (!stuck) await Promise.race([session.settle(), guard.drained]).catch(() => undefined);
+    // A lost lease (taken over, or past what this process's clock can prove) ends the attempt whatever the script threw
+    // on its way out (it may have caught LB_LEASE_LOST): nothing is written, no policy fires. The fenced release below
+    // leaves a run taken over alone and hands back one no one took.
+    const lost = writer.lostError;
+    if (lost) return { ...base, status: 'interrupted', error: { name: lost.name, message: lost.message, code: lost.code } };
     const err = session.suspended ?? thrown;
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
@@ -180,10 +185,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
     }
     const record = errorRecord(err);
     const error = { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) };
-    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) {
-      released = true;
-      return { ...base, status: 'failed', error };
-    }
+    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) return { ...base, status: 'interrupted', error };
     writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
     // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
     // and the declared policy does not undo effects whose outcome nobody knows yet.
