@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FIXTURES, cli, cliAsync, show, tmpDir } from '../helpers';
+import { EXAMPLES, FIXTURES, cli, cliAsync, show, tmpDir } from '../helpers';
 
 const FROZEN = path.join(FIXTURES, 'frozen', 'capture.ts');
 const TTL_MS = 1000;
@@ -62,4 +62,17 @@ describe('cli: a run frozen past its lease inside execute (issue 19 case 4, SQLi
       assert.deepEqual(ledger(env.LEDGER_FILE), [`capture:${runId}`], 'sent exactly once, by the resume (verify found nothing)');
     });
   }
+
+  it('examples/card-capture.ts: captures once, also across a crash right after the capture (verify finds it)', () => {
+    const dir = tmpDir();
+    const script = path.join(EXAMPLES, 'card-capture.ts');
+    const first = cli(dir, ['run', script, '--run-id', 'cap', '--crash-at', 'card.capture#1@after-execute']);
+    assert.equal(first.signal, 'SIGKILL', first.stdout + first.stderr);
+    const resumed = cli(dir, ['resume', 'cap']);
+    assert.equal(resumed.status, 0, resumed.stdout + resumed.stderr);
+    assert.match(resumed.stdout, /reconciled card\.capture capture:cap:order-1: verified/);
+    const cards = JSON.parse(fs.readFileSync(path.join(dir, 'cards.json'), 'utf8')) as { captures: Array<{ key: string }>; refused: unknown[] };
+    assert.deepEqual(cards.captures.map((c) => c.key), ['capture:cap:order-1']);
+    assert.deepEqual(cards.refused, []);
+  });
 });
