@@ -9,7 +9,7 @@ import { reconcilePlan, type ReconcileHow } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { acquireRun } from './store/lease';
 import { currentOwner } from './store/owner';
-import { RunWriter, type Lease } from './store/writer';
+import { LEASE_TTL_MS, RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
 import type { Decision } from './types';
@@ -63,6 +63,15 @@ function inverseDefinition(store: Store, runId: string, a: ActionRow): ActionDef
 export async function compensateWithLease(store: Store, lease: Lease, opts: CompensateOptions): Promise<CompensationReport> {
   const runId = lease.runId;
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
+  // As while a run goes forward: a long inverse must not outlast the lease this process can prove by its clock.
+  const heartbeat = setInterval(() => {
+    try {
+      writer.heartbeat();
+    } catch {
+      // A lost lease surfaces on the next real write.
+    }
+  }, LEASE_TTL_MS / 3);
+  heartbeat.unref();
   const faults = opts.faults ?? new Faults();
   const hooks = opts.hooks;
   const compensated: Array<{ id: string; type: string; redone: boolean }> = [];
@@ -163,9 +172,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
   } catch (err) {
     const record = errorRecord(err);
     if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) throw err;
+    // Lost while an inverse ran (it may have thrown something else on its way out): nothing is written, as above.
+    const lost = writer.lostError;
+    if (lost) throw lost;
     writer.runStatus('compensation-failed', { error: record });
     return { ...base(), status: 'compensation-failed', error: { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) } };
   } finally {
+    clearInterval(heartbeat);
     try {
       writer.release();
     } catch {
