@@ -7,7 +7,7 @@ import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { parseCrashSpec } from '../runtime/faults';
 import { ENGLISH } from '../shared/zodEnglish';
 import { readEnvFile } from './envFile';
-import { resolveTarget } from '../shared/journalTarget';
+import { journalTargetProblem, resolveTarget } from '../shared/journalTarget';
 import type { RunnerConfig } from '../link/protocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -98,7 +98,13 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
     throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The program ${program} does not exist (attribute "program", resolved from cwd ${cwd}).`, 'Fix "program" in launch.json: the path of the agent script.', { script: program });
   }
   const env = { ...(cfg.envFile !== undefined ? readEnvFile(path.resolve(cwd, cfg.envFile), 'attribute "envFile"') : {}), ...cfg.env };
-  const database = resolveTarget(cfg.database ?? env.LOGBOOK_DB ?? baseEnv.LOGBOOK_DB ?? path.join('.logbook', 'journal.db'), cwd);
+  const target = cfg.database ?? env.LOGBOOK_DB ?? baseEnv.LOGBOOK_DB ?? path.join('.logbook', 'journal.db');
+  const targetProblem = journalTargetProblem(target);
+  if (targetProblem) {
+    const from = cfg.database !== undefined ? 'attribute "database"' : env.LOGBOOK_DB !== undefined ? 'LOGBOOK_DB of "env"/"envFile"' : 'the environment\'s $LOGBOOK_DB';
+    throw bad(`${from}: ${targetProblem.problem.replace(/\.$/, '')}`, targetProblem.remedy);
+  }
+  const database = resolveTarget(target, cwd);
   if (cfg.input !== undefined && cfg.inputFile !== undefined) throw bad('"input" and "inputFile" are both set', 'Keep one of them.');
   const crashAt = cfg.crashAt === undefined ? [] : Array.isArray(cfg.crashAt) ? cfg.crashAt : [cfg.crashAt];
   for (const spec of crashAt) {

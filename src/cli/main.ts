@@ -129,8 +129,12 @@ export function outcomeExit(status: RunStatus): number {
   return runExitCode(status);
 }
 
-/** A run stopped by its journal failing exits 5 (EXIT.storage), whatever status it was left in. */
+/**
+ * A run stopped by its journal failing exits 5 (EXIT.storage), whatever status it was left in; one whose lease this
+ * process lost exits 4 (EXIT.busy), as when it is refused for being held.
+ */
 function runExit(o: { readonly status: RunStatus; readonly error?: { readonly code?: string } }): number {
+  if (o.error?.code === ErrorCodes.LEASE_LOST) return EXIT.busy;
   return o.error?.code !== undefined && isStorageCode(o.error.code) ? EXIT.storage : outcomeExit(o.status);
 }
 

@@ -119,7 +119,8 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     const done = (async () => {
       if (!script) throw new Error(`claimed ${runId} of an agent this worker does not have`);
       const outcome = await driveClaimed(store, script.agent, claimed, { faults: o.faults, role, log: (l) => io.err(l) });
-      if (outcome.error?.code === ErrorCodes.LEASE_LOST) io.out(`worker: ${runId} lost its lease to another worker; this worker wrote nothing more and started no new effect`);
+      // The error's own words say what this worker did and did not do after the loss, naming any execute still running.
+      if (outcome.error?.code === ErrorCodes.LEASE_LOST) io.out(`worker: ${runId} lost its lease: ${outcome.error.message}`);
       else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
     })()
       .catch((err: unknown) => io.err(`worker: ${runId} stopped: ${describe(err)}`))

@@ -2,6 +2,7 @@
 
 import * as path from 'node:path';
 import { credentialKey, isPostgresUrl, urlHasPassword, urlPassword, urlUser, withUser, withoutPassword } from '../shared/pgUrl';
+import { journalTargetProblem } from '../shared/journalTarget';
 import { SETTINGS, paletteName } from './ids';
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
@@ -25,6 +26,19 @@ export interface JournalSetting {
  * refused in settings files, which are often committed.
  */
 export function resolveJournalSetting(set: string | undefined, envDb: string | undefined, root: string | undefined): JournalSetting {
+  // A target that is not what it looks like (postgress://…, a PostgreSQL URL that does not parse) is refused here,
+  // where the setting is read: nothing opens it, and no file is made at a path spelled like a URL.
+  const refused = (where: string, target: string): JournalSetting | undefined => {
+    const p = journalTargetProblem(target);
+    return p ? { databasePath: undefined, envPassword: undefined, databaseProblem: `${where}: ${p.problem} ${p.remedy}` } : undefined;
+  };
+  if (set) {
+    const r = refused(`The setting ${SETTINGS.section}.${SETTINGS.databasePath}`, set);
+    if (r) return r;
+  } else if (envDb) {
+    const r = refused('$LOGBOOK_DB of the environment VS Code started in', envDb);
+    if (r) return r;
+  }
   const fromEnv = !set && envDb && isPostgresUrl(envDb) ? envDb : undefined;
   const db = set || fromEnv || DEFAULT_DB;
   if (isPostgresUrl(db)) {

@@ -11,6 +11,8 @@ import type { CommandModule, Io } from '../cli/command';
 import { cliPath } from './child';
 import { drive } from './driver';
 import { dropScratch, journalOf, rehearsalDb } from './scratchJournal';
+import { requireUsableTarget } from '../runtime/store';
+import { maskTarget } from '../shared/journalTarget';
 import { readSummary } from './journal';
 import { readTrace, sample } from './points';
 import { runPool } from './pool';
@@ -93,8 +95,9 @@ function parseOptions(args: string[]): Options {
   }
   const v = parsed.values;
   if (parsed.positionals.length !== 1) throw usage(`Expected the agent script, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}.`);
+  if (v.db !== undefined) requireUsableTarget(v.db);
   const db = rehearsalDb(v.db);
-  if (v.db !== undefined && db === null) throw usage(`--db ${v.db}: a rehearsal keeps a journal per campaign, in files of its own; --db takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`);
+  if (v.db !== undefined && db === null) throw usage(`--db ${maskTarget(v.db)}: a rehearsal keeps a journal per campaign, in files of its own; --db takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`);
   if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --db).');
   if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
   if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');

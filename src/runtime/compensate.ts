@@ -9,7 +9,7 @@ import { reconcilePlan, type ReconcileHow } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { acquireRun } from './store/lease';
 import { endSession, withNewSession } from './store/owner';
-import { RunWriter, type Lease } from './store/writer';
+import { LEASE_TTL_MS, RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
 import type { Decision } from './types';
@@ -80,6 +80,15 @@ function inverseDefinition(store: Store, runId: string, a: ActionRow): ActionDef
 export async function compensateWithLease(store: Store, lease: Lease, opts: CompensateOptions): Promise<CompensationReport> {
   const runId = lease.runId;
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
+  // As while a run goes forward: a long inverse must not outlast the lease this process can prove by its clock.
+  const heartbeat = setInterval(() => {
+    try {
+      writer.heartbeat();
+    } catch {
+      // A lost lease surfaces on the next real write.
+    }
+  }, LEASE_TTL_MS / 3);
+  heartbeat.unref();
   const faults = opts.faults ?? new Faults();
   const hooks = opts.hooks;
   const compensated: Array<{ id: string; type: string; redone: boolean }> = [];
@@ -120,7 +129,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         : undefined;
       const out = await settleInDoubt(a, def, {
         writer,
-        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, signal: writer.signal },
+        ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, ...writer.leaseChecks },
         ...(ask ? { ask } : {}),
         verifyFailed: (err) => new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id }),
       });
@@ -158,10 +167,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       faults.hit('compensate:after-start', a.type);
       await pause('compensate:after-start', a, def);
       writer.compensationExecuting(a.step_idx, a.id);
+      const ended = writer.effectStarting(`${a.type} (inverse)`, `compensate:${a.id}`);
       let result: unknown;
       try {
-        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, signal: writer.signal });
+        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, ...writer.leaseChecks });
+        ended();
       } catch (err) {
+        ended();
         writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
         throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
       }
@@ -177,9 +189,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
   } catch (err) {
     const record = errorRecord(err);
     if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) throw err;
+    // Lost while an inverse ran (it may have thrown something else on its way out): nothing is written, as above.
+    const lost = writer.lostError;
+    if (lost) throw lost;
     writer.runStatus('compensation-failed', { error: record });
     return { ...base(), status: 'compensation-failed', error: { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) } };
   } finally {
+    clearInterval(heartbeat);
     try {
       writer.release();
     } catch {

@@ -15,10 +15,21 @@ export interface EffectContext {
   readonly runId: string;
   readonly attempt: number;
   /**
-   * Aborted when this process loses the run's lease (another process took it over, or it could not be renewed in
-   * time): pass it to fetch or an SDK so in-flight work stops; the run writes nothing more and starts no new effect.
+   * Aborted when this process loses the run's lease (another process took it over), or can no longer prove it by its
+   * own monotonic clock (the last renewal the journal acknowledged, plus the TTL, minus a margin, has passed: after a
+   * freeze, a paused VM, a long GC). Reading `aborted` checks the clock there and then. Pass it to fetch or an SDK so
+   * in-flight work stops; the run writes nothing more and starts no new effect.
    */
   readonly signal: AbortSignal;
+  /**
+   * Throws LB_LEASE_LOST (a LogbookError) unless this process can prove its lease right now, by its own clock. Call it
+   * synchronously right before the request that makes the effect, with nothing awaited in between. A pause between
+   * this check and the send (a freeze, a GC) cannot be closed by any process: the idempotency key, sent to a provider
+   * that refuses a repeated key, is the last line of defence.
+   */
+  assertLease(): void;
+  /** The same check without throwing: false once the lease is lost or can no longer be proven (and then for good). */
+  leaseValid(): boolean;
 }
 
 export interface ActionSpec<S extends StandardSchema, R> {

@@ -6,6 +6,7 @@ import type { AgentDefinition } from './define';
 import { Faults } from './faults';
 import { fromJournalJson, toJournalJson } from './json';
 import { validate } from './schema';
+import { requireWellFormed } from './wellFormed';
 import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
@@ -213,6 +214,11 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     const stuck = thrown instanceof LogbookError && thrown.code === ErrorCodes.NEVER_SETTLED;
     // A run whose promises never settle cannot be waited for: what is still in flight is recorded as it stands.
     if (!stuck) await Promise.race([session.settle(), guard.drained]).catch(() => undefined);
+    // A lost lease (taken over, or past what this process's clock can prove) ends the attempt whatever the script threw
+    // on its way out (it may have caught LB_LEASE_LOST): nothing is written, no policy fires. The fenced release below
+    // leaves a run taken over alone and hands back one no one took.
+    const lost = writer.lostError;
+    if (lost) return { ...base, status: 'interrupted', error: { name: lost.name, message: lost.message, code: lost.code } };
     const err = session.suspended ?? thrown;
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
@@ -220,10 +226,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     }
     const record = errorRecord(err);
     const error = { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) };
-    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) {
-      released = true;
-      return { ...base, status: 'failed', error };
-    }
+    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) return { ...base, status: 'interrupted', error };
     writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
     // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
     // and the declared policy does not undo effects whose outcome nobody knows yet.
@@ -275,6 +278,8 @@ function summary(s: AttemptStats): Record<string, number> {
 
 /** Records an approval or rejection for an action waiting at its gate (the run itself is not running). */
 export function recordApproval(store: Store, runId: string, actionId: string, approved: boolean, note: string | null, role = 'cli'): void {
+  // A note is kept as text: one PostgreSQL cannot hold is refused before anything is written, on either journal.
+  if (note !== null) requireWellFormed(note, 'The note of the approval');
   const a = store.reader.action(runId, actionId);
   if (!store.reader.run(runId)) throw runNotFound(runId);
   if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${actionId}.`, `See the actions waiting for approval with \`logbook show ${runId}\`.`, { runId, actionId });

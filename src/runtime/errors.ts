@@ -57,6 +57,7 @@ const CODES = {
   REHEARSAL_BASELINE:  { code: 'LB_REHEARSAL_BASELINE', exit: EXIT.usage },
   /** A name, key or type holds half of a UTF-16 surrogate pair, which SQLite's text cannot store exactly. */
   LONE_SURROGATE:      { code: 'LB_LONE_SURROGATE', exit: EXIT.usage, scriptBug: true },
+  NUL_CHARACTER:       { code: 'LB_NUL_CHARACTER', exit: EXIT.usage, scriptBug: true },
   /** The script's promises stopped settling: nothing is left for the event loop to do, but the run is unfinished. */
   NEVER_SETTLED:       { code: 'LB_NEVER_SETTLED', exit: EXIT.failed, scriptBug: true },
   /** The agent script called process.exit() while its run was in flight. */

@@ -162,6 +162,7 @@ export class RunSession {
     if (typeof kind !== 'string' || kind.length === 0) {
       throw new LogbookError(ErrorCodes.INVALID_ARGS, 'run.note was called without a kind.', 'Name the note, e.g. run.note("model.partial", { text }).');
     }
+    requireWellFormed(kind, 'The kind of a note');
     const json = toJournalJson(data, `The note ${kind}`, 'Pass plain JSON to run.note.');
     this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.als.getStore()?.idx ?? null);
   }
@@ -453,7 +454,7 @@ export class RunSession {
   }
 
   private ctx(id: string): EffectContext {
-    return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, signal: this.d.writer.signal };
+    return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, ...this.d.writer.leaseChecks };
   }
 
   /** The bracket: `started` (durable, or lazy for a new idempotent action), execute, `committed` with the result. */
@@ -473,12 +474,17 @@ export class RunSession {
     this.d.faults.hit('action:after-start', na.type);
     if (this.d.hooks?.pause) await this.pauseAction('action:after-start', this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
     this.d.writer.actionExecuting(na.stepIdx, na.id, behind);
+    // The last check before the effect, synchronous with the call: past its lease by this process's clock, the run
+    // stops here (LB_LEASE_LOST), whatever was awaited since the writes above.
+    const ended = this.d.writer.effectStarting(na.type, na.id);
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
+      ended();
       // Only a non-idempotent action is hurt by an error after its effect; for the others it is a failure, redone by key.
       if (def.effect === 'non-idempotent') this.d.faults.hit('action:after-execute-throw', na.type);
     } catch (err) {
+      ended();
       await this.executeThrew(def, na, args, row, location, executions + 1, err);
       throw err;
     }
@@ -539,14 +545,17 @@ export class RunSession {
     this.d.faults.hit('action:before-start', na.type);
     if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', undefined, location));
     this.checkStop();
+    const ended = this.d.writer.effectStarting(na.type, na.id);
     let result: R;
     try {
       result = await def.execute(args, this.ctx(na.id));
     } catch (err) {
+      ended();
       // Nothing was journaled for it: a read-only action that failed simply runs again next time.
       if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
       throw err;
     }
+    ended();
     this.d.faults.hit('action:after-execute', na.type);
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');
     this.d.writer.actionObserved(na, json);

@@ -59,7 +59,13 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
       // Safe to redo with its key: bring it to a known state (committed).
       d.writer.actionStarted({ id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args }, true, 're-executed');
       d.writer.actionExecuting(a.step_idx, a.id);
-      const result = await def.execute(args, d.ctx);
+      const ended = d.writer.effectStarting(a.type, a.id);
+      let result: unknown;
+      try {
+        result = await def.execute(args, d.ctx);
+      } finally {
+        ended();
+      }
       d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
       return { happened: true, how: 're-execute-with-key' };
     }

@@ -46,10 +46,10 @@ export interface Worker {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startWorker(e: Env, name: string, args: string[] = [], scripts = WORKER_SCRIPTS): Worker {
+export function startWorker(e: Env, name: string, args: string[] = [], scripts = WORKER_SCRIPTS, extraEnv: Record<string, string> = {}): Worker {
   const child = spawn(process.execPath, [CLI, 'worker', '--scripts', scripts, '--name', name, '--poll-ms', '100', '--db', e.db, ...args], {
     cwd: e.dir,
-    env: baseEnv(e),
+    env: baseEnv(e, extraEnv),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -17,7 +17,7 @@
 // Add the member to `Dialect`, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts), and cover it
 // in test/store/contract.test.ts, which runs the same cases against both.
 
-export { isPostgresUrl, redactUrl, resolveTarget } from '../../shared/journalTarget';
+export { isPostgresUrl, redactUrl } from '../../shared/journalTarget';
 
 export interface RunResult {
   readonly changes: number;

@@ -2,6 +2,8 @@
 
 import * as path from 'node:path';
 import { isPostgresUrl, type Db } from './db';
+import { ErrorCodes, LogbookError } from '../errors';
+import { journalTargetProblem, resolveTarget as resolvePlainTarget } from '../../shared/journalTarget';
 import { openJournalDb } from './open';
 import { openPgJournal } from './pg/open';
 import { JournalReader } from './reader';
@@ -14,8 +16,25 @@ export interface Store {
   close(): void;
 }
 
+/**
+ * Refuses, with LB_USAGE and before anything is opened or created, a target that is not what it looks like: a URL
+ * whose scheme is not PostgreSQL's (`postgress://…` would otherwise become a SQLite file at a path made of the URL),
+ * or a PostgreSQL URL that does not parse. The decision itself is shared/journalTarget.ts's.
+ */
+export function requireUsableTarget(target: string): void {
+  const p = journalTargetProblem(target);
+  if (p) throw new LogbookError(ErrorCodes.USAGE, p.problem, p.remedy);
+}
+
+/** The journal target checked (requireUsableTarget) and resolved: a connection string as it is, a path against `base`. */
+export function resolveTarget(target: string, base?: string): string {
+  requireUsableTarget(target);
+  return resolvePlainTarget(target, base);
+}
+
 /** A `postgres://` or `postgresql://` URL opens PostgreSQL; anything else is a SQLite file path (resolved against cwd). */
 export function openStore(target: string, opts: { readonly?: boolean } = {}): Store {
+  requireUsableTarget(target);
   const db = isPostgresUrl(target) ? openPgJournal(target, opts) : openJournalDb(path.resolve(target), opts);
   return {
     db,
@@ -28,7 +47,7 @@ export function openStore(target: string, opts: { readonly?: boolean } = {}): St
 }
 
 export { DEFAULT_DB } from './open';
-export { isPostgresUrl, redactUrl, resolveTarget, NOTIFY_CHANNEL, type Db } from './db';
+export { isPostgresUrl, redactUrl, NOTIFY_CHANNEL, type Db } from './db';
 export { JournalReader, type RunView } from './reader';
 export { RunWriter, type Lease, type Durability } from './writer';
 export { createRun, acquireRun, type ForkPoint } from './lease';

@@ -8,6 +8,7 @@ import { LEASE_TTL_MS, type Lease } from './writer';
 import { leaseIsLive, type Owner } from './owner';
 import { copyStepsForFork, seedForkActions, type ForkSeed } from './fork';
 import { RunRow, checked } from './rows';
+import { monoNow } from './leaseClock';
 
 export interface NewRun {
   readonly id: string;
@@ -28,6 +29,8 @@ export interface ForkPoint {
 
 export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Owner): Lease {
   // The lease's expiry by the clock leases are measured by (the server's on PostgreSQL); times shown are this machine's.
+  // This process trusts it from before the server's clock is read: the expiry is later than sentAt + TTL.
+  const sentAt = monoNow();
   const now = Date.now();
   const expires = db.kind === 'sqlite' ? now + LEASE_TTL_MS : db.now() + LEASE_TTL_MS;
   const tx = db.transaction(() => {
@@ -62,7 +65,7 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
     throw err;
   }
   db.changed(run.id);
-  return { runId: run.id, token: owner.token, epoch: 1, attempt: 1 };
+  return { runId: run.id, token: owner.token, epoch: 1, attempt: 1, sentAt };
 }
 
 function runExists(runId: string): LogbookError {
@@ -80,6 +83,7 @@ export interface AcquireOptions {
 
 /** Takes the lease of an existing run for a new session; fails naming the holder if a live session has it. */
 export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: Owner, opts: AcquireOptions): Lease {
+  const sentAt = monoNow();
   const now = Date.now();
   let lease: Lease | undefined;
   // PostgreSQL: the run row stays locked from this read to the commit, so the holder's fenced writes wait for the
@@ -115,7 +119,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
       'run.lease-acquired',
       JSON.stringify({ purpose: opts.purpose, status: opts.status, owner: owner.label, epoch, previousStatus: row.status, previousLease: previous }),
     );
-    lease = { runId, token: owner.token, epoch, attempt };
+    lease = { runId, token: owner.token, epoch, attempt, sentAt };
   });
   tx.immediate();
   if (!lease) throw runNotFound(runId);

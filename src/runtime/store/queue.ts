@@ -6,6 +6,7 @@ import type { JournalReader } from './reader';
 import { LEASE_TTL_MS, type Lease } from './writer';
 import { holderOnThisNode, type Owner } from './owner';
 import type { RunRow } from './rows';
+import { monoNow } from './leaseClock';
 
 export interface QueuedRun {
   readonly id: string;
@@ -70,6 +71,7 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
   let claimed: Claimed | undefined;
   const k = knownClause(known);
   const pick = db.prepare(`SELECT id FROM runs WHERE ${CLAIMABLE} AND (${k.sql}) ORDER BY created_at, id LIMIT 1${db.dialect.claimLock}`);
+  const sentAt = monoNow();
   const tx = db.transaction(() => {
     const now = Date.now();
     const clock = db.kind === 'sqlite' ? now : db.now();
@@ -93,7 +95,7 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
         ? { agent: row.agent, script: row.script, owner: owner.label, epoch, queued: true }
         : { purpose: `${kind} (claimed by a worker)`, status, owner: owner.label, epoch, previousStatus: row.status, previousLease: row.lease_token ? 'expired' : 'released' };
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(row.id, attempt, now, kind === 'start' ? 'run.started' : 'run.lease-acquired', JSON.stringify(data));
-    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt }, row };
+    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt }, row };
   });
   tx.immediate();
   if (claimed) db.changed(claimed.lease.runId);

@@ -9,19 +9,27 @@ import { PgFenceLost, type PgDb } from './pg/pgDb';
 import { ErrorCodes, LogbookError } from '../errors';
 import { storageError } from './storageError';
 import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
-import type { Effect } from '../define';
+import type { Effect, EffectContext } from '../define';
+import { leaseMarginMs, monoNow } from './leaseClock';
 
 export interface Lease {
   readonly runId: string;
   readonly token: string;
   readonly epoch: number;
   readonly attempt: number;
+  /**
+   * When the request that granted this lease was sent, on the monotonic clock (leaseClock.monoNow): the expiry it set
+   * is later than this plus the TTL, so the lease is trusted until then, less the margin, unless renewed.
+   */
+  readonly sentAt?: number;
 }
 
 /** How long a lease holds without renewal ($LOGBOOK_LEASE_TTL_MS, default 30 s); heartbeats renew it at a third of that. */
 export const LEASE_TTL_MS = leaseTtlMs();
 /** How often writes push the lease's expiry forward on SQLite; in between, the fence only reads the lease (no page written). */
 export const LEASE_RENEW_MS = Math.min(5_000, Math.floor(LEASE_TTL_MS / 6));
+/** How long before the TTL runs out (by this process's clock) a lease stops being trusted. */
+export const LEASE_MARGIN_MS = leaseMarginMs(LEASE_TTL_MS);
 
 export type Durability = 'full' | 'group';
 
@@ -59,6 +67,18 @@ export class RunWriter {
   broken: LogbookError | undefined;
   /** Aborted when this writer loses its lease: `execute` sees it as ctx.signal, and no new effect starts after it. */
   private readonly lostLease = new AbortController();
+  /** Why the lease is lost, once it is (read here rather than through the signal, whose `aborted` checks the lease). */
+  private lost: LogbookError | undefined;
+  /** When the latest renewal this thread saw acknowledged was sent (monotonic ms); the PG thread's own are in `pgRenewed`. */
+  private renewSentAt: number;
+  /** PostgreSQL: the worker thread's last acknowledged renewal (monotonic µs, when it was sent), or -1 once it found the lease taken. */
+  private readonly pgRenewed: BigInt64Array | undefined;
+  /** Fires when the lease stops being trusted, so a listener of ctx.signal hears it without anyone asking. */
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** Effects whose execute (or inverse) runs now, by id: an LB_LEASE_LOST names them, as they may still send. */
+  private readonly effects = new Map<string, string>();
+  /** What execute, verify and compensate get to check the lease with (see EffectContext). */
+  readonly leaseChecks: Pick<EffectContext, 'signal' | 'assertLease' | 'leaseValid'>;
   /** PostgreSQL only: the worker thread renews the lease and announces changed runs. */
   private readonly pg: PgDb | undefined;
   /** PostgreSQL lazy commit: `SET LOCAL synchronous_commit = off` inside the transaction (SQLite switches the pragma around it). */
@@ -122,7 +142,10 @@ export class RunWriter {
     // and the first run of each is a no-op (the run's first lazy commit was fsynced). One run of each, now, primes them.
     this.s.syncLazy?.run();
     this.s.syncFull?.run();
-    this.pg?.holdLease(lease, LEASE_TTL_MS, (reason) => this.loseLease(reason));
+    this.renewSentAt = lease.sentAt ?? monoNow();
+    this.pgRenewed = this.pg?.holdLease(lease, LEASE_TTL_MS, (reason) => void this.loseLease(reason));
+    this.leaseChecks = { signal: this.checkedSignal(), assertLease: () => this.assertHolds(), leaseValid: () => this.leaseValid() };
+    this.armDeadline();
   }
 
   /** Aborted when the lease is lost (another process took the run over, or it could not be renewed in time). */
@@ -130,21 +153,108 @@ export class RunWriter {
     return this.lostLease.signal;
   }
 
+  /**
+   * The signal with its `aborted`, `reason` and `throwIfAborted` checking the lease by the clock first: code that asks
+   * right after waking from a freeze gets the truth, before the overdue timer or the PG thread's message could tell.
+   */
+  private checkedSignal(): AbortSignal {
+    const signal = this.lostLease.signal;
+    // The prototype's own getters, called with this signal as receiver, after the check.
+    const native = (name: 'aborted' | 'reason'): unknown => Reflect.get(AbortSignal.prototype, name, signal);
+    for (const name of ['aborted', 'reason'] as const) {
+      Object.defineProperty(signal, name, { configurable: true, enumerable: true, get: () => (this.leaseValid(), native(name)) });
+    }
+    Object.defineProperty(signal, 'throwIfAborted', {
+      configurable: true,
+      value: () => {
+        this.leaseValid();
+        if (native('aborted') === true) throw native('reason');
+      },
+    });
+    return signal;
+  }
+
+  /** When the lease stops being trusted by this process's clock: the last acknowledged renewal's send time + TTL − margin. */
+  private trustedUntil(): number {
+    const pg = this.pgRenewed ? Number(Atomics.load(this.pgRenewed, 0)) / 1000 : 0;
+    return Math.max(this.renewSentAt, pg) + LEASE_TTL_MS - LEASE_MARGIN_MS;
+  }
+
+  /**
+   * Whether this process can still prove its lease: not lost, and within its trusted time by the monotonic clock.
+   * Past that, it is lost for good (ctx.signal aborts): another process may already be taking the run over.
+   */
+  leaseValid(): boolean {
+    if (this.lost !== undefined) return false;
+    if (this.pgRenewed !== undefined && Atomics.load(this.pgRenewed, 0) < 0n) {
+      this.loseLease('another process took it over');
+      return false;
+    }
+    const late = monoNow() - this.trustedUntil();
+    if (late <= 0) return true;
+    const since = Math.round(late + LEASE_TTL_MS - LEASE_MARGIN_MS);
+    this.loseLease(`this process cannot prove it still holds the lease: the last renewal the journal acknowledged was sent ${since} ms ago, and a lease lasts ${LEASE_TTL_MS} ms (trusted for ${LEASE_TTL_MS - LEASE_MARGIN_MS} ms of it), so another process may be taking the run over (was this process frozen or starved?)`);
+    return false;
+  }
+
+  private armDeadline(): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    if (this.lost !== undefined) return;
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = undefined;
+      if (this.leaseValid()) this.armDeadline();
+    }, Math.max(1, Math.ceil(this.trustedUntil() - monoNow()) + 1));
+    this.deadlineTimer.unref();
+  }
+
   private loseLease(reason: string): LogbookError {
+    if (this.lost !== undefined) return this.lost;
+    const running = [...this.effects].map(([id, type]) => `${type} ${id}`);
+    const after = running.length === 0
+      ? 'No effect was running: nothing more was journaled and no effect was started after that.'
+      : `Nothing more was journaled and no effect was started after that, but ${running.length === 1 ? 'the execute of' : 'the executes of'} ${running.join(', ')} ${running.length === 1 ? 'was' : 'were'} already running and ${running.length === 1 ? 'was' : 'were'} told by ctx.signal: if ${running.length === 1 ? 'it' : 'one'} sent its request anyway, only the provider's refusal of a repeated idempotency key keeps that effect from happening twice.`;
     const err = new LogbookError(
       ErrorCodes.LEASE_LOST,
-      `Run ${this.lease.runId} is no longer held by this process (epoch ${this.lease.epoch}): ${reason}; nothing more was written.`,
-      'Let the process that holds it now finish; run `logbook show` to see who holds it.',
-      { runId: this.lease.runId },
+      `Run ${this.lease.runId} is no longer held by this process (epoch ${this.lease.epoch}): ${reason}. ${after}`,
+      `Let the process that holds it now finish (\`logbook show ${this.lease.runId}\` names it); if none does, \`logbook resume ${this.lease.runId}\` or a worker takes it over.`,
+      { runId: this.lease.runId, ...(running.length > 0 ? { running } : {}) },
     );
-    if (!this.lostLease.signal.aborted) this.lostLease.abort(err);
+    this.lost = err;
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.lostLease.abort(err);
     this.pg?.dropLease(this.lease);
     return err;
   }
 
-  /** Throws LB_LEASE_LOST once the lease is known lost: called before any effect starts that no fenced write precedes. */
+  /** Why the lease is lost, once it is: the run may go no further in this process. */
+  get lostError(): LogbookError | undefined {
+    this.leaseValid();
+    return this.lost;
+  }
+
+  /**
+   * Throws LB_LEASE_LOST once the lease is lost or can no longer be proven by this process's clock: called before
+   * anything that would start an effect, and by every write.
+   */
   assertHolds(): void {
-    if (this.lostLease.signal.aborted) throw this.lostLease.signal.reason as Error;
+    if (!this.leaseValid()) throw this.lost ?? this.loseLease('it was lost');
+  }
+
+  /**
+   * Called right before an effect's execute (or inverse) is called: throws LB_LEASE_LOST if the lease cannot be proven
+   * now, else records the effect as running until the function returned is called (when it settled), so a lease lost
+   * meanwhile names it. Checking again at its end catches a deadline passed while it ran, with it still named.
+   */
+  effectStarting(type: string, id: string): () => void {
+    this.assertHolds();
+    this.effects.set(id, type);
+    return () => {
+      if (!this.effects.has(id)) return;
+      this.leaseValid();
+      this.effects.delete(id);
+    };
   }
 
   /**
@@ -169,6 +279,9 @@ export class RunWriter {
   private write(durable: boolean, fn: (now: number) => void, renew = false): void {
     if (this.broken !== undefined) throw this.broken;
     if (this.behindError !== undefined) throw this.behindError;
+    // Past the lease's trusted time nothing is written, even where the fence would still pass: this process cannot
+    // know that no one else has begun, and a `started` written now would be followed by an effect.
+    this.assertHolds();
     try {
       this.writeFenced(durable, fn, renew);
     } catch (err) {
@@ -183,6 +296,9 @@ export class RunWriter {
 
   private writeFenced(durable: boolean, fn: (now: number) => void, renew: boolean): void {
     const now = Date.now();
+    // Taken before the request goes out: the expiry it sets (now + TTL, or the server's clock + TTL) is no earlier.
+    const sentAt = monoNow();
+    let renewed = false;
     const pending = this.pending;
     const body = (): void => {
       if (!durable) this.lazyLocal?.run();
@@ -190,9 +306,11 @@ export class RunWriter {
       if (this.pg !== undefined) {
         this.pg.fence(this.db.dialect.renewLease, this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
         fenced = true;
+        renewed = true;
       } else if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
         fenced = this.s.renew.run(...this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch)).changes === 1;
         if (fenced) this.renewedAt = now;
+        renewed = fenced;
       } else {
         fenced = this.s.holds.get(this.lease.runId, this.lease.token, this.lease.epoch) !== undefined;
       }
@@ -210,6 +328,8 @@ export class RunWriter {
         this.s.syncFull?.run();
       }
     }
+    // Committed: the renewal inside it is acknowledged.
+    if (renewed && sentAt > this.renewSentAt) this.renewSentAt = sentAt;
     if (pending.length > 0) this.clearPending();
     this.pg?.changed(this.lease.runId);
   }
@@ -276,9 +396,13 @@ export class RunWriter {
       // Lost lease: nothing more may be written, and the records held behind are only redone work.
     }
     this.clearPending();
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
     this.pg?.dropLease(this.lease);
     this.s.syncLazy?.run();
     try {
+      // Fenced by token and epoch, so it is also safe once the lease is lost: a run taken over is left alone, and one
+      // this process only stopped trusting (no one took it) becomes resumable at once.
       this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
     } finally {
       this.s.syncFull?.run();

@@ -357,13 +357,17 @@ export class PgDb implements Db {
 
   /**
    * Renews the run's lease from the worker thread every third of `ttlMs` until `dropLease`; `onLost` is called (on this
-   * thread's event loop) when a renewal finds another epoch, or none succeeded for a whole TTL.
+   * thread's event loop) when a renewal finds another epoch, or none succeeded for a whole TTL. Returns the slot where
+   * the worker publishes its acknowledged renewals (see PgSignal's `renewed`).
    */
-  holdLease(lease: { runId: string; token: string; epoch: number }, ttlMs: number, onLost: (reason: string) => void): void {
+  holdLease(lease: { runId: string; token: string; epoch: number }, ttlMs: number, onLost: (reason: string) => void): BigInt64Array {
     this.lostListeners.set(lease.runId, (e) => {
       if (e.epoch === lease.epoch) onLost(e.reason);
     });
-    this.post({ kind: 'lease', op: 'hold', runId: lease.runId, token: lease.token, epoch: lease.epoch, ttlMs });
+    // Read by the caller's thread at every lease check: a renewal (or a takeover) is known without a message.
+    const renewed = new SharedArrayBuffer(8);
+    this.post({ kind: 'lease', op: 'hold', runId: lease.runId, token: lease.token, epoch: lease.epoch, ttlMs, renewed });
+    return new BigInt64Array(renewed);
   }
 
   dropLease(lease: { runId: string; token: string; epoch: number }): void {

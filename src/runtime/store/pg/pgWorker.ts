@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
+import { monoMicros } from '../leaseClock';
 import { FENCE_LOST_CODE, PG_NOW, WORKER_BEAT_MS, WORKER_GONE, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
 
 // int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
@@ -170,13 +171,16 @@ interface Held {
   timer: NodeJS.Timeout;
   lastRenewed: number;
   renewing: boolean;
+  /** Shared with the caller's thread: the send time of the latest acknowledged renewal (monotonic µs), -1 once lost. */
+  readonly renewed: BigInt64Array | undefined;
 }
 const held = new Map<string, Held>();
 const RENEW = `UPDATE runs SET lease_expires = ${PG_NOW} + $1 WHERE id = $2 AND lease_token = $3 AND lease_epoch = $4`;
 
-function lost(h: Held, reason: string): void {
+function lost(h: Held, reason: string, taken: boolean): void {
   clearInterval(h.timer);
   held.delete(h.runId);
+  if (taken && h.renewed) Atomics.store(h.renewed, 0, -1n);
   const e: PgEvent = { kind: 'lease-lost', runId: h.runId, epoch: h.epoch, reason };
   events.postMessage(e);
 }
@@ -184,15 +188,20 @@ function lost(h: Held, reason: string): void {
 async function renew(h: Held): Promise<void> {
   if (h.renewing) return;
   h.renewing = true;
+  // Before the request is queued: the expiry the server sets is no earlier than this plus the TTL.
+  const sentAt = monoMicros();
   try {
     const r = await side.queued(RENEW, [h.ttlMs, h.runId, h.token, h.epoch]);
     if (held.get(h.runId) !== h) return;
-    if (r.rowCount === 0) lost(h, `another process took run ${h.runId} over (this process held epoch ${h.epoch})`);
-    else h.lastRenewed = Date.now();
+    if (r.rowCount === 0) lost(h, `another process took run ${h.runId} over (this process held epoch ${h.epoch})`, true);
+    else {
+      h.lastRenewed = Date.now();
+      if (h.renewed && sentAt > Atomics.load(h.renewed, 0)) Atomics.store(h.renewed, 0, sentAt);
+    }
   } catch (err) {
     if (isConnectionError(err)) side.drop();
     // Cut off from the server for a whole TTL: another machine may already hold the run, so stop as if it did.
-    if (held.get(h.runId) === h && Date.now() - h.lastRenewed >= h.ttlMs) lost(h, `its lease could not be renewed for ${h.ttlMs} ms (${String((err as Error).message)})`);
+    if (held.get(h.runId) === h && Date.now() - h.lastRenewed >= h.ttlMs) lost(h, `its lease could not be renewed for ${h.ttlMs} ms (${String((err as Error).message)})`, false);
   } finally {
     h.renewing = false;
   }
@@ -227,7 +236,16 @@ function signal(s: PgSignal): void {
     held.delete(s.runId);
   }
   if (s.op === 'drop') return;
-  const h: Held = { runId: s.runId, token: s.token, epoch: s.epoch, ttlMs: s.ttlMs, lastRenewed: Date.now(), renewing: false, timer: setInterval(() => void renew(h), Math.max(100, Math.floor(s.ttlMs / 3))) };
+  const h: Held = {
+    runId: s.runId,
+    token: s.token,
+    epoch: s.epoch,
+    ttlMs: s.ttlMs,
+    lastRenewed: Date.now(),
+    renewing: false,
+    renewed: s.renewed ? new BigInt64Array(s.renewed) : undefined,
+    timer: setInterval(() => void renew(h), Math.max(100, Math.floor(s.ttlMs / 3))),
+  };
   held.set(s.runId, h);
 }
 

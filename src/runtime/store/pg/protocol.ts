@@ -30,7 +30,19 @@ export type PgRequest =
 /** Messages the caller does not wait for. */
 export type PgSignal =
   | { readonly kind: 'notify'; readonly runId: string }
-  | { readonly kind: 'lease'; readonly op: 'hold' | 'drop'; readonly runId: string; readonly token: string; readonly epoch: number; readonly ttlMs: number };
+  | {
+      readonly kind: 'lease';
+      readonly op: 'hold' | 'drop';
+      readonly runId: string;
+      readonly token: string;
+      readonly epoch: number;
+      readonly ttlMs: number;
+      /**
+       * 'hold': one BigInt64 the worker keeps current: when its latest acknowledged renewal was sent (monotonic µs,
+       * leaseClock.monoMicros), or -1 once a renewal found the lease taken. The caller reads it without waiting for a message.
+       */
+      readonly renewed?: SharedArrayBuffer;
+    };
 
 export interface PgResultMsg {
   readonly rows: unknown[];
