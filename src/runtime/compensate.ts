@@ -12,7 +12,7 @@ import { currentOwner } from './store/owner';
 import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
-import type { Decision } from './types';
+import { journaledDecisions, type DecisionInput } from './decisions';
 import type { CompensationReport } from './outcomes';
 
 export type { CompensationReport } from './outcomes';
@@ -22,13 +22,14 @@ export interface CompensateOptions {
   readonly faults?: Faults;
   readonly hooks?: RuntimeHooks;
   readonly role?: string;
-  readonly decisions?: Record<string, Decision>;
+  readonly decisions?: Readonly<Record<string, DecisionInput>>;
   readonly log?: (line: string) => void;
 }
 
 export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
+  journaledDecisions(opts.decisions, 'compensate'); // a bad decision is refused before the lease is taken
   const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'compensating', newAttempt: true, purpose: 'compensate' });
   return compensateWithLease(store, lease, opts);
 }
@@ -90,9 +91,9 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     for (const a of store.reader.committedNewestFirst(runId)) {
       if (a.effect !== 'read-only' && a.compensation !== 'committed' && a.compensation !== 'irreversible') inverses.set(a.id, inverseDefinition(store, runId, a));
     }
-    for (const [id, decision] of Object.entries(opts.decisions ?? {})) {
+    for (const [id, d] of Object.entries(journaledDecisions(opts.decisions, 'compensate'))) {
       const a = store.reader.action(runId, id);
-      if (a?.status === 'started') writer.decision(a.step_idx, id, decision);
+      if (a?.status === 'started') writer.decision(a.step_idx, id, d.decision, d.result);
     }
     // 1. Nothing may be left in doubt: an in-doubt effect that happened must be compensated too. The policy's settle
     //    plan decides how (the same rules resume follows; only "not happened" means "mark it", not "execute it").
