@@ -9,9 +9,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
-/** The packed size the package must stay under (it is ~300 KB; with source maps it would be ~1.07 MB). */
-const MAX_PACKED_BYTES = 400 * 1024;
-const MAX_UNPACKED_BYTES = 1.5 * 1024 * 1024;
+/** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
+ *  a bundled dependency). It is ~403 KB packed, ~1.60 MB unpacked: each of the five bundles carries the runtime. */
+const MAX_PACKED_BYTES = 440 * 1024;
+const MAX_UNPACKED_BYTES = 1.75 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
