@@ -46,6 +46,8 @@ const OUTPUT_HOLD_MS = 100;
 const DecideArgs = z.object({
   decision: z.enum(['happened', 'not-happened']),
   actionId: z.optional(z.string()),
+  /** With "happened": what the action returned, when the person knows it (the runner checks it is plain JSON). */
+  result: z.optional(z.unknown()),
   then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
 });
 const ApproveArgs = z.object({ note: z.optional(z.string()), then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue') });
@@ -681,7 +683,7 @@ export class LogbookDebugSession extends DebugSession {
         case 'decide': {
           const a = DecideArgs.parse(args ?? {}, ENGLISH);
           then = a.then;
-          body = await runner.request({ op: 'decide', decision: a.decision, then: a.then, ...(a.actionId ? { actionId: a.actionId } : {}) });
+          body = await runner.request({ op: 'decide', decision: a.decision, then: a.then, ...(a.actionId ? { actionId: a.actionId } : {}), ...(a.result !== undefined ? { result: a.result } : {}) });
           break;
         }
         case 'approve':

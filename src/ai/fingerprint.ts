@@ -19,16 +19,55 @@ const CLIP = 100;
 
 export function clip(s: string, max = CLIP): string {
   const flat = s.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max ? `${flat.slice(0, whole(flat, max - 1))}…` : flat;
 }
 
-function show(v: unknown): string {
-  return v === undefined ? '(none)' : clip(typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v));
+/** An index moved back off the middle of a surrogate pair: a cut there would leave a lone surrogate, which the
+ *  journal refuses (a drift error's lines are journaled with the run's error). */
+function whole(s: string, at: number): number {
+  const c = s.charCodeAt(at);
+  return at > 0 && at < s.length && c >= 0xdc00 && c <= 0xdfff ? at - 1 : at;
+}
+
+function json(v: unknown): string {
+  return v === undefined ? '(none)' : JSON.stringify(v);
+}
+
+/** Characters before the first difference that a diff line keeps, so the reader sees where the change sits. */
+const BEFORE = 30;
+
+/** Control characters made visible, so that a change in line breaks or tabs shows in a one-line diff. */
+function visible(s: string): string {
+  return s.replace(/[\r\n\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+}
+
+/**
+ * The changed part of two texts, one line each: both cut at the same offset, a little before their first difference,
+ * and clipped to `width` with an ellipsis at each cut end, so a change at character 9,000 of a 10 KB prompt shows on
+ * both sides (where a plain clip of each would show two identical beginnings).
+ */
+export function changedParts(before: string, now: string, width = CLIP): [string, string] {
+  const b = visible(before);
+  const n = visible(now);
+  let first = 0;
+  while (first < b.length && first < n.length && b[first] === n[first]) first++;
+  const start = first <= BEFORE ? 0 : whole(b, first - BEFORE);
+  const cut = (s: string): string => {
+    const end = start + width >= s.length ? s.length : whole(s, start + width - 1);
+    return `${start > 0 ? '…' : ''}${s.slice(start, end)}${end < s.length ? '…' : ''}`;
+  };
+  return [cut(b), cut(n)];
 }
 
 /** A message as a person reads it: its role and its text, tool calls and tool results. */
 export function messageText(m: unknown, max = CLIP): string {
-  if (typeof m !== 'object' || m === null) return show(m);
+  if (typeof m !== 'object' || m === null) return clip(json(m), max);
+  const { role, body } = messageParts(m);
+  return `${role}: ${clip(body, max)}`;
+}
+
+/** A message's role, and its parts as one text. */
+function messageParts(m: object): { role: string; body: string } {
   const msg = m as { role?: unknown; content?: unknown };
   const content = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : Array.isArray(msg.content) ? (msg.content as Array<Record<string, unknown>>) : [];
   const parts = content.map((p) => {
@@ -44,7 +83,19 @@ export function messageText(m: unknown, max = CLIP): string {
         return `[${String(p.type)}]`;
     }
   });
-  return `${String(msg.role)}: ${clip(parts.join(' '), max)}`;
+  return { role: String(msg.role), body: parts.join(' ') };
+}
+
+/** Two versions of a message, each as the changed part of its text after its role; of its JSON when the texts are the
+ *  same (the change is in a field the text does not show, such as provider options). */
+function changedMessages(b: unknown, n: unknown): [string, string] {
+  const bt = typeof b === 'object' && b !== null ? messageParts(b) : undefined;
+  const nt = typeof n === 'object' && n !== null ? messageParts(n) : undefined;
+  if (bt && nt && bt.role === nt.role && bt.body !== nt.body) {
+    const [x, y] = changedParts(bt.body, nt.body);
+    return [`${bt.role}: ${x}`, `${nt.role}: ${y}`];
+  }
+  return changedParts(json(b), json(n));
 }
 
 function toolsByName(tools: unknown): Map<string, string> {
@@ -65,15 +116,19 @@ export function diffCalls(before: ModelCallArgs, now: ModelCallArgs): string[] {
     if (b === undefined) lines.push(`prompt[${i}] added      ${messageText(n)}`);
     else if (n === undefined) lines.push(`prompt[${i}] removed    ${messageText(b)}`);
     else if (JSON.stringify(b) !== JSON.stringify(n)) {
-      lines.push(`prompt[${i}] was        ${messageText(b)}`);
-      lines.push(`prompt[${i}] is now     ${messageText(n)}`);
+      const [was, now] = changedMessages(b, n);
+      lines.push(`prompt[${i}] was        ${was}`);
+      lines.push(`prompt[${i}] is now     ${now}`);
     }
   }
   const bt = toolsByName(before.params.tools);
   const nt = toolsByName(now.params.tools);
   for (const [name, def] of nt) {
     if (!bt.has(name)) lines.push(`tool ${name} added`);
-    else if (bt.get(name) !== def) lines.push(`tool ${name} changed (description or input schema)`);
+    else if (bt.get(name) !== def) {
+      const [was, now] = changedParts(bt.get(name) ?? '', def);
+      lines.push(`tool ${name} changed (description or input schema): ${was} → ${now}`);
+    }
   }
   for (const name of bt.keys()) if (!nt.has(name)) lines.push(`tool ${name} removed`);
   const keys = new Set([...Object.keys(before.params), ...Object.keys(now.params)]);
@@ -81,7 +136,10 @@ export function diffCalls(before: ModelCallArgs, now: ModelCallArgs): string[] {
     if (k === 'prompt' || k === 'tools') continue;
     const b = before.params[k];
     const n = now.params[k];
-    if (JSON.stringify(b) !== JSON.stringify(n)) lines.push(`${k}: ${show(b)} → ${show(n)}`);
+    if (JSON.stringify(b) !== JSON.stringify(n)) {
+      const [was, now] = changedParts(json(b), json(n));
+      lines.push(`${k}: ${was} → ${now}`);
+    }
   }
   return lines;
 }

@@ -7,6 +7,7 @@ import { decode, encode } from './codec';
 import { callParams } from './fingerprint';
 import { countReplay, generateAction, journaledCall, streamAction, type ModelOptions } from './calls';
 import { callSpec, checkModelSpec, generateResultFor, paramsForFingerprint, sdkSpec, streamPartsFor } from './spec';
+import { withCallInfo } from './replay';
 import { stateOf } from './state';
 import { streamJournaled } from './stream';
 
@@ -61,7 +62,7 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       const result = generateResultFor(decode(journaled.value) as Record<string, unknown>, callSpec(model), journaled.call) as unknown as LanguageModelV3GenerateResult;
       if (!live) countReplay(state, journaled.call, model, result.usage, options);
       state.ownTools(journaled.call, result.content);
-      return result;
+      return { ...result, providerMetadata: withCallInfo(result.providerMetadata, journaled.call, !live) } as LanguageModelV3GenerateResult;
     },
     wrapStream: ({ doStream, params, model }) => {
       state.throwIfHalted();

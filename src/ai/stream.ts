@@ -4,6 +4,7 @@ import type { LanguageModelV3StreamPart, LanguageModelV3StreamResult } from '@ai
 import type { RunApi } from 'agent-logbook';
 import { decode, encode } from './codec';
 import type { ModelCallArgs } from './fingerprint';
+import { withCallInfo } from './replay';
 import type { AiRunState, CallPlace } from './state';
 
 type Part = LanguageModelV3StreamPart;
@@ -105,10 +106,12 @@ export async function streamJournaled(state: AiRunState, place: CallPlace, doStr
   const handOn = ({ value, call }: { value: unknown; call: string }): void => {
     const journaled = (decode(value) as { parts: Part[] }).parts;
     const parts = live ? journaled : j.forCall(call, journaled);
+    // The finish part carries the step's provider metadata: there the step's callbacks learn whether it was replayed.
+    const mark = (p: Part): Part => (p.type === 'finish' ? { ...p, providerMetadata: withCallInfo(p.providerMetadata, call, !live) as typeof p.providerMetadata } : p);
     if (live) {
-      for (const p of held) out.enqueue(p);
+      for (const p of held) out.enqueue(mark(p));
     } else {
-      for (const p of parts) out.enqueue(p);
+      for (const p of parts) out.enqueue(mark(p));
       j.replayed(call, parts);
       opened();
     }

@@ -66,6 +66,18 @@ function currentJob(type: string): Job {
   return j;
 }
 
+/**
+ * What the model gets from a tool call that a person decided happened (`--decide <key>=happened`) without giving its
+ * result: the truth, in words it can pass on, rather than a null it would read as a failure.
+ */
+export const UNRECORDED_TOOL_RESULT = Object.freeze({
+  happened: true,
+  result: 'not recorded',
+  note: 'A person confirmed this call happened; its result was not recorded.',
+});
+
+const unrecordedToolResult = (): unknown => ({ ...UNRECORDED_TOOL_RESULT });
+
 const anyArgs = z.unknown();
 const EFFECTS: readonly Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
 
@@ -90,6 +102,7 @@ export function toolAction(spec: ToolActionSpec, approval: boolean): ActionDefin
     execute: async (_args, ctx) => encode(await currentJob(spec.type).execute(ctx)),
     ...(verify ? { verify: async (args: unknown, ctx: EffectContext) => encode(await verify(decode(args), ctx)) } : {}),
     ...(compensate ? { compensate: (args: unknown, result: unknown, ctx: EffectContext) => compensate(decode(args), decode(result), ctx) } : {}),
+    unrecordedResult: unrecordedToolResult,
     approval,
     ...(spec.description ? { description: spec.description } : {}),
   });
@@ -168,7 +181,8 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
 }
 
 function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool {
-  const action = spec.action;
+  // The action's own unrecordedResult wins; without one, the model is told the truth rather than given undefined.
+  const action = spec.action.unrecordedResult ? spec.action : defineAction({ ...spec.action, unrecordedResult: unrecordedToolResult });
   const gated = spec.approval === undefined ? undefined : defineAction({ ...action, approval: true });
   const open = spec.approval === undefined ? action : defineAction({ ...action, approval: false });
   const description = spec.description ?? action.description;

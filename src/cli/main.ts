@@ -9,6 +9,7 @@ import { isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/stor
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
+import type { DecisionInput } from '../runtime/decisions';
 import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun } from './inspect';
@@ -24,7 +25,7 @@ const USAGE = `logbook — durable agent runs that resume instead of retry
 Usage:
   logbook run <script> [--input JSON | --input-file F] [--run-id ID] [--db F] [--crash-at SPEC]... [--json]
   logbook run --detach <script> [--input JSON | --input-file F] [--run-id ID]   (queued for \`logbook worker\`; prints the run id)
-  logbook resume <run-id> [--decide <action-id>=happened|not-happened]... [--crash-at SPEC]... [--script F] [--json]
+  logbook resume <run-id> [--decide <action-id>=happened|not-happened [--result JSON]]... [--crash-at SPEC]... [--script F] [--json]
   logbook compensate <run-id> [--decide ...] [--crash-at SPEC]... [--script F] [--json]
   logbook approve <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
   logbook reject <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
@@ -48,7 +49,7 @@ function usage(problem: string): LogbookError {
 function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, positionals: number) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...options, db: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: { ...options, db: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     throw usage(describe(err));
   }
@@ -85,16 +86,37 @@ function reportUnreached(io: Io, faults: Faults): string[] {
   return missed;
 }
 
-function parseDecisions(list: unknown): Record<string, Decision> {
-  const out: Record<string, Decision> = {};
-  for (const d of Array.isArray(list) ? (list as string[]) : []) {
-    const i = d.lastIndexOf('=');
-    const id = d.slice(0, i);
-    const v = d.slice(i + 1);
-    if (i <= 0 || (v !== 'happened' && v !== 'not-happened')) {
-      throw new LogbookError(ErrorCodes.BAD_DECISION, `--decide ${JSON.stringify(d)} is not <action-id>=happened|not-happened.`, 'Write e.g. --decide email:run-1:bob@example.com=happened.');
+/**
+ * The --decide options in order, each with the --result that follows it: `--decide <id>=happened --result JSON` gives
+ * the result the effect had (what run.do, or the model, gets). Checked here, before the journal is opened.
+ */
+function parseDecisions(tokens: ReadonlyArray<{ kind: string; name?: string; value?: string | undefined }> | undefined): Record<string, DecisionInput> {
+  const out: Record<string, DecisionInput> = {};
+  let last: { id: string; decision: Decision; withResult: boolean } | undefined;
+  for (const t of tokens ?? []) {
+    if (t.kind !== 'option') continue;
+    if (t.name === 'decide') {
+      const d = t.value ?? '';
+      const i = d.lastIndexOf('=');
+      const id = d.slice(0, i);
+      const v = d.slice(i + 1);
+      if (i <= 0 || (v !== 'happened' && v !== 'not-happened')) {
+        throw new LogbookError(ErrorCodes.BAD_DECISION, `--decide ${JSON.stringify(d)} is not <action-id>=happened|not-happened.`, 'Write e.g. --decide email:run-1:bob@example.com=happened.');
+      }
+      out[id] = v;
+      last = { id, decision: v, withResult: false };
+    } else if (t.name === 'result') {
+      if (!last || last.withResult) throw usage('--result gives the result of the --decide <action-id>=happened right before it; this one follows no such --decide.');
+      if (last.decision !== 'happened') throw usage(`--result follows --decide ${last.id}=not-happened: an effect that did not happen has no result. Decide =happened, or leave --result out.`);
+      let result: unknown;
+      try {
+        result = JSON.parse(t.value ?? '') as unknown;
+      } catch (err) {
+        throw new LogbookError(ErrorCodes.USAGE, `--result for ${last.id} is not valid JSON: ${describe(err)}. Nothing was written.`, `Give the result the effect had as JSON, quoted for the shell, e.g. --decide ${last.id}=happened --result '{"chargeId": "ch_123"}'.`);
+      }
+      out[last.id] = { decision: 'happened', result };
+      last.withResult = true;
     }
-    out[id] = v;
   }
   return out;
 }
@@ -155,7 +177,7 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): nu
   if (o.error) io.out(paint('red', `  error    ${o.error.code ? `[${o.error.code}] ` : ''}${o.error.message}`));
   if (o.compensation) printCompensation(io, o.compensation, false);
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
-  if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened`);
+  if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
   for (const d of s.leftInDoubt) io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
@@ -196,13 +218,13 @@ const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
 
 /** The shared arguments of commands that drive an existing run (resume, compensate). */
 function parseRunTarget(rest: string[]) {
-  const { values, positionals } = parse(rest, { decide: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
+  const { values, positionals, tokens } = parse(rest, { decide: { type: 'string', multiple: true }, result: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
   const db = dbPath(values.db);
   setStateDir(db);
   return {
     db,
     runId: positionals[0] ?? '',
-    decisions: parseDecisions(values.decide),
+    decisions: parseDecisions(tokens),
     faults: faultsFrom(values['crash-at'], positionals[0] ?? ''),
     script: values.script,
     json: values.json === true,

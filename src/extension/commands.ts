@@ -47,8 +47,8 @@ export class Commands {
       compensateRun: (a, o) => this.compensate(a, o),
       approveAction: (a, o) => this.approval(a, o, true),
       rejectAction: (a, o) => this.approval(a, o, false),
-      decideHappened: (a) => this.decide(a, 'happened'),
-      decideNotHappened: (a) => this.decide(a, 'not-happened'),
+      decideHappened: (a, o) => this.decide(a, 'happened', o),
+      decideNotHappened: (a, o) => this.decide(a, 'not-happened', o),
       revealSource: (a) => this.revealSource(a),
       copyKey: (a) => this.copyKey(a),
       openCheckpoint: (a) => this.openCheckpoint(a),
@@ -201,13 +201,32 @@ export class Commands {
     return this.withProgress(`${approve ? 'Approving' : 'Rejecting'} ${ref.actionId}…`, [approve ? 'approve' : 'reject', ref.runId, ref.actionId, ...(note ? ['--note', note] : [])]);
   }
 
-  async decide(arg: unknown, decision: 'happened' | 'not-happened'): Promise<unknown> {
+  async decide(arg: unknown, decision: 'happened' | 'not-happened', opt?: unknown): Promise<unknown> {
     if (!this.trusted('decide an in-doubt action')) return undefined;
     const ref = await this.actionTarget(arg, 'Decide', (s) => ACTION_WORDS[s as ActionDisplay]?.canDecide === true);
     if (!ref) return undefined;
+    // "Happened" may come with what the effect returned (a person looked the charge up): the script, or the model,
+    // gets it instead of nothing. Asked for, optional; JSON, checked here, so a bad one changes nothing.
+    let text = decision === 'happened' ? options(opt).result : undefined;
+    if (decision === 'happened' && text === undefined && options(opt).confirm !== false) {
+      text = await vscode.window.showInputBox({
+        title: `${ref.actionId} happened: its result (optional)`,
+        prompt: 'What the action returned, as JSON (e.g. {"chargeId": "ch_123"}), if you know it: the script, or the model, gets it. Leave empty if not: it is journaled as happened, result not recorded.',
+        placeHolder: '{"chargeId": "ch_123"}',
+        ignoreFocusOut: true,
+        validateInput: (v) => jsonProblem(v),
+      });
+      if (text === undefined) return undefined;
+    }
+    const problem = text === undefined ? undefined : jsonProblem(text);
+    if (problem) {
+      void vscode.window.showErrorMessage(`Agent Logbook: the result for ${ref.actionId} is not JSON (${problem}); nothing was decided. Give it as JSON, e.g. {"chargeId": "ch_123"}, or leave it empty.`);
+      return undefined;
+    }
+    const result = text?.trim() ? text.trim() : undefined;
     const session = await this.d.sessions.find(ref.runId);
-    if (session) return session.customRequest('decide', { actionId: ref.actionId, decision });
-    return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, ['resume', ref.runId, '--decide', `${ref.actionId}=${decision}`]);
+    if (session) return session.customRequest('decide', { actionId: ref.actionId, decision, ...(result !== undefined ? { result: JSON.parse(result) as unknown } : {}) });
+    return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, ['resume', ref.runId, '--decide', `${ref.actionId}=${decision}`, ...(result !== undefined ? ['--result', result] : [])]);
   }
 
   async delete(arg: unknown, opt?: unknown): Promise<unknown> {
@@ -415,5 +434,16 @@ export function registerCommands(context: vscode.ExtensionContext, commands: Com
   const handlers = commands.handlers();
   for (const key of Object.keys(COMMANDS) as CommandKey[]) {
     context.subscriptions.push(vscode.commands.registerCommand(COMMANDS[key].id, handlers[key]));
+  }
+}
+
+/** Why a decided result's text is not JSON, or undefined when it is (or is empty: no result). */
+function jsonProblem(text: string): string | undefined {
+  if (!text.trim()) return undefined;
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
   }
 }

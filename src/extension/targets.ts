@@ -69,6 +69,8 @@ export interface CommandOptions {
   readonly via?: 'cli' | 'debugger';
   /** The edited answer's text for a what-if fork, instead of asking for it. */
   readonly answer?: string;
+  /** The result (JSON text) of an in-doubt action decided happened, instead of asking for it; '' for none. */
+  readonly result?: string;
 }
 
 export function options(arg: unknown): CommandOptions {

@@ -63,7 +63,7 @@ const Request = z.discriminatedUnion('op', [
   z.object({ op: z.literal('evaluate'), expression: z.string(), context: z.optional(z.string()) }),
   z.object({ op: z.literal('journal'), start: z.int().check(z.minimum(0)), count: z.int().check(z.minimum(0)) }),
   z.object({ op: z.literal('steps'), start: z.int().check(z.minimum(0)), count: z.int().check(z.minimum(0)) }),
-  z.object({ op: z.literal('decide'), decision: z.enum(['happened', 'not-happened']), actionId: z.optional(z.string()), then: z.union([StepMode, z.literal('stay')]) }),
+  z.object({ op: z.literal('decide'), decision: z.enum(['happened', 'not-happened']), actionId: z.optional(z.string()), result: z.optional(z.unknown()), then: z.union([StepMode, z.literal('stay')]) }),
   z.object({ op: z.literal('approval'), approved: z.boolean(), note: z.optional(z.string()), then: z.union([StepMode, z.literal('stay')]) }),
   z.object({ op: z.literal('compensate') }),
   z.object({ op: z.literal('fork'), stepIdx: z.int().check(z.minimum(0)) }),

@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ProbeResult } from '../runtime/define';
+import type { ProbeSeen } from './probe';
 import { drive, journalOf, type ProcessContext } from './driver';
 import { childEnv, runCli } from './child';
 import { readSummary } from './journal';
@@ -10,7 +10,7 @@ import { readTrace, rng } from './points';
 import { checkInvariants } from './invariants';
 import type { CampaignResult, CampaignSetup, Point } from './types';
 
-export type Prober = (dir: string) => Promise<ProbeResult | undefined>;
+export type Prober = (dir: string) => Promise<ProbeSeen | undefined>;
 
 /** Picks the next kill for a resume (--depth): rehearses that very process on a copy with tracing, then draws a point. */
 async function nextKill(setup: CampaignSetup, dir: string, ctx: ProcessContext, seed: string): Promise<string | undefined> {
@@ -51,7 +51,7 @@ export async function runCampaign(setup: CampaignSetup, index: number, point: Po
       },
     });
     const summary = readSummary(journalOf(dir, setup.db), setup.runId);
-    const world = await probe(dir);
+    const world = (await probe(dir))?.keys;
     const checked = checkInvariants(setup.baseline, summary, world);
     let error = d.error;
     if (!error && d.kills.length === 0) error = `the crash point ${point.spec} was never reached: the script did not repeat the uncrashed run's path`;

@@ -164,7 +164,7 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
   const baseline: Baseline = {
     status: s.status,
     output: s.output,
-    probe: (await probe(dir)) ?? null,
+    probe: (await probe(dir))?.keys ?? null,
     processes: d.processes,
     steps: s.steps,
     actions: s.actions.length,

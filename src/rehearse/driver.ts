@@ -2,7 +2,7 @@
 
 import { openStore } from '../runtime/store';
 import { recordApproval } from '../runtime/engine';
-import type { ProbeResult } from '../runtime/define';
+import type { ProbeSeen } from './probe';
 import type { Decision, StoredRunStatus } from '../runtime/types';
 import { childEnv, runCli, type ChildResult } from './child';
 import { actionOf, committedByType, pendingApprovals, readRunState } from './journal';
@@ -32,7 +32,7 @@ export interface DriveOptions {
   readonly arm?: (ctx: ProcessContext) => Promise<string | undefined> | string | undefined;
   /** A file to trace this process's fault points into, if any. */
   readonly traceFile?: (ctx: ProcessContext) => string | undefined;
-  readonly probe: () => Promise<ProbeResult | undefined>;
+  readonly probe: () => Promise<ProbeSeen | undefined>;
   readonly maxProcesses?: number;
 }
 
@@ -41,6 +41,8 @@ export interface DriveDecision {
   readonly id: string;
   readonly decision: Decision;
   readonly source: 'provider record' | 'assumed';
+  /** Decided "happened": whether the probe gave the effect's result, which the decision then carries (--result). */
+  readonly withResult?: boolean;
 }
 
 export interface DriveResult {
@@ -94,10 +96,14 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
       const action = id === null ? undefined : actionOf(db, o.runId, id);
       if (!id || !action) return result(state.status, 'the run needs a decision, but the journal does not say for which action');
       const record = await o.probe();
-      const seen = record?.[action.type];
+      const seen = record?.keys[action.type];
       const decision: Decision = seen?.includes(id) ? 'happened' : 'not-happened';
-      decisions.push({ type: action.type, id, decision, source: seen ? 'provider record' : 'assumed' });
+      // As a person who looked the effect up would: "happened", with what it returned when the provider says.
+      const results = record?.results[action.type];
+      const withResult = decision === 'happened' && results?.has(id) === true;
+      decisions.push({ type: action.type, id, decision, source: seen ? 'provider record' : 'assumed', ...(decision === 'happened' ? { withResult } : {}) });
       extra.push('--decide', `${id}=${decision}`);
+      if (withResult) extra.push('--result', JSON.stringify(results?.get(id)));
       command = state.compensating ? 'compensate' : 'resume';
     } else if (state.status === 'awaiting-approval') {
       const store = openStore(db);

@@ -15,7 +15,7 @@ export interface Summary {
   readonly withDuplicates: number;
   readonly duplicatesByType: Record<string, number>;
   readonly settled: Record<string, number>;
-  readonly decisions: Array<{ type: string; phases: string[]; happened: number; notHappened: number; assumed: number }>;
+  readonly decisions: Array<{ type: string; phases: string[]; happened: number; notHappened: number; assumed: number; withoutResult: number }>;
   readonly approvals: Record<string, number>;
   readonly unsettled: number;
   readonly stepsRedoneMax: number;
@@ -59,7 +59,7 @@ export function summarise(campaigns: readonly CampaignResult[]): Summary {
   const settled: Record<string, number> = {};
   const approvals: Record<string, number> = {};
   const saved: Record<string, number> = {};
-  const decisions = new Map<string, { type: string; phases: Set<string>; happened: number; notHappened: number; assumed: number }>();
+  const decisions = new Map<string, { type: string; phases: Set<string>; happened: number; notHappened: number; assumed: number; withoutResult: number }>();
   const errors: string[] = [];
   let compared = 0;
   let matched = 0;
@@ -69,11 +69,13 @@ export function summarise(campaigns: readonly CampaignResult[]): Summary {
     for (const a of c.approvals) add(approvals, a.type);
     for (const [t, n] of Object.entries(c.saved)) add(saved, t, n);
     for (const d of c.decisions) {
-      const e = decisions.get(d.type) ?? { type: d.type, phases: new Set<string>(), happened: 0, notHappened: 0, assumed: 0 };
+      const e = decisions.get(d.type) ?? { type: d.type, phases: new Set<string>(), happened: 0, notHappened: 0, assumed: 0, withoutResult: 0 };
       e.phases.add(d.phase.replace(/^action:/, ''));
       if (d.source === 'assumed') e.assumed++;
-      else if (d.decision === 'happened') e.happened++;
-      else e.notHappened++;
+      else if (d.decision === 'happened') {
+        e.happened++;
+        if (d.withResult === false) e.withoutResult++;
+      } else e.notHappened++;
       decisions.set(d.type, e);
     }
     if (c.sameEffects !== null) {
@@ -174,7 +176,7 @@ export function renderReport(r: RehearsalReport): string {
   for (const d of s.decisions) {
     const how = d.assumed
       ? `the agent's probe does not report ${d.type}, so it cannot be decided; the rehearsal assumed "not happened" ${d.assumed} time(s)`
-      : `decided from the provider's record: happened ${d.happened}, did not happen ${d.notHappened}`;
+      : `decided from the provider's record: happened ${d.happened}${d.withoutResult ? ` (${d.withoutResult} without the result, which the probe does not report, so the script got the action's "not recorded" value; report { key, result } from probe to give it)` : ''}, did not happen ${d.notHappened}`;
     findings.push(`${d.type} has no verify: a crash at ${d.phases.join(' or ')} leaves it in doubt and the run stops for a decision; ${how}.`);
   }
   for (const [type, n] of Object.entries(s.approvals)) findings.push(`${type} waits at an approval gate: approved automatically ${n} time(s) during the rehearsal.`);
@@ -204,7 +206,8 @@ export function whatBroke(c: CampaignResult): string {
   const parts: string[] = [];
   if (c.error) parts.push(c.error);
   if (!c.finished && !c.error) parts.push(`ended ${c.status}`);
-  if (!c.sameOutput) parts.push('output differs');
+  const unknown = c.decisions.filter((d) => d.withResult === false).map((d) => `${d.type} ${d.id}`);
+  if (!c.sameOutput) parts.push(unknown.length ? `output differs (${unknown.join(', ')} decided happened without its result: the probe reports none)` : 'output differs');
   for (const d of c.duplicates) parts.push(`${d.type} ${d.key} ×${d.count} (${d.source})`);
   if (c.sameEffects === false) parts.push(c.effectsDiff.slice(0, 3).join('; '));
   for (const d of c.decisions) if (d.source === 'assumed') parts.push(`${d.type} ${d.id} undecidable`);

@@ -10,7 +10,7 @@ import { Faults, checkCrashTargets, parseCrashSpec } from '../runtime/faults';
 import type { PauseEvent, RunSnapshot, RuntimeHooks } from '../runtime/hooks';
 import { openStore, type Store } from '../runtime/store';
 import { defaultStateDir } from '../shared/journalTarget';
-import type { Decision } from '../runtime/types';
+import type { DecisionInput } from '../runtime/decisions';
 import type { Breakpoints, Outcome, RunnerConfig } from '../link/protocol';
 import { runFunctionLine } from '../link/sourceScan';
 import type { BoundaryQueue } from './boundaries';
@@ -193,7 +193,7 @@ export class JobLoop {
     this.state.send({ type: 'started', runId, agent, attempt, job: cur.job, ...(cur.forkedFrom ? { forkedFrom: cur.forkedFrom } : {}) });
   }
 
-  private async decisionHook(ev: PauseEvent): Promise<Decision | undefined> {
+  private async decisionHook(ev: PauseEvent): Promise<DecisionInput | undefined> {
     const id = ev.action?.id;
     const early = this.mailbox.takeDecision(id);
     if (early || this.state.stopRequested) return early;

@@ -1,6 +1,6 @@
 // What the adapter sends for the run to pick up: the step mode that ends a stop, and answers addressed to an action.
 
-import type { Decision } from '../runtime/types';
+import type { DecisionInput } from '../runtime/decisions';
 import type { RunSnapshot } from '../runtime/hooks';
 import type { StepMode } from '../link/protocol';
 import type { Boundary } from './stopPolicy';
@@ -48,17 +48,17 @@ export interface ApprovalAnswer {
 
 /** Answers given at a stop for the runtime to take when it asks: each addressed to its action, taken once. */
 export class Mailbox {
-  private readonly decisions = new Map<string, Decision>();
+  private readonly decisions = new Map<string, DecisionInput>();
   private readonly approvals = new Map<string, ApprovalAnswer>();
   /** The job to run once the current one stops (compensate it, or fork it at a step). */
   followUp: FollowUp | undefined;
 
   /** `actionId` undefined: a decision given at a stop that named no action, taken by the next one asked. */
-  postDecision(actionId: string | undefined, d: Decision): void {
+  postDecision(actionId: string | undefined, d: DecisionInput): void {
     this.decisions.set(actionId ?? '', d);
   }
 
-  takeDecision(actionId: string | undefined): Decision | undefined {
+  takeDecision(actionId: string | undefined): DecisionInput | undefined {
     for (const key of [actionId ?? '', '']) {
       const d = this.decisions.get(key);
       if (d !== undefined) {

@@ -2,6 +2,7 @@
 
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import type { Decision } from '../runtime/types';
+import { journaledDecision, type DecisionInput } from '../runtime/decisions';
 import type { RunnerRequest, StepMode } from '../link/protocol';
 import { toWire } from '../link/wire';
 import type { Evaluator } from './evaluator';
@@ -52,7 +53,7 @@ export class RequestHandler {
         if (!reader || !runId) return [];
         return stepsPage(reader, runId, req.start, req.count);
       case 'decide':
-        return this.decide(req.decision, req.actionId, req.then);
+        return this.decide(req.decision, req.actionId, req.then, req.result);
       case 'approval':
         return this.approve(req.approved, req.note, req.then);
       case 'compensate': {
@@ -79,7 +80,7 @@ export class RequestHandler {
     if (then !== 'stay') this.gate.release(then);
   }
 
-  private decide(decision: Decision, actionId: string | undefined, then: StepMode | 'stay'): unknown {
+  private decide(decision: Decision, actionId: string | undefined, then: StepMode | 'stay', result: unknown): unknown {
     const s = this.gate.current;
     if (!s) throw this.notStopped('deciding');
     const a = s.at.action;
@@ -91,10 +92,13 @@ export class RequestHandler {
     }
     const how = s.at.kind === 'action:reconcile' && a ? noDecisionNeeded(a) : undefined;
     if (a && how) throw new LogbookError(ErrorCodes.BAD_DECISION, `${a.type} ${a.id} needs no decision: ${how}.`, 'Step in to watch its reconciliation.');
-    this.mailbox.postDecision(a?.id, decision);
+    const given: DecisionInput = result === undefined ? decision : { decision, result };
+    // Checked before it is posted: a result that is not plain JSON (or one given with "not-happened") changes nothing.
+    journaledDecision(a?.id ?? actionId ?? 'the in-doubt action', given, 'decide');
+    this.mailbox.postDecision(a?.id, given);
     if (a) this.builder.noteDecision(a.id, decision);
     this.resumeAfter(then);
-    return { message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? 'happened' : 'did not happen'}` };
+    return { message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? `happened${result === undefined ? '' : ', with its result'}` : 'did not happen'}` };
   }
 
   private approve(approved: boolean, note: string | undefined, then: StepMode | 'stay'): unknown {

@@ -12,7 +12,7 @@ import { endSession, withNewSession } from './store/owner';
 import { LEASE_TTL_MS, RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
-import type { Decision } from './types';
+import { journaledDecisions, type DecisionInput } from './decisions';
 import type { CompensationReport } from './outcomes';
 
 export type { CompensationReport } from './outcomes';
@@ -22,7 +22,7 @@ export interface CompensateOptions {
   readonly faults?: Faults;
   readonly hooks?: RuntimeHooks;
   readonly role?: string;
-  readonly decisions?: Record<string, Decision>;
+  readonly decisions?: Readonly<Record<string, DecisionInput>>;
   readonly log?: (line: string) => void;
   /** Called once this session holds the run's lease, before the first write of the compensation (see EngineOptions). */
   readonly onDriving?: OnDriving;
@@ -31,6 +31,7 @@ export interface CompensateOptions {
 export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
+  journaledDecisions(opts.decisions, 'compensate'); // a bad decision is refused before the lease is taken
   // Refused before the lease is taken: a compensation that cannot call an inverse it needs writes nothing at all.
   checkCompensable(store, runId);
   const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
@@ -116,9 +117,9 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     // Every inverse this compensation needs, known before the first is applied: no half-done walk for a missing one.
     // (compensateRun checked it before taking the lease; a worker's claim or a declared policy gets here directly.)
     inverses = checkCompensable(store, runId);
-    for (const [id, decision] of Object.entries(opts.decisions ?? {})) {
+    for (const [id, d] of Object.entries(journaledDecisions(opts.decisions, 'compensate'))) {
       const a = store.reader.action(runId, id);
-      if (a?.status === 'started') writer.decision(a.step_idx, id, decision);
+      if (a?.status === 'started') writer.decision(a.step_idx, id, d.decision, d.result);
     }
     // 1. Nothing may be left in doubt: an in-doubt effect that happened must be compensated too. The policy's settle
     //    plan decides how (the same rules resume follows; only "not happened" means "mark it", not "execute it").

@@ -51,6 +51,12 @@ export interface ActionSpec<S extends StandardSchema, R> {
   /** The inverse, run newest-first during compensation with its own idempotency key. */
   readonly compensate?: (args: InferOutput<S>, result: R, ctx: EffectContext) => unknown;
   /**
+   * What `run.do` returns for an in-doubt action a person decided happened without giving its result
+   * (`--decide <id>=happened` without `--result`): nothing recorded what execute returned. Default: `undefined`.
+   * (agent-logbook/ai's tools answer the model with a note that says it happened and its result was not recorded.)
+   */
+  readonly unrecordedResult?: (args: InferOutput<S>) => R;
+  /**
    * How long `verify` may take before the reconciliation gives up with LB_VERIFY_TIMEOUT (the action stays in doubt,
    * nothing is executed). Default 30 000 ms.
    */
@@ -119,7 +125,7 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
   for (const fn of ['key', 'execute'] as const) {
     if (typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function.`, `Add ${fn}: (args, ...) => ...`);
   }
-  for (const fn of ['verify', 'compensate', 'failure'] as const) {
+  for (const fn of ['verify', 'compensate', 'failure', 'unrecordedResult'] as const) {
     if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
   }
   if (spec.verifyTimeoutMs !== undefined && !(Number.isInteger(spec.verifyTimeoutMs) && spec.verifyTimeoutMs > 0)) {
@@ -146,6 +152,16 @@ export function isAction(v: unknown): v is ActionDefinition {
 /** What the outside world recorded, per action type: one idempotency key per effect it saw (repeats = duplicates). */
 export type ProbeResult = Record<string, string[]>;
 
+/**
+ * One effect a probe reports: its idempotency key, or its key and the result the outside system gave for it. With
+ * the result, a rehearsal that must decide an in-doubt action without verify "happened" gives that result too
+ * (`--result`), as a person who looked the effect up would, so the script (or the model) sees what it saw uncrashed.
+ */
+export type ProbeEffect = string | { readonly key: string; readonly result?: unknown };
+
+/** What a probe may return: per action type, one entry per effect the outside system saw. */
+export type ProbeRecord = Record<string, ProbeEffect[]>;
+
 export interface AgentSpec<S extends StandardSchema, O> {
   readonly name: string;
   readonly input: S;
@@ -153,7 +169,7 @@ export interface AgentSpec<S extends StandardSchema, O> {
   /** A declared policy: 'compensate' runs the inverses when the script fails. Default: leave it failed and resumable. */
   readonly onFailure?: 'stop' | 'compensate';
   /** Reads the providers' own records, for rehearsals: which keys each action type's outside system saw. */
-  readonly probe?: () => ProbeResult | Promise<ProbeResult>;
+  readonly probe?: () => ProbeRecord | Promise<ProbeRecord>;
 }
 
 export interface AgentDefinition<S extends StandardSchema = StandardSchema, O = unknown> extends AgentSpec<S, O> {

@@ -14,7 +14,7 @@ import { endSession, withNewSession } from './store/owner';
 import { releaseLease } from './store/queue';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
-import type { Decision } from './types';
+import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
 import type { Claimed } from './store/queue';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
@@ -89,7 +89,7 @@ export async function driveClaimed(store: Store, agent: AgentDefinition, claimed
 }
 
 /** Checks that a run can be resumed by this agent, before anything is written. */
-export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Record<string, Decision>): void {
+export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Readonly<Record<string, JournaledDecision>>): void {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
   if (row.agent !== agent.name) {
@@ -106,7 +106,7 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
   if (blocker === 'queued') {
     throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} is queued and has not started yet; a worker starts it.`, `Start a worker that has its script: \`logbook worker --scripts <folder of ${row.script}>\` (with the same --db).`, { runId, status: row.status });
   }
-  for (const [id, decision] of Object.entries(decisions)) {
+  for (const [id, { decision }] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
     if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${id} to decide.`, `See the in-doubt actions with \`logbook show ${runId}\`.`, { runId, actionId: id });
     if (!ACTION_WORDS[actionDisplay(a, false)].canDecide) {
@@ -119,9 +119,9 @@ export async function resumeRun(
   store: Store,
   agent: AgentDefinition,
   runId: string,
-  opts: EngineOptions & { readonly decisions?: Record<string, Decision> },
+  opts: EngineOptions & { readonly decisions?: Readonly<Record<string, DecisionInput>> },
 ): Promise<RunOutcome> {
-  const decisions = opts.decisions ?? {};
+  const decisions = journaledDecisions(opts.decisions, 'resume');
   checkResumable(store, agent, runId, decisions);
   const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
   let writer: RunWriter | undefined;
@@ -131,9 +131,9 @@ export async function resumeRun(
     if (!row) throw runNotFound(runId);
     input = fromJournalJson(row.input) ?? {};
     writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
-    for (const [id, decision] of Object.entries(decisions)) {
+    for (const [id, d] of Object.entries(decisions)) {
       const a = store.reader.action(runId, id);
-      if (a) writer.decision(a.step_idx, id, decision);
+      if (a) writer.decision(a.step_idx, id, d.decision, d.result);
     }
   } catch (err) {
     letGo(store, lease, writer);

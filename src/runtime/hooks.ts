@@ -2,7 +2,8 @@
 
 import type { Effect } from './define';
 import type { ReconcilePlan } from './policy';
-import type { ActionStatus, Decision, Reconciliation, RunStatus } from './types';
+import type { ActionStatus, Reconciliation, RunStatus } from './types';
+import type { DecisionInput } from './decisions';
 
 export interface SourceLocation {
   readonly file: string;
@@ -95,8 +96,9 @@ export interface RuntimeHooks {
   shouldStop?(): boolean;
   /** An approval gate: resolve with the decision, or undefined to suspend the run (awaiting-approval). */
   approval?(ev: PauseEvent): Promise<{ approved: boolean; note?: string } | undefined>;
-  /** An in-doubt action with no verify: resolve with a decision, or undefined to stop in needs-decision. */
-  decision?(ev: PauseEvent): Promise<Decision | undefined>;
+  /** An in-doubt action with no verify: resolve with a decision (with the result it had, if known), or undefined to
+   *  stop in needs-decision. */
+  decision?(ev: PauseEvent): Promise<DecisionInput | undefined>;
 }
 
 /** A host's word that its session now drives the run (it holds the lease): e.g. to answer an HTTP request with 202. */

@@ -9,7 +9,8 @@ import { fromJournalJson } from './json';
 import type { InferInput, StandardSchema } from './schema';
 import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
 import type { RunRow } from './store/rows';
-import type { Decision, RunStatus } from './types';
+import type { RunStatus } from './types';
+import type { DecisionInput } from './decisions';
 import type { OnDriving } from './hooks';
 
 /** An agent of any input and output, as a host registers it for resuming. */
@@ -40,8 +41,12 @@ export interface StartOptions {
 }
 
 export interface ResumeOptions {
-  /** Decisions for in-doubt actions that have no `verify`, by action id. */
-  readonly decisions?: Readonly<Record<string, Decision>>;
+  /**
+   * Decisions for in-doubt actions that have no `verify`, by action id: `'happened'`, `'not-happened'`, or
+   * `{ decision: 'happened', result }` with the result the effect had (then `run.do` returns it). Checked before
+   * anything is written: a bad one is refused (LB_BAD_DECISION, or LB_INVALID_ARGS for a result that is not plain JSON).
+   */
+  readonly decisions?: Readonly<Record<string, DecisionInput>>;
   /**
    * Called once this call drives the run (it holds the run's lease), before anything runs. A run another call is
    * driving (in this process or another) is refused with LB_LEASE_HELD instead, and this is never called.

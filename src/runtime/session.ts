@@ -13,6 +13,7 @@ import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
 import { actionPlan, afterExecuteError, reconcilePlan, type ReconcilePlan } from './policy';
 import { journaledError, settleInDoubt } from './settle';
+import { journaledDecision, type JournaledDecision } from './decisions';
 import { callerLocation } from './location';
 import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
@@ -423,7 +424,7 @@ export class RunSession {
       switch (plan.kind) {
         case 'skip': {
           this.d.stats.actionsSkipped++;
-          const result = fromJournalJson(row.result) as R;
+          const result = row.result === null && row.reconciliation === 'decided-happened' ? unrecorded(def, args) : (fromJournalJson(row.result) as R);
           if (this.d.hooks?.pause) await this.pauseAction('action:skipped', this.snapshot(def, na, args, 'skipped', row, location, { result }));
           return result;
         }
@@ -577,9 +578,9 @@ export class RunSession {
       case 're-execute-with-key':
         return this.execute(def, na, args, row, location, 're-executed');
       case 'decided-happened':
-        return this.applyDecision(def, na, args, row, location, 'happened');
+        return this.applyDecision(def, na, args, row, location, { decision: 'happened', result: row.result });
       case 'decided-not-happened':
-        return this.applyDecision(def, na, args, row, location, 'not-happened');
+        return this.applyDecision(def, na, args, row, location, { decision: 'not-happened', result: null });
       case 'verify':
         return this.verify(def, na, args, row, location);
       case 'needs-decision':
@@ -587,9 +588,10 @@ export class RunSession {
         break;
     }
     const ev = { kind: 'action:decision' as const, run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', row, location, { reconciliation: 'needs-decision' as const, afterError, ...(error ? { error } : {}) }) };
-    const decided = this.d.hooks?.decision ? await this.d.hooks.decision(ev) : undefined;
-    if (decided) {
-      this.d.writer.decision(na.stepIdx, na.id, decided);
+    const given = this.d.hooks?.decision ? await this.d.hooks.decision(ev) : undefined;
+    if (given) {
+      const decided = journaledDecision(na.id, given, 'the decision hook');
+      this.d.writer.decision(na.stepIdx, na.id, decided.decision, decided.result);
       return this.applyDecision(def, na, args, row, location, decided);
     }
     return this.needsDecision(na.id, na.type, afterError);
@@ -646,12 +648,15 @@ export class RunSession {
     );
   }
 
-  private async applyDecision<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, decision: 'happened' | 'not-happened'): Promise<R> {
-    if (decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
-    this.d.writer.actionCommitted(na.stepIdx, na.id, null, 'decided-happened');
+  /** A person's decision carried out: not happened, it executes; happened, it is committed with the result they gave
+   *  (what run.do returns), or with none, and run.do returns the definition's `unrecordedResult`. */
+  private async applyDecision<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, decided: JournaledDecision): Promise<R> {
+    if (decided.decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
+    this.d.writer.actionCommitted(na.stepIdx, na.id, decided.result, 'decided-happened');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'decided-happened' });
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened' }));
-    return undefined as R;
+    const result = decided.result === null ? unrecorded(def, args) : (fromJournalJson(decided.result) as R);
+    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened', ...(decided.result !== null ? { result } : {}) }));
+    return result;
   }
 
   private async verify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
@@ -703,4 +708,9 @@ function keyConflict(type: string, id: string, before: string, now: string, befo
 
 function clip(s: string): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+/** What run.do returns for an action decided happened with no result given: the definition's word for it, or undefined. */
+function unrecorded<S extends StandardSchema, R>(def: ActionDefinition<S, R>, args: InferOutput<S>): R {
+  return (def.unrecordedResult ? def.unrecordedResult(args) : undefined) as R;
 }

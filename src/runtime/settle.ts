@@ -7,6 +7,7 @@ import { reconcilePlan, type ReconcileHow } from './policy';
 import type { ActionRow } from './store/rows';
 import type { RunWriter } from './store/writer';
 import type { Decision } from './types';
+import { journaledDecision, type DecisionInput } from './decisions';
 import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
 
 export type SettleOutcome =
@@ -17,7 +18,7 @@ export interface SettleDeps {
   readonly writer: RunWriter;
   readonly ctx: EffectContext;
   /** Asks a host for a decision when the plan needs one; undefined leaves the action waiting. */
-  readonly ask?: () => Promise<Decision | undefined>;
+  readonly ask?: () => Promise<DecisionInput | undefined>;
   /** The error to raise when verify throws (it says what was, and was not, done). */
   readonly verifyFailed: (err: unknown) => Error;
 }
@@ -30,9 +31,10 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
     d.writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: why });
     return { happened: false, how };
   };
-  const decided = (decision: Decision, how: ReconcileHow): SettleOutcome => {
+  // Happened: committed with the result the person gave (journaled with the decision), or with none.
+  const decided = (decision: Decision, result: string | null, how: ReconcileHow): SettleOutcome => {
     if (decision === 'not-happened') return notHappened(how, 'a person decided it did not happen');
-    d.writer.actionCommitted(a.step_idx, a.id, null, 'decided-happened');
+    d.writer.actionCommitted(a.step_idx, a.id, result, 'decided-happened');
     return { happened: true, how };
   };
   switch (plan.how) {
@@ -40,9 +42,9 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
     case 'nothing-to-undo':
       return notHappened('nothing-to-undo', 'read-only: nothing to undo');
     case 'decided-happened':
-      return decided('happened', plan.how);
+      return decided('happened', a.result, plan.how);
     case 'decided-not-happened':
-      return decided('not-happened', plan.how);
+      return decided('not-happened', null, plan.how);
     case 'verify': {
       let found: unknown;
       try {
@@ -71,10 +73,11 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: Sett
     }
     case 'needs-decision':
     case 'unknown': {
-      const decision = d.ask ? await d.ask() : undefined;
-      if (!decision) return { happened: undefined, how: 'needs-decision' };
-      d.writer.decision(a.step_idx, a.id, decision);
-      return decided(decision, decision === 'happened' ? 'decided-happened' : 'decided-not-happened');
+      const given = d.ask ? await d.ask() : undefined;
+      if (!given) return { happened: undefined, how: 'needs-decision' };
+      const { decision, result } = journaledDecision(a.id, given, 'the decision hook');
+      d.writer.decision(a.step_idx, a.id, decision, result);
+      return decided(decision, result, decision === 'happened' ? 'decided-happened' : 'decided-not-happened');
     }
   }
 }

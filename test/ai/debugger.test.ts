@@ -2,10 +2,11 @@
 
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { EXAMPLES } from '../helpers';
+import { EXAMPLES, FIXTURES, show } from '../helpers';
 import { sessionsPerTest } from '../dap/harness';
 
 const SUPPORT = path.join(EXAMPLES, 'support-agent.ts');
+const CHARGE = path.join(FIXTURES, 'ai-charge.ts');
 
 describe('ai: model calls in the debugger', function () {
   this.timeout(120_000);
@@ -31,5 +32,21 @@ describe('ai: model calls in the debugger', function () {
     assert.match(lastOfSecond, /tool: lookupOrder/, 'the second call sees the first call\'s tool results');
     await s.dc.setFunctionBreakpointsRequest({ breakpoints: [] });
     assert.equal(await s.runToEnd(), 0);
+  });
+
+  it('decides an in-doubt tool call with its result from the debugger: the model is handed that result', async () => {
+    const first = await session();
+    await first.launch({ program: CHARGE, input: {}, runId: 'dbg-charge', crashAt: 'tool.charge#1@after-execute' });
+    assert.equal(await first.exitCode(), 137);
+    const second = await session(first.dir);
+    await second.launch({ program: CHARGE, resume: 'dbg-charge' });
+    const stop = await second.stopped();
+    assert.match(stop.description, /tool\.charge charge:dbg-charge .*has no verify, so a person must decide/);
+    await assert.rejects(second.dc.customRequest('decide', { decision: 'not-happened', result: { chargeId: 'ch_1' } }), /"not-happened" with a result/);
+    const exited = second.exitCode();
+    const decided = await second.dc.customRequest('decide', { decision: 'happened', actionId: 'charge:dbg-charge', result: { chargeId: 'ch_1', amount: 1250 } });
+    assert.match(String((decided.body as { message?: unknown } | undefined)?.message), /happened, with its result/);
+    assert.equal(await exited, 0, 'the decision continues the run to its end');
+    assert.equal(show(first.dir, 'dbg-charge').run.output, 'Your card was charged (ch_1).');
   });
 });

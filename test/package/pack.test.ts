@@ -9,12 +9,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
-/**
- * The packed size the package must stay under (it is ~410 KB, 1.6 MB unpacked; with source maps it would be ~1.1 MB
- * packed). Raised from 400 KB / 1.5 MB when secret masking went into each of the five bundles.
- */
-const MAX_PACKED_BYTES = 430 * 1024;
-const MAX_UNPACKED_BYTES = 1.65 * 1024 * 1024;
+/** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
+ *  a bundled dependency). It is ~430 KB packed, ~1.65 MB unpacked: each of the five bundles carries the runtime, and
+ *  secret masking went into each. */
+const MAX_PACKED_BYTES = 460 * 1024;
+const MAX_UNPACKED_BYTES = 1.85 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
@@ -32,8 +31,10 @@ const EXPECTED_FILES = [
   'dist/types/ai/index.d.ts',
   'dist/types/ai/mcp.d.ts',
   'dist/types/ai/model.d.ts',
+  'dist/types/ai/replay.d.ts',
   'dist/types/ai/state.d.ts',
   'dist/types/ai/tools.d.ts',
+  'dist/types/runtime/decisions.d.ts',
   'dist/types/runtime/define.d.ts',
   'dist/types/runtime/errors.d.ts',
   'dist/types/runtime/journal.d.ts',

@@ -41,4 +41,23 @@ describe('run commands', () => {
     assert.equal(del.code, 0);
     await until('the run gone from the tree', async () => (await runItem(a, 'cmd-pay')) === undefined);
   });
+
+  it('decides an in-doubt charge happened with the result it had; a result that is not JSON decides nothing', async () => {
+    assert.equal(cli(['run', agentFile(), '--run-id', 'cmd-decide', '--input', '{"items":0,"pay":true}']).status, 3);
+    const killed = cli(['approve', 'cmd-decide', 'charge:cmd-decide:5', '--crash-at', 'payment.charge#1@after-execute']);
+    assert.equal(killed.status, null, `${killed.stdout}\n${killed.stderr}`);
+    assert.equal(cli(['resume', 'cmd-decide']).status, 3, 'the charge has no verify: the run waits for a decision');
+    const ref = { runId: 'cmd-decide', actionId: 'charge:cmd-decide:5' };
+    const refused = await vscode.commands.executeCommand('logbook.decideHappened', ref, { result: '{charged: 5' });
+    assert.equal(refused, undefined);
+    const still = JSON.parse(cli(['show', 'cmd-decide', '--json']).stdout) as { run: { status: string } };
+    assert.equal(still.run.status, 'needs-decision', 'nothing was decided');
+    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.decideHappened', ref, { result: '{"charged": 5, "ref": "r-1"}' });
+    assert.equal(decided.code, 0, `${decided.stdout}\n${decided.stderr}`);
+    assert.equal(decided.json.status, 'completed');
+    const after = JSON.parse(cli(['show', 'cmd-decide', '--json']).stdout) as { actions: Array<{ id: string; result: unknown; reconciliation: string }> };
+    const charge = after.actions.find((x) => x.id === 'charge:cmd-decide:5');
+    assert.equal(charge?.reconciliation, 'decided-happened');
+    assert.deepEqual(charge?.result, { charged: 5, ref: 'r-1' });
+  });
 });

@@ -285,7 +285,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(psql(server!, "SELECT status FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'started');
 
     // A person decides the in-doubt notice from the tree: the CLI resumes the run with that decision, in PostgreSQL.
-    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.decideHappened', { runId: 'pg-dbg', actionId: 'notice:pg-dbg:user1' });
+    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.decideHappened', { runId: 'pg-dbg', actionId: 'notice:pg-dbg:user1' }, { confirm: false });
     assert.equal(decided.code, 0, `${decided.stdout}\n${decided.stderr}`);
     assert.equal(decided.json.status, 'completed');
     assert.equal(psql(server!, "SELECT status || ' ' || decision || ' ' || executions FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'committed happened 1');

@@ -119,7 +119,7 @@ export class RunWriter {
       ),
       actionRestart: db.prepare(
         // A decision answers one episode of doubt: started again, the action may be in doubt afresh and is asked anew.
-        "UPDATE actions SET status = 'started', error = NULL, decision = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
+        "UPDATE actions SET status = 'started', error = NULL, decision = NULL, result = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
       ),
       // A read-only action's whole record in one statement: the same row the insert, count and commit would leave.
       actionObservedInsert: db.prepare(
@@ -133,7 +133,8 @@ export class RunWriter {
       actionFail: db.prepare("UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?"),
       // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
       actionInDoubt: db.prepare("UPDATE actions SET error = ?, ended_at = ? WHERE run_id = ? AND id = ? AND status = 'started'"),
-      actionDecision: db.prepare('UPDATE actions SET decision = ? WHERE run_id = ? AND id = ?'),
+      // The result a person gave with "happened" waits in the row (still started) until the decision is applied.
+      actionDecision: db.prepare('UPDATE actions SET decision = ?, result = ? WHERE run_id = ? AND id = ?'),
       actionApproval: db.prepare('UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?'),
       compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
       compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
@@ -542,10 +543,11 @@ export class RunWriter {
     });
   }
 
-  decision(stepIdx: number, id: string, decision: Decision): void {
+  /** A person's decision, with the result they gave (journal JSON) or null: the latest decision replaces any before it. */
+  decision(stepIdx: number, id: string, decision: Decision, result: string | null = null): void {
     this.write(true, (now) => {
-      this.s.actionDecision.run(decision, this.lease.runId, id);
-      this.event(now, 'action.decided', stepIdx, id, { decision });
+      this.s.actionDecision.run(decision, result, this.lease.runId, id);
+      this.event(now, 'action.decided', stepIdx, id, { decision, ...(result !== null ? { result: JSON.parse(result) as unknown } : {}) });
     });
   }
 
