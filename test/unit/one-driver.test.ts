@@ -3,13 +3,14 @@
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ErrorCodes, LogbookError, defineAction, defineAgent, openJournal, type Journal } from '../../src/runtime/public';
 import { openStore } from '../../src/runtime/store';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
-import { beginSession, endSession } from '../../src/runtime/store/owner';
-import { tmpDir } from '../helpers';
+import { beginSession, endSession, leaseIsLive } from '../../src/runtime/store/owner';
+import { ROOT, tmpDir } from '../helpers';
 
 const quiet = { log: (): void => undefined };
 
@@ -175,7 +176,7 @@ describe('one driving session per run, in one process (host API)', () => {
 });
 
 describe('a session of this process that ended without releasing its lease', () => {
-  it('is recognised as dead by this process (interrupted, and taken over), while a live session is never taken', () => {
+  it('is held until its lease expires (a worker thread of this process may hold it), then taken over, while a live session is never taken', () => {
     const store = openStore(path.join(tmpDir('logbook-one-driver-'), 'journal.db'));
     try {
       const live = beginSession('api');
@@ -183,17 +184,65 @@ describe('a session of this process that ended without releasing its lease', () 
       const gone = beginSession('api');
       createRun(store.db, store.reader, { id: 'gone', agent: 'a', script: 's.ts', input: null }, gone);
       endSession(gone.token); // as a driver whose release failed: its session is over, its lease left behind
-      const view = (id: string): string => store.reader.view(store.reader.run(id)!).effectiveStatus;
-      assert.equal(view('live'), 'running');
-      assert.equal(view('gone'), 'interrupted');
       const opts = { status: 'running' as const, newAttempt: true, purpose: 'resume' };
-      assert.throws(() => acquireRun(store.db, store.reader, 'live', beginSession('api'), opts), (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.LEASE_HELD);
+      const held = (e: unknown): boolean => e instanceof LogbookError && e.code === ErrorCodes.LEASE_HELD;
+      assert.throws(() => acquireRun(store.db, store.reader, 'live', beginSession('api'), opts), held);
+      // Unknown to this thread's registry, but unexpired: it could be another thread's session, so it is not taken.
+      assert.throws(() => acquireRun(store.db, store.reader, 'gone', beginSession('api'), opts), held);
+      const row = (id: string) => store.reader.run(id)!;
+      const later = row('gone').lease_expires! + 1;
+      assert.equal(leaseIsLive(row('gone'), later), false, 'past its expiry a lease of an ended session is dead');
+      assert.equal(leaseIsLive(row('live'), later), true, 'a live session of this process is live even past its expiry');
+      // Expire it as its stopped heartbeat would, then take it over.
+      new Database(store.file).prepare('UPDATE runs SET lease_expires = ? WHERE id = ?').run(Date.now() - 1, 'gone');
+      assert.equal(store.reader.view(row('gone')).effectiveStatus, 'interrupted');
       const taken = acquireRun(store.db, store.reader, 'gone', beginSession('api'), opts);
       assert.equal(taken.epoch, 2);
-      const ev = store.reader.events('gone').at(-1);
-      assert.match(ev?.data ?? '', /"previousLease":"dead holder"/);
+      assert.match(store.reader.events('gone').at(-1)?.data ?? '', /"previousLease":"dead holder"/);
     } finally {
       store.close();
     }
   });
 });
+
+describe('a run driven by a worker thread of this process', () => {
+  it('is refused to the main thread with LB_LEASE_HELD while the thread drives it (each thread has its own registry)', async () => {
+    const dir = tmpDir('logbook-one-driver-thread-');
+    const file = path.join(dir, 'journal.db');
+    const runtime = path.join(ROOT, 'dist', 'runtime.js');
+    // The thread loads the built runtime (a copy of its own, with its own globals) and holds its charge in flight.
+    const source = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      const { z } = require(workerData.zod);
+      const { defineAction, defineAgent, openJournal } = require(workerData.runtime);
+      let release;
+      parentPort.on('message', () => release());
+      const charge = defineAction({ type: 'thread.charge', version: 1, effect: 'non-idempotent', args: z.object({}),
+        key: (_a, run) => 'charge:' + run.id,
+        execute: () => new Promise((r) => { release = () => r({ ok: true }); parentPort.postMessage('in-flight'); }) });
+      const agent = defineAgent({ name: 'thread-agent', input: z.object({}), run: async (run) => run.step('pay', () => run.do(charge, {})) });
+      const journal = openJournal({ file: workerData.file, agents: [agent], log: () => {} });
+      journal.start(agent, {}, { runId: 't1' }).then((o) => { journal.close(); parentPort.postMessage('done:' + o.status); });`;
+    const worker = new Worker(source, { eval: true, workerData: { file, runtime, zod: require.resolve('zod') } });
+    const messages: string[] = [];
+    const next = (): Promise<string> => new Promise((resolve) => worker.once('message', (m: string) => (messages.push(m), resolve(m))));
+    try {
+      assert.equal(await next(), 'in-flight');
+      const journal = openJournal({ file, agents: [threadAgent], ...quiet });
+      try {
+        const before = new Database(file, { readonly: true }).prepare('SELECT attempt, lease_epoch FROM runs WHERE id = ?').get('t1');
+        await assert.rejects(journal.resume('t1'), (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.LEASE_HELD);
+        assert.deepEqual(new Database(file, { readonly: true }).prepare('SELECT attempt, lease_epoch FROM runs WHERE id = ?').get('t1'), before);
+      } finally {
+        journal.close();
+      }
+      const done = next();
+      worker.postMessage('release');
+      assert.equal(await done, 'done:completed');
+    } finally {
+      await worker.terminate();
+    }
+  });
+});
+
+const threadAgent = defineAgent({ name: 'thread-agent', input: z.object({}), run: () => Promise.resolve({}) });

@@ -132,8 +132,13 @@ export interface LeaseFields {
  */
 export function leaseIsLive(l: LeaseFields, now: number, byExpiry = false): boolean {
   if (!l.lease_token || l.lease_expires === null) return false;
-  // This process knows its own sessions: live while the session drives (a shared journal still lets it expire).
-  if (heldByThisProcess(l)) return liveSessions.has(l.lease_token) && (!byExpiry || l.lease_expires > now);
+  // This process knows its own sessions: live while the session drives (a shared journal still lets it expire). A
+  // token of this pid that this copy of the runtime does not know may be a session of another worker thread (each has
+  // its own globals): its heartbeat keeps it live, so only its expiry shows it dead, never the registry's silence.
+  if (heldByThisProcess(l)) {
+    if (liveSessions.has(l.lease_token)) return !byExpiry || l.lease_expires > now;
+    return l.lease_expires > now;
+  }
   if (!holderOnThisNode(l.lease_host) || l.lease_pid === null) return l.lease_expires > now;
   // A shared journal (PostgreSQL): the expiry decides; a holder's pid on this node only shows it dead sooner. A holder
   // stopped (SIGSTOP) or stuck past its expiry is not trusted: another machine may already be taking the run over.
