@@ -9,9 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
-/** The packed size the package must stay under (it is ~300 KB; with source maps it would be ~1.07 MB). */
-const MAX_PACKED_BYTES = 400 * 1024;
-const MAX_UNPACKED_BYTES = 1.5 * 1024 * 1024;
+/**
+ * The packed size the package must stay under (it is ~410 KB, each of the five bundles carrying the runtime; with source
+ * maps it would be well over 1 MB): what it catches is files that should not ship, not the runtime growing a feature.
+ */
+const MAX_PACKED_BYTES = 450 * 1024;
+const MAX_UNPACKED_BYTES = 1.75 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
