@@ -12,8 +12,8 @@ import { ROOT } from '../helpers';
 /** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
  *  a bundled dependency). It is ~430 KB packed, ~1.65 MB unpacked: each of the five bundles carries the runtime, and
  *  secret masking went into each. */
-const MAX_PACKED_BYTES = 460 * 1024;
-const MAX_UNPACKED_BYTES = 1.85 * 1024 * 1024;
+const MAX_PACKED_BYTES = 470 * 1024;
+const MAX_UNPACKED_BYTES = 1.9 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
