@@ -1,0 +1,112 @@
+// The property: generated cases run against the invariants; violations counted, then each kind shrunk to a minimal case.
+
+import fc from 'fast-check';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { caseArb } from './arbitraries';
+import { describeOp, runCase, type CaseResult } from './executor';
+import { describeCase, type CaseJ } from './spec';
+import type { Sabotage } from './world';
+
+export interface CheckOptions {
+  readonly seed: number;
+  readonly runs: number;
+  /** Replays one case (a path fast-check printed) instead of generating `runs`. */
+  readonly path?: string;
+  readonly sabotage?: Sabotage;
+  readonly arbitrary?: fc.Arbitrary<CaseJ>;
+  /** How long shrinking one violation may take. */
+  readonly shrinkMs?: number;
+  /** At most this many violation kinds are shrunk (each takes a while). */
+  readonly shrinkKinds?: number;
+  readonly progress?: (done: number, violating: number) => void;
+}
+
+export interface Shrunk {
+  readonly kind: string;
+  readonly firstPath: string;
+  readonly schedules: number;
+  readonly path: string;
+  readonly c: CaseJ;
+  readonly result: CaseResult;
+}
+
+export interface CheckReport {
+  readonly seed: number;
+  readonly schedules: number;
+  /** Schedules with at least one violation. */
+  readonly violating: number;
+  readonly kinds: ReadonlyMap<string, { count: number; firstPath: string }>;
+  readonly shrunk: readonly Shrunk[];
+  readonly text: string;
+}
+
+/** Journals of the checker live in memory where the machine has it: fsync is then free, and cases are many. */
+export function scratchDir(): string {
+  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  return fs.mkdtempSync(path.join(base, 'logbook-checker-'));
+}
+
+async function runOne(c: CaseJ, dir: string, sabotage: Sabotage | undefined): Promise<CaseResult> {
+  return runCase(c, { dir, ...(sabotage ? { sabotage } : {}) });
+}
+
+export async function check(o: CheckOptions): Promise<CheckReport> {
+  const dir = scratchDir();
+  const arb = o.arbitrary ?? caseArb;
+  try {
+    const kinds = new Map<string, { count: number; firstPath: string }>();
+    let schedules = 0;
+    let violating = 0;
+    // 1. Count: every generated case runs; the property itself never fails, so all `runs` are tried.
+    const counting = fc.asyncProperty(arb, async (c) => {
+      const r = await runOne(c, dir, o.sabotage);
+      const at = String(schedules++);
+      if (r.violations.length) violating++;
+      for (const v of new Set(r.violations.map((x) => x.kind))) {
+        const k = kinds.get(v);
+        kinds.set(v, { count: (k?.count ?? 0) + 1, firstPath: k?.firstPath ?? at });
+      }
+      o.progress?.(schedules, violating);
+      return true;
+    });
+    await fc.check(counting, { seed: o.seed, numRuns: o.path ? 1 : o.runs, ...(o.path ? { path: o.path } : {}) });
+    // 2. Shrink: per kind, from the first case that showed it, keeping that kind of violation while shrinking.
+    const shrunk: Shrunk[] = [];
+    for (const [kind, k] of [...kinds].slice(0, o.shrinkKinds ?? 3)) {
+      const failing = fc.asyncProperty(arb, async (c) => !(await runOne(c, dir, o.sabotage)).violations.some((v) => v.kind === kind));
+      const startPath = o.path ? o.path : k.firstPath;
+      const d = await fc.check(failing, { seed: o.seed, path: startPath, numRuns: 1, interruptAfterTimeLimit: o.shrinkMs ?? 60_000, markInterruptAsFailure: false });
+      const c = d.counterexample?.[0];
+      if (!c) continue;
+      shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o.sabotage) });
+    }
+    const report = { seed: o.seed, schedules, violating, kinds, shrunk };
+    return { ...report, text: formatReport(report) };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatShrunk(s: Shrunk, seed: number): string {
+  const lines = [
+    `violation ${s.kind}: in ${s.schedules} schedule(s), first at path ${s.firstPath}; shrunk to path ${s.path}`,
+    `  replay: npm run check:exactly-once -- --seed ${seed} --path ${s.path}`,
+    ...describeCase(s.c, describeOp).split('\n').map((l) => `  ${l}`),
+    '  what happened:',
+    ...s.result.log.map((l) => `    ${l}`),
+    '  violations:',
+    ...s.result.violations.map((v) => `    ${v.kind}: ${v.detail}`),
+    `  the case as JSON: ${JSON.stringify(s.c)}`,
+  ];
+  return lines.join('\n');
+}
+
+function formatReport(r: Omit<CheckReport, 'text'>): string {
+  const lines = [`exactly-once checker: seed ${r.seed}`];
+  for (const [kind, k] of r.kinds) lines.push(`  ${kind}: ${k.count} schedule(s), first at path ${k.firstPath}`);
+  for (const s of r.shrunk) lines.push('', formatShrunk(s, r.seed));
+  lines.push('', `${r.schedules} schedules, ${r.violating} violations`);
+  return lines.join('\n');
+}

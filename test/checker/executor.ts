@@ -1,0 +1,192 @@
+// Runs one case: the uncrashed baseline, then the schedule's operations, then the run driven to its end, then the checks.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { openStore } from '../../src/runtime';
+import type { Decision } from '../../src/runtime/types';
+import { actionType, type CaseJ, type OpJ } from './spec';
+import { Observer, type RunSnapshot } from './observer';
+import { SimProcess } from './sim';
+import { Driver, describeEnded, type Ended, type Target } from './surfaces';
+import { World, type Sabotage } from './world';
+import { OPERATIONS } from './operations';
+import { checkRun, type Violation } from './invariants';
+
+export const FIXTURE = path.join(__dirname, 'fixture.ts');
+export const RUN_ID = 'r';
+export const FORK_ID = 'f';
+const BASE_ID = 'base';
+
+export interface Finished {
+  readonly status: string | undefined;
+  readonly output: unknown;
+}
+
+/** The state of one case while it runs: its journal, its world, and what it has seen. */
+export class Exec {
+  readonly observer: Observer;
+  readonly log: string[] = [];
+  readonly violations: Violation[] = [];
+  private readonly procs: SimProcess[] = [];
+
+  constructor(
+    readonly target: Target,
+    readonly runId: string,
+  ) {
+    this.observer = new Observer(target.db);
+  }
+
+  /** A new simulated process driving the target. */
+  driver(): Driver {
+    const p = new SimProcess();
+    this.procs.push(p);
+    return new Driver(this.target, p);
+  }
+
+  violation(kind: string, detail: string): void {
+    if (!this.violations.some((v) => v.kind === kind && v.detail === detail)) this.violations.push({ kind, detail });
+  }
+
+  /**
+   * One driver call with the checks every command gets: a refusal must change nothing, and nothing acknowledged may
+   * be lost. `label` says what was done, for the report.
+   */
+  async call(label: string, runId: string, fn: () => Promise<Ended>): Promise<Ended> {
+    const before = this.observer.snapshot(runId);
+    const ended = await fn();
+    this.after(label, runId, ended, before);
+    return ended;
+  }
+
+  after(label: string, runId: string, ended: Ended, before: RunSnapshot): void {
+    this.log.push(`${label}: ${describeEnded(ended)}`);
+    if (ended.kind === 'refused') {
+      const changes = Observer.diff(before, this.observer.snapshot(runId));
+      if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
+    }
+    if (ended.kind === 'error') this.violation('unexpected-error', `${label} threw: ${ended.message.split('\n').slice(0, 3).join(' | ')}`);
+    for (const loss of this.observer.checkAcknowledged(runId)) this.violation('acknowledged-lost', `after ${label}: ${loss}`);
+  }
+
+  /** Processes whose work is done exit; one that still holds a lease after its driver returned left it behind. */
+  retire(): void {
+    for (const p of this.procs.splice(0)) {
+      if (!p.alive) continue;
+      const held = [this.runId, FORK_ID].filter((id) => this.observer.run(id)?.lease_pid === p.pid && this.observer.run(id)?.lease_token !== null);
+      if (held.length) {
+        this.violation('lease-left-behind', `process ${p.name} finished its commands but still holds the lease of run ${held.join(', ')}`);
+        try {
+          p.crash('when it exited');
+        } catch {
+          // the stand-in is dead now, as an exited holder would be
+        }
+      } else p.retire();
+    }
+  }
+
+  /** The decisions a person checking the provider's own record would make, for every action in doubt without verify. */
+  decisions(runId: string): Record<string, Decision> {
+    const out: Record<string, Decision> = {};
+    for (const a of this.observer.actions(runId)) {
+      if (a.status !== 'started' || a.effect !== 'non-idempotent') continue;
+      const spec = this.target.agent.actions.find((x, i) => actionType(x, i) === a.type);
+      if (spec?.verify) continue;
+      out[a.id] = this.target.world.landed(a.id) ? 'happened' : 'not-happened';
+    }
+    return out;
+  }
+
+  /** Drives a run to an end as its operator would: approve or reject gates, decide from the record, resume, finish compensations. */
+  async finish(runId: string): Promise<void> {
+    let failedResumes = 0;
+    for (let i = 0; i < 12; i++) {
+      this.retire();
+      const status = this.observer.status(runId);
+      if (status === undefined || status === 'completed' || status === 'compensated' || status === 'compensation-failed') return;
+      const compensating = this.observer.compensating(runId);
+      const d = this.driver();
+      if (status === 'awaiting-approval') {
+        for (const a of this.observer.actions(runId).filter((x) => x.status === 'awaiting-approval' && x.approval === 'pending')) {
+          const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === a.type);
+          const yes = spec?.approval !== 'reject';
+          await this.call(`${yes ? 'approve' : 'reject'} ${a.id} (host API)`, runId, () => d.approve(runId, a.id, yes));
+        }
+        await this.call('resume (host API)', runId, () => d.resume('api', runId));
+      } else if (status === 'needs-decision' || status === 'interrupted') {
+        const decisions = status === 'needs-decision' ? this.decisions(runId) : {};
+        const words = Object.entries(decisions).map(([k, v]) => `${k}=${v}`).join(' ');
+        if (compensating) await this.call(`compensate${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.compensate('api', runId, decisions));
+        else await this.call(`resume${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.resume('api', runId, decisions));
+      } else if (status === 'failed') {
+        if (failedResumes++ >= 2) return;
+        await this.call('resume the failed run (host API)', runId, () => d.resume('api', runId));
+      } else {
+        this.violation('run-stuck', `run ${runId} is ${status} with no live driver`);
+        return;
+      }
+    }
+    this.violation('never-finished', `run ${runId} was still ${this.observer.status(runId)} after 12 commands`);
+  }
+
+  close(): void {
+    this.retire();
+    this.observer.close();
+  }
+}
+
+export interface CaseResult {
+  readonly violations: readonly Violation[];
+  readonly log: readonly string[];
+  readonly baseline: Finished;
+}
+
+export interface CaseOptions {
+  readonly dir: string;
+  readonly sabotage?: Sabotage;
+}
+
+let caseNo = 0;
+
+/** Runs a case in a fresh journal under `dir`: the baseline, the schedule, the fork, then every invariant. */
+export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
+  const db = path.join(opts.dir, `case-${process.pid}-${++caseNo}.db`);
+  const world = new World(undefined, opts.sabotage);
+  openStore(db).close(); // creates and migrates the journal, so the checker's read-only view can open it
+  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage) }, BASE_ID);
+  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world }, RUN_ID);
+  try {
+    await base.call('start (host API)', BASE_ID, () => base.driver().start('api', BASE_ID));
+    await base.finish(BASE_ID);
+    const baseline: Finished = { status: base.observer.status(BASE_ID), output: outputOf(base, BASE_ID) };
+    base.close();
+    for (const op of c.schedule.ops) {
+      const kind = OPERATIONS[op.op];
+      if (!kind) throw new Error(`checker: no operation ${op.op}`);
+      await kind.run(x, op);
+      x.retire();
+    }
+    await x.finish(RUN_ID);
+    checkRun(x, RUN_ID, baseline, { compensated: c.schedule.ops.some((o) => o.op === 'compensate' || o.second === 'compensate') });
+    if (c.schedule.fork !== undefined && x.observer.status(RUN_ID) === 'completed') {
+      const d = x.driver();
+      await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, FORK_ID, () => d.fork(RUN_ID, c.schedule.fork ?? 0, FORK_ID));
+      x.retire();
+      await x.finish(FORK_ID);
+      checkRun(x, FORK_ID, baseline, { compensated: false });
+    }
+    return { violations: x.violations, log: x.log, baseline };
+  } finally {
+    x.close();
+    base.close();
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true });
+  }
+}
+
+export function outputOf(x: Exec, runId: string): unknown {
+  const row = x.observer.run(runId);
+  return row?.output ? (JSON.parse(row.output) as unknown) : undefined;
+}
+
+export function describeOp(op: OpJ): string {
+  return OPERATIONS[op.op]?.describe(op) ?? JSON.stringify(op);
+}
