@@ -77,7 +77,7 @@ function checkerAction(a: ActionJ, i: number, { world, proc }: Host): ActionDefi
       : {}),
     ...(a.approval !== 'none' ? { approval: true } : {}),
   });
-  return def as unknown as ActionDefinition;
+  return def;
 }
 
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
@@ -100,5 +100,5 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       }
       return { input, steps };
     },
-  }) as unknown as AgentDefinition;
+  });
 }

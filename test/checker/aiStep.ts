@@ -14,7 +14,8 @@ import type { StepContext } from './steps';
 function answer(c: StepContext, call: LanguageModelV3CallOptions): LanguageModelV3Content[] {
   const results = call.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content);
   if (results.length > 0) {
-    const said = results.map((p) => ('output' in p ? p.output : p.type));
+    // An error's text names the run (its key): the model reports only that the tool failed, as the same words every run.
+    const said = results.map((p) => ('output' in p ? (p.output.type.startsWith('error') ? 'the tool failed' : p.output) : p.type));
     return [{ type: 'text', text: JSON.stringify(said) }];
   }
   return c.calls.map((k, i): LanguageModelV3Content => ({ type: 'tool-call', toolCallId: `c${i}`, toolName: `t${i}`, input: JSON.stringify(c.args(k.n)) }));

@@ -5,22 +5,27 @@ import type { ActionJ, AgentJ, CallJ, CaseJ, FieldKind, ScheduleJ, StepJ } from 
 import { STEP_KINDS } from './steps';
 import { opArbitrary } from './operations';
 
+/** Values with weights, shrinking towards the first (fc.oneof does not shrink across its branches). */
+function weighted<T>(...choices: Array<readonly [T, number]>): fc.Arbitrary<T> {
+  return fc.constantFrom(...choices.flatMap(([v, w]) => Array.from({ length: w }, () => v)));
+}
+
 const action: fc.Arbitrary<ActionJ> = fc.record({
   effect: fc.constantFrom('non-idempotent', 'idempotent', 'read-only'),
   verify: fc.boolean(),
   compensate: fc.boolean(),
-  approval: fc.oneof({ arbitrary: fc.constant('none' as const), weight: 6 }, { arbitrary: fc.constantFrom('approve' as const, 'reject' as const), weight: 1 }),
-  fail: fc.oneof({ arbitrary: fc.constant('none' as const), weight: 6 }, { arbitrary: fc.constantFrom('definite' as const, 'transient-before' as const, 'transient-after' as const), weight: 2 }),
+  approval: weighted<ActionJ['approval']>(['none', 10], ['approve', 1], ['reject', 1]),
+  fail: weighted<ActionJ['fail']>(['none', 9], ['definite', 1], ['transient-before', 1], ['transient-after', 1]),
 });
 
 const call: fc.Arbitrary<CallJ> = fc.record({
   action: fc.nat(3),
   n: fc.nat(2),
-  mode: fc.oneof({ arbitrary: fc.constant('use' as const), weight: 4 }, { arbitrary: fc.constantFrom('ignore' as const, 'catch' as const), weight: 1 }),
+  mode: weighted<CallJ['mode']>(['use', 6], ['ignore', 1], ['catch', 1]),
 });
 
 const step: fc.Arbitrary<StepJ> = fc.record({
-  kind: fc.oneof({ arbitrary: fc.constant('seq'), weight: 4 }, { arbitrary: fc.constant('all'), weight: 2 }, { arbitrary: fc.constant('ai'), weight: 1 }),
+  kind: weighted<string>(['seq', 4], ['all', 2], ['ai', 1]),
   calls: fc.array(call, { minLength: 1, maxLength: 3 }),
 });
 

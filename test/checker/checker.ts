@@ -20,6 +20,8 @@ export interface CheckOptions {
   readonly shrinkMs?: number;
   /** At most this many violation kinds are shrunk (each takes a while). */
   readonly shrinkKinds?: number;
+  /** Shrink only these kinds (a negative control looks for its own). */
+  readonly kinds?: readonly string[];
   readonly progress?: (done: number, violating: number) => void;
 }
 
@@ -74,7 +76,8 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
     await fc.check(counting, { seed: o.seed, numRuns: o.path ? 1 : o.runs, ...(o.path ? { path: o.path } : {}) });
     // 2. Shrink: per kind, from the first case that showed it, keeping that kind of violation while shrinking.
     const shrunk: Shrunk[] = [];
-    for (const [kind, k] of [...kinds].slice(0, o.shrinkKinds ?? 3)) {
+    const wanted = [...kinds].filter(([kind]) => o.kinds === undefined || o.kinds.includes(kind));
+    for (const [kind, k] of wanted.slice(0, o.shrinkKinds ?? 3)) {
       const failing = fc.asyncProperty(arb, async (c) => !(await runOne(c, dir, o.sabotage)).violations.some((v) => v.kind === kind));
       const startPath = o.path ? o.path : k.firstPath;
       const d = await fc.check(failing, { seed: o.seed, path: startPath, numRuns: 1, interruptAfterTimeLimit: o.shrinkMs ?? 60_000, markInterruptAsFailure: false });

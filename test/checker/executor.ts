@@ -64,7 +64,7 @@ export class Exec {
       const changes = Observer.diff(before, this.observer.snapshot(runId));
       if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
     }
-    if (ended.kind === 'error') this.violation('unexpected-error', `${label} threw: ${ended.message.split('\n').slice(0, 3).join(' | ')}`);
+    if (ended.kind === 'error') this.violation('unexpected-error', `${label} threw: ${ended.message.split('\n').slice(0, 14).join(' | ')}`);
     for (const loss of this.observer.checkAcknowledged(runId)) this.violation('acknowledged-lost', `after ${label}: ${loss}`);
   }
 
@@ -99,13 +99,19 @@ export class Exec {
   /** Drives a run to an end as its operator would: approve or reject gates, decide from the record, resume, finish compensations. */
   async finish(runId: string): Promise<void> {
     let failedResumes = 0;
-    for (let i = 0; i < 12; i++) {
+    // A transient failure fails each key once: a run may need one resume per call before it gets through.
+    const calls = this.target.agent.steps.reduce((n, st) => n + st.calls.length, 0);
+    for (let i = 0; i < 16 + 2 * calls; i++) {
       this.retire();
       const status = this.observer.status(runId);
-      if (status === undefined || status === 'completed' || status === 'compensated' || status === 'compensation-failed') return;
+      if (status === undefined || status === 'completed' || status === 'compensated') return;
       const compensating = this.observer.compensating(runId);
       const d = this.driver();
-      if (status === 'awaiting-approval') {
+      if (status === 'compensation-failed') {
+        // The remedy it prints: fix the cause (a transient fault fails each key once) and compensate again.
+        if (failedResumes++ >= 2 + calls) return;
+        await this.call('compensate again (host API)', runId, () => d.compensate('api', runId));
+      } else if (status === 'awaiting-approval') {
         for (const a of this.observer.actions(runId).filter((x) => x.status === 'awaiting-approval' && x.approval === 'pending')) {
           const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === a.type);
           const yes = spec?.approval !== 'reject';
@@ -118,14 +124,14 @@ export class Exec {
         if (compensating) await this.call(`compensate${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.compensate('api', runId, decisions));
         else await this.call(`resume${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.resume('api', runId, decisions));
       } else if (status === 'failed') {
-        if (failedResumes++ >= 2) return;
+        if (failedResumes++ >= 2 + calls) return;
         await this.call('resume the failed run (host API)', runId, () => d.resume('api', runId));
       } else {
         this.violation('run-stuck', `run ${runId} is ${status} with no live driver`);
         return;
       }
     }
-    this.violation('never-finished', `run ${runId} was still ${this.observer.status(runId)} after 12 commands`);
+    this.violation('never-finished', `run ${runId} was still ${this.observer.status(runId)} after ${16 + 2 * calls} commands`);
   }
 
   close(): void {

@@ -44,11 +44,15 @@ export function checkRun(x: Exec, runId: string, baseline: Finished, o: { readon
     const row = rows.get(key);
     if (row?.status === 'committed') continue;
     if (row?.status === 'started' && status === 'needs-decision') continue;
-    x.violation('effect-not-journaled', `${key} landed in the provider, but the journal has it ${row ? `${row.status}${row.decision ? ` (decided ${row.decision})` : ''}${row.reconciliation ? ` (${row.reconciliation})` : ''}` : 'nowhere'}; ${where}`);
+    // An idempotent action whose execute threw is journaled failed, as if an error proved nothing happened.
+    const kind = row?.status === 'failed' && row.effect === 'idempotent' ? 'idempotent-error-after-effect' : 'effect-not-journaled';
+    x.violation(kind, `${key} landed in the provider, but the journal has it ${row ? `${row.status}${row.decision ? ` (decided ${row.decision})` : ''}${row.reconciliation ? ` (${row.reconciliation})` : ''}` : 'nowhere'}; ${where}`);
   }
   // And the journal claims no effect the provider never saw.
+  // (Model calls are idempotent actions too, but their effect is the mock model's answer: not a provider's.)
+  const ours = (type: string): boolean => x.target.agent.actions.some((a, i) => actionType(a, i) === type);
   for (const row of rows.values()) {
-    if (row.status !== 'committed' || row.effect === 'read-only' || landedKeys.has(row.id)) continue;
+    if (row.status !== 'committed' || row.effect === 'read-only' || !ours(row.type) || landedKeys.has(row.id)) continue;
     x.violation('journal-without-effect', `${row.id} is committed${row.reconciliation ? ` (${row.reconciliation})` : ''} in the journal, but no such effect reached the provider; ${where}`);
   }
 
@@ -64,7 +68,7 @@ export function checkRun(x: Exec, runId: string, baseline: Finished, o: { readon
       const undone = undos.some((e) => e.of === key);
       if (row?.compensation === 'committed' && undone) continue;
       if (row?.compensation === 'irreversible' && !hasInverse(row.type)) continue;
-      x.violation('effect-not-compensated', `${where} is compensated, but ${key} landed and ${undone ? 'was undone while the journal says compensation ' : 'was never undone (compensation '}${row?.compensation ?? 'none'}${row ? `, action ${row.status}` : ''})`);
+      x.violation(row?.status === 'failed' && row.effect === 'idempotent' ? 'idempotent-error-after-effect' : 'effect-not-compensated', `${where} is compensated, but ${key} landed and ${undone ? 'was undone while the journal says compensation ' : 'was never undone (compensation '}${row?.compensation ?? 'none'}${row ? `, action ${row.status}` : ''})`);
     }
   }
   for (const e of undos) {
@@ -73,19 +77,17 @@ export function checkRun(x: Exec, runId: string, baseline: Finished, o: { readon
 
   // The output equals the uncrashed run's (unless the schedule compensated it).
   if (o.compensated) return;
+  // A person's "it happened" carries no result (issue 19, case 8): what the script then gets is its own kind of violation.
+  const decided = [...rows.values()].filter((a) => a.reconciliation === 'decided-happened').map((a) => a.id);
+  const why = decided.length ? 'decision-result-lost' : undefined;
+  const also = decided.length ? ` (after ${decided.join(', ')} was decided "happened", whose result the script never got)` : '';
   if (status !== baseline.status) {
-    x.violation('status-differs', `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}`);
+    x.violation(why ?? 'status-differs', `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}${also}; last error ${x.observer.run(runId)?.error ?? 'none'}`);
     return;
   }
   if (status !== 'completed') return;
-  const decided = [...rows.values()].filter((a) => a.reconciliation === 'decided-happened');
   const row = x.observer.run(runId);
   const output = row?.output ? (JSON.parse(row.output) as unknown) : undefined;
   if (isDeepStrictEqual(output, baseline.output)) return;
-  if (decided.length) {
-    // A decision carries no result yet (issue 19, case 8): the script gets null for it; not counted until it can.
-    x.log.push(`output not compared: ${decided.map((a) => a.id).join(', ')} decided "happened" without a result`);
-    return;
-  }
-  x.violation('output-differs', `${where} returned ${JSON.stringify(output)}, the uncrashed run ${JSON.stringify(baseline.output)}`);
+  x.violation(why ?? 'output-differs', `${where} returned ${JSON.stringify(output)}, the uncrashed run ${JSON.stringify(baseline.output)}${also}`);
 }

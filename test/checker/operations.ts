@@ -18,7 +18,7 @@ const VIA = { api: 'host API', engine: 'the engine, as the CLI calls it' } as co
 const via = fc.constantFrom<'api' | 'engine'>('api', 'engine');
 const when = fc.constantFrom<When>('before-effect', 'after-effect');
 const crashArb: fc.Arbitrary<Crash | undefined> = fc.option(
-  fc.oneof(fc.record({ at: fc.constant('fault' as const), n: fc.nat(24) }), fc.record({ at: fc.constant('provider' as const), n: fc.nat(5), when })),
+  fc.oneof({ withCrossShrink: true }, fc.record({ at: fc.constant('fault' as const), n: fc.nat(24) }), fc.record({ at: fc.constant('provider' as const), n: fc.nat(5), when })),
   { nil: undefined, freq: 2 },
 );
 /** A command, its surface, and maybe a crash of its process (the host API takes no faults: its crashes are in provider calls). */
@@ -155,5 +155,5 @@ export const OPERATIONS: Record<string, Operation> = {
 
 export function opArbitrary(starts: boolean): fc.Arbitrary<OpJ> {
   const kinds = Object.values(OPERATIONS).filter((o) => o.starts === starts);
-  return fc.oneof(...kinds.map((o) => ({ arbitrary: o.arbitrary(), weight: o.weight })));
+  return fc.oneof({ withCrossShrink: true }, ...kinds.map((o) => ({ arbitrary: o.arbitrary(), weight: o.weight })));
 }

@@ -1,0 +1,40 @@
+// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes N]`: the checker from the command line.
+
+import { parseArgs } from 'node:util';
+import { check } from './checker';
+
+async function cli(): Promise<number> {
+  const { values } = parseArgs({
+    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' } },
+    strict: true,
+  });
+  const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+  const runs = values.runs === undefined ? 300 : Number(values.runs);
+  if (!Number.isInteger(seed) || !Number.isInteger(runs) || runs < 1) throw new Error('--seed and --runs take whole numbers (--runs 1 or more).');
+  const started = Date.now();
+  let last = 0;
+  const report = await check({
+    seed,
+    runs,
+    ...(values.path ? { path: values.path } : {}),
+    shrinkMs: Number(values['shrink-seconds'] ?? 60) * 1000,
+    shrinkKinds: 8,
+    progress: (done, bad) => {
+      if (values.quiet || Date.now() - last < 5000) return;
+      last = Date.now();
+      process.stderr.write(`  ${done} schedules, ${bad} violating, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    },
+  });
+  const lines = report.text.split('\n');
+  const final = lines.pop();
+  process.stdout.write(`${lines.join('\n')}\n(took ${((Date.now() - started) / 1000).toFixed(1)} s)\n${final ?? ''}\n`);
+  return report.violating === 0 ? 0 : 1;
+}
+
+cli().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(2);
+  },
+);
