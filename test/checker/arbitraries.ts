@@ -63,15 +63,23 @@ export const agentArb: fc.Arbitrary<AgentJ> = fc
   })
   .map(normalizeAgent);
 
-export const scheduleArb: fc.Arbitrary<ScheduleJ> = fc
-  .record({
-    first: opArbitrary(true),
-    rest: fc.array(opArbitrary(false), { maxLength: 3 }),
-    fork: fc.option(fc.nat(3), { nil: undefined, freq: 3 }),
-  })
-  .map(({ first, rest, fork }) => ({ ops: [first, ...rest], ...(fork !== undefined ? { fork } : {}) }));
+/** A schedule of in-process operations, or (`processes`) of real child processes, which take seconds each. */
+export function scheduleArbOf(processes: boolean): fc.Arbitrary<ScheduleJ> {
+  return fc
+    .record({
+      first: opArbitrary(true, processes),
+      rest: fc.array(opArbitrary(false, processes), { maxLength: processes ? 2 : 3 }),
+      fork: fc.option(fc.nat(3), { nil: undefined, freq: 3 }),
+    })
+    .map(({ first, rest, fork }) => ({ ops: [first, ...rest], ...(fork !== undefined ? { fork } : {}) }));
+}
 
-export const caseArb: fc.Arbitrary<CaseJ> = fc.record({ agent: agentArb, schedule: scheduleArb }).map((c) => ({
-  ...c,
-  schedule: c.schedule.fork === undefined ? c.schedule : { ...c.schedule, fork: c.schedule.fork % c.agent.steps.length },
-}));
+export function caseArbOf(processes: boolean): fc.Arbitrary<CaseJ> {
+  return fc.record({ agent: agentArb, schedule: scheduleArbOf(processes) }).map((c) => ({
+    ...c,
+    schedule: c.schedule.fork === undefined ? c.schedule : { ...c.schedule, fork: c.schedule.fork % c.agent.steps.length },
+  }));
+}
+
+export const scheduleArb = scheduleArbOf(false);
+export const caseArb = caseArbOf(false);

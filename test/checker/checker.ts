@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { caseArb } from './arbitraries';
+import { caseArbOf } from './arbitraries';
 import { describeOp, runCase, type CaseResult } from './executor';
 import { describeCase, type CaseJ } from './spec';
 import type { Sabotage } from './world';
@@ -23,6 +23,8 @@ export interface CheckOptions {
   /** Shrink only these kinds (a negative control looks for its own). */
   readonly kinds?: readonly string[];
   readonly progress?: (done: number, violating: number) => void;
+  /** Real child processes (the built CLI, real SIGKILL) instead of simulated ones. */
+  readonly processes?: boolean;
 }
 
 export interface Shrunk {
@@ -50,20 +52,20 @@ export function scratchDir(): string {
   return fs.mkdtempSync(path.join(base, 'logbook-checker-'));
 }
 
-async function runOne(c: CaseJ, dir: string, sabotage: Sabotage | undefined): Promise<CaseResult> {
-  return runCase(c, { dir, ...(sabotage ? { sabotage } : {}) });
+async function runOne(c: CaseJ, dir: string, o: CheckOptions): Promise<CaseResult> {
+  return runCase(c, { dir, ...(o.sabotage ? { sabotage: o.sabotage } : {}), processes: o.processes === true });
 }
 
 export async function check(o: CheckOptions): Promise<CheckReport> {
   const dir = scratchDir();
-  const arb = o.arbitrary ?? caseArb;
+  const arb = o.arbitrary ?? caseArbOf(o.processes === true);
   try {
     const kinds = new Map<string, { count: number; firstPath: string }>();
     let schedules = 0;
     let violating = 0;
     // 1. Count: every generated case runs; the property itself never fails, so all `runs` are tried.
     const counting = fc.asyncProperty(arb, async (c) => {
-      const r = await runOne(c, dir, o.sabotage);
+      const r = await runOne(c, dir, o);
       const at = String(schedules++);
       if (r.violations.length) violating++;
       for (const v of new Set(r.violations.map((x) => x.kind))) {
@@ -78,12 +80,12 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
     const shrunk: Shrunk[] = [];
     const wanted = [...kinds].filter(([kind]) => o.kinds === undefined || o.kinds.includes(kind));
     for (const [kind, k] of wanted.slice(0, o.shrinkKinds ?? 3)) {
-      const failing = fc.asyncProperty(arb, async (c) => !(await runOne(c, dir, o.sabotage)).violations.some((v) => v.kind === kind));
+      const failing = fc.asyncProperty(arb, async (c) => !(await runOne(c, dir, o)).violations.some((v) => v.kind === kind));
       const startPath = o.path ? o.path : k.firstPath;
       const d = await fc.check(failing, { seed: o.seed, path: startPath, numRuns: 1, interruptAfterTimeLimit: o.shrinkMs ?? 60_000, markInterruptAsFailure: false });
       const c = d.counterexample?.[0];
       if (!c) continue;
-      shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o.sabotage) });
+      shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o) });
     }
     const report = { seed: o.seed, schedules, violating, kinds, shrunk };
     return { ...report, text: formatReport(report) };

@@ -32,6 +32,11 @@ describe('exactly-once checker', function () {
     assert.equal(r.violating, 0, `\n${r.text}`);
   });
 
+  it('finds no violation in 12 schedules of real CLI processes (real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
+    const r = await check({ seed: SEED, runs: 12, processes: true, shrinkMs: 30_000, shrinkKinds: 2 });
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
   for (const control of [
     { name: 'an action declared idempotent whose provider does not dedupe by key', sabotage: { noDedupe: true }, effect: 'idempotent' as const, type: /^reserve\./ },
     { name: 'a verify that answers "not found" for an effect that landed', sabotage: { verifyLies: true }, effect: 'non-idempotent' as const, type: /^charge\./ },

@@ -4,11 +4,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openStore } from '../../src/runtime';
 import type { Decision } from '../../src/runtime/types';
-import { actionType, type CaseJ, type OpJ } from './spec';
+import { actionType, type AgentJ, type CaseJ, type OpJ } from './spec';
 import { Observer, type RunSnapshot } from './observer';
 import { SimProcess } from './sim';
 import { Driver, describeEnded, type Ended, type Target } from './surfaces';
-import { World, type Sabotage } from './world';
+import { SqliteLog, World, type Sabotage } from './world';
 import { OPERATIONS } from './operations';
 import { checkRun, type Violation } from './invariants';
 
@@ -58,10 +58,11 @@ export class Exec {
     return ended;
   }
 
-  after(label: string, runId: string, ended: Ended, before: RunSnapshot): void {
+  /** `holder`: another driver is live in flight meanwhile (its own writes are not the refused command's). */
+  after(label: string, runId: string, ended: Ended, before: RunSnapshot, holder = false): void {
     this.log.push(`${label}: ${describeEnded(ended)}`);
     if (ended.kind === 'refused') {
-      const changes = Observer.diff(before, this.observer.snapshot(runId));
+      const changes = Observer.diff(before, this.observer.snapshot(runId), holder);
       if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
     }
     if (ended.kind === 'error') this.violation('unexpected-error', `${label} threw: ${ended.message.split('\n').slice(0, 14).join(' | ')}`);
@@ -149,6 +150,8 @@ export interface CaseResult {
 export interface CaseOptions {
   readonly dir: string;
   readonly sabotage?: Sabotage;
+  /** The schedule has real child processes: the world is then a SQLite file they share, and the spec a file. */
+  readonly processes?: boolean;
 }
 
 let caseNo = 0;
@@ -156,7 +159,9 @@ let caseNo = 0;
 /** Runs a case in a fresh journal under `dir`: the baseline, the schedule, the fork, then every invariant. */
 export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
   const db = path.join(opts.dir, `case-${process.pid}-${++caseNo}.db`);
-  const world = new World(undefined, opts.sabotage);
+  const files = { spec: db.replace(/\.db$/, '.spec.json'), world: db.replace(/\.db$/, '.world.db') };
+  if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
+  const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
   openStore(db).close(); // creates and migrates the journal, so the checker's read-only view can open it
   const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage) }, BASE_ID);
   const x = new Exec({ db, script: FIXTURE, agent: c.agent, world }, RUN_ID);
@@ -172,7 +177,7 @@ export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> 
       x.retire();
     }
     await x.finish(RUN_ID);
-    checkRun(x, RUN_ID, baseline, { compensated: c.schedule.ops.some((o) => o.op === 'compensate' || o.second === 'compensate') });
+    checkRun(x, RUN_ID, baseline, { compensated: c.schedule.ops.some((o) => OPERATIONS[o.op]?.compensates?.(o) === true) });
     if (c.schedule.fork !== undefined && x.observer.status(RUN_ID) === 'completed') {
       const d = x.driver();
       await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, FORK_ID, () => d.fork(RUN_ID, c.schedule.fork ?? 0, FORK_ID));
@@ -184,7 +189,8 @@ export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> 
   } finally {
     x.close();
     base.close();
-    for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true });
+    world.log.close();
+    for (const f of [db, files.spec, files.world]) for (const g of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(g, { force: true });
   }
 }
 
@@ -193,6 +199,6 @@ export function outputOf(x: Exec, runId: string): unknown {
   return row?.output ? (JSON.parse(row.output) as unknown) : undefined;
 }
 
-export function describeOp(op: OpJ): string {
-  return OPERATIONS[op.op]?.describe(op) ?? JSON.stringify(op);
+export function describeOp(op: OpJ, agent: AgentJ): string {
+  return OPERATIONS[op.op]?.describe(op, agent) ?? JSON.stringify(op);
 }

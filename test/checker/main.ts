@@ -5,7 +5,7 @@ import { check } from './checker';
 
 async function cli(): Promise<number> {
   const { values } = parseArgs({
-    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' } },
+    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' } },
     strict: true,
   });
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
@@ -19,6 +19,7 @@ async function cli(): Promise<number> {
     ...(values.path ? { path: values.path } : {}),
     shrinkMs: Number(values['shrink-seconds'] ?? 60) * 1000,
     shrinkKinds: 8,
+    processes: values.processes === true,
     progress: (done, bad) => {
       if (values.quiet || Date.now() - last < 5000) return;
       last = Date.now();

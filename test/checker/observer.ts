@@ -68,9 +68,19 @@ export class Observer {
     return { run, steps: this.steps(runId), actions: this.actions(runId), events: this.events(runId) };
   }
 
-  /** What changed between two snapshots, in words (empty when nothing did). */
-  static diff(a: RunSnapshot, b: RunSnapshot): string[] {
+  /**
+   * What changed between two snapshots, in words (empty when nothing did). With a live holder in flight (`holder`),
+   * only what a second command could have changed counts: the run row, a lease taken, an attempt of its own.
+   */
+  static diff(a: RunSnapshot, b: RunSnapshot, holder = false): string[] {
     const out: string[] = [];
+    if (holder) {
+      if (!isDeepStrictEqual(a.run, b.run)) out.push(`run row ${JSON.stringify(a.run)} became ${JSON.stringify(b.run)}`);
+      const attempt = a.run?.attempt;
+      const foreign = b.events.slice(a.events.length).filter((e) => e.kind === 'run.lease-acquired' || e.attempt !== attempt);
+      if (foreign.length) out.push(`events ${foreign.map((e) => `${e.kind} (attempt ${e.attempt})`).join(', ')} were written`);
+      return out;
+    }
     if (!isDeepStrictEqual(a.run, b.run)) out.push(`run row ${JSON.stringify(a.run)} became ${JSON.stringify(b.run)}`);
     if (!isDeepStrictEqual(a.steps, b.steps)) out.push(`steps changed (${a.steps.length} → ${b.steps.length} rows)`);
     if (!isDeepStrictEqual(a.actions, b.actions)) {

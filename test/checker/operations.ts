@@ -1,18 +1,25 @@
 // Schedule operations: what a schedule can do to a run. A new surface (a worker, a timer, a graph) plugs in here.
 
 import fc from 'fast-check';
-import { actionType, describeCrash, type Crash, type OpJ, type When } from './spec';
+import { actionType, describeCrash, type AgentJ, type Crash, type OpJ, type When } from './spec';
+import { PROCESS_OPERATIONS } from './processOps';
 import type { Exec } from './executor';
 import type { Driver, Ended } from './surfaces';
 
 export interface Operation {
   /** Whether it starts the run (only the first operation of a schedule does). */
   readonly starts: boolean;
+  /** In-process (simulated processes, hundreds a minute), or real child processes (the built CLI, real SIGKILL). */
+  readonly processes?: boolean;
   readonly weight: number;
   readonly arbitrary: () => fc.Arbitrary<OpJ>;
-  readonly describe: (op: OpJ) => string;
+  readonly describe: (op: OpJ, agent: AgentJ) => string;
   readonly run: (x: Exec, op: OpJ) => Promise<void>;
+  /** Whether it may compensate the run (its output is then not compared with the uncrashed run's). */
+  readonly compensates?: (op: OpJ) => boolean;
 }
+
+export const secondCompensates = (op: OpJ): boolean => op.second === 'compensate';
 
 const VIA = { api: 'host API', engine: 'the engine, as the CLI calls it' } as const;
 const via = fc.constantFrom<'api' | 'engine'>('api', 'engine');
@@ -72,7 +79,7 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
       fired = true;
       const before = x.observer.snapshot(x.runId);
       const p = second(d, which, x.runId);
-      if (await settlesWithin(p, 500)) x.after(label, x.runId, await p, before);
+      if (await settlesWithin(p, 500)) x.after(label, x.runId, await p, before, true);
       else pending = p;
     },
   });
@@ -83,6 +90,7 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
 }
 
 export const OPERATIONS: Record<string, Operation> = {
+  ...PROCESS_OPERATIONS,
   start: {
     starts: true,
     weight: 3,
@@ -100,6 +108,7 @@ export const OPERATIONS: Record<string, Operation> = {
     arbitrary: () => race('race-start'),
     describe: (op) => `journal.start the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
     run: (x, op) => runRace(x, op, 'start (host API)', (d) => d.start('api', x.runId)),
+    compensates: secondCompensates,
   },
   resume: {
     starts: false,
@@ -118,12 +127,14 @@ export const OPERATIONS: Record<string, Operation> = {
     arbitrary: () => race('race'),
     describe: (op) => `journal.resume the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
     run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
+    compensates: secondCompensates,
   },
   compensate: {
     starts: false,
     weight: 1,
     arbitrary: () => withCrash('compensate'),
     describe: (op) => `compensate (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
+    compensates: () => true,
     run: async (x, op) => {
       const d = x.driver();
       d.proc.arm(op.crash as Crash);
@@ -153,7 +164,7 @@ export const OPERATIONS: Record<string, Operation> = {
   },
 };
 
-export function opArbitrary(starts: boolean): fc.Arbitrary<OpJ> {
-  const kinds = Object.values(OPERATIONS).filter((o) => o.starts === starts);
+export function opArbitrary(starts: boolean, processes = false): fc.Arbitrary<OpJ> {
+  const kinds = Object.values(OPERATIONS).filter((o) => o.starts === starts && (o.processes === true) === processes);
   return fc.oneof({ withCrossShrink: true }, ...kinds.map((o) => ({ arbitrary: o.arbitrary(), weight: o.weight })));
 }

@@ -82,7 +82,7 @@ export function stepName(j: number): string {
 }
 
 /** The case as a person reads it: the agent's script in words, then the schedule. */
-export function describeCase(c: CaseJ, describeOp: (op: OpJ) => string): string {
+export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => string): string {
   const a = c.agent;
   const lines: string[] = [];
   lines.push(`agent: input fields ${a.fields.map((f, i) => `f${i}:${f}`).join(', ') || '(none)'}; onFailure ${a.onFailure}`);
@@ -95,7 +95,7 @@ export function describeCase(c: CaseJ, describeOp: (op: OpJ) => string): string 
     lines.push(`  step ${stepName(j)} [${s.kind}]: ${calls.join(', ') || '(no calls)'}`);
   });
   lines.push('schedule:');
-  c.schedule.ops.forEach((op, i) => lines.push(`  ${i + 1}. ${describeOp(op)}`));
+  c.schedule.ops.forEach((op, i) => lines.push(`  ${i + 1}. ${describeOp(op, a)}`));
   lines.push(`  ${c.schedule.ops.length + 1}. drive the run to its end (resume, approve, decide from the provider's record)`);
   if (c.schedule.fork !== undefined) lines.push(`  ${c.schedule.ops.length + 2}. fork the finished run at step #${c.schedule.fork + 1} (logbook fork) and drive the fork to its end`);
   return lines.join('\n');
