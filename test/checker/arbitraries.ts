@@ -69,7 +69,7 @@ export function scheduleArbOf(processes: boolean): fc.Arbitrary<ScheduleJ> {
     .record({
       first: opArbitrary(true, processes),
       rest: fc.array(opArbitrary(false, processes), { maxLength: processes ? 2 : 3 }),
-      fork: fc.option(fc.nat(3), { nil: undefined, freq: 3 }),
+      fork: fc.option(fc.nat(3), { nil: undefined, freq: 2 }),
     })
     .map(({ first, rest, fork }) => ({ ops: [first, ...rest], ...(fork !== undefined ? { fork } : {}) }));
 }

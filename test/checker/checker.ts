@@ -22,6 +22,8 @@ export interface CheckOptions {
   readonly shrinkKinds?: number;
   /** Shrink only these kinds (a negative control looks for its own). */
   readonly kinds?: readonly string[];
+  /** Stop generating at the first violation of a wanted kind (a control needs one, not a count). */
+  readonly firstOnly?: boolean;
   readonly progress?: (done: number, violating: number) => void;
   /** Real child processes (the built CLI, real SIGKILL) instead of simulated ones. */
   readonly processes?: boolean;
@@ -65,6 +67,7 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
     let violating = 0;
     // 1. Count: every generated case runs; the property itself never fails, so all `runs` are tried.
     const counting = fc.asyncProperty(arb, async (c) => {
+      if (o.firstOnly && [...kinds.keys()].some((k) => o.kinds === undefined || o.kinds.includes(k))) return true;
       const r = await runOne(c, dir, o);
       const at = String(schedules++);
       if (r.violations.length) violating++;
