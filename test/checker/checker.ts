@@ -27,6 +27,8 @@ export interface CheckOptions {
   readonly progress?: (done: number, violating: number) => void;
   /** Real child processes (the built CLI, real SIGKILL) instead of simulated ones. */
   readonly processes?: boolean;
+  /** One journal for all cases (a postgres:// URL), instead of a SQLite file per case. */
+  readonly db?: string;
 }
 
 export interface Shrunk {
@@ -55,7 +57,7 @@ export function scratchDir(): string {
 }
 
 async function runOne(c: CaseJ, dir: string, o: CheckOptions): Promise<CaseResult> {
-  return runCase(c, { dir, ...(o.sabotage ? { sabotage: o.sabotage } : {}), processes: o.processes === true });
+  return runCase(c, { dir, ...(o.sabotage ? { sabotage: o.sabotage } : {}), ...(o.db ? { db: o.db } : {}), processes: o.processes === true });
 }
 
 export async function check(o: CheckOptions): Promise<CheckReport> {

@@ -13,9 +13,12 @@ import { OPERATIONS } from './operations';
 import { checkRun, type Violation } from './invariants';
 
 export const FIXTURE = path.join(__dirname, 'fixture.ts');
-export const RUN_ID = 'r';
-export const FORK_ID = 'f';
-const BASE_ID = 'base';
+/** The case's runs: the scheduled one, its uncrashed twin, and the fork. Distinct per case in a shared journal. */
+export interface RunIds {
+  readonly run: string;
+  readonly base: string;
+  readonly fork: string;
+}
 
 export interface Finished {
   readonly status: string | undefined;
@@ -31,6 +34,7 @@ export class Exec {
 
   constructor(
     readonly target: Target,
+    readonly ids: RunIds,
     readonly runId: string,
   ) {
     this.observer = new Observer(target.db);
@@ -73,7 +77,7 @@ export class Exec {
   retire(): void {
     for (const p of this.procs.splice(0)) {
       if (!p.alive) continue;
-      const held = [this.runId, FORK_ID].filter((id) => this.observer.run(id)?.lease_pid === p.pid && this.observer.run(id)?.lease_token !== null);
+      const held = [this.runId, this.ids.fork].filter((id) => this.observer.run(id)?.lease_pid === p.pid && this.observer.run(id)?.lease_token !== null);
       if (held.length) {
         this.violation('lease-left-behind', `process ${p.name} finished its commands but still holds the lease of run ${held.join(', ')}`);
         try {
@@ -149,6 +153,11 @@ export interface CaseResult {
 
 export interface CaseOptions {
   readonly dir: string;
+  /**
+   * A shared journal instead of a fresh SQLite file per case (a postgres:// URL: a server's database is costly to make):
+   * each case's runs then get ids of their own.
+   */
+  readonly db?: string;
   readonly sabotage?: Sabotage;
   /** The schedule has real child processes: the world is then a SQLite file they share, and the spec a file. */
   readonly processes?: boolean;
@@ -158,17 +167,20 @@ let caseNo = 0;
 
 /** Runs a case in a fresh journal under `dir`: the baseline, the schedule, the fork, then every invariant. */
 export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
-  const db = path.join(opts.dir, `case-${process.pid}-${++caseNo}.db`);
-  const files = { spec: db.replace(/\.db$/, '.spec.json'), world: db.replace(/\.db$/, '.world.db') };
+  const n = ++caseNo;
+  const file = path.join(opts.dir, `case-${process.pid}-${n}.db`);
+  const db = opts.db ?? file;
+  const ids: RunIds = opts.db ? { run: `r${n}`, base: `base${n}`, fork: `f${n}` } : { run: 'r', base: 'base', fork: 'f' };
+  const files = { spec: file.replace(/\.db$/, '.spec.json'), world: file.replace(/\.db$/, '.world.db') };
   if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
   const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
   openStore(db).close(); // creates and migrates the journal, so the checker's read-only view can open it
-  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage) }, BASE_ID);
-  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world }, RUN_ID);
+  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage) }, ids, ids.base);
+  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world }, ids, ids.run);
   try {
-    await base.call('start (host API)', BASE_ID, () => base.driver().start('api', BASE_ID));
-    await base.finish(BASE_ID);
-    const baseline: Finished = { status: base.observer.status(BASE_ID), output: outputOf(base, BASE_ID) };
+    await base.call('start (host API)', ids.base, () => base.driver().start('api', ids.base));
+    await base.finish(ids.base);
+    const baseline: Finished = { status: base.observer.status(ids.base), output: outputOf(base, ids.base) };
     base.close();
     for (const op of c.schedule.ops) {
       const kind = OPERATIONS[op.op];
@@ -176,21 +188,21 @@ export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> 
       await kind.run(x, op);
       x.retire();
     }
-    await x.finish(RUN_ID);
-    checkRun(x, RUN_ID, baseline, { compensated: c.schedule.ops.some((o) => OPERATIONS[o.op]?.compensates?.(o) === true) });
-    if (c.schedule.fork !== undefined && x.observer.status(RUN_ID) === 'completed') {
+    await x.finish(ids.run);
+    checkRun(x, ids.run, baseline, { compensated: c.schedule.ops.some((o) => OPERATIONS[o.op]?.compensates?.(o) === true) });
+    if (c.schedule.fork !== undefined && x.observer.status(ids.run) === 'completed') {
       const d = x.driver();
-      await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, FORK_ID, () => d.fork(RUN_ID, c.schedule.fork ?? 0, FORK_ID));
+      await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, ids.fork, () => d.fork(ids.run, c.schedule.fork ?? 0, ids.fork));
       x.retire();
-      await x.finish(FORK_ID);
-      checkRun(x, FORK_ID, baseline, { compensated: false });
+      await x.finish(ids.fork);
+      checkRun(x, ids.fork, baseline, { compensated: false });
     }
     return { violations: x.violations, log: x.log, baseline };
   } finally {
     x.close();
     base.close();
     world.log.close();
-    for (const f of [db, files.spec, files.world]) for (const g of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(g, { force: true });
+    for (const f of [file, files.spec, files.world]) for (const g of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(g, { force: true });
   }
 }
 
