@@ -175,8 +175,9 @@ export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> 
   if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
   const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
   openStore(db).close(); // creates and migrates the journal, so the checker's read-only view can open it
-  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage) }, ids, ids.base);
-  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world }, ids, ids.run);
+  const scratch = file.replace(/\.db$/, '');
+  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage), scratch }, ids, ids.base);
+  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world, scratch }, ids, ids.run);
   try {
     await base.call('start (host API)', ids.base, () => base.driver().start('api', ids.base));
     await base.finish(ids.base);

@@ -31,15 +31,13 @@ export function crashSpec(agent: AgentJ, c: CrashAt): string {
 }
 
 /** The files a child process finds its case in: the agent's spec and the world's SQLite record, beside the journal. */
-export function caseFiles(x: Exec): { readonly spec: string; readonly world: string } {
-  const dir = path.dirname(x.target.db);
-  const base = path.basename(x.target.db, '.db');
-  return { spec: path.join(dir, `${base}.spec.json`), world: path.join(dir, `${base}.world.db`) };
+export function caseFiles(x: Exec): { readonly spec: string; readonly world: string; readonly dir: string } {
+  return { spec: `${x.target.scratch}.spec.json`, world: `${x.target.scratch}.world.db`, dir: path.dirname(x.target.scratch) };
 }
 
 function env(x: Exec, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const f = caseFiles(x);
-  return { ...process.env, NO_COLOR: '1', LOGBOOK_STATE_DIR: path.dirname(x.target.db), LOGBOOK_CHECKER_SPEC: f.spec, LOGBOOK_CHECKER_WORLD: f.world, ...extra };
+  return { ...process.env, NO_COLOR: '1', LOGBOOK_STATE_DIR: f.dir, LOGBOOK_CHECKER_SPEC: f.spec, LOGBOOK_CHECKER_WORLD: f.world, ...extra };
 }
 
 function argsOf(x: Exec, op: string, crash: string | undefined): string[] {
@@ -80,7 +78,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * process then drives the same run: it must be refused and change nothing. Then the first goes on.
  */
 async function race(x: Exec, op: OpJ): Promise<void> {
-  const hold = path.join(path.dirname(x.target.db), `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const hold = path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   const first = String(op.first);
   const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -101,6 +99,41 @@ async function race(x: Exec, op: OpJ): Promise<void> {
   const d = await exited;
   x.after(label(first, undefined), x.runId, endedOf({ ...d, stdout, stderr }), before);
   if (!fs.existsSync(`${hold}.held`)) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
+}
+
+/** The lease length of the processes a pause freezes: short, so that waiting past it is quick. */
+const PAUSE_TTL_MS = 1500;
+
+/**
+ * A pause past the lease (a frozen VM, a long GC): the first CLI process is SIGSTOPped in its provider call #at,
+ * before the effect, for longer than its lease; a second process resumes the run meanwhile (on SQLite it must be
+ * refused: the frozen holder is alive; on PostgreSQL the expiry decides and it takes over). Then SIGCONT: the first
+ * must not send its request any more (ctx.signal, checked right before it, must read aborted).
+ */
+async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
+  const hold = path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const ttl = { LOGBOOK_LEASE_TTL_MS: String(PAUSE_TTL_MS) };
+  const first = String(op.first);
+  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { ...ttl, LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (status, signal) => r({ status, signal })));
+  let done = false;
+  void exited.then(() => (done = true));
+  const before = x.observer.snapshot(x.runId);
+  while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
+  if (!done) {
+    child.kill('SIGSTOP');
+    await sleep(PAUSE_TTL_MS * 2);
+    const snap = x.observer.snapshot(x.runId);
+    x.after(`logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${PAUSE_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, 'resume', undefined), ttl), snap);
+    fs.writeFileSync(hold, '');
+    child.kill('SIGCONT');
+  }
+  const d = await exited;
+  x.after(`${label(first, undefined)}, frozen and then woken (SIGCONT)`, x.runId, endedOf({ ...d, stdout, stderr }), before);
 }
 
 const simple = (op: 'run' | 'resume' | 'compensate', starts: boolean, weight: number): Operation => ({
@@ -126,6 +159,14 @@ export const PROCESS_OPERATIONS: Record<string, Operation> = {
     describe: (o) => `logbook run (a child process), held in its provider call #${Number(o.at) + 1}; meanwhile logbook ${String(o.second)} in a second process`,
     run: race,
     compensates: secondCompensates,
+  },
+  'cli-pause-run': {
+    starts: true,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('cli-pause-run'), first: fc.constant('run'), at: fc.nat(2) }),
+    describe: (o) => `logbook run (a child process), frozen with SIGSTOP in its provider call #${Number(o.at) + 1} past its lease; meanwhile logbook resume in a second process; then SIGCONT`,
+    run: pausePastLease,
   },
   'cli-resume': simple('resume', false, 3),
   'cli-compensate': simple('compensate', false, 1),

@@ -28,6 +28,8 @@ export interface Target {
   readonly script: string;
   readonly agent: AgentJ;
   readonly world: World;
+  /** The case's scratch files, without extension: `<base>.spec.json` and `<base>.world.db` for child processes. */
+  readonly scratch: string;
 }
 
 const quiet = (): void => undefined;
