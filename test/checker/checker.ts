@@ -47,6 +47,8 @@ export interface CheckReport {
   readonly violating: number;
   readonly kinds: ReadonlyMap<string, { count: number; firstPath: string }>;
   readonly shrunk: readonly Shrunk[];
+  /** How long the schedules took to run (shrinking not included). */
+  readonly ms: number;
   readonly text: string;
 }
 
@@ -80,7 +82,9 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       o.progress?.(schedules, violating);
       return true;
     });
+    const started = Date.now();
     await fc.check(counting, { seed: o.seed, numRuns: o.path ? 1 : o.runs, ...(o.path ? { path: o.path } : {}) });
+    const ms = Date.now() - started;
     // 2. Shrink: per kind, from the first case that showed it, keeping that kind of violation while shrinking.
     const shrunk: Shrunk[] = [];
     const wanted = [...kinds].filter(([kind]) => o.kinds === undefined || o.kinds.includes(kind));
@@ -95,7 +99,7 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       if (!c) continue;
       shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o) });
     }
-    const report = { seed: o.seed, schedules, violating, kinds, shrunk };
+    const report = { seed: o.seed, schedules, violating, kinds, shrunk, ms };
     return { ...report, text: formatReport(report) };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -117,7 +121,7 @@ export function formatShrunk(s: Shrunk, seed: number): string {
 }
 
 function formatReport(r: Omit<CheckReport, 'text'>): string {
-  const lines = [`exactly-once checker: seed ${r.seed}`];
+  const lines = [`exactly-once checker: seed ${r.seed}, ${r.schedules} schedules in ${(r.ms / 1000).toFixed(1)} s`];
   for (const [kind, k] of r.kinds) lines.push(`  ${kind}: ${k.count} schedule(s), first at path ${k.firstPath}`);
   for (const s of r.shrunk) lines.push('', formatShrunk(s, r.seed));
   lines.push('', `${r.schedules} schedules, ${r.violating} violations`);

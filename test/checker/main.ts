@@ -1,11 +1,11 @@
-// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes N]`: the checker from the command line.
+// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes] [--kinds K,…]`: the checker from a shell.
 
 import { parseArgs } from 'node:util';
 import { check } from './checker';
 
 async function cli(): Promise<number> {
   const { values } = parseArgs({
-    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' } },
+    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, kinds: { type: 'string' } },
     strict: true,
   });
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
@@ -19,6 +19,7 @@ async function cli(): Promise<number> {
     ...(values.path ? { path: values.path } : {}),
     shrinkMs: Number(values['shrink-seconds'] ?? 60) * 1000,
     shrinkKinds: 8,
+    ...(values.kinds ? { kinds: values.kinds.split(',') } : {}),
     processes: values.processes === true,
     progress: (done, bad) => {
       if (values.quiet || Date.now() - last < 5000) return;
