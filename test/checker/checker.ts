@@ -69,10 +69,12 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
     const kinds = new Map<string, { count: number; firstPath: string }>();
     let schedules = 0;
     let violating = 0;
+    let replayed: { c: CaseJ; result: CaseResult } | undefined;
     // 1. Count: every generated case runs; the property itself never fails, so all `runs` are tried.
     const counting = fc.asyncProperty(arb, async (c) => {
       if (o.firstOnly && [...kinds.keys()].some((k) => o.kinds === undefined || o.kinds.includes(k))) return true;
       const r = await runOne(c, dir, o);
+      if (o.path) replayed = { c, result: r };
       const at = String(schedules++);
       if (r.violations.length) violating++;
       for (const v of new Set(r.violations.map((x) => x.kind))) {
@@ -100,24 +102,33 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o) });
     }
     const report = { seed: o.seed, schedules, violating, kinds, shrunk, ms };
-    return { ...report, text: formatReport(report) };
+    const text = formatReport(report);
+    if (!replayed) return { ...report, text };
+    const r = replayed;
+    return { ...report, text: `replayed path ${o.path ?? ''}:\n${formatCase(r.c, r.result)}\n\n${text}` };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** A case and what it did, as the report prints it. */
+export function formatCase(c: CaseJ, result: CaseResult): string {
+  return [
+    ...describeCase(c, describeOp).split('\n').map((l) => `  ${l}`),
+    '  what happened:',
+    ...result.log.map((l) => `    ${l}`),
+    '  violations:',
+    ...(result.violations.length ? result.violations.map((v) => `    ${v.kind}: ${v.detail}`) : ['    none']),
+    `  the case as JSON: ${JSON.stringify(c)}`,
+  ].join('\n');
+}
+
 export function formatShrunk(s: Shrunk, seed: number): string {
-  const lines = [
+  return [
     `violation ${s.kind}: in ${s.schedules} schedule(s), first at path ${s.firstPath}; shrunk to path ${s.path}`,
     `  replay: npm run check:exactly-once -- --seed ${seed} --path ${s.path}`,
-    ...describeCase(s.c, describeOp).split('\n').map((l) => `  ${l}`),
-    '  what happened:',
-    ...s.result.log.map((l) => `    ${l}`),
-    '  violations:',
-    ...s.result.violations.map((v) => `    ${v.kind}: ${v.detail}`),
-    `  the case as JSON: ${JSON.stringify(s.c)}`,
-  ];
-  return lines.join('\n');
+    formatCase(s.c, s.result),
+  ].join('\n');
 }
 
 function formatReport(r: Omit<CheckReport, 'text'>): string {
