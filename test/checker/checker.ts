@@ -102,7 +102,7 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o) });
     }
     const report = { seed: o.seed, schedules, violating, kinds, shrunk, ms };
-    const text = formatReport(report);
+    const text = formatReport(report, o.arbitrary || o.sabotage || o.db ? 'custom' : o.processes ? ' --processes' : '');
     if (!replayed) return { ...report, text };
     const r = replayed;
     return { ...report, text: `replayed path ${o.path ?? ''}:\n${formatCase(r.c, r.result)}\n\n${text}` };
@@ -123,18 +123,18 @@ export function formatCase(c: CaseJ, result: CaseResult): string {
   ].join('\n');
 }
 
-export function formatShrunk(s: Shrunk, seed: number): string {
+export function formatShrunk(s: Shrunk, seed: number, flags: string): string {
   return [
     `violation ${s.kind}: in ${s.schedules} schedule(s), first at path ${s.firstPath}; shrunk to path ${s.path}`,
-    `  replay: npm run check:exactly-once -- --seed ${seed} --path ${s.path}`,
+    `  replay: ${flags === 'custom' ? 'through the test that made it (its own generator)' : `npm run check:exactly-once -- --seed ${seed} --path ${s.path}${flags}`}`,
     formatCase(s.c, s.result),
   ].join('\n');
 }
 
-function formatReport(r: Omit<CheckReport, 'text'>): string {
+function formatReport(r: Omit<CheckReport, 'text'>, flags: string): string {
   const lines = [`exactly-once checker: seed ${r.seed}, ${r.schedules} schedules in ${(r.ms / 1000).toFixed(1)} s`];
   for (const [kind, k] of r.kinds) lines.push(`  ${kind}: ${k.count} schedule(s), first at path ${k.firstPath}`);
-  for (const s of r.shrunk) lines.push('', formatShrunk(s, r.seed));
+  for (const s of r.shrunk) lines.push('', formatShrunk(s, r.seed, flags));
   lines.push('', `${r.schedules} schedules, ${r.violating} violations`);
   return lines.join('\n');
 }
