@@ -6,7 +6,7 @@ import { openStore } from '../../src/runtime';
 import type { Decision } from '../../src/runtime/types';
 import { actionType, type AgentJ, type CaseJ, type OpJ } from './spec';
 import { Observer, type RunSnapshot } from './observer';
-import { SimProcess } from './sim';
+import { REAL_PID, SimProcess } from './sim';
 import { Driver, describeEnded, type Ended, type Target } from './surfaces';
 import { SqliteLog, World, type Sabotage } from './world';
 import { OPERATIONS } from './operations';
@@ -68,6 +68,11 @@ export class Exec {
     if (ended.kind === 'refused') {
       const changes = Observer.diff(before, this.observer.snapshot(runId), holder);
       if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
+    }
+    const row = this.observer.run(runId);
+    if (ended.kind === 'crashed' && row?.lease_token && row.lease_pid === REAL_PID) {
+      // The runtime took its pid from somewhere else than process.pid (see SimProcess.as): a crash cannot be simulated.
+      throw new Error(`checker harness: a simulated process's lease names the checker's own pid ${REAL_PID}, so its crash leaves a live holder`);
     }
     if (ended.kind === 'error') this.violation('unexpected-error', `${label} threw: ${ended.message.split('\n').slice(0, 14).join(' | ')}`);
     for (const loss of this.observer.checkAcknowledged(runId)) this.violation('acknowledged-lost', `after ${label}: ${loss}`);

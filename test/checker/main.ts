@@ -1,16 +1,31 @@
-// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes] [--kinds K,…]`: the checker from a shell.
+// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes] [--kinds K,…] [--case JSON]`: from a shell.
 
 import { parseArgs } from 'node:util';
-import { check } from './checker';
+import * as fs from 'node:fs';
+import { check, formatCase, scratchDir } from './checker';
+import { runCase } from './executor';
+import type { CaseJ } from './spec';
 
 async function cli(): Promise<number> {
   const { values } = parseArgs({
-    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, kinds: { type: 'string' } },
+    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, kinds: { type: 'string' }, case: { type: 'string' } },
     strict: true,
   });
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
   const runs = values.runs === undefined ? 300 : Number(values.runs);
   if (!Number.isInteger(seed) || !Number.isInteger(runs) || runs < 1) throw new Error('--seed and --runs take whole numbers (--runs 1 or more).');
+  if (values.case !== undefined) {
+    // One case as the report printed it (its JSON), run as it is: no generation, no shrinking.
+    const c = JSON.parse(values.case) as CaseJ;
+    const dir = scratchDir();
+    try {
+      const r = await runCase(c, { dir, processes: values.processes === true });
+      process.stdout.write(`${formatCase(c, r)}\n1 schedules, ${r.violations.length ? 1 : 0} violations\n`);
+      return r.violations.length ? 1 : 0;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
   const started = Date.now();
   let last = 0;
   const report = await check({

@@ -14,7 +14,7 @@ export class SimulatedCrash extends Error {
   }
 }
 
-const REAL_PID = process.pid;
+export const REAL_PID = process.pid;
 
 function setPid(pid: number): void {
   Object.defineProperty(process, 'pid', { value: pid, writable: false, enumerable: true, configurable: true });
