@@ -56,13 +56,14 @@ function checkerAction(a: ActionJ, i: number, { world, proc }: Host): ActionDefi
       const key = ctx.idempotencyKey;
       await proc.point('before-effect', { type, key });
       if (a.fail === 'definite') throw new DefiniteFailure(`${type} was refused by its provider`);
-      if (a.fail === 'transient-before' && world.once(`before:${key}`)) throw new Error(`${type}: connection reset before the request was sent`);
+      // Once per call of the script, not per run: a fork (same world, its own keys) meets the faults its origin met.
+      if (a.fail === 'transient-before' && world.once(`before:${type}:${x.n}`)) throw new Error(`${type}: connection reset before the request was sent`);
       const result = { type, n: x.n, amount: x.amount, tag: x.tag };
       // As the README advises: a driver that lost its lease sends nothing (the request goes out right after this).
       if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
       const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, proc.name);
       await proc.point('after-effect', { type, key });
-      if (a.fail === 'transient-after' && world.once(`after:${key}`)) throw new Error(`${type}: 502 Bad Gateway (the request went through)`);
+      if (a.fail === 'transient-after' && world.once(`after:${type}:${x.n}`)) throw new Error(`${type}: 502 Bad Gateway (the request went through)`);
       return got;
     },
     ...(a.verify ? { verify: (_x: Args, ctx: { idempotencyKey: string }) => world.verify(ctx.idempotencyKey) } : {}),

@@ -170,8 +170,24 @@ export interface CaseOptions {
 
 let caseNo = 0;
 
+/** A case that takes longer than this is stuck (a promise nothing settles): the check stops with it, not mocha. */
+const CASE_TIMEOUT_MS = 180_000;
+
 /** Runs a case in a fresh journal under `dir`: the baseline, the schedule, the fork, then every invariant. */
 export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`checker: a case did not finish in ${CASE_TIMEOUT_MS / 1000} s: ${JSON.stringify(c)}`)), CASE_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([runCaseNow(c, opts), stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function runCaseNow(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
   const n = ++caseNo;
   const file = path.join(opts.dir, `case-${process.pid}-${n}.db`);
   const db = opts.db ?? file;

@@ -4,8 +4,9 @@ export type Effect = 'read-only' | 'idempotent' | 'non-idempotent';
 
 /**
  * How the provider behind an action misbehaves. `definite`: it refuses every request (a DefiniteFailure, before the
- * effect). `transient-before`: the first request for a key fails before it is sent (an unclassified error: in doubt,
- * though nothing happened). `transient-after`: the first request for a key lands, then its answer is lost (a 502).
+ * effect). `transient-before`: the first request of a call fails before it is sent (an unclassified error: in doubt,
+ * though nothing happened). `transient-after`: the first request of a call lands, then its answer is lost (a 502).
+ * "First" is per action and n in the world of a run and its forks, so a fork meets the faults its origin met.
  */
 export type Failure = 'none' | 'definite' | 'transient-before' | 'transient-after';
 
