@@ -1,0 +1,108 @@
+// Builds the checker's agent from its JSON spec: the same spec gives the same script in-process and in a child.
+
+import { z } from 'zod';
+import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition } from 'agent-logbook';
+import { actionType, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
+import { STEP_KINDS } from './steps';
+import type { World } from './world';
+
+/** The process a provider call runs in: the schedule may pause a call there (a race), or kill the process (it throws). */
+export interface ProcPort {
+  readonly name: string;
+  point(when: When, call: { readonly type: string; readonly key: string }): Promise<void>;
+}
+
+export interface Host {
+  readonly world: World;
+  readonly proc: ProcPort;
+}
+
+export const AGENT_NAME = 'checker';
+
+const Args = z.object({ n: z.number().int(), amount: z.number(), tag: z.string() });
+export type Args = z.infer<typeof Args>;
+
+const FIELDS: Record<FieldKind, { readonly schema: () => z.ZodType; readonly raw: unknown }> = {
+  plain: { schema: () => z.number(), raw: 7 },
+  // Coerced, then converted: its output is not a valid input of the same meaning (1250 cents is not 1250 dollars).
+  dollars: { schema: () => z.coerce.number().transform((d) => Math.round(d * 100)), raw: '12.5' },
+  default: { schema: () => z.string().default('usd'), raw: undefined },
+  coerce: { schema: () => z.coerce.number().int(), raw: '3' },
+};
+
+export function inputSchema(fields: readonly FieldKind[]): z.ZodType {
+  return z.object(Object.fromEntries(fields.map((f, i) => [`f${i}`, FIELDS[f].schema()])));
+}
+
+/** The input a user passes: strings where the schema coerces, nothing where it has a default. */
+export function rawInput(fields: readonly FieldKind[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  fields.forEach((f, i) => {
+    if (FIELDS[f].raw !== undefined) out[`f${i}`] = FIELDS[f].raw;
+  });
+  return out;
+}
+
+function checkerAction(a: ActionJ, i: number, { world, proc }: Host): ActionDefinition {
+  const type = actionType(a, i);
+  const def = defineAction({
+    type,
+    version: 1,
+    effect: a.effect,
+    args: Args,
+    key: (x, run) => `${type}:${run.id}:${x.n}`,
+    // Results depend on the args only (never on the key, which names the run), so a fork's output can equal its origin's.
+    execute: async (x, ctx): Promise<unknown> => {
+      const key = ctx.idempotencyKey;
+      await proc.point('before-effect', { type, key });
+      if (a.fail === 'definite') throw new DefiniteFailure(`${type} was refused by its provider`);
+      // Once per call of the script, not per run: a fork (same world, its own keys) meets the faults its origin met.
+      if (a.fail === 'transient-before' && world.once(`before:${type}:${x.n}`)) throw new Error(`${type}: connection reset before the request was sent`);
+      const result = { type, n: x.n, amount: x.amount, tag: x.tag };
+      // As the README advises: a driver that lost its lease sends nothing (the request goes out right after this).
+      if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
+      const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, proc.name);
+      await proc.point('after-effect', { type, key });
+      if (a.fail === 'transient-after' && world.once(`after:${type}:${x.n}`)) throw new Error(`${type}: 502 Bad Gateway (the request went through)`);
+      return got;
+    },
+    ...(a.verify ? { verify: (_x: Args, ctx: { idempotencyKey: string }) => world.verify(ctx.idempotencyKey) } : {}),
+    ...(a.compensate
+      ? {
+          compensate: async (x: Args, _result: unknown, ctx: { idempotencyKey: string; signal: AbortSignal }) => {
+            const key = ctx.idempotencyKey;
+            await proc.point('before-effect', { type, key });
+            if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
+            const got = world.undo(type, key, key.replace(/^compensate:/, ''), { undone: type, n: x.n }, proc.name);
+            await proc.point('after-effect', { type, key });
+            return got;
+          },
+        }
+      : {}),
+    ...(a.approval !== 'none' ? { approval: true } : {}),
+  });
+  return def;
+}
+
+export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
+  const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
+  return defineAgent({
+    name: AGENT_NAME,
+    input: inputSchema(spec.fields),
+    onFailure: spec.onFailure,
+    async run(run, parsed) {
+      const input = parsed as Record<string, unknown>;
+      const values = Object.values(input);
+      const base = values.filter((v): v is number => typeof v === 'number').reduce((s, v) => s + v, 0);
+      const tag = values.filter((v): v is string => typeof v === 'string').join('+');
+      const args = (n: number): Args => ({ n, amount: base + n, tag });
+      const steps: unknown[] = [];
+      for (const [j, s] of spec.steps.entries()) {
+        const kind = STEP_KINDS[s.kind];
+        if (!kind) throw new Error(`checker: no step kind ${s.kind}`);
+        steps.push(await run.step(stepName(j), () => kind.run({ run, defs, actions: spec.actions, args, calls: s.calls, index: j })));
+      }
+      return { input, steps };
+    },
+  });
+}

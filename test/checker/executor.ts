@@ -1,0 +1,238 @@
+// Runs one case: the uncrashed baseline, then the schedule's operations, then the run driven to its end, then the checks.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { openStore } from '../../src/runtime';
+import type { Decision } from '../../src/runtime/types';
+import { actionType, type AgentJ, type CaseJ, type OpJ } from './spec';
+import { Observer, type RunSnapshot } from './observer';
+import { REAL_PID, SimProcess } from './sim';
+import { Driver, describeEnded, type Ended, type Target } from './surfaces';
+import { SqliteLog, World, type Sabotage } from './world';
+import { OPERATIONS } from './operations';
+import { checkRun, type Violation } from './invariants';
+
+export const FIXTURE = path.join(__dirname, 'fixture.ts');
+/** The case's runs: the scheduled one, its uncrashed twin, and the fork. Distinct per case in a shared journal. */
+export interface RunIds {
+  readonly run: string;
+  readonly base: string;
+  readonly fork: string;
+}
+
+export interface Finished {
+  readonly status: string | undefined;
+  readonly output: unknown;
+}
+
+/** The state of one case while it runs: its journal, its world, and what it has seen. */
+export class Exec {
+  readonly observer: Observer;
+  readonly log: string[] = [];
+  readonly violations: Violation[] = [];
+  private readonly procs: SimProcess[] = [];
+
+  constructor(
+    readonly target: Target,
+    readonly ids: RunIds,
+    readonly runId: string,
+  ) {
+    this.observer = new Observer(target.db);
+  }
+
+  /** A new simulated process driving the target. */
+  driver(): Driver {
+    const p = new SimProcess();
+    this.procs.push(p);
+    return new Driver(this.target, p);
+  }
+
+  violation(kind: string, detail: string): void {
+    if (!this.violations.some((v) => v.kind === kind && v.detail === detail)) this.violations.push({ kind, detail });
+  }
+
+  /**
+   * One driver call with the checks every command gets: a refusal must change nothing, and nothing acknowledged may
+   * be lost. `label` says what was done, for the report.
+   */
+  async call(label: string, runId: string, fn: () => Promise<Ended>): Promise<Ended> {
+    const before = this.observer.snapshot(runId);
+    const ended = await fn();
+    this.after(label, runId, ended, before);
+    return ended;
+  }
+
+  /** `holder`: another driver is live in flight meanwhile (its own writes are not the refused command's). */
+  after(label: string, runId: string, ended: Ended, before: RunSnapshot, holder = false): void {
+    this.log.push(`${label}: ${describeEnded(ended)}`);
+    if (ended.kind === 'refused') {
+      const changes = Observer.diff(before, this.observer.snapshot(runId), holder);
+      if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
+    }
+    const row = this.observer.run(runId);
+    if (ended.kind === 'crashed' && row?.lease_token && row.lease_pid === REAL_PID) {
+      // The runtime took its pid from somewhere else than process.pid (see SimProcess.as): a crash cannot be simulated.
+      throw new Error(`checker harness: a simulated process's lease names the checker's own pid ${REAL_PID}, so its crash leaves a live holder`);
+    }
+    if (ended.kind === 'error') this.violation('unexpected-error', `${label} threw: ${ended.message.split('\n').slice(0, 14).join(' | ')}`);
+    for (const loss of this.observer.checkAcknowledged(runId)) this.violation('acknowledged-lost', `after ${label}: ${loss}`);
+  }
+
+  /** Processes whose work is done exit; one that still holds a lease after its driver returned left it behind. */
+  retire(): void {
+    for (const p of this.procs.splice(0)) {
+      if (!p.alive) continue;
+      const held = [this.runId, this.ids.fork].filter((id) => this.observer.run(id)?.lease_pid === p.pid && this.observer.run(id)?.lease_token !== null);
+      if (held.length) {
+        this.violation('lease-left-behind', `process ${p.name} finished its commands but still holds the lease of run ${held.join(', ')}`);
+        try {
+          p.crash('when it exited');
+        } catch {
+          // the stand-in is dead now, as an exited holder would be
+        }
+      } else p.retire();
+    }
+  }
+
+  /** The decisions a person checking the provider's own record would make, for every action in doubt without verify. */
+  decisions(runId: string): Record<string, Decision> {
+    const out: Record<string, Decision> = {};
+    for (const a of this.observer.actions(runId)) {
+      if (a.status !== 'started' || a.effect !== 'non-idempotent') continue;
+      const spec = this.target.agent.actions.find((x, i) => actionType(x, i) === a.type);
+      if (spec?.verify) continue;
+      out[a.id] = this.target.world.landed(a.id) ? 'happened' : 'not-happened';
+    }
+    return out;
+  }
+
+  /** Drives a run to an end as its operator would: approve or reject gates, decide from the record, resume, finish compensations. */
+  async finish(runId: string): Promise<void> {
+    let failedResumes = 0;
+    // A transient failure fails each key once: a run may need one resume per call before it gets through.
+    const calls = this.target.agent.steps.reduce((n, st) => n + st.calls.length, 0);
+    for (let i = 0; i < 16 + 2 * calls; i++) {
+      this.retire();
+      const status = this.observer.status(runId);
+      if (status === undefined || status === 'completed' || status === 'compensated') return;
+      const compensating = this.observer.compensating(runId);
+      const d = this.driver();
+      if (status === 'compensation-failed') {
+        // The remedy it prints: fix the cause (a transient fault fails each key once) and compensate again.
+        if (failedResumes++ >= 2 + calls) return;
+        await this.call('compensate again (host API)', runId, () => d.compensate('api', runId));
+      } else if (status === 'awaiting-approval') {
+        for (const a of this.observer.actions(runId).filter((x) => x.status === 'awaiting-approval' && x.approval === 'pending')) {
+          const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === a.type);
+          const yes = spec?.approval !== 'reject';
+          await this.call(`${yes ? 'approve' : 'reject'} ${a.id} (host API)`, runId, () => d.approve(runId, a.id, yes));
+        }
+        await this.call('resume (host API)', runId, () => d.resume('api', runId));
+      } else if (status === 'needs-decision' || status === 'interrupted') {
+        const decisions = status === 'needs-decision' ? this.decisions(runId) : {};
+        const words = Object.entries(decisions).map(([k, v]) => `${k}=${v}`).join(' ');
+        if (compensating) await this.call(`compensate${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.compensate('api', runId, decisions));
+        else await this.call(`resume${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.resume('api', runId, decisions));
+      } else if (status === 'failed') {
+        if (failedResumes++ >= 2 + calls) return;
+        await this.call('resume the failed run (host API)', runId, () => d.resume('api', runId));
+      } else {
+        this.violation('run-stuck', `run ${runId} is ${status} with no live driver`);
+        return;
+      }
+    }
+    this.violation('never-finished', `run ${runId} was still ${this.observer.status(runId)} after ${16 + 2 * calls} commands`);
+  }
+
+  close(): void {
+    this.retire();
+    this.observer.close();
+  }
+}
+
+export interface CaseResult {
+  readonly violations: readonly Violation[];
+  readonly log: readonly string[];
+  readonly baseline: Finished;
+}
+
+export interface CaseOptions {
+  readonly dir: string;
+  /**
+   * A shared journal instead of a fresh SQLite file per case (a postgres:// URL: a server's database is costly to make):
+   * each case's runs then get ids of their own.
+   */
+  readonly db?: string;
+  readonly sabotage?: Sabotage;
+  /** The schedule has real child processes: the world is then a SQLite file they share, and the spec a file. */
+  readonly processes?: boolean;
+}
+
+let caseNo = 0;
+
+/** A case that takes longer than this is stuck (a promise nothing settles): the check stops with it, not mocha. */
+const CASE_TIMEOUT_MS = 180_000;
+
+/** Runs a case in a fresh journal under `dir`: the baseline, the schedule, the fork, then every invariant. */
+export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`checker: a case did not finish in ${CASE_TIMEOUT_MS / 1000} s: ${JSON.stringify(c)}`)), CASE_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([runCaseNow(c, opts), stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function runCaseNow(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
+  const n = ++caseNo;
+  const file = path.join(opts.dir, `case-${process.pid}-${n}.db`);
+  const db = opts.db ?? file;
+  const ids: RunIds = opts.db ? { run: `r${n}`, base: `base${n}`, fork: `f${n}` } : { run: 'r', base: 'base', fork: 'f' };
+  const files = { spec: file.replace(/\.db$/, '.spec.json'), world: file.replace(/\.db$/, '.world.db') };
+  if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
+  const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
+  openStore(db).close(); // creates and migrates the journal, so the checker's read-only view can open it
+  const scratch = file.replace(/\.db$/, '');
+  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage), scratch }, ids, ids.base);
+  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world, scratch }, ids, ids.run);
+  try {
+    await base.call('start (host API)', ids.base, () => base.driver().start('api', ids.base));
+    await base.finish(ids.base);
+    const baseline: Finished = { status: base.observer.status(ids.base), output: outputOf(base, ids.base) };
+    base.close();
+    for (const op of c.schedule.ops) {
+      const kind = OPERATIONS[op.op];
+      if (!kind) throw new Error(`checker: no operation ${op.op}`);
+      await kind.run(x, op);
+      x.retire();
+    }
+    await x.finish(ids.run);
+    checkRun(x, ids.run, baseline, { compensated: c.schedule.ops.some((o) => OPERATIONS[o.op]?.compensates?.(o) === true) });
+    if (c.schedule.fork !== undefined && x.observer.status(ids.run) === 'completed') {
+      const d = x.driver();
+      await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, ids.fork, () => d.fork(ids.run, c.schedule.fork ?? 0, ids.fork));
+      x.retire();
+      await x.finish(ids.fork);
+      checkRun(x, ids.fork, baseline, { compensated: false });
+    }
+    return { violations: x.violations, log: x.log, baseline };
+  } finally {
+    x.close();
+    base.close();
+    world.log.close();
+    for (const f of [file, files.spec, files.world]) for (const g of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(g, { force: true });
+  }
+}
+
+export function outputOf(x: Exec, runId: string): unknown {
+  const row = x.observer.run(runId);
+  return row?.output ? (JSON.parse(row.output) as unknown) : undefined;
+}
+
+export function describeOp(op: OpJ, agent: AgentJ): string {
+  return OPERATIONS[op.op]?.describe(op, agent) ?? JSON.stringify(op);
+}

@@ -1,0 +1,102 @@
+// The exactly-once invariants, checked for a run that was driven to its end against the provider model's record.
+
+import { isDeepStrictEqual } from 'node:util';
+import type { Exec, Finished } from './executor';
+import { actionType } from './spec';
+import type { Landed } from './world';
+
+export interface Violation {
+  readonly kind: string;
+  readonly detail: string;
+}
+
+/** The run an effect belongs to: keys are `<type>:<run id>:<n>`, inverses `compensate:<that>`. */
+function runOfKey(key: string): string | undefined {
+  return key.split(':')[1];
+}
+
+function group(es: readonly Landed[], by: (e: Landed) => string): Map<string, Landed[]> {
+  const m = new Map<string, Landed[]>();
+  for (const e of es) m.set(by(e), [...(m.get(by(e)) ?? []), e]);
+  return m;
+}
+
+export function checkRun(x: Exec, runId: string, baseline: Finished, o: { readonly compensated: boolean }): void {
+  const status = x.observer.status(runId);
+  const rows = new Map(x.observer.actions(runId).map((a) => [a.id, a]));
+  const world = x.target.world.all();
+  const dos = world.filter((e) => e.kind === 'do' && runOfKey(e.key) === runId);
+  const undos = world.filter((e) => e.kind === 'undo' && e.of !== null && runOfKey(e.of) === runId);
+  const hasInverse = (type: string): boolean => x.target.agent.actions.some((a, i) => actionType(a, i) === type && a.compensate);
+  const where = `run ${runId} (${status ?? 'absent'})`;
+
+  // No effect twice: a repeat under the same key is one effect only where the provider dedupes it.
+  for (const [key, es] of group(dos, (e) => e.key)) {
+    if (es.length > 1) x.violation('effect-twice', `${key} landed ${es.length} times in the provider (sent by ${es.map((e) => e.proc).join(', ')}); ${where}`);
+  }
+  for (const [of, es] of group(undos, (e) => e.of ?? '')) {
+    if (es.length > 1) x.violation('inverse-twice', `the inverse of ${of} landed ${es.length} times (keys ${es.map((e) => e.key).join(', ')}); ${where}`);
+  }
+
+  // Every effect that happened is journaled as committed, or the run stops for a decision about it.
+  const landedKeys = new Set(dos.map((e) => e.key));
+  for (const key of landedKeys) {
+    const row = rows.get(key);
+    if (row?.status === 'committed') continue;
+    if (row?.status === 'started' && status === 'needs-decision') continue;
+    // An idempotent action whose execute threw is journaled failed, as if an error proved nothing happened. The README
+    // says so (it runs again with its key), so a run that goes on is noted; one that is compensated is checked below.
+    if (row?.status === 'failed' && row.effect === 'idempotent') {
+      x.log.push(`note: ${key} landed, but its execute threw and it is journaled failed (an idempotent action's error counts as "did not happen")`);
+      continue;
+    }
+    x.violation('effect-not-journaled', `${key} landed in the provider, but the journal has it ${row ? `${row.status}${row.decision ? ` (decided ${row.decision})` : ''}${row.reconciliation ? ` (${row.reconciliation})` : ''}` : 'nowhere'}; ${where}`);
+  }
+  // And the journal claims no effect the provider never saw.
+  // (Model calls are idempotent actions too, but their effect is the mock model's answer: not a provider's.)
+  const ours = (type: string): boolean => x.target.agent.actions.some((a, i) => actionType(a, i) === type);
+  for (const row of rows.values()) {
+    if (row.status !== 'committed' || row.effect === 'read-only' || !ours(row.type) || landedKeys.has(row.id)) continue;
+    x.violation('journal-without-effect', `${row.id} is committed${row.reconciliation ? ` (${row.reconciliation})` : ''} in the journal, but no such effect reached the provider; ${where}`);
+  }
+
+  if (status === 'completed') {
+    const open = [...rows.values()].filter((a) => a.status === 'started' || (a.status === 'awaiting-approval' && a.approval === 'pending'));
+    if (open.length) x.violation('completed-with-doubt', `${where} completed holding ${open.map((a) => `${a.id} (${a.status})`).join(', ')}`);
+    if (undos.length) x.violation('undone-but-completed', `${where} completed, but inverses landed for ${undos.map((e) => e.of).join(', ')}`);
+  }
+
+  if (status === 'compensated') {
+    for (const key of landedKeys) {
+      const row = rows.get(key);
+      const undone = undos.some((e) => e.of === key);
+      if (row?.compensation === 'committed' && undone) continue;
+      if (row?.compensation === 'irreversible' && !hasInverse(row.type)) continue;
+      x.violation(row?.status === 'failed' && row.effect === 'idempotent' ? 'idempotent-error-after-effect' : 'effect-not-compensated', `${where} is compensated, but ${key} landed and ${undone ? 'was undone while the journal says compensation ' : 'was never undone (compensation '}${row?.compensation ?? 'none'}${row ? `, action ${row.status}` : ''})`);
+    }
+  }
+  for (const e of undos) {
+    if (e.of !== null && !landedKeys.has(e.of)) x.violation('inverse-without-effect', `the inverse of ${e.of} landed, but ${e.of} itself never did; ${where}`);
+  }
+
+  // The output equals the uncrashed run's (unless the schedule compensated it).
+  if (o.compensated) return;
+  // A person's "it happened" carries no result (issue 19, case 8): a run that then cannot end as the uncrashed one did
+  // is its own kind of violation.
+  const decided = [...rows.values()].filter((a) => a.reconciliation === 'decided-happened').map((a) => a.id);
+  const why = decided.length ? 'decision-result-lost' : undefined;
+  const also = decided.length ? ` (after ${decided.join(', ')} was decided "happened", whose result the script never got)` : '';
+  if (status !== baseline.status) {
+    x.violation(why ?? 'status-differs', `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}${also}; last error ${x.observer.run(runId)?.error ?? 'none'}`);
+    return;
+  }
+  if (status !== 'completed') return;
+  const row = x.observer.run(runId);
+  const output = row?.output ? (JSON.parse(row.output) as unknown) : undefined;
+  if (isDeepStrictEqual(output, baseline.output)) return;
+  // A decision without a result cannot give the script what execute returned: a different output is then expected
+  // (a run that cannot complete because of it is not, above). Once a decision can carry the provider's result,
+  // Exec.decisions should pass it and this exemption go.
+  if (why) x.log.push(`note: the output differs from the uncrashed run's${also}`);
+  else x.violation('output-differs', `${where} returned ${JSON.stringify(output)}, the uncrashed run ${JSON.stringify(baseline.output)}`);
+}

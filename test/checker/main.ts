@@ -1,0 +1,58 @@
+// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes] [--kinds K,…] [--case JSON] [--db URL]`.
+
+import { parseArgs } from 'node:util';
+import * as fs from 'node:fs';
+import { check, formatCase, scratchDir } from './checker';
+import { runCase } from './executor';
+import type { CaseJ } from './spec';
+
+async function cli(): Promise<number> {
+  const { values } = parseArgs({
+    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, kinds: { type: 'string' }, case: { type: 'string' }, db: { type: 'string' } },
+    strict: true,
+  });
+  const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+  const runs = values.runs === undefined ? 300 : Number(values.runs);
+  if (!Number.isInteger(seed) || !Number.isInteger(runs) || runs < 1) throw new Error('--seed and --runs take whole numbers (--runs 1 or more).');
+  if (values.case !== undefined) {
+    // One case as the report printed it (its JSON), run as it is: no generation, no shrinking.
+    const c = JSON.parse(values.case) as CaseJ;
+    const dir = scratchDir();
+    try {
+      const r = await runCase(c, { dir, processes: values.processes === true, ...(values.db ? { db: values.db } : {}) });
+      process.stdout.write(`${formatCase(c, r)}\n1 schedules, ${r.violations.length ? 1 : 0} violations\n`);
+      return r.violations.length ? 1 : 0;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const started = Date.now();
+  let last = 0;
+  const report = await check({
+    seed,
+    runs,
+    ...(values.path ? { path: values.path } : {}),
+    shrinkMs: Number(values['shrink-seconds'] ?? 60) * 1000,
+    shrinkKinds: 8,
+    ...(values.kinds ? { kinds: values.kinds.split(',') } : {}),
+    processes: values.processes === true,
+    ...(values.db ? { db: values.db } : {}),
+    progress: (done, bad) => {
+      if (values.quiet || Date.now() - last < 5000) return;
+      last = Date.now();
+      process.stderr.write(`  ${done} schedules, ${bad} violating, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    },
+  });
+  const lines = report.text.split('\n');
+  const final = lines.pop();
+  process.stdout.write(`${lines.join('\n')}\n(took ${((Date.now() - started) / 1000).toFixed(1)} s)\n${final ?? ''}\n`);
+  return report.violating === 0 ? 0 : 1;
+}
+
+cli().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,170 @@
+// Schedule operations: what a schedule can do to a run. A new surface (a worker, a timer, a graph) plugs in here.
+
+import fc from 'fast-check';
+import { actionType, describeCrash, type AgentJ, type Crash, type OpJ, type When } from './spec';
+import { PROCESS_OPERATIONS } from './processOps';
+import type { Exec } from './executor';
+import type { Driver, Ended } from './surfaces';
+
+export interface Operation {
+  /** Whether it starts the run (only the first operation of a schedule does). */
+  readonly starts: boolean;
+  /** In-process (simulated processes, hundreds a minute), or real child processes (the built CLI, real SIGKILL). */
+  readonly processes?: boolean;
+  readonly weight: number;
+  readonly arbitrary: () => fc.Arbitrary<OpJ>;
+  readonly describe: (op: OpJ, agent: AgentJ) => string;
+  readonly run: (x: Exec, op: OpJ) => Promise<void>;
+  /** Whether it may compensate the run (its output is then not compared with the uncrashed run's). */
+  readonly compensates?: (op: OpJ) => boolean;
+}
+
+export const secondCompensates = (op: OpJ): boolean => op.second === 'compensate';
+
+const VIA = { api: 'host API', engine: 'the engine, as the CLI calls it' } as const;
+const via = fc.constantFrom<'api' | 'engine'>('api', 'engine');
+const when = fc.constantFrom<When>('before-effect', 'after-effect');
+const crashArb: fc.Arbitrary<Crash | undefined> = fc.option(
+  fc.oneof({ withCrossShrink: true }, fc.record({ at: fc.constant('fault' as const), n: fc.nat(24) }), fc.record({ at: fc.constant('provider' as const), n: fc.nat(5), when })),
+  { nil: undefined, freq: 2 },
+);
+/** A command, its surface, and maybe a crash of its process (the host API takes no faults: its crashes are in provider calls). */
+const withCrash = (op: string): fc.Arbitrary<OpJ> =>
+  fc.record({ via, crash: crashArb }).map(({ via: v, crash }) => {
+    const c: Crash | undefined = v === 'api' && crash?.at === 'fault' ? { at: 'provider', n: crash.n % 6, when: 'after-effect' } : crash;
+    return { op, via: v, ...(c ? { crash: c } : {}) };
+  });
+
+const SECOND = {
+  resume: 'journal.resume of the same run',
+  'resume-other-journal': 'journal.resume from a second openJournal on the same file',
+  compensate: 'journal.compensate of the same run',
+} as const;
+type Second = keyof typeof SECOND;
+const race = (op: string): fc.Arbitrary<OpJ> =>
+  fc.record({ op: fc.constant(op), second: fc.constantFrom<Second>('resume', 'resume-other-journal', 'compensate'), at: fc.nat(3), when });
+
+async function second(d: Driver, which: Second, runId: string): Promise<Ended> {
+  if (which === 'compensate') return d.compensate('api', runId);
+  if (which === 'resume-other-journal') return d.resume('api', runId, {}, d.openJournal());
+  return d.resume('api', runId);
+}
+
+/** Whether `p` settles within `turns` turns of the event loop (no timers: the journal is synchronous). */
+async function settlesWithin(p: Promise<unknown>, turns: number): Promise<boolean> {
+  let done = false;
+  p.then(
+    () => void (done = true),
+    () => void (done = true),
+  );
+  for (let i = 0; i < turns && !done; i++) await new Promise<void>((r) => setImmediate(r));
+  return done;
+}
+
+/**
+ * Two drivers in one process: the first is paused in its provider call #at (before or after the effect lands), and
+ * the second command is made meanwhile on the same run; then the first goes on. A second driver must be refused, or
+ * join the first; never drive the run beside it.
+ */
+async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) => Promise<Ended>): Promise<void> {
+  const d = x.driver();
+  const which = op.second as Second;
+  const label = `${SECOND[which]} while the first waits in provider call #${Number(op.at) + 1} ${String(op.when)}`;
+  let pending: Promise<Ended> | undefined;
+  let fired = false;
+  d.proc.pause({
+    n: Number(op.at),
+    when: op.when as When,
+    during: async () => {
+      fired = true;
+      const before = x.observer.snapshot(x.runId);
+      const p = second(d, which, x.runId);
+      if (await settlesWithin(p, 500)) x.after(label, x.runId, await p, before, true);
+      else pending = p;
+    },
+  });
+  await x.call(firstLabel, x.runId, () => first(d));
+  d.proc.pause(undefined);
+  if (pending) await x.call(`${label} (it waited for the first)`, x.runId, () => pending as Promise<Ended>);
+  else if (!fired) await x.call(`${SECOND[which]} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => second(d, which, x.runId));
+}
+
+export const OPERATIONS: Record<string, Operation> = {
+  ...PROCESS_OPERATIONS,
+  start: {
+    starts: true,
+    weight: 3,
+    arbitrary: () => withCrash('start'),
+    describe: (op) => `start the run (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
+    run: async (x, op) => {
+      const d = x.driver();
+      d.proc.arm(op.crash as Crash);
+      await x.call(`start (${VIA[op.via as 'api']})`, x.runId, () => d.start(String(op.via), x.runId));
+    },
+  },
+  'race-start': {
+    starts: true,
+    weight: 1,
+    arbitrary: () => race('race-start'),
+    describe: (op) => `journal.start the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
+    run: (x, op) => runRace(x, op, 'start (host API)', (d) => d.start('api', x.runId)),
+    compensates: secondCompensates,
+  },
+  resume: {
+    starts: false,
+    weight: 3,
+    arbitrary: () => withCrash('resume'),
+    describe: (op) => `resume (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
+    run: async (x, op) => {
+      const d = x.driver();
+      d.proc.arm(op.crash as Crash);
+      await x.call(`resume (${VIA[op.via as 'api']})`, x.runId, () => d.resume(String(op.via), x.runId, x.decisions(x.runId)));
+    },
+  },
+  race: {
+    starts: false,
+    weight: 2,
+    arbitrary: () => race('race'),
+    describe: (op) => `journal.resume the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
+    run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
+    compensates: secondCompensates,
+  },
+  compensate: {
+    starts: false,
+    weight: 1,
+    arbitrary: () => withCrash('compensate'),
+    describe: (op) => `compensate (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
+    compensates: () => true,
+    run: async (x, op) => {
+      const d = x.driver();
+      d.proc.arm(op.crash as Crash);
+      await x.call(`compensate (${VIA[op.via as 'api']})`, x.runId, () => d.compensate(String(op.via), x.runId, x.decisions(x.runId)));
+    },
+  },
+  approve: {
+    starts: false,
+    weight: 1,
+    arbitrary: () => fc.constant({ op: 'approve' }),
+    describe: () => 'answer every approval gate of the script (journal.decideApproval), waiting or not',
+    run: async (x) => {
+      const d = x.driver();
+      const a = x.target.agent;
+      const seen = new Set<string>();
+      for (const s of a.steps) {
+        for (const c of s.calls) {
+          const act = a.actions[c.action];
+          if (!act || act.approval === 'none') continue;
+          const id = `${actionType(act, c.action)}:${x.runId}:${c.n}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          await x.call(`${act.approval} ${id} (host API)`, x.runId, () => d.approve(x.runId, id, act.approval === 'approve'));
+        }
+      }
+    },
+  },
+};
+
+export function opArbitrary(starts: boolean, processes = false): fc.Arbitrary<OpJ> {
+  const kinds = Object.values(OPERATIONS).filter((o) => o.starts === starts && (o.processes === true) === processes);
+  return fc.oneof({ withCrossShrink: true }, ...kinds.map((o) => ({ arbitrary: o.arbitrary(), weight: o.weight })));
+}

@@ -1,0 +1,39 @@
+// The exactly-once checker on PostgreSQL: generated schedules on a private real server, and a pause past the lease (real SIGSTOP).
+
+import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
+import { usePgServer } from '../pg/server';
+import { agentArb } from './arbitraries';
+import { check } from './checker';
+import type { AgentJ, CaseJ } from './spec';
+
+const SEED = 19;
+
+/**
+ * Agents whose first call reaches a provider at once (an effect with no gate, with verify), so the pause has a call
+ * to freeze and the second driver, finding it absent, executes it.
+ */
+const pausable: fc.Arbitrary<CaseJ> = agentArb
+  .map((a): AgentJ => {
+    const first = a.steps[0]?.calls[0];
+    const act = first ? a.actions[first.action] : undefined;
+    if (!first || !act) return a;
+    const actions = a.actions.map((x, i) => (i === first.action ? { ...x, effect: 'non-idempotent' as const, verify: true, approval: 'none' as const, fail: 'none' as const } : x));
+    return { ...a, actions };
+  })
+  .map((agent) => ({ agent, schedule: { ops: [{ op: 'cli-pause-run', first: 'run', at: 0 }] } }));
+
+describe('exactly-once checker on PostgreSQL', function () {
+  this.timeout(900_000);
+  const pg = usePgServer();
+
+  it('finds no violation in 6 generated schedules of simulated processes', async () => {
+    const r = await check({ seed: SEED, runs: 6, db: pg.server.createDatabase(), shrinkMs: 10_000, shrinkKinds: 2 });
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  it('a CLI process frozen (SIGSTOP) past its lease inside execute sends nothing when it wakes, after another took over', async () => {
+    const r = await check({ seed: SEED, runs: 2, processes: true, arbitrary: pausable, db: pg.server.createDatabase(), shrinkMs: 10_000, shrinkKinds: 1 });
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+});

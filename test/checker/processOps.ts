@@ -1,0 +1,182 @@
+// Schedule operations in real processes: the built CLI as child processes, a real SIGKILL at --crash-at, a second CLI racing.
+
+import fc from 'fast-check';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
+import { rawInput } from './agent';
+import { actionType, stepName, type AgentJ, type OpJ } from './spec';
+import type { Exec } from './executor';
+import type { Operation } from './operations';
+import type { Ended } from './surfaces';
+
+export const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
+
+/** The fault points a --crash-at can name (not the throw point: that one is a transient error, generated elsewhere). */
+const POINTS = FAULT_POINTS.filter((p) => p !== 'action:after-execute-throw');
+
+/** A --crash-at as numbers, resolved against the agent's own step names and action types. */
+interface CrashAt {
+  readonly point: number;
+  readonly target: number;
+  readonly occurrence: number;
+}
+const crashAt: fc.Arbitrary<CrashAt | undefined> = fc.option(fc.record({ point: fc.nat(POINTS.length - 1), target: fc.nat(3), occurrence: fc.integer({ min: 1, max: 2 }) }), { nil: undefined, freq: 4 });
+
+export function crashSpec(agent: AgentJ, c: CrashAt): string {
+  const point = POINTS[c.point % POINTS.length] as FaultPoint;
+  const targets = point.startsWith('step:') ? agent.steps.map((_, j) => stepName(j)) : agent.actions.map((a, i) => actionType(a, i));
+  return formatCrashSpec({ point, target: targets[c.target % targets.length] ?? 's0', occurrence: c.occurrence });
+}
+
+/** The files a child process finds its case in: the agent's spec and the world's SQLite record, beside the journal. */
+export function caseFiles(x: Exec): { readonly spec: string; readonly world: string; readonly dir: string } {
+  return { spec: `${x.target.scratch}.spec.json`, world: `${x.target.scratch}.world.db`, dir: path.dirname(x.target.scratch) };
+}
+
+function env(x: Exec, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const f = caseFiles(x);
+  return { ...process.env, NO_COLOR: '1', LOGBOOK_STATE_DIR: f.dir, LOGBOOK_CHECKER_SPEC: f.spec, LOGBOOK_CHECKER_WORLD: f.world, ...extra };
+}
+
+function argsOf(x: Exec, op: string, crash: string | undefined): string[] {
+  const tail = [...(crash ? ['--crash-at', crash] : []), '--db', x.target.db, '--json'];
+  if (op === 'run') return [CLI, 'run', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, ...tail];
+  return [CLI, op, x.runId, ...tail];
+}
+
+/** How a CLI process ended: killed, refused (its [LB_…] code), or the status its --json printed. */
+function endedOf(r: Pick<SpawnSyncReturns<string>, 'status' | 'signal' | 'stdout' | 'stderr'>): Ended {
+  if (r.signal === 'SIGKILL') return { kind: 'crashed', where: (/--crash-at (\S+) reached/.exec(r.stderr)?.[1] ?? 'by SIGKILL') };
+  try {
+    const o = JSON.parse(r.stdout) as { status: string; error?: { code?: string; message: string } };
+    return { kind: 'outcome', status: o.status, ...(o.error ? { error: o.error } : {}) };
+  } catch {
+    const code = /\[(LB_[A-Z_]+)\]/.exec(r.stderr)?.[1];
+    if (code && code !== 'LB_LEASE_LOST') return { kind: 'refused', code, message: r.stderr.trim() };
+    return { kind: 'error', message: `exit ${r.status} ${r.signal ?? ''}: ${r.stderr.trim()}` };
+  }
+}
+
+function cli(x: Exec, args: string[], extra?: Record<string, string>): Ended {
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', env: env(x, extra), timeout: 120_000 });
+  if (r.error) return { kind: 'error', message: String(r.error) };
+  return endedOf(r);
+}
+
+function label(op: string, crash: string | undefined): string {
+  return `logbook ${op}${crash ? ` --crash-at ${crash}` : ''} (a child process)`;
+}
+
+const secondCompensates = (op: OpJ): boolean => op.second === 'compensate';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The first CLI process is held in its provider call #at (before the effect), a live process in flight; a second CLI
+ * process then drives the same run: it must be refused and change nothing. Then the first goes on.
+ */
+async function race(x: Exec, op: OpJ): Promise<void> {
+  const hold = path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const first = String(op.first);
+  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (status, signal) => r({ status, signal })));
+  let done: { status: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((d) => (done = d));
+  const before = x.observer.snapshot(x.runId);
+  while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
+  const second = String(op.second);
+  if (!done) {
+    const snap = x.observer.snapshot(x.runId);
+    x.after(`${label(second, undefined)} while the first is held in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, second, undefined)), snap, true);
+    fs.writeFileSync(hold, '');
+  }
+  const d = await exited;
+  x.after(label(first, undefined), x.runId, endedOf({ ...d, stdout, stderr }), before);
+  if (!fs.existsSync(`${hold}.held`)) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
+}
+
+/** The lease length of the processes a pause freezes: short, so that waiting past it is quick. */
+const PAUSE_TTL_MS = 1500;
+
+/**
+ * A pause past the lease (a frozen VM, a long GC): the first CLI process is SIGSTOPped in its provider call #at,
+ * before the effect, for longer than its lease; a second process resumes the run meanwhile (on SQLite it must be
+ * refused: the frozen holder is alive; on PostgreSQL the expiry decides and it takes over). Then SIGCONT: the first
+ * must not send its request any more (ctx.signal, checked right before it, must read aborted).
+ */
+async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
+  const hold = path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const ttl = { LOGBOOK_LEASE_TTL_MS: String(PAUSE_TTL_MS) };
+  const first = String(op.first);
+  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { ...ttl, LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (status, signal) => r({ status, signal })));
+  let done = false;
+  void exited.then(() => (done = true));
+  const before = x.observer.snapshot(x.runId);
+  while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
+  if (!done) {
+    child.kill('SIGSTOP');
+    await sleep(PAUSE_TTL_MS * 2);
+    const snap = x.observer.snapshot(x.runId);
+    x.after(`logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${PAUSE_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, 'resume', undefined), ttl), snap);
+    fs.writeFileSync(hold, '');
+    child.kill('SIGCONT');
+  }
+  const d = await exited;
+  x.after(`${label(first, undefined)}, frozen and then woken (SIGCONT)`, x.runId, endedOf({ ...d, stdout, stderr }), before);
+}
+
+const simple = (op: 'run' | 'resume' | 'compensate', starts: boolean, weight: number): Operation => ({
+  starts,
+  processes: true,
+  weight,
+  arbitrary: () => crashAt.map((crash) => ({ op: `cli-${op}`, ...(crash ? { crash } : {}) })),
+  describe: (o, agent) => label(op, o.crash ? crashSpec(agent, o.crash as CrashAt) : undefined),
+  ...(op === 'compensate' ? { compensates: () => true } : {}),
+  run: async (x, o) => {
+    const crash = o.crash ? crashSpec(x.target.agent, o.crash as CrashAt) : undefined;
+    await x.call(label(op, crash), x.runId, () => Promise.resolve(cli(x, argsOf(x, op, crash))));
+  },
+});
+
+export const PROCESS_OPERATIONS: Record<string, Operation> = {
+  'cli-run': simple('run', true, 3),
+  'cli-race-run': {
+    starts: true,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('cli-race-run'), first: fc.constant('run'), second: fc.constantFrom('resume', 'compensate'), at: fc.nat(2) }),
+    describe: (o) => `logbook run (a child process), held in its provider call #${Number(o.at) + 1}; meanwhile logbook ${String(o.second)} in a second process`,
+    run: race,
+    compensates: secondCompensates,
+  },
+  'cli-pause-run': {
+    starts: true,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('cli-pause-run'), first: fc.constant('run'), at: fc.nat(2) }),
+    describe: (o) => `logbook run (a child process), frozen with SIGSTOP in its provider call #${Number(o.at) + 1} past its lease; meanwhile logbook resume in a second process; then SIGCONT`,
+    run: pausePastLease,
+  },
+  'cli-resume': simple('resume', false, 3),
+  'cli-compensate': simple('compensate', false, 1),
+  'cli-race': {
+    starts: false,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('cli-race'), first: fc.constant('resume'), second: fc.constantFrom('resume', 'compensate'), at: fc.nat(2) }),
+    describe: (o) => `logbook resume (a child process), held in its provider call #${Number(o.at) + 1}; meanwhile logbook ${String(o.second)} in a second process`,
+    run: race,
+    compensates: secondCompensates,
+  },
+};
