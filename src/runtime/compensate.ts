@@ -48,6 +48,7 @@ export function checkCompensable(store: Store, runId: string): Map<string, Actio
     if (a.effect !== 'read-only' && a.compensation !== 'committed' && a.compensation !== 'irreversible') inverses.set(a.id, inverseDefinition(store, runId, a));
   }
   for (const a of store.reader.inDoubt(runId)) definition(a.type);
+  for (const a of store.reader.failedMayHaveHappened(runId)) definition(a.type);
   return inverses;
 }
 
@@ -123,7 +124,9 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     }
     // 1. Nothing may be left in doubt: an in-doubt effect that happened must be compensated too. The policy's settle
     //    plan decides how (the same rules resume follows; only "not happened" means "mark it", not "execute it").
-    for (const a of store.reader.inDoubt(runId)) {
+    // An idempotent action journaled failed after an error that was not definite may have landed: it is settled like
+    // one in doubt (verify, or redone with its key), so that one that happened is committed and its inverse walked.
+    for (const a of [...store.reader.inDoubt(runId), ...store.reader.failedMayHaveHappened(runId)]) {
       const def = definition(a.type);
       const ask = hooks?.decision
         ? () => hooks.decision?.({ kind: 'action:decision', run: runSnap(), action: snapshot(a, def), plan: reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle') }) ?? Promise.resolve(undefined)

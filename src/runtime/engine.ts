@@ -227,28 +227,37 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     const record = errorRecord(err);
     const error = { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) };
     if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) return { ...base, status: 'interrupted', error };
-    writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
-    // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
-    // and the declared policy does not undo effects whose outcome nobody knows yet.
-    const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
-    if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
-    if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome) {
-      // A compensation that would be refused (an inverse this process cannot call) is refused before anything is
-      // written: the run stays failed and resumable.
-      const refusal = compensationRefusal(store, lease.runId);
-      if (refusal) {
-        log(`${agent.name}: the run failed (${describe(err)}); its declared policy cannot compensate it, so it stays failed: ${describe(refusal)}`);
-        return { ...base, status: 'failed', error };
+    // Writing the failure, or the declared compensation after it, can meet a lost lease or a failing journal: that
+    // ends the attempt as an outcome (resumable), never as a rejection of the caller's promise.
+    try {
+      writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
+      // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
+      // and the declared policy does not undo effects whose outcome nobody knows yet.
+      const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
+      if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
+      if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome) {
+        // A compensation that would be refused (an inverse this process cannot call) is refused before anything is
+        // written: the run stays failed and resumable.
+        const refusal = compensationRefusal(store, lease.runId);
+        if (refusal) {
+          log(`${agent.name}: the run failed (${describe(err)}); its declared policy cannot compensate it, so it stays failed: ${describe(refusal)}`);
+          return { ...base, status: 'failed', error };
+        }
+        log(`${agent.name}: the run failed (${describe(err)}); its declared policy compensates it.`);
+        writer.release();
+        released = true;
+        // A new session: the one that failed has let the lease go, and another driver may have taken it meanwhile.
+        const relock = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }));
+        const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
+        return { ...base, status: compensation.status, error, compensation };
       }
-      log(`${agent.name}: the run failed (${describe(err)}); its declared policy compensates it.`);
-      writer.release();
-      released = true;
-      // A new session: the one that failed has let the lease go, and another driver may have taken it meanwhile.
-      const relock = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }));
-      const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
-      return { ...base, status: compensation.status, error, compensation };
+      return { ...base, status: 'failed', error };
+    } catch (late) {
+      const why = late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD) ? late : storageError(late, store.file, 'recording the failure');
+      if (!why) throw late;
+      log(`${agent.name}: run ${lease.runId} failed (${describe(err)}), and then [${why.code}] ${why.message}`);
+      return { ...base, status: why.code === ErrorCodes.LEASE_HELD ? 'failed' : 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
     }
-    return { ...base, status: 'failed', error };
   } finally {
     guard.dispose();
     clearInterval(heartbeat);

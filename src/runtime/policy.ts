@@ -80,6 +80,15 @@ export function afterExecuteError(effect: Effect, classified: ErrorClass | undef
   return classified === 'not-happened' ? 'failed' : 'in-doubt';
 }
 
+/**
+ * Whether an action journaled failed may still have had its effect: an idempotent one whose error was not definite.
+ * Going forward that is harmless (it is redone with its key), but compensation must settle it before it walks the
+ * inverses, or an effect that landed would be left in place under a run reported compensated.
+ */
+export function failedMayHaveHappened(effect: Effect, classified: ErrorClass | undefined): boolean {
+  return effect === 'idempotent' && classified !== 'not-happened';
+}
+
 // ---- actions: what people read --------------------------------------------------------------------------
 
 export const ACTION_DISPLAY = [

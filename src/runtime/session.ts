@@ -11,7 +11,7 @@ import { fromJournalJson, toJournalJson } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
 import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
-import { actionPlan, afterExecuteError, reconcilePlan, type ReconcilePlan } from './policy';
+import { actionPlan, afterExecuteError, failedMayHaveHappened, reconcilePlan, type ReconcilePlan } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { journaledDecision, type JournaledDecision } from './decisions';
 import { callerLocation } from './location';
@@ -508,8 +508,10 @@ export class RunSession {
   private async executeThrew<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, executions: number, err: unknown): Promise<void> {
     const error = errorRecord(err);
     this.noteInjected(err, na);
-    if (afterExecuteError(def.effect, this.classify(def, args, err)) === 'failed') {
-      this.d.writer.actionFailed(na.stepIdx, na.id, error);
+    const classified = this.classify(def, args, err);
+    if (afterExecuteError(def.effect, classified) === 'failed') {
+      // The journal keeps whether the effect may have happened all the same: compensation settles such an action first.
+      this.d.writer.actionFailed(na.stepIdx, na.id, failedMayHaveHappened(def.effect, classified) ? { ...error, mayHaveHappened: true } : error);
       if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }));
       return;
     }

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openStore } from '../../src/runtime';
-import type { Decision } from '../../src/runtime/types';
+import type { DecisionInput } from '../../src/runtime/decisions';
 import { actionType, type AgentJ, type CaseJ, type OpJ } from './spec';
 import { Observer, type RunSnapshot } from './observer';
 import { REAL_PID, SimProcess } from './sim';
@@ -95,13 +95,15 @@ export class Exec {
   }
 
   /** The decisions a person checking the provider's own record would make, for every action in doubt without verify. */
-  decisions(runId: string): Record<string, Decision> {
-    const out: Record<string, Decision> = {};
+  decisions(runId: string): Record<string, DecisionInput> {
+    const out: Record<string, DecisionInput> = {};
     for (const a of this.observer.actions(runId)) {
       if (a.status !== 'started' || a.effect !== 'non-idempotent') continue;
       const spec = this.target.agent.actions.find((x, i) => actionType(x, i) === a.type);
       if (spec?.verify) continue;
-      out[a.id] = this.target.world.landed(a.id) ? 'happened' : 'not-happened';
+      // What the provider's record shows, with the result it returned (a decision carries it, issue 19 case 8).
+      const landed = this.target.world.landed(a.id);
+      out[a.id] = landed ? { decision: 'happened', result: JSON.parse(landed.result) as unknown } : 'not-happened';
     }
     return out;
   }
@@ -130,7 +132,7 @@ export class Exec {
         await this.call('resume (host API)', runId, () => d.resume('api', runId));
       } else if (status === 'needs-decision' || status === 'interrupted') {
         const decisions = status === 'needs-decision' ? this.decisions(runId) : {};
-        const words = Object.entries(decisions).map(([k, v]) => `${k}=${v}`).join(' ');
+        const words = Object.entries(decisions).map(([k, v]) => `${k}=${typeof v === 'string' ? v : `${v.decision} --result …`}`).join(' ');
         if (compensating) await this.call(`compensate${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.compensate('api', runId, decisions));
         else await this.call(`resume${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.resume('api', runId, decisions));
       } else if (status === 'failed') {

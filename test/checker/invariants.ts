@@ -81,22 +81,13 @@ export function checkRun(x: Exec, runId: string, baseline: Finished, o: { readon
 
   // The output equals the uncrashed run's (unless the schedule compensated it).
   if (o.compensated) return;
-  // A person's "it happened" carries no result (issue 19, case 8): a run that then cannot end as the uncrashed one did
-  // is its own kind of violation.
-  const decided = [...rows.values()].filter((a) => a.reconciliation === 'decided-happened').map((a) => a.id);
-  const why = decided.length ? 'decision-result-lost' : undefined;
-  const also = decided.length ? ` (after ${decided.join(', ')} was decided "happened", whose result the script never got)` : '';
   if (status !== baseline.status) {
-    x.violation(why ?? 'status-differs', `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}${also}; last error ${x.observer.run(runId)?.error ?? 'none'}`);
+    x.violation('status-differs', `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}; last error ${x.observer.run(runId)?.error ?? 'none'}`);
     return;
   }
   if (status !== 'completed') return;
   const row = x.observer.run(runId);
   const output = row?.output ? (JSON.parse(row.output) as unknown) : undefined;
   if (isDeepStrictEqual(output, baseline.output)) return;
-  // A decision without a result cannot give the script what execute returned: a different output is then expected
-  // (a run that cannot complete because of it is not, above). Once a decision can carry the provider's result,
-  // Exec.decisions should pass it and this exemption go.
-  if (why) x.log.push(`note: the output differs from the uncrashed run's${also}`);
-  else x.violation('output-differs', `${where} returned ${JSON.stringify(output)}, the uncrashed run ${JSON.stringify(baseline.output)}`);
+  x.violation('output-differs', `${where} returned ${JSON.stringify(output)}, the uncrashed run ${JSON.stringify(baseline.output)}`);
 }

@@ -2,7 +2,7 @@
 
 import { ErrorCodes, LogbookError, compensateRun, openStore, resumeRun, startRun } from '../../src/runtime';
 import { openJournal, type Journal } from '../../src/runtime/journal';
-import type { Decision } from '../../src/runtime/types';
+import type { DecisionInput } from '../../src/runtime/decisions';
 import { main } from '../../src/cli/main';
 import { buildAgent } from './agent';
 import { rawInput } from './agent';
@@ -69,14 +69,14 @@ export class Driver {
     });
   }
 
-  async resume(via: string, runId: string, decisions: Record<string, Decision> = {}, journal?: Journal): Promise<Ended> {
+  async resume(via: string, runId: string, decisions: Record<string, DecisionInput> = {}, journal?: Journal): Promise<Ended> {
     return this.ended(async () => {
       if (via === 'api') return (journal ?? this.journal()).resume(runId, { decisions });
       return resumeRun(this.store(), this.agent(), runId, { decisions, faults: this.proc.faults(), role: this.proc.role, log: quiet });
     });
   }
 
-  async compensate(via: string, runId: string, decisions: Record<string, Decision> = {}): Promise<Ended> {
+  async compensate(via: string, runId: string, decisions: Record<string, DecisionInput> = {}): Promise<Ended> {
     return this.ended(async () => {
       if (via === 'api') return this.journal().compensate(runId, { decisions });
       this.agent(); // defines the action types whose inverses compensation finds by the journaled type

@@ -42,6 +42,7 @@ export class JournalReader {
       // a read-only open of a version-1 file still prepares it.
       inDoubtAfterError: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq"),
       pendingApprovals: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'awaiting-approval' ORDER BY seq"),
+      failedUncompensated: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'failed' AND effect = 'idempotent' AND compensation IS NULL ORDER BY seq"),
       committedDesc: db.prepare(
         "SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?",
       ),
@@ -147,6 +148,20 @@ export class JournalReader {
   /** Actions whose execute threw an error that left them in doubt, in start order. */
   inDoubtAfterError(runId: string): ActionRow[] {
     return this.q.inDoubtAfterError.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+  }
+
+  /** Idempotent actions journaled failed after an error that was not definite: their effect may have happened. */
+  failedMayHaveHappened(runId: string): ActionRow[] {
+    return this.q.failedUncompensated
+      .all(runId)
+      .map((r) => checked(ActionRow, r, 'action', this.file))
+      .filter((a) => {
+        try {
+          return (JSON.parse(a.error ?? 'null') as { mayHaveHappened?: unknown } | null)?.mayHaveHappened === true;
+        } catch {
+          return false;
+        }
+      });
   }
 
   pendingApprovals(runId: string): ActionRow[] {
