@@ -4,11 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScriptBugCode, runNotFound } from './errors';
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
-import { fromJournalJson, toJournalJson } from './json';
-import { validate } from './schema';
+import { toJournalJson } from './json';
+import { checkRunId, journaledInput, parseRawInput, type ParsedInput } from './input';
 import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
+import type { ForkSeed } from './store/fork';
 import { currentOwner } from './store/owner';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
@@ -32,38 +33,43 @@ export interface EngineOptions {
 }
 
 
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-export async function startRun(
-  store: Store,
-  agent: AgentDefinition,
-  opts: EngineOptions & { readonly script: string; readonly scriptVersion?: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: ForkPoint },
-): Promise<RunOutcome> {
+interface NewRunOptions extends EngineOptions {
+  readonly script: string;
+  readonly scriptVersion?: string;
+  readonly runId?: string;
+}
+
+/** Starts a new run with a user's raw input, which the agent's schema parses here, once. */
+export async function startRun(store: Store, agent: AgentDefinition, opts: NewRunOptions & { readonly input: unknown }): Promise<RunOutcome> {
   const runId = opts.runId ?? newRunId();
-  const input = await checkedInput(agent, runId, opts.input);
+  return createAndDrive(store, agent, runId, await parseRawInput(agent, runId, opts.input), opts);
+}
+
+/**
+ * Starts a new run that replays run `from` up to step `stepIdx` (and inherits `seeds`), with the origin's input as
+ * journaled: that is the schema's output already, so it is not parsed again. The caller cannot pass an input.
+ */
+export async function forkRun(store: Store, agent: AgentDefinition, opts: NewRunOptions & { readonly from: string; readonly stepIdx: number; readonly seeds?: readonly ForkSeed[] }): Promise<RunOutcome> {
+  const origin = store.reader.run(opts.from);
+  if (!origin) throw runNotFound(opts.from);
+  const runId = opts.runId ?? newRunId();
+  checkRunId(runId);
+  const forkedFrom: ForkPoint = { runId: opts.from, stepIdx: opts.stepIdx, ...(opts.seeds ? { seeds: opts.seeds } : {}) };
+  return createAndDrive(store, agent, runId, journaledInput(origin), opts, forkedFrom);
+}
+
+async function createAndDrive(store: Store, agent: AgentDefinition, runId: string, input: ParsedInput, opts: NewRunOptions, forkedFrom?: ForkPoint): Promise<RunOutcome> {
   const lease = createRun(
     store.db,
     store.reader,
-    { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}) },
+    { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(forkedFrom ? { forkedFrom } : {}) },
     currentOwner(opts.role ?? 'cli'),
   );
-  return drive(store, agent, lease, input.value, opts);
-}
-
-/** The run id and the input, checked before anything is written: the input as the schema made it, and as journaled. */
-export async function checkedInput(agent: AgentDefinition, runId: string, raw: unknown): Promise<{ readonly value: unknown; readonly json: string | null }> {
-  if (!RUN_ID.test(runId)) {
-    throw new LogbookError(ErrorCodes.USAGE, `The run id ${JSON.stringify(runId)} is not usable.`, 'Use letters, digits, and . _ : - (up to 128 characters), starting with a letter or digit.');
-  }
-  const v = await validate(agent.input, raw ?? {});
-  if (!v.ok) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `The input for agent ${agent.name} is invalid: ${v.message}.`, "Pass --input with JSON that matches the agent's input schema.", { agent: agent.name });
-  }
-  return { value: v.value, json: toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.') };
+  return drive(store, agent, lease, input, opts);
 }
 
 /**
@@ -73,7 +79,7 @@ export async function checkedInput(agent: AgentDefinition, runId: string, raw: u
 export async function driveClaimed(store: Store, agent: AgentDefinition, claimed: Claimed, opts: EngineOptions): Promise<RunOutcome | CompensationReport> {
   const { lease, row } = claimed;
   if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
-  return drive(store, agent, lease, fromJournalJson(row.input) ?? {}, opts);
+  return drive(store, agent, lease, journaledInput(row), opts);
 }
 
 /** Checks that a run can be resumed by this agent, before anything is written. */
@@ -119,7 +125,7 @@ export async function resumeRun(
     const a = store.reader.action(runId, id);
     if (a) writer.decision(a.step_idx, id, decision);
   }
-  return drive(store, agent, lease, fromJournalJson(row.input) ?? {}, opts, writer);
+  return drive(store, agent, lease, journaledInput(row), opts, writer);
 }
 
 /** Errors that mean the script or journal is wrong, not that the world refused: never auto-compensated. */
@@ -127,7 +133,8 @@ function isProgrammingError(err: unknown): boolean {
   return err instanceof LogbookError && isScriptBugCode(err.code);
 }
 
-async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+async function drive(store: Store, agent: AgentDefinition, lease: Lease, parsedInput: ParsedInput, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+  const input = parsedInput.value;
   const writer = existingWriter ?? new RunWriter(store.db, lease, store.reader.nextActionSeq(lease.runId), opts.durability);
   const stats = emptyStats();
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
