@@ -88,6 +88,8 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
   seen.unref();
 
   const inFlight = new Map<string, InFlight>();
+  /** Runs found with a damaged journal: given back untouched beyond the claim, and not claimed again by this worker. */
+  const damaged = new Set<string>();
   let stopping = false;
   let wake: () => void = () => undefined;
   const nap = (ms: number): Promise<void> =>
@@ -118,7 +120,10 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       if (!script) throw new Error(`claimed ${runId} of an agent this worker does not have`);
       const outcome = await driveClaimed(store, script.agent, claimed, { faults: o.faults, role: `worker ${o.name}`, log: (l) => io.err(l) });
       if (outcome.error?.code === ErrorCodes.LEASE_LOST) io.out(`worker: ${runId} lost its lease to another worker; this worker wrote nothing more and started no new effect`);
-      else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
+      else if (outcome.error?.code === ErrorCodes.JOURNAL_INVALID) {
+        damaged.add(runId);
+        io.out(`worker: ${runId} has a damaged journal; given back, and this worker does not claim it again: [${outcome.error.code}] ${outcome.error.message}`);
+      } else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
     })()
       .catch((err: unknown) => io.err(`worker: ${runId} stopped: ${describe(err)}`))
       .finally(() => {
@@ -137,7 +142,8 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       }
       let claimed: Claimed | undefined;
       try {
-        claimed = claimRun(store.db, store.reader, owner, known);
+        // Never the runs in flight here: one given back (a damaged journal) is not taken again before its outcome is in.
+        claimed = claimRun(store.db, store.reader, owner, known, undefined, new Set([...damaged, ...inFlight.keys()]));
         if (unreachable) io.err('worker: the journal answers again; claiming');
         unreachable = false;
       } catch (err) {

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScriptBugCode, runNotFound } from './errors';
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
-import { toJournalJson } from './json';
-import { checkRunId, journaledInput, parseRawInput, type ParsedInput } from './input';
+import { journalInvalid, toJournalJson } from './json';
+import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './input';
 import type { RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
@@ -15,7 +15,8 @@ import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/wr
 import type { Store } from './store';
 import type { Decision } from './types';
 import { compensateWithLease } from './compensate';
-import type { Claimed } from './store/queue';
+import { releaseLease, type Claimed } from './store/queue';
+import type { ReadScope } from './store/reader';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
@@ -58,8 +59,10 @@ export async function forkRun(store: Store, agent: AgentDefinition, opts: NewRun
   if (!origin) throw runNotFound(opts.from);
   const runId = opts.runId ?? newRunId();
   checkRunId(runId);
+  // What the fork inherits is read back first: a damaged checkpoint before the fork point is refused, not replayed.
+  const input = readBackFirst(store.reader, origin, { steps: opts.stepIdx, actions: 'none' });
   const forkedFrom: ForkPoint = { runId: opts.from, stepIdx: opts.stepIdx, ...(opts.seeds ? { seeds: opts.seeds } : {}) };
-  return createAndDrive(store, agent, runId, journaledInput(origin), opts, forkedFrom);
+  return createAndDrive(store, agent, runId, input, opts, forkedFrom);
 }
 
 async function createAndDrive(store: Store, agent: AgentDefinition, runId: string, input: ParsedInput, opts: NewRunOptions, forkedFrom?: ForkPoint): Promise<RunOutcome> {
@@ -78,12 +81,28 @@ async function createAndDrive(store: Store, agent: AgentDefinition, runId: strin
  */
 export async function driveClaimed(store: Store, agent: AgentDefinition, claimed: Claimed, opts: EngineOptions): Promise<RunOutcome | CompensationReport> {
   const { lease, row } = claimed;
+  let input: ParsedInput;
+  try {
+    // The claim has written (its attempt and epoch): past it, a damaged run is given back with nothing more written.
+    input = readBackFirst(store.reader, row, READS[claimed.kind], false);
+  } catch (err) {
+    if (!(err instanceof LogbookError) || err.code !== ErrorCodes.JOURNAL_INVALID) throw err;
+    releaseLease(store.db, lease);
+    return { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats: emptyStats(), status: 'interrupted', error: { name: err.name, message: err.message, code: err.code } };
+  }
   if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
-  return drive(store, agent, lease, journaledInput(row), opts);
+  return drive(store, agent, lease, input, opts);
 }
 
-/** Checks that a run can be resumed by this agent, before anything is written. */
-export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Record<string, Decision>): void {
+/** What each kind of attempt reads back of the journal before it writes (see ReadScope). */
+const READS: Record<'start' | 'resume' | 'compensate', ReadScope> = {
+  start: { steps: 0, actions: 'none' },
+  resume: { steps: Number.MAX_SAFE_INTEGER, actions: 'open' },
+  compensate: { steps: 0, actions: 'all' },
+};
+
+/** Checks that a run can be resumed by this agent, before anything is written; returns the input its attempt gets. */
+export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Record<string, Decision>): ParsedInput {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
   if (row.agent !== agent.name) {
@@ -107,6 +126,7 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${id} is ${a.status}, not in doubt, so "${decision}" cannot be applied.`, 'Only decide actions shown as "in doubt" by `logbook show`.', { runId, actionId: id });
     }
   }
+  return readBackFirst(store.reader, row, READS.resume);
 }
 
 export async function resumeRun(
@@ -116,16 +136,14 @@ export async function resumeRun(
   opts: EngineOptions & { readonly decisions?: Record<string, Decision> },
 ): Promise<RunOutcome> {
   const decisions = opts.decisions ?? {};
-  checkResumable(store, agent, runId, decisions);
+  const input = checkResumable(store, agent, runId, decisions);
   const lease = acquireRun(store.db, store.reader, runId, currentOwner(opts.role ?? 'cli'), { status: 'running', newAttempt: true, purpose: 'resume' });
-  const row = store.reader.run(runId);
-  if (!row) throw runNotFound(runId);
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
   for (const [id, decision] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
     if (a) writer.decision(a.step_idx, id, decision);
   }
-  return drive(store, agent, lease, journaledInput(row), opts, writer);
+  return drive(store, agent, lease, input, opts, writer);
 }
 
 /** Errors that mean the script or journal is wrong, not that the world refused: never auto-compensated. */
@@ -195,7 +213,10 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, parsedI
     // and the declared policy does not undo effects whose outcome nobody knows yet.
     const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
     if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
-    if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome) {
+    // The inverses are called with the journal's args and results: a damaged one is found before any runs.
+    const damaged = agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome ? store.reader.firstDamage(lease.runId, READS.compensate) : undefined;
+    if (damaged) log(`${agent.name}: the run failed (${describe(err)}); its declared policy does not compensate it: ${journalInvalid(damaged, 'holds text that is not JSON').message}`);
+    if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome && !damaged) {
       log(`${agent.name}: the run failed (${describe(err)}); its declared policy compensates it.`);
       writer.release();
       released = true;

@@ -1,10 +1,12 @@
 // How an attempt gets its input: a user's raw input is parsed by the agent's schema once, when the run is created;
-// every later attempt (resume, fork, a worker's claim, the host API, the debugger) takes the parsed value the journal holds.
+// every later attempt (resume, fork, a worker's claim, the host API, the debugger) takes the parsed value the journal
+// holds, read back together with what the attempt reads before it writes, so a damaged journal is refused first.
 
 import { ErrorCodes, LogbookError } from './errors';
 import type { AgentDefinition } from './define';
-import { fromJournalJson, toJournalJson } from './json';
+import { fromJournalJson, journalInvalid, journalTextDamage, toJournalJson, type JournalPlace } from './json';
 import { validate } from './schema';
+import type { ReadScope, JournalReader } from './store/reader';
 import type { RunRow } from './store/rows';
 
 declare const PARSED: unique symbol;
@@ -46,7 +48,22 @@ export async function parseRawInput(agent: AgentDefinition, runId: string, raw: 
   return parsed(json, json === null ? undefined : (JSON.parse(json) as unknown));
 }
 
-/** The parsed input a run's row holds, used as it is (the schema is not applied again). */
+const inputPlace = (row: RunRow): JournalPlace => ({ runId: row.id, table: 'runs', column: 'input' });
+
+/** The parsed input a run's row holds, used as it is (the schema is not applied again); damaged, LB_JOURNAL_INVALID. */
 export function journaledInput(row: RunRow): ParsedInput {
-  return parsed(row.input, fromJournalJson(row.input));
+  return parsed(row.input, fromJournalJson(row.input, () => inputPlace(row)));
+}
+
+/**
+ * Before a command writes to a run (resume, compensate, fork, a worker's attempt): its input and every journaled value
+ * in `scope` read back and checked, so a damaged one is LB_JOURNAL_INVALID before the attempt counter moves, not a
+ * SyntaxError the script, or its declared compensation, takes for a failure. Returns the attempt's input.
+ */
+export function readBackFirst(reader: JournalReader, row: RunRow, scope: ReadScope, nothingWritten = true): ParsedInput {
+  const damaged = journalTextDamage(row.input, () => inputPlace(row), nothingWritten);
+  if (damaged) throw damaged;
+  const place = reader.firstDamage(row.id, scope);
+  if (place) throw journalInvalid(place, 'holds text that is not JSON', nothingWritten);
+  return journaledInput(row);
 }
