@@ -185,6 +185,8 @@ export class RunSession {
 
   private checkStop(): void {
     if (this.suspended) throw this.suspended;
+    // A journal that failed stays failed for this attempt, even for a script that caught its error: nothing new starts.
+    if (this.d.writer.broken) throw this.d.writer.broken;
     // A lost lease stops the run before any new effect, even one no fenced write precedes (a read-only action).
     this.d.writer.assertHolds();
     if (this.d.hooks?.shouldStop?.()) {
