@@ -54,7 +54,7 @@ describe('a damaged value met during replay (issue 19 case 3)', () => {
   it('a failed step whose error is JSON but no error record: the catch gets LB_JOURNAL_INVALID, and the run stops there', async () => {
     // The first attempt stops (on the host's request) before step "last", with "flaky" journaled as failed and caught.
     let stop = false;
-    const first = await startRun(store, agent, { script: 'd.ts', input: {}, runId: 'd', log: () => undefined, hooks: { shouldStop: () => stop, pause: async (ev) => void (stop ||= ev.kind === 'step:after' && ev.step?.name === 'middle') } });
+    const first = await startRun(store, agent, { script: 'd.ts', input: {}, runId: 'd', log: () => undefined, hooks: { shouldStop: () => stop, pause: (ev) => { stop ||= ev.kind === 'step:after' && ev.step?.name === 'middle'; return Promise.resolve(); } } });
     assert.equal(first.status, 'interrupted');
     assert.equal(caught.length, 1);
     // Valid JSON, so the check before the attempt lets it through; replay finds it is not an error record.
