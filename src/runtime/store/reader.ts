@@ -18,7 +18,13 @@ export interface ReadScope {
 
 const STEP_JSON = ['result', 'error'] as const;
 const ACTION_JSON = ['args', 'result', 'error', 'compensation_result'] as const;
-const OPEN_ACTIONS = "(status <> 'committed' OR step_idx IN (SELECT idx FROM steps WHERE run_id = ? AND status <> 'completed'))";
+/**
+ * The actions a resume reads: those of steps not completed (redone, through the step index), and those a caught error
+ * left in doubt in a completed step (settled at the end, through the partial index of migration 2). A committed action
+ * of a completed step is never read again (replay returns the step's checkpoint), so a resume does not scan them.
+ */
+const OPEN_IN_STEPS = "step_idx IN (SELECT idx FROM steps WHERE run_id = ? AND status <> 'completed')";
+const OPEN_IN_DOUBT = "status = 'started' AND error IS NOT NULL";
 
 /** A PostgreSQL data error (SQLSTATE class 22: a cast of text that is not JSON raises 22P02), not a storage failure. */
 function isDataError(err: unknown): boolean {
@@ -87,13 +93,13 @@ export class JournalReader {
       const step = scope.steps > 0 ? (q.stepDamage.stmt.get(runId, scope.steps) as { idx: number; name: string; col: string } | undefined) : undefined;
       if (step) return { runId, table: 'steps', idx: step.idx, name: step.name, column: step.col as 'result' | 'error' };
       const stmt = scope.actions === 'all' ? q.actionDamage.stmt : scope.actions === 'open' ? q.openActionDamage.stmt : undefined;
-      const a = stmt?.get(runId, ...(scope.actions === 'open' ? [runId] : [])) as { id: string; step_idx: number; col: string } | undefined;
+      const a = stmt?.get(runId, ...(scope.actions === 'open' ? [runId, runId] : [])) as { id: string; step_idx: number; col: string } | undefined;
       return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
     }
     try {
       if (scope.steps > 0) q.stepDamage.stmt.get(runId, scope.steps);
       if (scope.actions === 'all') q.actionDamage.stmt.get(runId);
-      if (scope.actions === 'open') q.openActionDamage.stmt.get(runId, runId);
+      if (scope.actions === 'open') q.openActionDamage.stmt.get(runId, runId, runId);
       return undefined;
     } catch (err) {
       if (!isDataError(err)) throw err;
@@ -117,7 +123,7 @@ export class JournalReader {
     }
     if (scope.actions === 'none') return undefined;
     for (const a of this.allActions(runId)) {
-      if (scope.actions === 'open' && a.status === 'committed' && !unfinished.has(a.step_idx)) continue;
+      if (scope.actions === 'open' && !unfinished.has(a.step_idx) && !(a.status === 'started' && a.error !== null)) continue;
       for (const column of ACTION_JSON) {
         const place: JournalPlace = { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column };
         if (journalTextDamage(a[column], () => place)) return place;
@@ -285,11 +291,14 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQ
   if (bad) {
     const which = (cols: readonly string[]): string => `CASE ${cols.slice(0, -1).map((c) => `WHEN ${bad(c)} THEN '${c}'`).join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
     const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
-    const actions = (extra: string): string => `SELECT id, step_idx, ${which(ACTION_JSON)} FROM actions WHERE run_id = ?${extra} AND ${any(ACTION_JSON)} ORDER BY seq LIMIT 1`;
+    const actions = (index: string, where: string): string => `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ?${where} AND ${any(ACTION_JSON)}`;
     return {
       stepDamage: { kind: 'find', stmt: db.prepare(`SELECT idx, name, ${which(STEP_JSON)} FROM steps WHERE run_id = ? AND idx < ? AND ${any(STEP_JSON)} ORDER BY idx LIMIT 1`) },
-      actionDamage: { kind: 'find', stmt: db.prepare(actions('')) },
-      openActionDamage: { kind: 'find', stmt: db.prepare(actions(` AND ${OPEN_ACTIONS}`)) },
+      actionDamage: { kind: 'find', stmt: db.prepare(`${actions('', '')} ORDER BY seq LIMIT 1`) },
+      openActionDamage: {
+        kind: 'find',
+        stmt: db.prepare(`SELECT * FROM (${actions(db.dialect.indexedBy('actions_by_step'), ` AND ${OPEN_IN_STEPS}`)} UNION ALL ${actions('', ` AND ${OPEN_IN_DOUBT}`)}) ORDER BY seq LIMIT 1`),
+      },
     };
   }
   // COUNT(x::json) casts every value, and the cast raises on text that is not JSON.
@@ -297,6 +306,9 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQ
   return {
     stepDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(STEP_JSON)} AS n FROM steps WHERE run_id = ? AND idx < ?`) },
     actionDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(ACTION_JSON)} AS n FROM actions WHERE run_id = ?`) },
-    openActionDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(ACTION_JSON)} AS n FROM actions WHERE run_id = ? AND ${OPEN_ACTIONS}`) },
+    openActionDamage: {
+      kind: 'cast',
+      stmt: db.prepare(`SELECT (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_STEPS}) + (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_DOUBT}) AS n`),
+    },
   };
 }
