@@ -9,9 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
-/** The packed size the package must stay under (it is ~300 KB; with source maps it would be ~1.07 MB). */
-const MAX_PACKED_BYTES = 400 * 1024;
-const MAX_UNPACKED_BYTES = 1.5 * 1024 * 1024;
+/**
+ * The packed size the package must stay under (it is ~408 KB, 1.55 MB unpacked: each of cli, runner, runtime and worker
+ * bundles the runtime; with source maps it would be ~1.07 MB packed).
+ */
+const MAX_PACKED_BYTES = 420 * 1024;
+const MAX_UNPACKED_BYTES = 1.6 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
