@@ -107,6 +107,18 @@ describe('cli: a damaged journal is a journal error, not the script failing (iss
     assert.deepEqual(refunds(dir), []);
   });
 
+  it('fork: a damaged checkpoint before the fork point is refused and no fork is created; from before the damage it forks', () => {
+    const dir = tmpDir();
+    assert.equal(cli(dir, ['run', PRICED, '--input', input, '--run-id', 'fork-src']).status, 0);
+    sql(dir, "UPDATE steps SET result = '{not json' WHERE run_id = 'fork-src' AND idx = 1");
+    assertRefused(cli(dir, ['fork', 'fork-src', '--step', '3', '--run-id', 'f-late']), /step #2 "charge", column result.*Nothing was written/);
+    assert.equal(cli(dir, ['show', 'f-late']).status, 2, 'no fork run was created');
+    const early = cliJson(dir, ['fork', 'fork-src', '--step', '2', '--run-id', 'f-early']);
+    assert.equal(early.status, 0, early.stderr);
+    assert.deepEqual(charges(dir, 'f-early'), [1250], 'the fork redoes the charge under its own key');
+    assert.deepEqual(refunds(dir), []);
+  });
+
   it('show and ls still work on a journal with one damaged row, and show marks it', () => {
     const dir = tmpDir();
     interrupted(dir, 'shown');
