@@ -1,4 +1,4 @@
-// What the priced fixture's logs say: the input each attempt got, each charge, and the input it must always be.
+// The priced fixture (a coercion, a dollars-to-cents transform, defaults): the input every attempt must see, its logs, and the detached-run scenario run on both journals.
 
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
