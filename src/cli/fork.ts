@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
-import { newRunId, startRun } from '../runtime/engine';
+import { forkRun, newRunId } from '../runtime/engine';
 import { openStore, type ForkSeed, type Store } from '../runtime/store';
 import type { ActionRow, StepRow } from '../runtime/store/rows';
 import { runExitCode } from '../runtime/policy';
@@ -113,9 +113,8 @@ export const forkCommand: CommandModule = {
       const runId = v['run-id'] ?? newRunId();
       const edit = answer === undefined ? undefined : seedsFor(store, from, runId, step, v.call, answer);
       const script = await loadScript(v.script ?? origin.script);
-      const input = origin.input === null ? {} : (JSON.parse(origin.input) as unknown);
-      const forkedFrom = { runId: from, stepIdx: step.idx, ...(edit ? { seeds: edit.seeds } : {}) };
-      const outcome = await startRun(store, script.agent, { script: script.path, input, runId, forkedFrom });
+      // The origin's journaled input is the schema's output already: forkRun takes it as it is.
+      const outcome = await forkRun(store, script.agent, { script: script.path, from, stepIdx: step.idx, runId, ...(edit ? { seeds: edit.seeds } : {}) });
       const exit = runExitCode(outcome.status);
       if (v.json) {
         io.out(JSON.stringify({ ...outcome, forkedFrom: { runId: from, step: step.idx + 1, stepName: step.name, ...(edit ? { editedCall: edit.call.id } : {}) } }, null, 2));

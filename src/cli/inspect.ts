@@ -2,16 +2,36 @@
 
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
-import { runNotFound } from '../runtime/errors';
-import { fromJournalJson } from '../runtime/json';
+import { runNotFound, type LogbookError } from '../runtime/errors';
+import { actionPlace, displayJournalJson, type JournalPlace } from '../runtime/json';
 import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
 import { actionDisplay } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
 import { waitingReason } from '../runtime/store/queue';
 
-export function runJson(store: Store, row: RunRow): Record<string, unknown> {
+/**
+ * The damaged values met while showing a journal: each is shown as null and listed, so a journal with one damaged row
+ * is still shown (and the command then exits with LB_JOURNAL_INVALID's code).
+ */
+export type Damage = LogbookError[];
+
+function shown(text: string | null, place: () => JournalPlace, damage: Damage, none: unknown = undefined): unknown {
+  if (text === null) return none;
+  const d = displayJournalJson(text, place);
+  if (d.ok) return d.value;
+  damage.push(d.error);
+  return null;
+}
+
+/** What `show --json` lists for each damaged value: its code, where it is, and the message with the remedy. */
+export function damageJson(damage: Damage): Array<Record<string, unknown>> {
+  return damage.map((e) => ({ code: e.code, ...e.details, message: e.message }));
+}
+
+export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<string, unknown> {
   const v = store.reader.view(row);
+  const at = (column: 'input' | 'output' | 'error') => (): JournalPlace => ({ runId: row.id, table: 'runs', column });
   return {
     id: row.id,
     agent: row.agent,
@@ -19,9 +39,9 @@ export function runJson(store: Store, row: RunRow): Record<string, unknown> {
     storedStatus: row.status,
     attempt: row.attempt,
     script: row.script,
-    input: fromJournalJson(row.input),
-    output: fromJournalJson(row.output),
-    error: row.error ? (JSON.parse(row.error) as unknown) : null,
+    input: shown(row.input, at('input'), damage),
+    output: shown(row.output, at('output'), damage),
+    error: shown(row.error, at('error'), damage, null),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
     owner: v.leaseLive ? row.lease_owner : null,
@@ -32,11 +52,12 @@ export function runJson(store: Store, row: RunRow): Record<string, unknown> {
   };
 }
 
-export function stepJson(s: StepRow): Record<string, unknown> {
-  return { index: s.idx, name: s.name, status: s.status, attempt: s.attempt, result: fromJournalJson(s.result), error: s.error ? (JSON.parse(s.error) as unknown) : null };
+export function stepJson(s: StepRow, damage: Damage = []): Record<string, unknown> {
+  const at = (column: 'result' | 'error') => (): JournalPlace => ({ runId: s.run_id, table: 'steps', idx: s.idx, name: s.name, column });
+  return { index: s.idx, name: s.name, status: s.status, attempt: s.attempt, result: shown(s.result, at('result'), damage), error: shown(s.error, at('error'), damage, null) };
 }
 
-export function actionJson(a: ActionRow, leaseLive: boolean): Record<string, unknown> {
+export function actionJson(a: ActionRow, leaseLive: boolean, damage: Damage = []): Record<string, unknown> {
   return {
     id: a.id,
     idempotencyKey: a.id,
@@ -49,9 +70,9 @@ export function actionJson(a: ActionRow, leaseLive: boolean): Record<string, unk
     display: actionDisplay(a, leaseLive),
     inDoubt: a.status === 'started' && (!leaseLive || a.error !== null),
     afterError: a.status === 'started' && a.error !== null,
-    args: JSON.parse(a.args) as unknown,
-    result: fromJournalJson(a.result),
-    error: a.error ? (JSON.parse(a.error) as unknown) : null,
+    args: shown(a.args, () => actionPlace(a, 'args'), damage),
+    result: shown(a.result, () => actionPlace(a, 'result'), damage),
+    error: shown(a.error, () => actionPlace(a, 'error'), damage, null),
     executions: a.executions,
     reconciliation: a.reconciliation,
     decision: a.decision,
@@ -62,9 +83,9 @@ export function actionJson(a: ActionRow, leaseLive: boolean): Record<string, unk
   };
 }
 
-export function listRuns(store: Store, json: boolean, limit: number): string {
+export function listRuns(store: Store, json: boolean, limit: number, damage: Damage = []): string {
   const rows = store.reader.runs(limit);
-  if (json) return JSON.stringify(rows.map((r) => runJson(store, r)), null, 2);
+  if (json) return JSON.stringify(rows.map((r) => runJson(store, r, damage)), null, 2);
   if (rows.length === 0) return 'No runs yet. Start one with `logbook run <script>`.';
   return table(
     ['RUN', 'AGENT', 'STATUS', 'ATTEMPTS', 'STEPS', 'ACTIONS', 'STARTED', 'HELD BY / WAITS'],
@@ -77,21 +98,27 @@ export function listRuns(store: Store, json: boolean, limit: number): string {
   );
 }
 
-export function showRun(store: Store, runId: string, json: boolean): string {
+/** `logbook show`: the run as a table or JSON; damaged values are shown as such and collected in `damage`. */
+export function showRun(store: Store, runId: string, json: boolean, damage: Damage = []): string {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
   const v = store.reader.view(row);
   const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
   const actions = [...store.reader.allActions(runId)];
   if (json) {
-    return JSON.stringify({ run: runJson(store, row), steps: steps.map(stepJson), actions: actions.map((a) => actionJson(a, v.leaseLive)) }, null, 2);
+    const shownRun = { run: runJson(store, row, damage), steps: steps.map((st) => stepJson(st, damage)), actions: actions.map((a) => actionJson(a, v.leaseLive, damage)) };
+    return JSON.stringify(damage.length ? { ...shownRun, damaged: damageJson(damage) } : shownRun, null, 2);
   }
+  // Each value is checked as JSON does; the table shows the text as it is.
+  runJson(store, row, damage);
+  for (const st of steps) stepJson(st, damage);
+  for (const a of actions) actionJson(a, v.leaseLive, damage);
   const lines: string[] = [];
   lines.push(`${paint('bold', row.id)}  ${row.agent}  ${runStatusWord(v.effectiveStatus)}  attempt ${row.attempt}`);
   lines.push(`  script  ${row.script}`);
   lines.push(`  input   ${clip(row.input ?? 'null', 100)}`);
   if (row.output !== null) lines.push(`  output  ${clip(row.output, 100)}`);
-  if (row.error) lines.push(`  error   ${clip((JSON.parse(row.error) as { message?: string }).message ?? row.error, 200)}`);
+  if (row.error) lines.push(`  error   ${clip(journaledError(row.error).message, 200)}`);
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
   lines.push('');
   const stepName = new Map(steps.map((s) => [s.idx, s.name]));
@@ -127,6 +154,7 @@ export function showRun(store: Store, runId: string, json: boolean): string {
     lines.push('');
     lines.push(paint('yellow', `${doubt.length} action(s) in doubt: \`logbook resume ${runId}\` reconciles them${doubt.some((a) => a.decision === null) ? ' (add --decide <action-id>=happened|not-happened for those without verify)' : ''}.`));
   }
+  for (const e of damage) lines.push(paint('red', `  damaged ${e.message}`));
   return lines.join('\n');
 }
 

@@ -12,7 +12,7 @@ import type { Decision, RunStatus } from '../runtime/types';
 import type { DecisionInput } from '../runtime/decisions';
 import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
-import { listRuns, showRun } from './inspect';
+import { listRuns, showRun, type Damage } from './inspect';
 import { paint, runStatusWord } from './format';
 import { dbPath, setStateDir, type Io } from './command';
 import { COMMAND_MODULES } from './commandModules';
@@ -324,20 +324,30 @@ export async function main(argv: string[], plainIo: Io = defaultIo): Promise<num
           if (isPostgresUrl(db) && err instanceof LogbookError && err.code === ErrorCodes.DB_OPEN_FAILED) return noJournal();
           throw err;
         }
+        const damage: Damage = [];
         try {
-          io.out(listRuns(store, values.json === true, limit));
+          io.out(listRuns(store, values.json === true, limit, damage));
         } finally {
           store.close();
         }
+        // The list is still given; a run with a damaged value is named on stderr (`logbook show` says which value).
+        for (const e of damage) io.err(`${paint('yellow', 'warning')} [${e.code}] ${e.message}`);
         return EXIT.ok;
       }
       case 'show': {
         const { values, positionals } = parse(rest, {}, 1);
         const store = openStore(dbPath(values.db), { readonly: true });
+        const damage: Damage = [];
         try {
-          io.out(showRun(store, positionals[0] ?? '', values.json === true));
+          io.out(showRun(store, positionals[0] ?? '', values.json === true, damage));
         } finally {
           store.close();
+        }
+        // Shown with the damage marked; the command still fails as the journal error it is.
+        const first = damage[0];
+        if (first) {
+          io.err(`${paint('red', 'error')} [${first.code}] ${first.message}${damage.length > 1 ? ` (${damage.length - 1} more damaged value(s) listed above)` : ''}`);
+          return exitCodeOf(first.code);
         }
         return EXIT.ok;
       }

@@ -90,6 +90,8 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
   seen.unref();
 
   const inFlight = new Map<string, InFlight>();
+  /** Runs found with a damaged journal: given back untouched beyond the claim, and not claimed again by this worker. */
+  const damaged = new Set<string>();
   let stopping = false;
   let wake: () => void = () => undefined;
   const nap = (ms: number): Promise<void> =>
@@ -121,7 +123,10 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       const outcome = await driveClaimed(store, script.agent, claimed, { faults: o.faults, role, log: (l) => io.err(l) });
       // The error's own words say what this worker did and did not do after the loss, naming any execute still running.
       if (outcome.error?.code === ErrorCodes.LEASE_LOST) io.out(`worker: ${runId} lost its lease: ${outcome.error.message}`);
-      else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
+      else if (outcome.error?.code === ErrorCodes.JOURNAL_INVALID) {
+        damaged.add(runId);
+        io.out(`worker: ${runId} has a damaged journal; given back, and this worker does not claim it again: [${outcome.error.code}] ${outcome.error.message}`);
+      } else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
     })()
       .catch((err: unknown) => io.err(`worker: ${runId} stopped: ${describe(err)}`))
       .finally(() => {
@@ -141,7 +146,8 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       }
       let claimed: Claimed | undefined;
       try {
-        claimed = withNewSession(role, (session) => claimRun(store.db, store.reader, session, known));
+        // Never the runs in flight here: one given back (a damaged journal) is not taken again before its outcome is in.
+        claimed = withNewSession(role, (session) => claimRun(store.db, store.reader, session, known, undefined, new Set([...damaged, ...inFlight.keys()])));
         if (unreachable) io.err('worker: the journal answers again; claiming');
         unreachable = false;
       } catch (err) {

@@ -119,7 +119,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
       continue;
     }
     if (s.status === 'failed' && s.idx + 1 < count) {
-      const err = s.error ? ((JSON.parse(s.error) as { message?: string }).message ?? '') : '';
+      const err = s.error ? journaledError(s.error).message : '';
       replayedFailures.push({ index: s.idx, name: s.name, error: err });
       continue;
     }

@@ -169,7 +169,15 @@ export class JournalQueries {
   checkpoint(p: Params<'checkpoint'>): Result<'checkpoint'> {
     const row = this.reader.run(p.runId);
     if (!row) return null;
-    const parse = (t: string | null): unknown => (t === null ? null : (JSON.parse(t) as unknown));
+    // Shown as it is: a value that is not JSON (edited or damaged) is shown as its text, marked, not a failed query.
+    const parse = (t: string | null): unknown => {
+      if (t === null) return null;
+      try {
+        return JSON.parse(t) as unknown;
+      } catch {
+        return { 'damaged (not JSON, LB_JOURNAL_INVALID)': t };
+      }
+    };
     if (p.stepIdx === null) {
       return { json: JSON.stringify({ run: row.id, agent: row.agent, status: this.reader.view(row).effectiveStatus, input: parse(row.input), output: parse(row.output), error: parse(row.error) }, null, 2) };
     }

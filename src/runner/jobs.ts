@@ -4,7 +4,8 @@ import * as fs from 'node:fs';
 import { loadScript } from '../loader/loadScript';
 import { compensateRun } from '../runtime/compensate';
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
-import { startRun, resumeRun, newRunId } from '../runtime/engine';
+import { forkRun, startRun, resumeRun, newRunId } from '../runtime/engine';
+import { journaledInput } from '../runtime/input';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { Faults, checkCrashTargets, parseCrashSpec } from '../runtime/faults';
 import type { PauseEvent, RunSnapshot, RuntimeHooks } from '../runtime/hooks';
@@ -28,7 +29,7 @@ type Work =
   | { kind: 'launch'; input: unknown; runId?: string | undefined }
   | { kind: 'resume'; runId: string }
   | { kind: 'compensate'; runId: string; fromRequest: boolean }
-  | { kind: 'fork'; from: string; stepIdx: number; input: unknown };
+  | { kind: 'fork'; from: string; stepIdx: number };
 
 type Common = { hooks: RuntimeHooks; faults: Faults; role: string; log: (l: string) => void };
 
@@ -85,7 +86,7 @@ export class JobLoop {
           return 0;
         }
         state.output(outcome.summary);
-        work = follow.kind === 'compensate' ? { kind: 'compensate', runId: cur.runId, fromRequest: true } : { kind: 'fork', from: cur.runId, stepIdx: follow.stepIdx, input: cur.input };
+        work = follow.kind === 'compensate' ? { kind: 'compensate', runId: cur.runId, fromRequest: true } : { kind: 'fork', from: cur.runId, stepIdx: follow.stepIdx };
       }
     } finally {
       state.driving = false;
@@ -143,9 +144,10 @@ export class JobLoop {
         case 'fork': {
           const forkedFrom = { runId: work.from, stepIdx: work.stepIdx };
           const runId = newRunId();
-          state.current = { runId, attempt: 1, input: work.input, job: 'fork', forkedFrom, announced: false };
+          // The input the origin's attempts saw, as journaled: forkRun does not parse it again (nor can it be given one).
+          state.current = { runId, attempt: 1, input: undefined, job: 'fork', forkedFrom, announced: false };
           policy.stopAtNextNewStep();
-          return outcomeOfRun(await startRun(store, agent, { ...common, script: config.program, input: work.input, runId, forkedFrom }));
+          return outcomeOfRun(await forkRun(store, agent, { ...common, script: config.program, from: work.from, stepIdx: work.stepIdx, runId }));
         }
         case 'compensate':
           return await this.compensate(store, work, common);
@@ -162,7 +164,7 @@ export class JobLoop {
   private async compensate(store: Store, work: Extract<Work, { kind: 'compensate' }>, common: Common): Promise<Outcome> {
     const row = store.reader.run(work.runId);
     if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${work.runId} in ${store.file} to compensate.`, 'Name a run listed by `logbook ls` (and check "database").');
-    const input: unknown = row.input === null ? undefined : JSON.parse(row.input);
+    const input = journaledInput(row).value;
     this.state.current = { runId: work.runId, attempt: row.attempt + 1, input, job: 'compensate', announced: false };
     this.announce(work.runId, row.agent, row.attempt + 1);
     let inverses = 0;

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ActionSnapshot, RunSnapshot, StepSnapshot } from '../runtime/hooks';
 import type { Decision } from '../runtime/types';
+import { fromJournalJson } from '../runtime/json';
 import type { StopContext } from '../link/protocol';
 import { actionLines } from '../link/sourceScan';
 import { reconciledText } from './boundaryText';
@@ -84,7 +85,7 @@ export class StopContextBuilder {
     if (known) return known;
     const row = this.state.store?.reader.step(runId, idx);
     if (!row) return undefined;
-    return { idx, name: row.name, replayed: false, redone: false, ...(row.result !== null ? { result: JSON.parse(row.result) as unknown } : {}) };
+    return { idx, name: row.name, replayed: false, redone: false, ...(row.result !== null ? { result: fromJournalJson(row.result, () => ({ runId, table: 'steps', idx, name: row.name, column: 'result' })) } : {}) };
   }
 
   entryDetail(run: RunSnapshot, detail: string): string {

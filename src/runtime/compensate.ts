@@ -3,7 +3,9 @@
 import { ErrorCodes, LogbookError, describe, errorRecord, runNotFound } from './errors';
 import { actionRegistry, runTimeActionTypePrefixes, type ActionDefinition } from './define';
 import { Faults } from './faults';
-import { fromJournalJson, toJournalJson } from './json';
+import { actionPlace, fromJournalJson, toJournalJson } from './json';
+import { journaledInput, readBackFirst } from './input';
+import { isStorageError } from './store/storageError';
 import { announceDriving, type ActionSnapshot, type OnDriving, type PauseKind, type RunSnapshot, type RuntimeHooks } from './hooks';
 import { reconcilePlan, type ReconcileHow } from './policy';
 import { journaledError, settleInDoubt } from './settle';
@@ -34,6 +36,8 @@ export async function compensateRun(store: Store, runId: string, opts: Compensat
   journaledDecisions(opts.decisions, 'compensate'); // a bad decision is refused before the lease is taken
   // Refused before the lease is taken: a compensation that cannot call an inverse it needs writes nothing at all.
   checkCompensable(store, runId);
+  // The inverses get the journal's args and results: a damaged one is refused before the attempt counter moves.
+  readBackFirst(store.reader, row, { steps: 0, actions: 'all' });
   const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
   return compensateWithLease(store, lease, opts);
 }
@@ -98,7 +102,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
   const settled: Array<{ id: string; type: string; outcome: string }> = [];
   let alreadyCompensated = 0;
   const run = store.reader.run(runId);
-  const input = fromJournalJson(run?.input ?? null);
+  const input = run ? journaledInput(run).value : undefined;
   const runSnap = (): RunSnapshot => ({ id: runId, agent: run?.agent ?? '', attempt: lease.attempt, status: 'compensating', input });
   /** Callers need not test `hooks.pause`: with no host attached nothing is built here. */
   const pause = async (kind: PauseKind, a: ActionRow, def: ActionDefinition | undefined, redoInverse?: boolean): Promise<void> => {
@@ -174,7 +178,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       const ended = writer.effectStarting(`${a.type} (inverse)`, `compensate:${a.id}`);
       let result: unknown;
       try {
-        result = await def.compensate(JSON.parse(a.args) as never, fromJournalJson(a.result), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, ...writer.leaseChecks });
+        result = await def.compensate(fromJournalJson(a.args, () => actionPlace(a, 'args')), fromJournalJson(a.result, () => actionPlace(a, 'result')), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, ...writer.leaseChecks });
         ended();
       } catch (err) {
         ended();
@@ -196,6 +200,12 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     // Lost while an inverse ran (it may have thrown something else on its way out): nothing is written, as above.
     const lost = writer.lostError;
     if (lost) throw lost;
+    // A journal that failed (or holds a damaged value) is not a failed inverse: no status is written, the compensation stays resumable.
+    const storage = writer.broken ?? (isStorageError(err) ? err : undefined);
+    if (storage) {
+      opts.log?.(`run ${runId}: the compensation stopped because its journal failed; it is resumable. [${storage.code}] ${storage.message}`);
+      return { ...base(), status: 'interrupted', error: { name: storage.name, message: storage.message, code: storage.code } };
+    }
     writer.runStatus('compensation-failed', { error: record });
     return { ...base(), status: 'compensation-failed', error: { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) } };
   } finally {
@@ -221,9 +231,9 @@ const SETTLED: Partial<Record<ReconcileHow, readonly [string, string]>> = {
 
 function snapshot(a: ActionRow, def: ActionDefinition | undefined): ActionSnapshot {
   return {
-    id: a.id, type: a.type, version: a.version, effect: a.effect, args: JSON.parse(a.args) as unknown, phase: 'compensating', status: a.status,
+    id: a.id, type: a.type, version: a.version, effect: a.effect, args: fromJournalJson(a.args, () => actionPlace(a, 'args')), phase: 'compensating', status: a.status,
     executions: a.executions, stepIdx: a.step_idx, hasVerify: typeof def?.verify === 'function', hasCompensate: typeof def?.compensate === 'function',
-    approval: def?.approval === true, result: fromJournalJson(a.result),
+    approval: def?.approval === true, result: fromJournalJson(a.result, () => actionPlace(a, 'result')),
     ...(a.status === 'started' && a.error !== null ? { afterError: true, error: journaledError(a.error) } : {}),
   };
 }

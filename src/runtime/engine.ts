@@ -4,19 +4,20 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScriptBugCode, runNotFound } from './errors';
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
-import { fromJournalJson, toJournalJson } from './json';
-import { validate } from './schema';
+import { journalInvalid, toJournalJson } from './json';
+import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './input';
 import { requireWellFormed } from './wellFormed';
 import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
+import type { ForkSeed } from './store/fork';
 import { endSession, withNewSession } from './store/owner';
-import { releaseLease } from './store/queue';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
-import type { Claimed } from './store/queue';
+import { releaseLease, type Claimed } from './store/queue';
+import type { ReadScope } from './store/reader';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
@@ -40,42 +41,47 @@ export interface EngineOptions {
 }
 
 
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-export async function startRun(
-  store: Store,
-  agent: AgentDefinition,
-  opts: EngineOptions & { readonly script: string; readonly scriptVersion?: string; readonly input: unknown; readonly runId?: string; readonly forkedFrom?: ForkPoint },
-): Promise<RunOutcome> {
+interface NewRunOptions extends EngineOptions {
+  readonly script: string;
+  readonly scriptVersion?: string;
+  readonly runId?: string;
+}
+
+/** Starts a new run with a user's raw input, which the agent's schema parses here, once. */
+export async function startRun(store: Store, agent: AgentDefinition, opts: NewRunOptions & { readonly input: unknown }): Promise<RunOutcome> {
   const runId = opts.runId ?? newRunId();
-  const input = await checkedInput(agent, runId, opts.input, maskedLog(opts.log));
+  return createAndDrive(store, agent, runId, await parseRawInput(agent, runId, opts.input, maskedLog(opts.log)), opts);
+}
+
+/**
+ * Starts a new run that replays run `from` up to step `stepIdx` (and inherits `seeds`), with the origin's input as
+ * journaled: that is the schema's output already, so it is not parsed again. The caller cannot pass an input.
+ */
+export async function forkRun(store: Store, agent: AgentDefinition, opts: NewRunOptions & { readonly from: string; readonly stepIdx: number; readonly seeds?: readonly ForkSeed[] }): Promise<RunOutcome> {
+  const origin = store.reader.run(opts.from);
+  if (!origin) throw runNotFound(opts.from);
+  const runId = opts.runId ?? newRunId();
+  checkRunId(runId);
+  // What the fork inherits is read back first: a damaged checkpoint before the fork point is refused, not replayed.
+  const input = readBackFirst(store.reader, origin, { steps: opts.stepIdx, actions: 'none' });
+  const forkedFrom: ForkPoint = { runId: opts.from, stepIdx: opts.stepIdx, ...(opts.seeds ? { seeds: opts.seeds } : {}) };
+  return createAndDrive(store, agent, runId, input, opts, forkedFrom);
+}
+
+async function createAndDrive(store: Store, agent: AgentDefinition, runId: string, input: ParsedInput, opts: NewRunOptions, forkedFrom?: ForkPoint): Promise<RunOutcome> {
   const lease = withNewSession(opts.role ?? 'cli', (owner) =>
     createRun(
       store.db,
       store.reader,
-      { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}) },
+      { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(forkedFrom ? { forkedFrom } : {}) },
       owner,
     ),
   );
-  return drive(store, agent, lease, input.value, opts);
-}
-
-/** The run id and the input, checked before anything is written: the input as the schema made it, and as journaled. */
-export async function checkedInput(agent: AgentDefinition, runId: string, raw: unknown, log?: (line: string) => void): Promise<{ readonly value: unknown; readonly json: string | null }> {
-  if (!RUN_ID.test(runId)) {
-    throw new LogbookError(ErrorCodes.USAGE, `The run id ${JSON.stringify(runId)} is not usable.`, 'Use letters, digits, and . _ : - (up to 128 characters), starting with a letter or digit.');
-  }
-  const v = await validate(agent.input, raw ?? {});
-  if (!v.ok) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `The input for agent ${agent.name} is invalid: ${v.message}.`, "Pass --input with JSON that matches the agent's input schema.", { agent: agent.name });
-  }
-  const json = toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.');
-  if (log) warnSecretFields(v.value, 'input', `the input of run ${runId} (agent ${agent.name})`, log);
-  return { value: v.value, json };
+  return drive(store, agent, lease, input, opts);
 }
 
 /**
@@ -84,12 +90,28 @@ export async function checkedInput(agent: AgentDefinition, runId: string, raw: u
  */
 export async function driveClaimed(store: Store, agent: AgentDefinition, claimed: Claimed, opts: EngineOptions): Promise<RunOutcome | CompensationReport> {
   const { lease, row } = claimed;
+  let input: ParsedInput;
+  try {
+    // The claim has written (its attempt and epoch): past it, a damaged run is given back with nothing more written.
+    input = readBackFirst(store.reader, row, READS[claimed.kind], false);
+  } catch (err) {
+    if (!(err instanceof LogbookError) || err.code !== ErrorCodes.JOURNAL_INVALID) throw err;
+    releaseLease(store.db, lease);
+    return { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats: emptyStats(), status: 'interrupted', error: { name: err.name, message: err.message, code: err.code } };
+  }
   if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
-  return drive(store, agent, lease, fromJournalJson(row.input) ?? {}, opts);
+  return drive(store, agent, lease, input, opts);
 }
 
-/** Checks that a run can be resumed by this agent, before anything is written. */
-export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Readonly<Record<string, JournaledDecision>>): void {
+/** What each kind of attempt reads back of the journal before it writes (see ReadScope). */
+const READS: Record<'start' | 'resume' | 'compensate', ReadScope> = {
+  start: { steps: 0, actions: 'none' },
+  resume: { steps: Number.MAX_SAFE_INTEGER, actions: 'open' },
+  compensate: { steps: 0, actions: 'all' },
+};
+
+/** Checks that a run can be resumed by this agent, before anything is written; returns the input its attempt gets. */
+export function checkResumable(store: Store, agent: AgentDefinition, runId: string, decisions: Readonly<Record<string, JournaledDecision>>): ParsedInput {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
   if (row.agent !== agent.name) {
@@ -113,6 +135,7 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${id} is ${a.status}, not in doubt, so "${decision}" cannot be applied.`, 'Only decide actions shown as "in doubt" by `logbook show`.', { runId, actionId: id });
     }
   }
+  return readBackFirst(store.reader, row, READS.resume);
 }
 
 export async function resumeRun(
@@ -122,14 +145,10 @@ export async function resumeRun(
   opts: EngineOptions & { readonly decisions?: Readonly<Record<string, DecisionInput>> },
 ): Promise<RunOutcome> {
   const decisions = journaledDecisions(opts.decisions, 'resume');
-  checkResumable(store, agent, runId, decisions);
+  const input = checkResumable(store, agent, runId, decisions);
   const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
   let writer: RunWriter | undefined;
-  let input: unknown;
   try {
-    const row = store.reader.run(runId);
-    if (!row) throw runNotFound(runId);
-    input = fromJournalJson(row.input) ?? {};
     writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
     for (const [id, d] of Object.entries(decisions)) {
       const a = store.reader.action(runId, id);
@@ -160,7 +179,7 @@ function isProgrammingError(err: unknown): boolean {
 }
 
 /** One driving session of the run: whatever way it ends, the session ends with it, so its lease is never live after. */
-async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: ParsedInput, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
   try {
     return await driveSession(store, agent, lease, input, opts, existingWriter);
   } finally {
@@ -168,7 +187,8 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   }
 }
 
-async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, input: unknown, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, parsedInput: ParsedInput, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+  const input = parsedInput.value;
   const writer = existingWriter ?? new RunWriter(store.db, lease, store.reader.nextActionSeq(lease.runId), opts.durability);
   const stats = emptyStats();
   const log = maskedLog(opts.log);
@@ -235,7 +255,10 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
       // and the declared policy does not undo effects whose outcome nobody knows yet.
       const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
       if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
-      if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome) {
+      // The inverses are called with the journal's args and results: a damaged one is found before any runs.
+      const damaged = agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome ? store.reader.firstDamage(lease.runId, READS.compensate) : undefined;
+      if (damaged) log(`${agent.name}: the run failed (${describe(err)}); its declared policy does not compensate it: ${journalInvalid(damaged, 'holds text that is not JSON').message}`);
+      if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome && !damaged) {
         // A compensation that would be refused (an inverse this process cannot call) is refused before anything is
         // written: the run stays failed and resumable.
         const refusal = compensationRefusal(store, lease.runId);

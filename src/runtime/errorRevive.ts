@@ -2,6 +2,7 @@
 
 import * as z from 'zod/mini';
 import { ActionFailedError, ApprovalRejectedError, ErrorCodes, LogbookError, type ErrorCode, type ErrorRecord } from './errors';
+import { fromJournalJson, journalInvalid, type JournalPlace } from './json';
 
 const Record_ = z.object({
   name: z.optional(z.string()),
@@ -39,16 +40,14 @@ const CODES = new Set<string>(Object.values(ErrorCodes));
  * its other own properties that survive JSON. A user's own class cannot be rebuilt from the journal (its constructor
  * may need arguments or do work), so `instanceof MyError` is false on replay: match on `name` or `code` instead.
  */
-export function reviveError(text: string | null): Error {
+export function reviveError(text: string | null, place: () => JournalPlace): Error {
   let rec: ErrorRecord = { name: 'Error', message: 'step failed' };
   if (text !== null) {
-    try {
-      const parsed = Record_.safeParse(JSON.parse(text));
-      if (parsed.success) rec = { name: parsed.data.name ?? 'Error', message: parsed.data.message ?? 'step failed', ...withoutUndefined(parsed.data) };
-    } catch {
-      // An unreadable record still replays as a failure with its text.
-      rec = { name: 'Error', message: text };
-    }
+    // A record that is not JSON, or not an error record, was edited or damaged: replayed, the script would take the
+    // damage for its own failure (and a declared compensation would undo its effects).
+    const parsed = Record_.safeParse(fromJournalJson(text, place));
+    if (!parsed.success) throw journalInvalid(place(), 'holds JSON that is not an error record (name, message, …)');
+    rec = { name: parsed.data.name ?? 'Error', message: parsed.data.message ?? 'step failed', ...withoutUndefined(parsed.data) };
   }
   const err = rec.code !== undefined && CODES.has(rec.code) && rec.remedy !== undefined ? logbookError(rec, rec.code as ErrorCode, rec.remedy) : plainError(rec);
   if (rec.stack) err.stack = `${err.name}: ${err.message}\n    (replayed from the journal; first thrown at:)\n${rec.stack.split('\n').slice(1).join('\n')}`;

@@ -4,7 +4,8 @@ import { SecretMask } from '../shared/secrets';
 
 /**
  * Process exit codes of the CLI, one meaning each. `busy`: another live process drives the run; try again when it ends.
- * `storage`: the journal's storage failed (locked, full, read-only, damaged); the run is resumable once it is fixed.
+ * `storage`: the journal's storage failed (locked, full, read-only, damaged) or holds a damaged value (LB_JOURNAL_INVALID);
+ * the run is resumable once it is fixed.
  */
 export const EXIT = { ok: 0, failed: 1, usage: 2, waiting: 3, busy: 4, storage: 5 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -36,7 +37,11 @@ const CODES = {
   DB_TOO_NEW:          { code: 'LB_DB_TOO_NEW', exit: EXIT.usage },
   DB_OPEN_FAILED:      { code: 'LB_DB_OPEN_FAILED', exit: EXIT.usage },
   DB_DURABILITY:       { code: 'LB_DB_DURABILITY', exit: EXIT.usage },
-  JOURNAL_INVALID:     { code: 'LB_JOURNAL_INVALID', exit: EXIT.usage, scriptBug: true },
+  /**
+   * A journaled value or row read back that is not what was written (not JSON, or not the shape the runtime wrote):
+   * edited by hand or damaged. A journal failure like the storage ones: never the script's failure, no declared policy.
+   */
+  JOURNAL_INVALID:     { code: 'LB_JOURNAL_INVALID', exit: EXIT.storage },
   LEASE_HELD:          { code: 'LB_LEASE_HELD', exit: EXIT.busy },
   LEASE_LOST:          { code: 'LB_LEASE_LOST', exit: EXIT.busy },
   RUN_NOT_FOUND:       { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },

@@ -6,7 +6,7 @@ export type { RunApi, RunInfo, StepPlace, RunStatus, StepStatus, ActionStatus, R
 export type { DecisionInput } from './decisions';
 export { LogbookError, ApprovalRejectedError, ActionFailedError, DefiniteFailure, isDefiniteFailure, isInDoubtError, ErrorCodes, type ErrorCode } from './errors';
 export type { StandardSchema } from './schema';
-export { startRun, resumeRun, recordApproval, newRunId, type RunOutcome, type EngineOptions } from './engine';
+export { startRun, forkRun, resumeRun, recordApproval, newRunId, type RunOutcome, type EngineOptions } from './engine';
 export { compensateRun, type CompensationReport } from './compensate';
 export { openStore, DEFAULT_DB, type Store } from './store';
 export { Faults, FAULT_POINTS, parseCrashSpec, formatCrashSpec, type CrashSpec, type FaultPoint, type FaultHit } from './faults';

@@ -5,7 +5,7 @@ import { ErrorCodes, LogbookError, describe } from './errors';
 import { startRun, resumeRun, recordApproval } from './engine';
 import { compensateRun } from './compensate';
 import type { CompensationReport, RunOutcome } from './outcomes';
-import { fromJournalJson } from './json';
+import { displayJournalJson, type JournalPlace } from './json';
 import type { InferInput, StandardSchema } from './schema';
 import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
 import type { RunRow } from './store/rows';
@@ -69,6 +69,11 @@ export interface RunSummary {
   readonly error: unknown;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /**
+   * Values of the run's row that were edited or damaged (LB_JOURNAL_INVALID, each naming the column and the remedy):
+   * they read as undefined above, and resume and compensate refuse the run before writing anything.
+   */
+  readonly damaged?: readonly LogbookError[];
 }
 
 /** What `recoverInterrupted` did with one run. */
@@ -143,6 +148,14 @@ export function openJournal(opts: JournalOptions = {}): Journal {
 
   const summary = (row: RunRow): RunSummary => {
     const v = store.reader.view(row);
+    // A damaged value is reported, not thrown: one damaged run must not hide the others (recoverInterrupted lists them all).
+    const damaged: LogbookError[] = [];
+    const value = (text: string | null, column: 'input' | 'output' | 'error'): unknown => {
+      const d = displayJournalJson(text, (): JournalPlace => ({ runId: row.id, table: 'runs', column }));
+      if (d.ok) return d.value;
+      damaged.push(d.error);
+      return undefined;
+    };
     return {
       id: row.id,
       agent: row.agent,
@@ -150,11 +163,12 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       ...(v.effectiveStatus === 'interrupted' ? { interruptedWhile: row.status === 'compensating' ? ('compensating' as const) : ('running' as const) } : {}),
       attempt: row.attempt,
       script: row.script,
-      input: fromJournalJson(row.input),
-      output: fromJournalJson(row.output),
-      error: row.error ? (JSON.parse(row.error) as unknown) : null,
+      input: value(row.input, 'input'),
+      output: value(row.output, 'output'),
+      error: row.error ? (value(row.error, 'error') ?? null) : null,
       createdAt: new Date(row.created_at),
       updatedAt: new Date(row.updated_at),
+      ...(damaged.length ? { damaged } : {}),
     };
   };
 

@@ -105,6 +105,89 @@ export function toJournalJson(value: unknown, what: string, remedy: string): str
   return JSON.stringify(value);
 }
 
-export function fromJournalJson(text: string | null): unknown {
-  return text === null ? undefined : (JSON.parse(text) as unknown);
+/**
+ * Where a journaled value lives: the run, its row (the run's own, a step's or an action's) and the column. What
+ * LB_JOURNAL_INVALID names, so a person can find the damaged value.
+ */
+export type JournalPlace =
+  | { readonly runId: string; readonly table: 'runs'; readonly column: 'input' | 'output' | 'error' }
+  | { readonly runId: string; readonly table: 'steps'; readonly idx: number; readonly name?: string; readonly column: 'result' | 'error' }
+  | { readonly runId: string; readonly table: 'actions'; readonly id: string; readonly stepIdx?: number; readonly column: 'args' | 'result' | 'error' | 'compensation_result' };
+
+/** Where an action's journaled value lives (an action row: its run, id and step). */
+export function actionPlace(a: { readonly run_id: string; readonly id: string; readonly step_idx: number }, column: 'args' | 'result' | 'error' | 'compensation_result'): JournalPlace {
+  return { runId: a.run_id, table: 'actions', id: a.id, stepIdx: a.step_idx, column };
+}
+
+/** The row and column of a place, as a person reads them: `step #3 "charge", column result`. */
+export function describePlace(p: JournalPlace): string {
+  switch (p.table) {
+    case 'runs':
+      return `the run's own row, column ${p.column}`;
+    case 'steps':
+      return `step #${p.idx + 1}${p.name === undefined ? '' : ` ${JSON.stringify(p.name)}`}, column ${p.column}`;
+    case 'actions':
+      return `action ${JSON.stringify(p.id)}${p.stepIdx === undefined ? '' : ` (step #${p.stepIdx + 1})`}, column ${p.column}`;
+  }
+}
+
+/**
+ * A damaged journal value (edited by hand, or damaged on disk): never the script's failure. It is a journal error, like
+ * a storage failure: the run stops resumable and no declared policy fires. `nothingWritten` when it was found before
+ * the command wrote anything.
+ */
+export function journalInvalid(p: JournalPlace, why: string, nothingWritten = false): LogbookError {
+  const base = 'Restore the journal from a backup (do not edit its rows by hand).';
+  const without =
+    p.table === 'steps'
+      ? ` Without one, \`logbook compensate ${p.runId}\` undoes its effects (it reads no checkpoint)${p.idx > 0 ? `, \`logbook fork ${p.runId} --step ${p.idx}\` replays it up to the step before under a new run id (redoing the effects from step #${p.idx + 1} under their own keys)` : ''}, or \`logbook delete ${p.runId}\` removes it.`
+      : ` Without one, \`logbook delete ${p.runId}\` removes the run (its effects stay as they are outside).`;
+  return new LogbookError(
+    ErrorCodes.JOURNAL_INVALID,
+    `The journal of run ${p.runId} is damaged: ${describePlace(p)} ${why}; a value edited or damaged is not taken for the script's result or failure.${nothingWritten ? ' Nothing was written.' : ''}`,
+    base + without,
+    { ...p },
+  );
+}
+
+/** Why a journaled text is not JSON, or undefined when it is. */
+function notJson(text: string): string | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (err) {
+    return `holds text that is not JSON (${err instanceof Error ? err.message : String(err)})`;
+  }
+}
+
+/**
+ * A journaled value read back: SQL NULL is `undefined`; text that is not JSON is LB_JOURNAL_INVALID naming the run, the
+ * row and the column (`place` is called only then, so the hot path builds nothing).
+ */
+export function fromJournalJson(text: string | null, place: () => JournalPlace): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw journalInvalid(place(), notJson(text) ?? 'cannot be read');
+  }
+}
+
+/** A value for display (`show`, the sidebar): the parsed value, or the damage, without throwing. */
+export type Displayed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: LogbookError };
+
+export function displayJournalJson(text: string | null, place: () => JournalPlace): Displayed {
+  try {
+    return { ok: true, value: fromJournalJson(text, place) };
+  } catch (err) {
+    if (err instanceof LogbookError) return { ok: false, error: err };
+    throw err;
+  }
+}
+
+/** Checks a journaled text without keeping its value: the damage, or undefined. */
+export function journalTextDamage(text: string | null, place: () => JournalPlace, nothingWritten = true): LogbookError | undefined {
+  if (text === null) return undefined;
+  const why = notJson(text);
+  return why === undefined ? undefined : journalInvalid(place(), why, nothingWritten);
 }

@@ -7,7 +7,7 @@ import { reviveError } from './errorRevive';
 import { requireWellFormed } from './wellFormed';
 import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
 import { isStorageError } from './store/storageError';
-import { fromJournalJson, toJournalJson } from './json';
+import { actionPlace, fromJournalJson, toJournalJson, type JournalPlace } from './json';
 import { validate, type InferOutput, type StandardSchema } from './schema';
 import { InjectedFault, formatCrashSpec, type Faults } from './faults';
 import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
@@ -190,6 +190,8 @@ export class RunSession {
 
   private checkStop(): void {
     if (this.suspended) throw this.suspended;
+    // A journal that failed stays failed for this attempt, even for a script that caught its error: nothing new starts.
+    if (this.d.writer.broken) throw this.d.writer.broken;
     // A lost lease stops the run before any new effect, even one no fenced write precedes (a read-only action).
     this.d.writer.assertHolds();
     if (this.d.hooks?.shouldStop?.()) {
@@ -218,14 +220,42 @@ export class RunSession {
    */
   private replayFast<T>(name: unknown, fn: unknown): Promise<T> | undefined {
     if (this.d.hooks?.pause || typeof name !== 'string' || typeof fn !== 'function') return undefined;
+    try {
+      return this.replayFastRead<T>(name);
+    } catch (err) {
+      this.readFailed(err);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private replayFastRead<T>(name: string): Promise<T> | undefined {
     const journaled = this.cursor.get(this.stepCounter);
     if (journaled?.status !== 'completed' || journaled.name !== name || this.als.getStore()) return undefined;
-    this.stepCounter++;
+    const idx = this.stepCounter++;
     this.d.stats.stepsReplayed++;
+    return Promise.resolve(fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result')) as T);
+  }
+
+  private stepPlace(idx: number, name: string, column: 'result' | 'error'): JournalPlace {
+    return { runId: this.runId, table: 'steps', idx, name, column };
+  }
+
+  /**
+   * A journal that cannot be read back (a damaged value, a row that does not match) is not the script's failure: like a
+   * write that failed, every later write of this attempt throws the same error, so a script that catches it cannot go
+   * on, and the engine stops the run resumable with no declared policy.
+   */
+  private readFailed(err: unknown): void {
+    if (isStorageError(err)) this.d.writer.broken ??= err;
+  }
+
+  /** A read of the journal inside the attempt, through readFailed. */
+  private read<T>(fn: () => T): T {
     try {
-      return Promise.resolve(fromJournalJson(journaled.result) as T);
+      return fn();
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      this.readFailed(err);
+      throw err;
     }
   }
 
@@ -247,7 +277,7 @@ export class RunSession {
     }
     const idx = this.stepCounter++;
     const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
-    const journaled = this.cursor.get(idx);
+    const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) {
       throw new LogbookError(
         ErrorCodes.NONDETERMINISM,
@@ -258,7 +288,7 @@ export class RunSession {
     }
     if (journaled?.status === 'completed') {
       this.d.stats.stepsReplayed++;
-      const result = fromJournalJson(journaled.result) as T;
+      const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
       if (this.d.hooks?.pause) {
         await this.pause({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } });
       }
@@ -267,7 +297,7 @@ export class RunSession {
     if (journaled?.status === 'failed' && idx + 1 < this.cursor.count) {
       // The script caught this failure and went on in an earlier attempt: replay the failure, not a retry, as the
       // same error (class, code, message) so the script's catch takes the same path again.
-      throw reviveError(journaled.error);
+      throw this.read(() => reviveError(journaled.error, () => this.stepPlace(idx, name, 'error')));
     }
     this.checkStop();
     this.d.faults.hit('step:before', name);
@@ -277,7 +307,7 @@ export class RunSession {
     // A host that paused here may have asked to stop; nothing of this step is written yet.
     this.checkStop();
     const open = new Map<string, ActionRow>();
-    if (redone) for (const a of this.d.reader.openActionsOfStep(this.runId, idx)) if (a.attempt < this.attempt) open.set(a.id, a);
+    if (redone) for (const a of this.read(() => this.d.reader.openActionsOfStep(this.runId, idx))) if (a.attempt < this.attempt) open.set(a.id, a);
     this.d.writer.stepStarted(idx, name, redone);
     if (redone) this.d.stats.stepsRedone++;
     else this.d.stats.stepsRun++;
@@ -332,7 +362,8 @@ export class RunSession {
       if (typeof key !== 'string' || key.length === 0 || this.inflight.has(key)) return undefined;
       const row = journal.peek(key);
       if (row?.status !== 'committed' || row.type !== action.type || row.version !== action.version || row.args !== argsJson) return undefined;
-      const result = fromJournalJson(row.result) as R;
+      // A damaged result throws here, and the full path reads the row again and stops the run.
+      const result = fromJournalJson(row.result, () => ({ runId: this.runId, table: 'actions', id: key, column: 'result' })) as R;
       journal.take(key);
       this.d.stats.actionsSkipped++;
       return Promise.resolve(result);
@@ -410,7 +441,7 @@ export class RunSession {
 
   private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
     if (this.d.writer.holdsPending(na.id)) this.d.writer.writePending();
-    const row = this.d.reader.action(this.runId, na.id);
+    const row = this.read(() => this.d.reader.action(this.runId, na.id));
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);
       frame.open.delete(na.id);
@@ -424,7 +455,7 @@ export class RunSession {
       switch (plan.kind) {
         case 'skip': {
           this.d.stats.actionsSkipped++;
-          const result = row.result === null && row.reconciliation === 'decided-happened' ? unrecorded(def, args) : (fromJournalJson(row.result) as R);
+          const result = row.result === null && row.reconciliation === 'decided-happened' ? unrecorded(def, args) : (this.read(() => fromJournalJson(row.result, () => actionPlace(row, 'result'))) as R);
           if (this.d.hooks?.pause) await this.pauseAction('action:skipped', this.snapshot(def, na, args, 'skipped', row, location, { result }));
           return result;
         }
@@ -616,7 +647,7 @@ export class RunSession {
   async settleLeftovers(): Promise<void> {
     // Every action still `started` here is a doubt no call of this attempt claimed: one its execute left after an
     // error the script caught, or one a crash left that the script, taking another branch, never called again.
-    for (const a of this.d.reader.inDoubt(this.runId)) {
+    for (const a of this.read(() => this.d.reader.inDoubt(this.runId))) {
       this.checkStop();
       const def = actionRegistry().get(a.type);
       if (!def) {
@@ -625,7 +656,7 @@ export class RunSession {
       const afterError = a.error !== null;
       const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
       const na: NewAction = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
-      const args = JSON.parse(a.args) as unknown;
+      const args = this.read(() => fromJournalJson(a.args, () => actionPlace(a, 'args')));
       if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, afterError ? { afterError: true, error: journaledError(a.error) } : {}), plan);
       const hooks = this.d.hooks;
       const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { ...(afterError ? { afterError: true } : {}), reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
@@ -656,7 +687,7 @@ export class RunSession {
     if (decided.decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
     this.d.writer.actionCommitted(na.stepIdx, na.id, decided.result, 'decided-happened');
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'decided-happened' });
-    const result = decided.result === null ? unrecorded(def, args) : (fromJournalJson(decided.result) as R);
+    const result = decided.result === null ? unrecorded(def, args) : (JSON.parse(decided.result) as R); // the JSON journaled just now
     if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened', ...(decided.result !== null ? { result } : {}) }));
     return result;
   }
@@ -682,7 +713,7 @@ export class RunSession {
     this.checkStop();
     if (row?.approval === 'approved') return this.execute(def, na, args, row, location, null);
     if (!row) this.d.writer.awaitingApproval(na);
-    const current = row ?? this.d.reader.action(this.runId, na.id);
+    const current = row ?? this.read(() => this.d.reader.action(this.runId, na.id));
     const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
     if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.action);
     const decided = this.d.hooks?.approval ? await this.d.hooks.approval(ev) : undefined;

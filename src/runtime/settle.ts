@@ -2,7 +2,7 @@
 
 import { ErrorCodes, LogbookError } from './errors';
 import type { ActionDefinition, EffectContext } from './define';
-import { toJournalJson } from './json';
+import { actionPlace, fromJournalJson, toJournalJson } from './json';
 import { reconcilePlan, type ReconcileHow } from './policy';
 import type { ActionRow } from './store/rows';
 import type { RunWriter } from './store/writer';
@@ -26,7 +26,7 @@ export interface SettleDeps {
 /** Brings an in-doubt action to committed (it happened) or failed (it did not), as far as the policy allows without a person. */
 export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: SettleDeps): Promise<SettleOutcome> {
   const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
-  const args = JSON.parse(a.args) as never;
+  const args = fromJournalJson(a.args, () => actionPlace(a, 'args')) as never;
   const notHappened = (how: ReconcileHow, why: string): SettleOutcome => {
     d.writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: why });
     return { happened: false, how };

@@ -161,6 +161,32 @@ function contract(backend: () => Backend): void {
     }
   });
 
+  it('finds the first journaled value that is not JSON in a read scope, and only in it (issue 19 case 3)', () => {
+    createRun(store.db, store.reader, { id: 'd1', agent: 'a', script: 's.ts', input: '{}' }, deadOwner('damage'));
+    const step = store.db.prepare("INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at) VALUES ('d1', ?, ?, ?, ?, NULL, 1, 0)");
+    step.run(0, 'first', 'completed', '{"ok":1}');
+    step.run(1, 'second', 'completed', '{"ok":2}');
+    step.run(2, 'open', 'started', null);
+    const act = store.db.prepare(
+      "INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, compensation_executions) VALUES ('d1', ?, ?, ?, 't', 1, 'idempotent', ?, ?, ?, 1, 1, 0, 0)",
+    );
+    act.run('done', 1, 0, '{}', 'committed', '{"r":1}');
+    act.run('in-open', 2, 2, '{}', 'committed', '{"r":2}');
+    const all = { steps: Number.MAX_SAFE_INTEGER, actions: 'all' } as const;
+    assert.equal(store.reader.firstDamage('d1', all), undefined, 'an intact run has none');
+    store.db.prepare("UPDATE steps SET result = '{not json' WHERE run_id = 'd1' AND idx = 1").run();
+    assert.deepEqual(store.reader.firstDamage('d1', all), { runId: 'd1', table: 'steps', idx: 1, name: 'second', column: 'result' });
+    assert.equal(store.reader.firstDamage('d1', { steps: 1, actions: 'none' }), undefined, 'a fork at step #2 reads only step #1');
+    store.db.prepare("UPDATE steps SET result = '{\"ok\":2}' WHERE run_id = 'd1' AND idx = 1").run();
+    store.db.prepare("UPDATE actions SET result = 'nope' WHERE run_id = 'd1' AND id = 'done'").run();
+    assert.equal(store.reader.firstDamage('d1', { steps: Number.MAX_SAFE_INTEGER, actions: 'open' }), undefined, 'a resume does not read a committed action of a completed step');
+    assert.deepEqual(store.reader.firstDamage('d1', all), { runId: 'd1', table: 'actions', id: 'done', stepIdx: 0, column: 'result' });
+    store.db.prepare("UPDATE actions SET args = '[' WHERE run_id = 'd1' AND id = 'in-open'").run();
+    assert.deepEqual(store.reader.firstDamage('d1', { steps: 0, actions: 'open' }), { runId: 'd1', table: 'actions', id: 'in-open', stepIdx: 2, column: 'args' });
+    // The journal still answers afterwards (on PostgreSQL, the failed cast must not have broken the connection).
+    assert.equal(store.reader.run('d1')?.id, 'd1');
+  });
+
   it('refuses a journal of a newer schema, untouched', () => {
     createRun(store.db, store.reader, { id: 'n1', agent: 'a', script: 's.ts', input: null }, deadOwner('w'));
     if (store.db.kind === 'sqlite') sqliteOf(store.db).pragma(`user_version = ${LATEST_VERSION + 1}`);

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { defineAction, defineAgent, openStore, startRun, type Store } from '../../src/runtime';
+import { defineAction, defineAgent, forkRun, openStore, startRun, type Store } from '../../src/runtime';
 import { copyStepsForFork } from '../../src/runtime/store';
 import { tmpDir } from '../helpers';
 
@@ -42,7 +42,7 @@ describe('fork (store)', () => {
     const origin = await startRun(store, agent, { script: 'fork-test.ts', input: { steps: 4 }, runId: 'origin' });
     assert.equal(origin.status, 'completed');
     effects.length = 0;
-    const fork = await startRun(store, agent, { script: 'fork-test.ts', input: { steps: 4 }, runId: 'fork', forkedFrom: { runId: 'origin', stepIdx: 2 } });
+    const fork = await forkRun(store, agent, { script: 'fork-test.ts', runId: 'fork', from: 'origin', stepIdx: 2 });
     assert.equal(fork.status, 'completed');
     assert.deepEqual(fork.output, [0, 1, 2, 3]);
     assert.equal(fork.stats.stepsReplayed, 2);
@@ -73,7 +73,7 @@ describe('fork (store)', () => {
   it('refuses to fork a run of another agent', async () => {
     await startRun(store, agent, { script: 'fork-test.ts', input: { steps: 1 }, runId: 'origin' });
     const other = defineAgent({ name: 'other', input: z.object({ steps: z.number() }), run: () => null });
-    await assert.rejects(startRun(store, other, { script: 'o.ts', input: { steps: 1 }, forkedFrom: { runId: 'origin', stepIdx: 1 } }), /of agent fork-test with the script of agent other/);
+    await assert.rejects(forkRun(store, other, { script: 'o.ts', from: 'origin', stepIdx: 1 }), /of agent fork-test with the script of agent other/);
     assert.equal(store.reader.runCount(), 1);
   });
 });

@@ -77,6 +77,12 @@ export interface Dialect {
    * holder's pid a shortcut to call it dead sooner; SQLite trusts a live pid on this node even past expiry.
    */
   readonly leaseByExpiry: boolean;
+  /**
+   * A SQL condition true when a text column holds text that is not JSON (SQLite's json_valid), so a damaged journal is
+   * found in one scan before anything is written. Null where no such test exists that does not raise (PostgreSQL 15):
+   * there the reader casts every value to json, which raises on the first that is not, and only then reads the rows.
+   */
+  readonly notJson: ((column: string) => string) | null;
 }
 
 export interface Db {

@@ -66,16 +66,18 @@ function knownClause(known: readonly Known[]): { sql: string; params: string[] }
  * lease (a new epoch, so the writer that held it before is fenced out) before the transaction commits. Expiry is judged
  * by the clock leases are measured by: the server's on PostgreSQL.
  */
-export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: readonly Known[], ttlMs = LEASE_TTL_MS): Claimed | undefined {
+export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: readonly Known[], ttlMs = LEASE_TTL_MS, skip: ReadonlySet<string> = new Set()): Claimed | undefined {
   if (known.length === 0) return undefined;
   let claimed: Claimed | undefined;
   const k = knownClause(known);
-  const pick = db.prepare(`SELECT id FROM runs WHERE ${CLAIMABLE} AND (${k.sql}) ORDER BY created_at, id LIMIT 1${db.dialect.claimLock}`);
+  // Runs this worker found damaged (LB_JOURNAL_INVALID) and gave back: passed over, or it would claim them again at once.
+  const passOver = skip.size ? ` AND id NOT IN (${[...skip].map(() => '?').join(', ')})` : '';
+  const pick = db.prepare(`SELECT id FROM runs WHERE ${CLAIMABLE} AND (${k.sql})${passOver} ORDER BY created_at, id LIMIT 1${db.dialect.claimLock}`);
   const sentAt = monoNow();
   const tx = db.transaction(() => {
     const now = Date.now();
     const clock = db.kind === 'sqlite' ? now : db.now();
-    const picked = pick.get(clock, ...k.params) as { id: string } | undefined;
+    const picked = pick.get(clock, ...k.params, ...skip) as { id: string } | undefined;
     if (!picked) return;
     const row = reader.run(picked.id);
     if (!row) return;

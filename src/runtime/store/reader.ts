@@ -4,6 +4,33 @@ import type { Db } from './db';
 import { ActionRow, EventRow, RunRow, StepRow, checked, replayActionRow, replayStepRow, type ReplayActionRow, type ReplayStepRow } from './rows';
 import { leaseIsLive } from './owner';
 import type { RunStatus } from '../types';
+import { journalTextDamage, type JournalPlace } from '../json';
+
+/**
+ * What a command reads back of a run before it writes anything, so a damaged value among them is found first: the
+ * steps below `steps` (their result and error), and `actions`: 'open' (what a resume reads: the actions of unfinished
+ * steps and those not committed), 'all' (what compensation reads), or 'none'.
+ */
+export interface ReadScope {
+  readonly steps: number;
+  readonly actions: 'none' | 'open' | 'all';
+}
+
+const STEP_JSON = ['result', 'error'] as const;
+const ACTION_JSON = ['args', 'result', 'error', 'compensation_result'] as const;
+/**
+ * The actions a resume reads: those of steps not completed (redone, through the step index), and those a caught error
+ * left in doubt in a completed step (settled at the end, through the partial index of migration 2). A committed action
+ * of a completed step is never read again (replay returns the step's checkpoint), so a resume does not scan them.
+ */
+const OPEN_IN_STEPS = "step_idx IN (SELECT idx FROM steps WHERE run_id = ? AND status <> 'completed')";
+const OPEN_IN_DOUBT = "status = 'started' AND error IS NOT NULL";
+
+/** A PostgreSQL data error (SQLSTATE class 22: a cast of text that is not JSON raises 22P02), not a storage failure. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && err.name === 'PgError' && typeof code === 'string' && code.startsWith('22');
+}
 
 export type RunView = RunRow & { readonly effectiveStatus: RunStatus; readonly leaseLive: boolean };
 
@@ -52,7 +79,58 @@ export class JournalReader {
       lastEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events'),
       nextActionSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM actions WHERE run_id = ?'),
       firstWrite: db.prepare("SELECT data FROM events WHERE run_id = ? AND action_id = ? AND kind IN ('action.started', 'action.awaiting-approval') ORDER BY seq LIMIT 1").pluck(),
+      ...damageQueries(db),
     };
+  }
+
+  /**
+   * The first journaled value in `scope` that is not JSON, or undefined: one scan in the database (SQLite's json_valid,
+   * about 0.2 µs a row), so a resume or a compensation refuses a damaged run before it writes anything. On PostgreSQL
+   * the scan casts each value to json, which raises on a damaged one: only then are the rows read here to find it.
+   */
+  firstDamage(runId: string, scope: ReadScope): JournalPlace | undefined {
+    const q = this.q;
+    if (q.stepDamage.kind === 'find' && q.actionDamage.kind === 'find' && q.openActionDamage.kind === 'find') {
+      const step = scope.steps > 0 ? (q.stepDamage.stmt.get(runId, scope.steps) as { idx: number; name: string; col: string } | undefined) : undefined;
+      if (step) return { runId, table: 'steps', idx: step.idx, name: step.name, column: step.col as 'result' | 'error' };
+      const stmt = scope.actions === 'all' ? q.actionDamage.stmt : scope.actions === 'open' ? q.openActionDamage.stmt : undefined;
+      const a = stmt?.get(runId, ...(scope.actions === 'open' ? [runId, runId] : [])) as { id: string; step_idx: number; col: string } | undefined;
+      return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
+    }
+    try {
+      if (scope.steps > 0) q.stepDamage.stmt.get(runId, scope.steps);
+      if (scope.actions === 'all') q.actionDamage.stmt.get(runId);
+      if (scope.actions === 'open') q.openActionDamage.stmt.get(runId, runId, runId);
+      return undefined;
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+    }
+    return this.findDamage(runId, scope);
+  }
+
+  /** The slow search behind firstDamage where the database only says that some value is damaged. */
+  private findDamage(runId: string, scope: ReadScope): JournalPlace | undefined {
+    const count = this.stepCount(runId);
+    const unfinished = new Set<number>();
+    for (let from = 0; from < count; from += 500) {
+      for (const st of this.steps(runId, from, from + 500)) {
+        if (st.status !== 'completed') unfinished.add(st.idx);
+        if (st.idx >= scope.steps) continue;
+        for (const column of STEP_JSON) {
+          const place: JournalPlace = { runId, table: 'steps', idx: st.idx, name: st.name, column };
+          if (journalTextDamage(st[column], () => place)) return place;
+        }
+      }
+    }
+    if (scope.actions === 'none') return undefined;
+    for (const a of this.allActions(runId)) {
+      if (scope.actions === 'open' && !unfinished.has(a.step_idx) && !(a.status === 'started' && a.error !== null)) continue;
+      for (const column of ACTION_JSON) {
+        const place: JournalPlace = { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column };
+        if (journalTextDamage(a[column], () => place)) return place;
+      }
+    }
+    return undefined;
   }
 
   run(id: string): RunRow | undefined {
@@ -218,4 +296,34 @@ export class JournalReader {
   nextActionSeq(runId: string): number {
     return (this.q.nextActionSeq.get(runId) as { n: number }).n;
   }
+}
+
+type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: ReturnType<Db['prepare']> };
+
+/** firstDamage's statements: with the dialect's not-JSON test, each finds the first damaged value; without it, each casts. */
+function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQuery; openActionDamage: DamageQuery } {
+  const bad = db.dialect.notJson;
+  if (bad) {
+    const which = (cols: readonly string[]): string => `CASE ${cols.slice(0, -1).map((c) => `WHEN ${bad(c)} THEN '${c}'`).join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
+    const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
+    const actions = (index: string, where: string): string => `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ?${where} AND ${any(ACTION_JSON)}`;
+    return {
+      stepDamage: { kind: 'find', stmt: db.prepare(`SELECT idx, name, ${which(STEP_JSON)} FROM steps WHERE run_id = ? AND idx < ? AND ${any(STEP_JSON)} ORDER BY idx LIMIT 1`) },
+      actionDamage: { kind: 'find', stmt: db.prepare(`${actions('', '')} ORDER BY seq LIMIT 1`) },
+      openActionDamage: {
+        kind: 'find',
+        stmt: db.prepare(`SELECT * FROM (${actions(db.dialect.indexedBy('actions_by_step'), ` AND ${OPEN_IN_STEPS}`)} UNION ALL ${actions('', ` AND ${OPEN_IN_DOUBT}`)}) ORDER BY seq LIMIT 1`),
+      },
+    };
+  }
+  // COUNT(x::json) casts every value, and the cast raises on text that is not JSON.
+  const casts = (cols: readonly string[]): string => cols.map((c) => `COUNT(${c}::json)`).join(' + ');
+  return {
+    stepDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(STEP_JSON)} AS n FROM steps WHERE run_id = ? AND idx < ?`) },
+    actionDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(ACTION_JSON)} AS n FROM actions WHERE run_id = ?`) },
+    openActionDamage: {
+      kind: 'cast',
+      stmt: db.prepare(`SELECT (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_STEPS}) + (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_DOUBT}) AS n`),
+    },
+  };
 }

@@ -123,9 +123,14 @@ export function replayActionRow(row: readonly unknown[], file: string): ReplayAc
 export function checked<T>(schema: z.ZodMiniType<T>, row: unknown, what: string, file: string): T {
   const r = schema.safeParse(row, ENGLISH);
   if (r.success) return r.data;
+  const o = (typeof row === 'object' && row !== null ? row : {}) as Record<string, unknown>;
+  // Named as far as the row itself says: its run, and its step index or action id.
+  const runId = typeof o.run_id === 'string' ? o.run_id : what === 'run' && typeof o.id === 'string' ? o.id : undefined;
+  const key = what === 'step' && typeof o.idx === 'number' ? ` #${o.idx + 1}` : what === 'action' && typeof o.id === 'string' ? ` ${JSON.stringify(o.id)}` : '';
   throw new LogbookError(
     ErrorCodes.JOURNAL_INVALID,
-    `The journal ${file} holds a ${what} row that does not match the schema (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}).`,
-    'Restore the file from a backup, or move it aside to start a fresh journal; do not edit journal rows by hand.',
+    `The journal ${file} holds a ${what} row${key}${runId === undefined ? '' : ` of run ${runId}`} that does not match the schema (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); it was edited or damaged.`,
+    `Restore the file from a backup (do not edit journal rows by hand)${runId === undefined ? ', or move it aside to start a fresh journal' : `, or go on without the run: \`logbook delete ${runId}\``}.`,
+    { ...(runId === undefined ? {} : { runId }), table: `${what}s` },
   );
 }

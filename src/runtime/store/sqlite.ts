@@ -14,6 +14,7 @@ export const SQLITE_DIALECT: Dialect = {
   renewParams: (now, ttlMs, runId, token, epoch) => [now, now + ttlMs, runId, token, epoch],
   dataVersion: 'PRAGMA data_version',
   leaseByExpiry: false,
+  notJson: (column) => `(${column} IS NOT NULL AND json_valid(${column}) = 0)`,
 };
 
 /**

@@ -16,4 +16,5 @@ export const PG_DIALECT: Dialect = {
   // Deleting a run writes no event, so the run count joins the newest event's seq.
   dataVersion: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events)::text || ':' || (SELECT COUNT(*) FROM runs)::text",
   leaseByExpiry: true,
+  notJson: null,
 };
