@@ -21,7 +21,7 @@ import type { ReadScope } from './store/reader';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { storageError } from './store/storageError';
-import { maskedLog, warnSecretFields } from './warnings';
+import { maskedLog } from './warnings';
 import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
