@@ -27,6 +27,8 @@ async function cli(): Promise<number> {
     }
   }
   const started = Date.now();
+  // Said first, so a long run stopped half-way can still be replayed.
+  process.stderr.write(`exactly-once checker: seed ${seed}, ${runs} schedules${values.path ? ` from path ${values.path}` : ''}\n`);
   let last = 0;
   const report = await check({
     seed,
