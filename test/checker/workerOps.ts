@@ -313,6 +313,44 @@ async function raceWorker(x: Exec, op: OpJ): Promise<void> {
   }
 }
 
+/**
+ * A deploy stops a worker (SIGTERM) while it is held in its provider call #at with a 1 s grace: held on, its lease is
+ * released when the grace is over and it exits 0; let go (`finish`), it may finish the run within the grace. Worker b
+ * then takes the run if it was released (at once: no lease to wait for), and drives it.
+ */
+async function stopWorker(x: Exec, op: OpJ): Promise<void> {
+  if (!(await detach(x))) return;
+  const hold = holdFile(x);
+  const ws: WorkerProc[] = [];
+  try {
+    const before = x.observer.snapshot(x.runId);
+    const a = spawnWorker(x, 'a', [], { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` });
+    ws.push(a);
+    const held = (): boolean => fs.existsSync(`${hold}.held`);
+    await until(() => held() || outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+    const wasHeld = held();
+    await until(() => ready(a) || !alive(a), 60_000);
+    a.child.kill('SIGTERM');
+    if (op.finish === true) fs.writeFileSync(hold, '');
+    await until(() => !alive(a), 60_000);
+    const released = a.lines.some((l) => l.startsWith(`worker: ${x.runId} released`));
+    const how = wasHeld ? `SIGTERM while held in its provider call #${Number(op.at) + 1}${op.finish === true ? ', then let go' : ''}` : 'SIGTERM after its outcome';
+    x.after(`${workerLabel(undefined)}, ${how}: ${released ? 'released the run' : 'released nothing'}`, x.runId, released ? { kind: 'outcome', status: 'released' } : endedOfWorker(a, x.runId), before);
+    checkExit(x, a, 'logbook worker a');
+    if (claimable(x)) {
+      const mid = x.observer.snapshot(x.runId);
+      const b = spawnWorker(x, 'b');
+      ws.push(b);
+      if (await takesOver(x, b, `after worker a ${released ? 'released it' : 'stopped'}`)) x.after('logbook worker b (started after a stopped)', x.runId, endedOfWorker(b, x.runId), mid);
+      await stopWorkers(ws);
+      checkExit(x, b, 'logbook worker b');
+    }
+  } finally {
+    fs.writeFileSync(hold, '');
+    killWorkers(ws);
+  }
+}
+
 const describeWorker = (o: OpJ, agent: AgentJ): string => {
   const crash = o.crash ? crashSpec(agent, o.crash as CrashAt) : undefined;
   return `${workerLabel(crash)} drives it${o.also === true ? ', a second worker polling beside it once it claimed the run' : crash ? ', a second worker started if it died' : ''}`;
@@ -349,6 +387,16 @@ export const WORKER_OPERATIONS: Record<string, Operation> = {
     describe: (o) => `logbook run --detach; logbook worker a, held live in its provider call #${Number(o.at) + 1}; meanwhile ${o.second === 'worker' ? 'a second logbook worker' : `logbook ${String(o.second)} in a second process`}`,
     run: raceWorker,
     compensates: (o) => o.second === 'compensate',
+  },
+  'worker-stop': {
+    starts: true,
+    processes: true,
+    ownJournal: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('worker-stop'), at: fc.nat(2), finish: fc.boolean() }),
+    describe: (o) =>
+      `logbook run --detach; logbook worker a (--grace 1), stopped with SIGTERM while held in its provider call #${Number(o.at) + 1}${o.finish === true ? ' and then let go' : ' (held past the grace)'}; worker b takes the run if it was released`,
+    run: stopWorker,
   },
   'worker-resume': {
     starts: false,
