@@ -1,7 +1,7 @@
 // Builds the checker's agent from its JSON spec: the same spec gives the same script in-process and in a child.
 
 import { z } from 'zod';
-import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition } from 'agent-logbook';
+import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition, type EffectContext } from 'agent-logbook';
 import { actionType, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
 import { STEP_KINDS } from './steps';
 import type { World } from './world';
@@ -10,6 +10,11 @@ import type { World } from './world';
 export interface ProcPort {
   readonly name: string;
   point(when: When, call: { readonly type: string; readonly key: string }): Promise<void>;
+  /**
+   * Between the lease check and the send (the window no process can close): a child process may be held here to be
+   * frozen. Absent, nothing is awaited between the two, as the README asks.
+   */
+  window?(call: { readonly type: string; readonly key: string }): Promise<void> | undefined;
 }
 
 export interface Host {
@@ -43,7 +48,21 @@ export function rawInput(fields: readonly FieldKind[]): Record<string, unknown> 
   return out;
 }
 
-function checkerAction(a: ActionJ, i: number, { world, proc }: Host): ActionDefinition {
+/**
+ * The lease check the README advises right before the request, in both of its forms (even actions read ctx.signal,
+ * odd ones call ctx.assertLease()); then the window, if this process holds calls there. Nothing else is awaited.
+ */
+async function beforeSend(i: number, { world, proc }: Host, ctx: { signal: AbortSignal; assertLease(): void }, call: { type: string; key: string }): Promise<void> {
+  if (!world.sabotage.noLeaseCheck) {
+    if (i % 2 === 1) ctx.assertLease();
+    else if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
+  }
+  const held = proc.window?.(call);
+  if (held) await held;
+}
+
+function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
+  const { world, proc } = host;
   const type = actionType(a, i);
   const def = defineAction({
     type,
@@ -60,8 +79,8 @@ function checkerAction(a: ActionJ, i: number, { world, proc }: Host): ActionDefi
       if (a.fail === 'transient-before' && world.once(`before:${type}:${x.n}`)) throw new Error(`${type}: connection reset before the request was sent`);
       const result = { type, n: x.n, amount: x.amount, tag: x.tag };
       // As the README advises: a driver that lost its lease sends nothing (the request goes out right after this).
-      if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
-      const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, proc.name);
+      await beforeSend(i, host, ctx, { type, key });
+      const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, `${proc.name}#a${ctx.attempt}`);
       await proc.point('after-effect', { type, key });
       if (a.fail === 'transient-after' && world.once(`after:${type}:${x.n}`)) throw new Error(`${type}: 502 Bad Gateway (the request went through)`);
       return got;
@@ -69,11 +88,11 @@ function checkerAction(a: ActionJ, i: number, { world, proc }: Host): ActionDefi
     ...(a.verify ? { verify: (_x: Args, ctx: { idempotencyKey: string }) => world.verify(ctx.idempotencyKey) } : {}),
     ...(a.compensate
       ? {
-          compensate: async (x: Args, _result: unknown, ctx: { idempotencyKey: string; signal: AbortSignal }) => {
+          compensate: async (x: Args, _result: unknown, ctx: EffectContext) => {
             const key = ctx.idempotencyKey;
             await proc.point('before-effect', { type, key });
-            if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
-            const got = world.undo(type, key, key.replace(/^compensate:/, ''), { undone: type, n: x.n }, proc.name);
+            await beforeSend(i, host, ctx, { type, key });
+            const got = world.undo(type, key, key.replace(/^compensate:/, ''), { undone: type, n: x.n }, `${proc.name}#a${ctx.attempt}`);
             await proc.point('after-effect', { type, key });
             return got;
           },

@@ -63,19 +63,25 @@ export const agentArb: fc.Arbitrary<AgentJ> = fc
   })
   .map(normalizeAgent);
 
-/** A schedule of in-process operations, or (`processes`) of real child processes, which take seconds each. */
-export function scheduleArbOf(processes: boolean): fc.Arbitrary<ScheduleJ> {
+/** The schedules of `--workers`: a run queued for workers, then any process operations (a worker resuming among them). */
+export const WORKER_STARTS = (name: string): boolean => name.startsWith('worker-');
+
+/**
+ * A schedule of in-process operations, or (`processes`) of real child processes, which take seconds each. `starts`:
+ * the operations it may start with (by name).
+ */
+export function scheduleArbOf(processes: boolean, starts: (name: string) => boolean = () => true): fc.Arbitrary<ScheduleJ> {
   return fc
     .record({
-      first: opArbitrary(true, processes),
+      first: opArbitrary(true, processes, starts),
       rest: fc.array(opArbitrary(false, processes), { maxLength: processes ? 2 : 3 }),
       fork: fc.option(fc.nat(3), { nil: undefined, freq: 2 }),
     })
     .map(({ first, rest, fork }) => ({ ops: [first, ...rest], ...(fork !== undefined ? { fork } : {}) }));
 }
 
-export function caseArbOf(processes: boolean): fc.Arbitrary<CaseJ> {
-  return fc.record({ agent: agentArb, schedule: scheduleArbOf(processes) }).map((c) => ({
+export function caseArbOf(processes: boolean, starts?: (name: string) => boolean): fc.Arbitrary<CaseJ> {
+  return fc.record({ agent: agentArb, schedule: scheduleArbOf(processes, starts) }).map((c) => ({
     ...c,
     schedule: c.schedule.fork === undefined ? c.schedule : { ...c.schedule, fork: c.schedule.fork % c.agent.steps.length },
   }));

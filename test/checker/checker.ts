@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { caseArbOf } from './arbitraries';
+import { WORKER_STARTS, caseArbOf } from './arbitraries';
 import { describeOp, runCase, type CaseResult } from './executor';
 import { describeCase, type CaseJ } from './spec';
 import type { Sabotage } from './world';
@@ -27,6 +27,8 @@ export interface CheckOptions {
   readonly progress?: (done: number, violating: number) => void;
   /** Real child processes (the built CLI, real SIGKILL) instead of simulated ones. */
   readonly processes?: boolean;
+  /** Real child processes, every schedule starting with a run queued for `logbook worker` processes. */
+  readonly workers?: boolean;
   /** One journal for all cases (a postgres:// URL), instead of a SQLite file per case. */
   readonly db?: string;
 }
@@ -59,12 +61,12 @@ export function scratchDir(): string {
 }
 
 async function runOne(c: CaseJ, dir: string, o: CheckOptions): Promise<CaseResult> {
-  return runCase(c, { dir, ...(o.sabotage ? { sabotage: o.sabotage } : {}), ...(o.db ? { db: o.db } : {}), processes: o.processes === true });
+  return runCase(c, { dir, ...(o.sabotage ? { sabotage: o.sabotage } : {}), ...(o.db ? { db: o.db } : {}), processes: o.processes === true || o.workers === true });
 }
 
 export async function check(o: CheckOptions): Promise<CheckReport> {
   const dir = scratchDir();
-  const arb = o.arbitrary ?? caseArbOf(o.processes === true);
+  const arb = o.arbitrary ?? (o.workers ? caseArbOf(true, WORKER_STARTS) : caseArbOf(o.processes === true));
   try {
     const kinds = new Map<string, { count: number; firstPath: string }>();
     let schedules = 0;
@@ -102,7 +104,9 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o) });
     }
     const report = { seed: o.seed, schedules, violating, kinds, shrunk, ms };
-    const text = formatReport(report, o.arbitrary || o.sabotage || o.db ? 'custom' : o.processes ? ' --processes' : '');
+    // Not the URL itself (it may hold a password), and a database whose run ids r1, r2… are still free.
+    const flags = `${o.workers ? ' --workers' : o.processes ? ' --processes' : ''}${o.db ? ' --db <a fresh database on the same server>' : ''}`;
+    const text = formatReport(report, o.arbitrary || o.sabotage ? 'custom' : flags);
     if (!replayed) return { ...report, text };
     const r = replayed;
     return { ...report, text: `replayed path ${o.path ?? ''}:\n${formatCase(r.c, r.result)}\n\n${text}` };

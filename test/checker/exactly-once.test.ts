@@ -32,7 +32,7 @@ describe('exactly-once checker', function () {
     assert.equal(r.violating, 0, `\n${r.text}`);
   });
 
-  it('finds no violation in 8 schedules of real CLI processes (real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
+  it('finds no violation in 8 schedules of real processes (the CLI and workers: real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
     const r = await check({ seed: SEED, runs: 8, processes: true, shrinkMs: 30_000, shrinkKinds: 2 });
     assert.equal(r.violating, 0, `\n${r.text}`);
   });

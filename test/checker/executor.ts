@@ -11,6 +11,8 @@ import { Driver, describeEnded, type Ended, type Target } from './surfaces';
 import { SqliteLog, World, type Sabotage } from './world';
 import { OPERATIONS } from './operations';
 import { checkRun, type Violation } from './invariants';
+import { createDatabase, dropDatabase, isPgUrl } from './pgdb';
+import { WORKER_FIXTURE } from './workerOps';
 
 export const FIXTURE = path.join(__dirname, 'fixture.ts');
 /** The case's runs: the scheduled one, its uncrashed twin, and the fork. Distinct per case in a shared journal. */
@@ -192,15 +194,27 @@ export async function runCase(c: CaseJ, opts: CaseOptions): Promise<CaseResult> 
 async function runCaseNow(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
   const n = ++caseNo;
   const file = path.join(opts.dir, `case-${process.pid}-${n}.db`);
-  const db = opts.db ?? file;
+  const own = opts.db !== undefined && isPgUrl(opts.db) && c.schedule.ops.some((o) => OPERATIONS[o.op]?.ownJournal === true);
+  const pgName = own ? `checker_${process.pid}_${n}_${Math.random().toString(36).slice(2, 8)}` : undefined;
+  try {
+    const db = opts.db && pgName ? await createDatabase(opts.db, pgName) : (opts.db ?? file);
+    return await runCaseOn(c, opts, n, file, db);
+  } finally {
+    if (opts.db && pgName) await dropDatabase(opts.db, pgName);
+  }
+}
+
+async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, db: string): Promise<CaseResult> {
   const ids: RunIds = opts.db ? { run: `r${n}`, base: `base${n}`, fork: `f${n}` } : { run: 'r', base: 'base', fork: 'f' };
   const files = { spec: file.replace(/\.db$/, '.spec.json'), world: file.replace(/\.db$/, '.world.db') };
   if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
   const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
   openStore(db).close(); // creates and migrates the journal, so the checker's read-only view can open it
   const scratch = file.replace(/\.db$/, '');
-  const base = new Exec({ db, script: FIXTURE, agent: c.agent, world: new World(undefined, opts.sabotage), scratch }, ids, ids.base);
-  const x = new Exec({ db, script: FIXTURE, agent: c.agent, world, scratch }, ids, ids.run);
+  // Child processes record the script in its own folder, so that a worker (which loads a folder) has the runs' version.
+  const script = opts.processes ? WORKER_FIXTURE : FIXTURE;
+  const base = new Exec({ db, script, agent: c.agent, world: new World(undefined, opts.sabotage), scratch }, ids, ids.base);
+  const x = new Exec({ db, script, agent: c.agent, world, scratch }, ids, ids.run);
   try {
     await base.call('start (host API)', ids.base, () => base.driver().start('api', ids.base));
     await base.finish(ids.base);

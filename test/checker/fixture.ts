@@ -3,29 +3,43 @@
 import * as fs from 'node:fs';
 import { buildAgent, type Host } from './agent';
 import type { AgentJ, When } from './spec';
-import { SqliteLog, World } from './world';
+import { SqliteLog, World, type Sabotage } from './world';
 
 const HANDOFF = Symbol.for('agent-logbook.checker.handoff');
 
 /**
  * In a child process: the world is a SQLite file the checker reads afterwards. $LOGBOOK_CHECKER_HOLD=<n>:<file> holds
- * provider call #n (from 0) before its effect until <file> exists, writing <file>.held first: a driver kept in flight
- * while the checker starts a second one.
+ * provider call #n (from 0) until <file> exists, writing <file>.held first (JSON: this pid and the call's key): a driver
+ * kept in flight while the checker starts a second one, or freezes it. It is held before its effect, at the start of
+ * execute, or with $LOGBOOK_CHECKER_HOLD_AT=window between its lease check and its send; the provider of a call held
+ * there refuses a repeated key (World.refuseRepeats), the defence the README names for that window.
  */
 function childHost(): Host {
-  const world = new World(new SqliteLog(process.env.LOGBOOK_CHECKER_WORLD ?? 'world.db'));
+  const sabotage = JSON.parse(process.env.LOGBOOK_CHECKER_SABOTAGE ?? '{}') as Sabotage;
+  const world = new World(new SqliteLog(process.env.LOGBOOK_CHECKER_WORLD ?? 'world.db'), sabotage);
   const [n, file] = (process.env.LOGBOOK_CHECKER_HOLD ?? '').split(/:(.*)/s);
+  const inWindow = process.env.LOGBOOK_CHECKER_HOLD_AT === 'window';
   let calls = 0;
+  let heldKey: string | undefined;
+  const hold = async (key: string): Promise<void> => {
+    if (!file) return;
+    fs.writeFileSync(`${file}.held`, JSON.stringify({ pid: process.pid, key }));
+    while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 20));
+  };
   return {
     world,
     proc: {
       name: `pid${process.pid}`,
-      point: async (when: When) => {
-        if (when !== 'before-effect') return;
-        if (file && String(calls++) === n) {
-          fs.writeFileSync(`${file}.held`, String(process.pid));
-          while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 20));
-        }
+      point: async (when: When, call) => {
+        if (when !== 'before-effect' || !file || String(calls++) !== n) return;
+        if (!inWindow) return hold(call.key);
+        heldKey = call.key;
+      },
+      window: (call) => {
+        if (heldKey === undefined || call.key !== heldKey) return undefined;
+        heldKey = undefined;
+        world.refuseRepeats(call.key);
+        return hold(call.key);
       },
     },
   };

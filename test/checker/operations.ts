@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { actionType, describeCrash, type AgentJ, type Crash, type OpJ, type When } from './spec';
 import { PROCESS_OPERATIONS } from './processOps';
+import { WORKER_OPERATIONS } from './workerOps';
 import type { Exec } from './executor';
 import type { Driver, Ended } from './surfaces';
 
@@ -15,6 +16,11 @@ export interface Operation {
   readonly arbitrary: () => fc.Arbitrary<OpJ>;
   readonly describe: (op: OpJ, agent: AgentJ) => string;
   readonly run: (x: Exec, op: OpJ) => Promise<void>;
+  /**
+   * Its workers claim every run of the journal they may: on PostgreSQL the case then gets a database of its own (on
+   * SQLite every case has a journal file of its own anyway).
+   */
+  readonly ownJournal?: boolean;
   /** Whether it may compensate the run (its output is then not compared with the uncrashed run's). */
   readonly compensates?: (op: OpJ) => boolean;
 }
@@ -91,6 +97,7 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
 
 export const OPERATIONS: Record<string, Operation> = {
   ...PROCESS_OPERATIONS,
+  ...WORKER_OPERATIONS,
   start: {
     starts: true,
     weight: 3,
@@ -164,7 +171,10 @@ export const OPERATIONS: Record<string, Operation> = {
   },
 };
 
-export function opArbitrary(starts: boolean, processes = false): fc.Arbitrary<OpJ> {
-  const kinds = Object.values(OPERATIONS).filter((o) => o.starts === starts && (o.processes === true) === processes);
+/** `only`: the operations a schedule may draw (by name), e.g. those of one surface. */
+export function opArbitrary(starts: boolean, processes = false, only: (name: string) => boolean = () => true): fc.Arbitrary<OpJ> {
+  const kinds = Object.entries(OPERATIONS)
+    .filter(([name, o]) => o.starts === starts && (o.processes === true) === processes && only(name))
+    .map(([, o]) => o);
   return fc.oneof({ withCrossShrink: true }, ...kinds.map((o) => ({ arbitrary: o.arbitrary(), weight: o.weight })));
 }

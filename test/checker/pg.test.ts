@@ -1,10 +1,11 @@
-// The exactly-once checker on PostgreSQL: generated schedules on a private real server, and a pause past the lease (real SIGSTOP).
+// The exactly-once checker on PostgreSQL: generated schedules on a private real server, a pause past the lease (real SIGSTOP), workers.
 
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { usePgServer } from '../pg/server';
 import { agentArb } from './arbitraries';
-import { check } from './checker';
+import { check, scratchDir } from './checker';
+import { runCase } from './executor';
 import type { AgentJ, CaseJ } from './spec';
 
 const SEED = 19;
@@ -35,5 +36,23 @@ describe('exactly-once checker on PostgreSQL', function () {
   it('a CLI process frozen (SIGSTOP) past its lease inside execute sends nothing when it wakes, after another took over', async () => {
     const r = await check({ seed: SEED, runs: 2, processes: true, arbitrary: pausable, db: pg.server.createDatabase(), shrinkMs: 10_000, shrinkKinds: 1 });
     assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  it('finds no violation in 6 generated worker schedules (real logbook worker processes, a database of their own each)', async () => {
+    const r = await check({ seed: SEED, runs: 6, workers: true, db: pg.server.url, shrinkMs: 30_000, shrinkKinds: 2 });
+    assert.equal(r.schedules, 6);
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  it('a worker frozen between its lease check and its send, woken after worker b took over: the provider refuses its repeat', async () => {
+    const c: CaseJ = {
+      agent: { fields: [], onFailure: 'stop', actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }], steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }] },
+      schedule: { ops: [{ op: 'worker-pause', at: 0, where: 'window' }] },
+    };
+    const r = await runCase(c, { dir: scratchDir(), processes: true, db: pg.server.url });
+    const log = r.log.join('\n');
+    assert.deepEqual(r.violations, [], log);
+    assert.match(log, /logbook worker b while worker a is frozen .*: completed/, log);
+    assert.match(log, /the provider refused 1 repeat\(s\) of charge\.0:r\d+:0/, log);
   });
 });

@@ -13,16 +13,22 @@ import type { Ended } from './surfaces';
 
 export const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
 
+/**
+ * The lease of every child process of a case: short, so that a worker takes over a killed or frozen holder's run in
+ * seconds (a worker waits for the lease to expire), and so that a pause past it is quick.
+ */
+export const CHILD_TTL_MS = 1500;
+
 /** The fault points a --crash-at can name (not the throw point: that one is a transient error, generated elsewhere). */
 const POINTS = FAULT_POINTS.filter((p) => p !== 'action:after-execute-throw');
 
 /** A --crash-at as numbers, resolved against the agent's own step names and action types. */
-interface CrashAt {
+export interface CrashAt {
   readonly point: number;
   readonly target: number;
   readonly occurrence: number;
 }
-const crashAt: fc.Arbitrary<CrashAt | undefined> = fc.option(fc.record({ point: fc.nat(POINTS.length - 1), target: fc.nat(3), occurrence: fc.integer({ min: 1, max: 2 }) }), { nil: undefined, freq: 4 });
+export const crashAt: fc.Arbitrary<CrashAt | undefined> = fc.option(fc.record({ point: fc.nat(POINTS.length - 1), target: fc.nat(3), occurrence: fc.integer({ min: 1, max: 2 }) }), { nil: undefined, freq: 4 });
 
 export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const point = POINTS[c.point % POINTS.length] as FaultPoint;
@@ -35,19 +41,34 @@ export function caseFiles(x: Exec): { readonly spec: string; readonly world: str
   return { spec: `${x.target.scratch}.spec.json`, world: `${x.target.scratch}.world.db`, dir: path.dirname(x.target.scratch) };
 }
 
-function env(x: Exec, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function env(x: Exec, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const f = caseFiles(x);
-  return { ...process.env, NO_COLOR: '1', LOGBOOK_STATE_DIR: f.dir, LOGBOOK_CHECKER_SPEC: f.spec, LOGBOOK_CHECKER_WORLD: f.world, ...extra };
+  const sabotage = x.target.world.sabotage;
+  return {
+    ...process.env,
+    NO_COLOR: '1',
+    LOGBOOK_STATE_DIR: f.dir,
+    LOGBOOK_CHECKER_SPEC: f.spec,
+    LOGBOOK_CHECKER_WORLD: f.world,
+    LOGBOOK_LEASE_TTL_MS: String(CHILD_TTL_MS),
+    ...(Object.keys(sabotage).length ? { LOGBOOK_CHECKER_SABOTAGE: JSON.stringify(sabotage) } : {}),
+    ...extra,
+  };
 }
 
-function argsOf(x: Exec, op: string, crash: string | undefined): string[] {
+/** A file name under the case's folder for a hold: the child writes `<it>.held` when it is held, and goes on once `<it>` exists. */
+export function holdFile(x: Exec): string {
+  return path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+}
+
+export function argsOf(x: Exec, op: string, crash: string | undefined): string[] {
   const tail = [...(crash ? ['--crash-at', crash] : []), '--db', x.target.db, '--json'];
   if (op === 'run') return [CLI, 'run', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, ...tail];
   return [CLI, op, x.runId, ...tail];
 }
 
 /** How a CLI process ended: killed, refused (its [LB_…] code), or the status its --json printed. */
-function endedOf(r: Pick<SpawnSyncReturns<string>, 'status' | 'signal' | 'stdout' | 'stderr'>): Ended {
+export function endedOf(r: Pick<SpawnSyncReturns<string>, 'status' | 'signal' | 'stdout' | 'stderr'>): Ended {
   if (r.signal === 'SIGKILL') return { kind: 'crashed', where: (/--crash-at (\S+) reached/.exec(r.stderr)?.[1] ?? 'by SIGKILL') };
   try {
     const o = JSON.parse(r.stdout) as { status: string; error?: { code?: string; message: string } };
@@ -59,26 +80,26 @@ function endedOf(r: Pick<SpawnSyncReturns<string>, 'status' | 'signal' | 'stdout
   }
 }
 
-function cli(x: Exec, args: string[], extra?: Record<string, string>): Ended {
+export function cli(x: Exec, args: string[], extra?: Record<string, string>): Ended {
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', env: env(x, extra), timeout: 120_000 });
   if (r.error) return { kind: 'error', message: String(r.error) };
   return endedOf(r);
 }
 
-function label(op: string, crash: string | undefined): string {
+export function label(op: string, crash: string | undefined): string {
   return `logbook ${op}${crash ? ` --crash-at ${crash}` : ''} (a child process)`;
 }
 
 const secondCompensates = (op: OpJ): boolean => op.second === 'compensate';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The first CLI process is held in its provider call #at (before the effect), a live process in flight; a second CLI
  * process then drives the same run: it must be refused and change nothing. Then the first goes on.
  */
 async function race(x: Exec, op: OpJ): Promise<void> {
-  const hold = path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const hold = holdFile(x);
   const first = String(op.first);
   const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -101,8 +122,6 @@ async function race(x: Exec, op: OpJ): Promise<void> {
   if (!fs.existsSync(`${hold}.held`)) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
 }
 
-/** The lease length of the processes a pause freezes: short, so that waiting past it is quick. */
-const PAUSE_TTL_MS = 1500;
 
 /**
  * A pause past the lease (a frozen VM, a long GC): the first CLI process is SIGSTOPped in its provider call #at,
@@ -111,10 +130,9 @@ const PAUSE_TTL_MS = 1500;
  * must not send its request any more (ctx.signal, checked right before it, must read aborted).
  */
 async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
-  const hold = path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  const ttl = { LOGBOOK_LEASE_TTL_MS: String(PAUSE_TTL_MS) };
+  const hold = holdFile(x);
   const first = String(op.first);
-  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { ...ttl, LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -126,9 +144,9 @@ async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
   while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
   if (!done) {
     child.kill('SIGSTOP');
-    await sleep(PAUSE_TTL_MS * 2);
+    await sleep(CHILD_TTL_MS * 2);
     const snap = x.observer.snapshot(x.runId);
-    x.after(`logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${PAUSE_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, 'resume', undefined), ttl), snap);
+    x.after(`logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${CHILD_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, 'resume', undefined)), snap);
     fs.writeFileSync(hold, '');
     child.kill('SIGCONT');
   }

@@ -2,14 +2,17 @@
 
 import Database from 'better-sqlite3';
 
-/** One effect that reached the outside world: an action's (`do`) or an inverse's (`undo`, of the action key `of`). */
+/**
+ * One request that reached the outside world: an action's effect (`do`), an inverse's (`undo`, of the action key `of`),
+ * or a request that repeated a key and was answered with the first one's result (`repeat`: no effect).
+ */
 export interface Landed {
   readonly seq: number;
-  readonly kind: 'do' | 'undo';
+  readonly kind: 'do' | 'undo' | 'repeat';
   readonly type: string;
   readonly key: string;
   readonly of: string | null;
-  /** The simulated process that sent it, for the report. */
+  /** The process that sent it, and its attempt (`p3#a2`, `pid4242#a1`). */
   readonly proc: string;
   readonly result: string;
 }
@@ -20,6 +23,8 @@ export interface WorldLog {
   all(): Landed[];
   /** Sets a flag once: true the first time it is asked for a name, false after. */
   once(name: string): boolean;
+  /** Whether the flag was set. */
+  has(name: string): boolean;
   close(): void;
 }
 
@@ -36,6 +41,9 @@ export class MemoryLog implements WorldLog {
     if (this.flags.has(name)) return false;
     this.flags.add(name);
     return true;
+  }
+  has(name: string): boolean {
+    return this.flags.has(name);
   }
   close(): void {}
 }
@@ -62,6 +70,9 @@ export class SqliteLog implements WorldLog {
   once(name: string): boolean {
     return this.db.prepare('INSERT OR IGNORE INTO flags (name) VALUES (?)').run(name).changes === 1;
   }
+  has(name: string): boolean {
+    return this.db.prepare('SELECT 1 FROM flags WHERE name = ?').get(name) !== undefined;
+  }
   close(): void {
     this.db.close();
   }
@@ -73,6 +84,10 @@ export interface Sabotage {
   readonly noDedupe?: boolean;
   /** A verify that always answers "not found", even for effects that landed. */
   readonly verifyLies?: boolean;
+  /** A provider that accepts a repeated key after all, where the schedule relies on it refusing one (see refuseRepeats). */
+  readonly acceptsRepeats?: boolean;
+  /** An execute that sends without checking its lease first (the check README advises right before the request). */
+  readonly noLeaseCheck?: boolean;
 }
 
 export class World {
@@ -86,10 +101,26 @@ export class World {
     return this.log.all().find((e) => e.kind === 'do' && e.key === key);
   }
 
-  /** An effect reaches the world. An idempotent one repeated under its key is the same effect (unless sabotaged). */
+  /**
+   * From now on this key's provider refuses a repeated key, as the README's card processor does: the defence against
+   * a process frozen between its lease check and its send (the window no process can close). Only the schedule that
+   * freezes a process there sets it, for the key frozen, so every other non-idempotent repeat stays visible.
+   */
+  refuseRepeats(key: string): void {
+    this.log.once(`refuses:${key}`);
+  }
+
+  /**
+   * An effect reaches the world. An idempotent one repeated under its key is the same effect (unless sabotaged), and
+   * so is a non-idempotent one whose provider refuses a repeated key: either is recorded as a `repeat`.
+   */
   effect(type: string, key: string, idempotent: boolean, result: unknown, proc: string): unknown {
-    const before = idempotent && !this.sabotage.noDedupe ? this.landed(key) : undefined;
-    if (before) return JSON.parse(before.result) as unknown;
+    const dedupes = idempotent ? !this.sabotage.noDedupe : !this.sabotage.acceptsRepeats && this.log.has(`refuses:${key}`);
+    const before = dedupes ? this.landed(key) : undefined;
+    if (before) {
+      this.log.append({ kind: 'repeat', type, key, of: null, proc, result: before.result });
+      return JSON.parse(before.result) as unknown;
+    }
     this.log.append({ kind: 'do', type, key, of: null, proc, result: JSON.stringify(result) });
     return result;
   }
@@ -97,7 +128,10 @@ export class World {
   /** An inverse reaches the world: refunds are keyed too, so an inverse run again with its key lands once. */
   undo(type: string, key: string, of: string, result: unknown, proc: string): unknown {
     const before = this.log.all().find((e) => e.kind === 'undo' && e.key === key);
-    if (before) return JSON.parse(before.result) as unknown;
+    if (before) {
+      this.log.append({ kind: 'repeat', type, key, of, proc, result: before.result });
+      return JSON.parse(before.result) as unknown;
+    }
     this.log.append({ kind: 'undo', type, key, of, proc, result: JSON.stringify(result) });
     return result;
   }

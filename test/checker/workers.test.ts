@@ -1,0 +1,50 @@
+// The exactly-once checker's worker schedules on SQLite: real `logbook worker` processes killed, frozen, woken, raced.
+
+import { strict as assert } from 'node:assert';
+import { check, scratchDir } from './checker';
+import { runCase, type CaseResult } from './executor';
+import type { CaseJ } from './spec';
+import type { Sabotage } from './world';
+
+const SEED = 19;
+
+/** One non-idempotent action with verify in one step: the frozen worker's call is the run's first, and b executes it. */
+function frozen(where: 'before-check' | 'window'): CaseJ {
+  return {
+    agent: { fields: ['dollars'], onFailure: 'stop', actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }], steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }] },
+    schedule: { ops: [{ op: 'worker-pause', at: 0, where }] },
+  };
+}
+
+const run = (c: CaseJ, sabotage?: Sabotage): Promise<CaseResult> => runCase(c, { dir: scratchDir(), processes: true, ...(sabotage ? { sabotage } : {}) });
+const kinds = (r: CaseResult): string[] => r.violations.map((v) => v.kind);
+
+describe('exactly-once checker: logbook worker schedules (SQLite)', function () {
+  this.timeout(600_000);
+
+  it('finds no violation in 8 generated worker schedules (seed 19)', async () => {
+    const r = await check({ seed: SEED, runs: 8, workers: true, shrinkMs: 30_000, shrinkKinds: 2 });
+    assert.equal(r.schedules, 8);
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  for (const where of ['before-check', 'window'] as const) {
+    it(`a worker frozen past its lease ${where === 'window' ? 'between its lease check and its send' : 'before its lease check'}, woken after worker b took over: one charge`, async () => {
+      const r = await run(frozen(where));
+      const log = r.log.join('\n');
+      assert.deepEqual(r.violations, [], log);
+      assert.match(log, /logbook worker b while worker a is frozen .*: completed/, 'worker b took the run over and completed it');
+      assert.match(log, /frozen in provider call #1 .* woken \(SIGCONT\): interrupted \(LB_LEASE_LOST/, 'woken, worker a stopped LB_LEASE_LOST');
+      // In the window a sends anyway (no process can close it): the provider refuses the repeated key.
+      if (where === 'window') assert.match(log, /the provider refused 1 repeat\(s\) of charge\.0:r:0 \(sent by pid\d+#a1\)/, log);
+      else assert.doesNotMatch(log, /refused \d+ repeat/, log);
+    });
+  }
+
+  it('negative controls: a provider that accepts the repeat in the window, and an execute that skips its lease check, are caught', async () => {
+    const window = await run(frozen('window'), { acceptsRepeats: true });
+    assert.ok(kinds(window).includes('effect-twice'), window.log.join('\n'));
+    const unchecked = await run(frozen('before-check'), { noLeaseCheck: true });
+    assert.ok(kinds(unchecked).includes('effect-twice') && kinds(unchecked).includes('woken-holder-sent'), `${unchecked.log.join('\n')}\n${JSON.stringify(unchecked.violations)}`);
+  });
+});
