@@ -240,7 +240,10 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     const { key } = JSON.parse(fs.readFileSync(`${hold}.held`, 'utf8')) as { key: string };
     a.child.kill('SIGSTOP');
     await stopped(a.child.pid);
+    // Printed when it claimed the run, before it drove it; read from its pipe by now, or very soon.
+    await until(() => claimedAttempt(a, x.runId) !== undefined, 10_000);
     const attempt = claimedAttempt(a, x.runId);
+    if (attempt === undefined) throw new Error(`checker harness: worker a is held in run ${x.runId} but never said it claimed it: ${a.lines.join(' | ')}`);
     const seq = Math.max(0, ...x.target.world.all().map((e) => e.seq));
     const mid = x.observer.snapshot(x.runId);
     const b = spawnWorker(x, 'b');
@@ -253,7 +256,7 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     await until(() => outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
     x.after(`${workerLabel(undefined)}, frozen in ${at} and then woken (SIGCONT)`, x.runId, endedOfWorker(a, x.runId), before);
     // Its old lease's attempt: what it sent and wrote under it after it froze (a later claim of its own is another attempt).
-    const sent = x.target.world.all().filter((e) => e.seq > seq && e.proc === `pid${a.child.pid ?? '?'}#a${attempt ?? '?'}` && (where === 'before-check' || e.key !== key));
+    const sent = x.target.world.all().filter((e) => e.seq > seq && e.proc === `pid${a.child.pid ?? '?'}#a${attempt}` && (where === 'before-check' || e.key !== key));
     if (sent.length) x.violation('woken-holder-sent', `worker a, woken after its lease was taken over, sent ${sent.map((e) => `${e.kind} ${e.key}`).join(', ')} (frozen in ${at}); run ${x.runId}`);
     const wrote = x.observer.events(x.runId).filter((e) => e.attempt === attempt).slice(written);
     if (wrote.length) x.violation('woken-holder-wrote', `worker a, woken after its lease was taken over, wrote ${wrote.map((e) => e.kind).join(', ')} to run ${x.runId} (attempt ${attempt})`);
