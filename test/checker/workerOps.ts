@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { rawInput } from './agent';
 import type { Exec } from './executor';
 import type { Operation } from './operations';
-import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, env, holdFile, label, sleep, type CrashAt } from './processOps';
+import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, holdFile, label, sleep, type CrashAt } from './processOps';
 import type { AgentJ, OpJ } from './spec';
 import type { Ended } from './surfaces';
 
@@ -272,6 +272,7 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
   } finally {
     killWorkers(ws);
+    dropHold(hold);
   }
 }
 
@@ -319,6 +320,7 @@ async function raceWorker(x: Exec, op: OpJ): Promise<void> {
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
   } finally {
     killWorkers(ws);
+    dropHold(hold);
   }
 }
 
@@ -355,8 +357,8 @@ async function stopWorker(x: Exec, op: OpJ): Promise<void> {
       checkExit(x, b, 'logbook worker b');
     }
   } finally {
-    fs.writeFileSync(hold, '');
     killWorkers(ws);
+    dropHold(hold);
   }
 }
 

@@ -1,6 +1,7 @@
 // The exactly-once checker's worker schedules on SQLite: real `logbook worker` processes killed, frozen, woken, raced.
 
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import { check, scratchDir } from './checker';
 import { runCase, type CaseResult } from './executor';
 import type { CaseJ } from './spec';
@@ -16,7 +17,14 @@ function frozen(where: 'before-check' | 'window'): CaseJ {
   };
 }
 
-const run = (c: CaseJ, sabotage?: Sabotage): Promise<CaseResult> => runCase(c, { dir: scratchDir(), processes: true, ...(sabotage ? { sabotage } : {}) });
+async function run(c: CaseJ, sabotage?: Sabotage): Promise<CaseResult> {
+  const dir = scratchDir();
+  try {
+    return await runCase(c, { dir, processes: true, ...(sabotage ? { sabotage } : {}) });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
 const kinds = (r: CaseResult): string[] => r.violations.map((v) => v.kind);
 
 describe('exactly-once checker: logbook worker schedules (SQLite)', function () {
