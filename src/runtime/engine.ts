@@ -250,6 +250,8 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     // Writing the failure, or the declared compensation after it, can meet a lost lease or a failing journal: that
     // ends the attempt as an outcome (resumable), never as a rejection of the caller's promise.
     try {
+      const stopped = await settleReplayedDoubts(session, log);
+      if (stopped) return { ...base, status: stopped.status, ...(stopped.actionId ? { waitingOn: { actionId: stopped.actionId, reason: stopped.reason } } : {}) };
       writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
       // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
       // and the declared policy does not undo effects whose outcome nobody knows yet.
@@ -291,6 +293,26 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
         // The run's status is already durable; a lease left behind is recognised as dead by its pid.
       }
     }
+  }
+}
+
+/**
+ * A run that fails settles the doubts its script caught in steps a resume only replays (see RunSession), as a run that
+ * completes does: the run that stops for a decision instead is returned. A verify that fails, or an action type the
+ * script no longer defines, leaves the doubt as it was (the run fails, resumable); a lost lease or journal goes on up.
+ */
+async function settleReplayedDoubts(session: RunSession, log: (line: string) => void): Promise<RunSuspended | undefined> {
+  try {
+    await session.settleReplayedDoubts();
+    return undefined;
+  } catch (err) {
+    if (err instanceof RunSuspended) return err;
+    const left = [ErrorCodes.VERIFY_FAILED, ErrorCodes.VERIFY_TIMEOUT, ErrorCodes.UNKNOWN_ACTION_TYPE] as readonly string[];
+    if (err instanceof LogbookError && left.includes(err.code)) {
+      log(`a doubt the script caught stays in doubt: [${err.code}] ${err.message}`);
+      return undefined;
+    }
+    throw err;
   }
 }
 

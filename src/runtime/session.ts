@@ -644,10 +644,10 @@ export class RunSession {
    * caught) is never reached again, so it is settled here: verify, a decision, or the run stops for one. Uses the partial
    * index of in-doubt-after-error actions, so a run with none pays one empty index probe.
    */
-  async settleLeftovers(): Promise<void> {
+  async settleLeftovers(only: (a: ActionRow) => boolean = () => true): Promise<void> {
     // Every action still `started` here is a doubt no call of this attempt claimed: one its execute left after an
     // error the script caught, or one a crash left that the script, taking another branch, never called again.
-    for (const a of this.read(() => this.d.reader.inDoubt(this.runId))) {
+    for (const a of this.read(() => this.d.reader.inDoubt(this.runId)).filter(only)) {
       this.checkStop();
       const def = actionRegistry().get(a.type);
       if (!def) {
@@ -669,6 +669,20 @@ export class RunSession {
       if (out.happened === undefined) this.needsDecision(a.id, a.type, afterError);
       else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.how === 'verify' ? (out.happened ? 'verified' : 'verified-absent') : out.happened ? 'decided-happened' : 'decided-not-happened' });
     }
+  }
+
+  /**
+   * Before a run is recorded failed: a doubt the script caught in a step that a resume replays instead of running
+   * (completed, or failed and caught before a later step) is never reached again, so it is settled now, as before a
+   * run completes, or the run stops for a decision instead of failing with it. A doubt in a step that a resume runs
+   * again is reconciled there.
+   */
+  async settleReplayedDoubts(): Promise<void> {
+    const count = this.read(() => this.d.reader.stepCount(this.runId));
+    await this.settleLeftovers((a) => {
+      const step = this.read(() => this.d.reader.step(this.runId, a.step_idx));
+      return step?.status === 'completed' || (step?.status === 'failed' && a.step_idx + 1 < count);
+    });
   }
 
   private verifyFailed(type: string, id: string, err: unknown): LogbookError {

@@ -50,15 +50,14 @@ export function rawInput(fields: readonly FieldKind[]): Record<string, unknown> 
 
 /**
  * The lease check the README advises right before the request, in both of its forms (even actions read ctx.signal,
- * odd ones call ctx.assertLease()); then the window, if this process holds calls there. Nothing else is awaited.
+ * odd ones call ctx.assertLease()), synchronous with the send that follows it. Returns when it was made.
  */
-async function beforeSend(i: number, { world, proc }: Host, ctx: { signal: AbortSignal; assertLease(): void }, call: { type: string; key: string }): Promise<void> {
-  if (!world.sabotage.noLeaseCheck) {
-    if (i % 2 === 1) ctx.assertLease();
-    else if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
-  }
-  const held = proc.window?.(call);
-  if (held) await held;
+function leaseCheck(i: number, world: World, ctx: EffectContext): number {
+  const checked = Date.now();
+  if (world.sabotage.noLeaseCheck) return checked;
+  if (i % 2 === 1) ctx.assertLease();
+  else if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted: the lease was lost');
+  return checked;
 }
 
 function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
@@ -78,9 +77,12 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
       // Once per call of the script, not per run: a fork (same world, its own keys) meets the faults its origin met.
       if (a.fail === 'transient-before' && world.once(`before:${type}:${x.n}`)) throw new Error(`${type}: connection reset before the request was sent`);
       const result = { type, n: x.n, amount: x.amount, tag: x.tag };
-      // As the README advises: a driver that lost its lease sends nothing (the request goes out right after this).
-      await beforeSend(i, host, ctx, { type, key });
-      const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, `${proc.name}#a${ctx.attempt}`);
+      // As the README advises: a driver that lost its lease sends nothing (the request goes out right after this, with
+      // nothing awaited in between, unless this call is the one a child process holds there to be frozen).
+      const checked = leaseCheck(i, world, ctx);
+      const held = proc.window?.({ type, key });
+      if (held) await held;
+      const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, { proc: proc.name, attempt: ctx.attempt, checked });
       await proc.point('after-effect', { type, key });
       if (a.fail === 'transient-after' && world.once(`after:${type}:${x.n}`)) throw new Error(`${type}: 502 Bad Gateway (the request went through)`);
       return got;
@@ -91,8 +93,10 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
           compensate: async (x: Args, _result: unknown, ctx: EffectContext) => {
             const key = ctx.idempotencyKey;
             await proc.point('before-effect', { type, key });
-            await beforeSend(i, host, ctx, { type, key });
-            const got = world.undo(type, key, key.replace(/^compensate:/, ''), { undone: type, n: x.n }, `${proc.name}#a${ctx.attempt}`);
+            const checked = leaseCheck(i, world, ctx);
+            const held = proc.window?.({ type, key });
+            if (held) await held;
+            const got = world.undo(type, key, key.replace(/^compensate:/, ''), { undone: type, n: x.n }, { proc: proc.name, attempt: ctx.attempt, checked });
             await proc.point('after-effect', { type, key });
             return got;
           },

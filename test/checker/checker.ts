@@ -40,6 +40,8 @@ export interface Shrunk {
   readonly path: string;
   readonly c: CaseJ;
   readonly result: CaseResult;
+  /** It did not fail again when shrinking began (its violation depends on timing): the first run's case and log. */
+  readonly unshrunk?: boolean;
 }
 
 export interface CheckReport {
@@ -69,6 +71,7 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
   const arb = o.arbitrary ?? (o.workers ? caseArbOf(true, WORKER_STARTS) : caseArbOf(o.processes === true));
   try {
     const kinds = new Map<string, { count: number; firstPath: string }>();
+    const firsts = new Map<string, { c: CaseJ; result: CaseResult }>();
     let schedules = 0;
     let violating = 0;
     let replayed: { c: CaseJ; result: CaseResult } | undefined;
@@ -82,6 +85,7 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       for (const v of new Set(r.violations.map((x) => x.kind))) {
         const k = kinds.get(v);
         kinds.set(v, { count: (k?.count ?? 0) + 1, firstPath: k?.firstPath ?? at });
+        if (!firsts.has(v)) firsts.set(v, { c, result: r });
       }
       o.progress?.(schedules, violating);
       return true;
@@ -100,7 +104,11 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       const startPath = o.path ? o.path : k.firstPath;
       const d = await fc.check(failing, { seed: o.seed, path: startPath, numRuns: 1 });
       const c = d.counterexample?.[0];
-      if (!c) continue;
+      const first = firsts.get(kind);
+      if (!c) {
+        if (first) shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: k.firstPath, ...first, unshrunk: true });
+        continue;
+      }
       shrunk.push({ kind, firstPath: k.firstPath, schedules: k.count, path: d.counterexamplePath ?? startPath, c, result: await runOne(c, dir, o) });
     }
     const report = { seed: o.seed, schedules, violating, kinds, shrunk, ms };
@@ -129,7 +137,9 @@ export function formatCase(c: CaseJ, result: CaseResult): string {
 
 export function formatShrunk(s: Shrunk, seed: number, flags: string): string {
   return [
-    `violation ${s.kind}: in ${s.schedules} schedule(s), first at path ${s.firstPath}; shrunk to path ${s.path}`,
+    s.unshrunk
+      ? `violation ${s.kind}: in ${s.schedules} schedule(s), first at path ${s.firstPath}; it did not fail again when shrinking began (it depends on timing): its first run`
+      : `violation ${s.kind}: in ${s.schedules} schedule(s), first at path ${s.firstPath}; shrunk to path ${s.path}`,
     `  replay: ${flags === 'custom' ? 'through the test that made it (its own generator)' : `npm run check:exactly-once -- --seed ${seed} --path ${s.path}${flags}`}`,
     formatCase(s.c, s.result),
   ].join('\n');

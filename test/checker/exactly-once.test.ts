@@ -1,6 +1,7 @@
 // The exactly-once checker in the suite: a fixed seed's generated schedules must show no violation; the controls must.
 
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { check } from './checker';
 import { agentArb, scheduleArb } from './arbitraries';
@@ -48,7 +49,8 @@ describe('exactly-once checker', function () {
       assert.ok(s.result.violations.some((v) => v.kind === 'effect-twice' && control.type.test(v.detail)), r.text);
       assert.ok(s.c.schedule.ops.length <= 2 && s.c.agent.steps.length === 1 && s.c.agent.actions.length === 1, `not shrunk to one action in one step:\n${r.text}`);
       // The shrunk case is innocent with an honest provider: the violation is the sabotage's, not the runtime's.
-      const honest = await runCase(s.c, { dir: scratchDir() });
+      const dir = scratchDir();
+      const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
       assert.deepEqual(honest.violations.filter((v) => v.kind === 'effect-twice'), [], honest.log.join('\n'));
     });
   }

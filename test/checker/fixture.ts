@@ -11,8 +11,7 @@ const HANDOFF = Symbol.for('agent-logbook.checker.handoff');
  * In a child process: the world is a SQLite file the checker reads afterwards. $LOGBOOK_CHECKER_HOLD=<n>:<file> holds
  * provider call #n (from 0) until <file> exists, writing <file>.held first (JSON: this pid and the call's key): a driver
  * kept in flight while the checker starts a second one, or freezes it. It is held before its effect, at the start of
- * execute, or with $LOGBOOK_CHECKER_HOLD_AT=window between its lease check and its send; the provider of a call held
- * there refuses a repeated key (World.refuseRepeats), the defence the README names for that window.
+ * execute, or with $LOGBOOK_CHECKER_HOLD_AT=window between its lease check and its send (see World.froze).
  */
 function childHost(): Host {
   const sabotage = JSON.parse(process.env.LOGBOOK_CHECKER_SABOTAGE ?? '{}') as Sabotage;
@@ -38,7 +37,6 @@ function childHost(): Host {
       window: (call) => {
         if (heldKey === undefined || call.key !== heldKey) return undefined;
         heldKey = undefined;
-        world.refuseRepeats(call.key);
         return hold(call.key);
       },
     },

@@ -61,6 +61,11 @@ export function holdFile(x: Exec): string {
   return path.join(caseFiles(x).dir, `hold-${Date.now()}-${Math.random().toString(36).slice(2)}`);
 }
 
+/** Removes a hold's files once its children are gone (a test's scratch folder outlives many cases). */
+export function dropHold(hold: string): void {
+  for (const f of [hold, `${hold}.held`]) fs.rmSync(f, { force: true });
+}
+
 export function argsOf(x: Exec, op: string, crash: string | undefined): string[] {
   const tail = [...(crash ? ['--crash-at', crash] : []), '--db', x.target.db, '--json'];
   if (op === 'run') return [CLI, 'run', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, ...tail];
@@ -119,7 +124,9 @@ async function race(x: Exec, op: OpJ): Promise<void> {
   }
   const d = await exited;
   x.after(label(first, undefined), x.runId, endedOf({ ...d, stdout, stderr }), before);
-  if (!fs.existsSync(`${hold}.held`)) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
+  const reached = fs.existsSync(`${hold}.held`);
+  dropHold(hold);
+  if (!reached) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
 }
 
 
@@ -151,6 +158,7 @@ async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
     child.kill('SIGCONT');
   }
   const d = await exited;
+  dropHold(hold);
   x.after(`${label(first, undefined)}, frozen and then woken (SIGCONT)`, x.runId, endedOf({ ...d, stdout, stderr }), before);
 }
 

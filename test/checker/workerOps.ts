@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { rawInput } from './agent';
 import type { Exec } from './executor';
 import type { Operation } from './operations';
-import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, env, holdFile, label, sleep, type CrashAt } from './processOps';
+import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, holdFile, label, sleep, type CrashAt } from './processOps';
 import type { AgentJ, OpJ } from './spec';
 import type { Ended } from './surfaces';
 
@@ -238,9 +238,15 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
       return;
     }
     const { key } = JSON.parse(fs.readFileSync(`${hold}.held`, 'utf8')) as { key: string };
+    // Requests a checked before this and sends after it wakes went out of the window (the held one, and any call of
+    // it the freeze caught between its check and its send): the provider refuses their repeated keys.
+    x.target.world.froze(`pid${a.child.pid ?? '?'}`, Date.now());
     a.child.kill('SIGSTOP');
     await stopped(a.child.pid);
+    // Printed when it claimed the run, before it drove it; read from its pipe by now, or very soon.
+    await until(() => claimedAttempt(a, x.runId) !== undefined, 10_000);
     const attempt = claimedAttempt(a, x.runId);
+    if (attempt === undefined) throw new Error(`checker harness: worker a is held in run ${x.runId} but never said it claimed it: ${a.lines.join(' | ')}`);
     const seq = Math.max(0, ...x.target.world.all().map((e) => e.seq));
     const mid = x.observer.snapshot(x.runId);
     const b = spawnWorker(x, 'b');
@@ -249,20 +255,24 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     x.after(`logbook worker b while worker a is frozen (SIGSTOP) past its ${CHILD_TTL_MS} ms lease in ${at}`, x.runId, endedOfWorker(b, x.runId), mid);
     const written = x.observer.events(x.runId).filter((e) => e.attempt === attempt).length;
     fs.writeFileSync(hold, '');
+    const woken = Date.now();
     a.child.kill('SIGCONT');
     await until(() => outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
     x.after(`${workerLabel(undefined)}, frozen in ${at} and then woken (SIGCONT)`, x.runId, endedOfWorker(a, x.runId), before);
-    // Its old lease's attempt: what it sent and wrote under it after it froze (a later claim of its own is another attempt).
-    const sent = x.target.world.all().filter((e) => e.seq > seq && e.proc === `pid${a.child.pid ?? '?'}#a${attempt ?? '?'}` && (where === 'before-check' || e.key !== key));
-    if (sent.length) x.violation('woken-holder-sent', `worker a, woken after its lease was taken over, sent ${sent.map((e) => `${e.kind} ${e.key}`).join(', ')} (frozen in ${at}); run ${x.runId}`);
+    // Under its old lease (a later claim of its own is another attempt), woken, it passes no lease check: whatever it
+    // sends after waking was checked before the freeze, in the window, or it is a violation.
+    const mine = x.target.world.all().filter((e) => e.seq > seq && e.proc === `pid${a.child.pid ?? '?'}#a${attempt}`);
+    const sent = mine.filter((e) => e.checked >= woken);
+    if (sent.length) x.violation('woken-holder-sent', `worker a, woken after its lease was taken over, checked its lease and sent ${sent.map((e) => `${e.kind} ${e.key}`).join(', ')} (frozen in ${at}); run ${x.runId}`);
     const wrote = x.observer.events(x.runId).filter((e) => e.attempt === attempt).slice(written);
     if (wrote.length) x.violation('woken-holder-wrote', `worker a, woken after its lease was taken over, wrote ${wrote.map((e) => e.kind).join(', ')} to run ${x.runId} (attempt ${attempt})`);
-    const repeats = x.target.world.all().filter((e) => e.seq > seq && e.kind === 'repeat' && e.key === key);
-    if (repeats.length) x.log.push(`the provider refused ${repeats.length} repeat(s) of ${key} (sent by ${repeats.map((e) => e.proc).join(', ')})`);
+    const late = mine.filter((e) => e.checked < woken);
+    if (late.length) x.log.push(`woken, worker a sent what it had checked before the freeze (${late.map((e) => `${e.key}${e.key === key ? ', the held one' : ''}: ${e.kind === 'repeat' ? 'refused as a repeated key' : 'landed'}`).join('; ')})`);
     await stopWorkers(ws);
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
   } finally {
     killWorkers(ws);
+    dropHold(hold);
   }
 }
 
@@ -310,6 +320,7 @@ async function raceWorker(x: Exec, op: OpJ): Promise<void> {
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
   } finally {
     killWorkers(ws);
+    dropHold(hold);
   }
 }
 
@@ -346,8 +357,8 @@ async function stopWorker(x: Exec, op: OpJ): Promise<void> {
       checkExit(x, b, 'logbook worker b');
     }
   } finally {
-    fs.writeFileSync(hold, '');
     killWorkers(ws);
+    dropHold(hold);
   }
 }
 

@@ -15,6 +15,15 @@ export interface Landed {
   /** The process that sent it, and its attempt (`p3#a2`, `pid4242#a1`). */
   readonly proc: string;
   readonly result: string;
+  /** When its sender checked its lease, right before sending (ms since the epoch). */
+  readonly checked: number;
+}
+
+/** Who sends a request: the process (`p3`, `pid4242`), the attempt it drives, and when it checked its lease. */
+export interface Sender {
+  readonly proc: string;
+  readonly attempt: number;
+  readonly checked: number;
 }
 
 /** Where the world keeps its record: memory for in-process schedules, a SQLite file shared by child processes. */
@@ -23,14 +32,14 @@ export interface WorldLog {
   all(): Landed[];
   /** Sets a flag once: true the first time it is asked for a name, false after. */
   once(name: string): boolean;
-  /** Whether the flag was set. */
-  has(name: string): boolean;
+  /** The flags set whose names start with `prefix`. */
+  flags(prefix: string): string[];
   close(): void;
 }
 
 export class MemoryLog implements WorldLog {
   private readonly rows: Landed[] = [];
-  private readonly flags = new Set<string>();
+  private readonly flagSet = new Set<string>();
   append(e: Omit<Landed, 'seq'>): void {
     this.rows.push({ ...e, seq: this.rows.length + 1 });
   }
@@ -38,12 +47,12 @@ export class MemoryLog implements WorldLog {
     return [...this.rows];
   }
   once(name: string): boolean {
-    if (this.flags.has(name)) return false;
-    this.flags.add(name);
+    if (this.flagSet.has(name)) return false;
+    this.flagSet.add(name);
     return true;
   }
-  has(name: string): boolean {
-    return this.flags.has(name);
+  flags(prefix: string): string[] {
+    return [...this.flagSet].filter((f) => f.startsWith(prefix));
   }
   close(): void {}
 }
@@ -57,12 +66,12 @@ export class SqliteLog implements WorldLog {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(
-      'CREATE TABLE IF NOT EXISTS landed (seq INTEGER PRIMARY KEY, kind TEXT, type TEXT, key TEXT, of TEXT, proc TEXT, result TEXT);' +
+      'CREATE TABLE IF NOT EXISTS landed (seq INTEGER PRIMARY KEY, kind TEXT, type TEXT, key TEXT, of TEXT, proc TEXT, result TEXT, checked INTEGER);' +
         'CREATE TABLE IF NOT EXISTS flags (name TEXT PRIMARY KEY);',
     );
   }
   append(e: Omit<Landed, 'seq'>): void {
-    this.db.prepare('INSERT INTO landed (kind, type, key, of, proc, result) VALUES (?, ?, ?, ?, ?, ?)').run(e.kind, e.type, e.key, e.of, e.proc, e.result);
+    this.db.prepare('INSERT INTO landed (kind, type, key, of, proc, result, checked) VALUES (?, ?, ?, ?, ?, ?, ?)').run(e.kind, e.type, e.key, e.of, e.proc, e.result, e.checked);
   }
   all(): Landed[] {
     return this.db.prepare('SELECT * FROM landed ORDER BY seq').all() as Landed[];
@@ -70,8 +79,8 @@ export class SqliteLog implements WorldLog {
   once(name: string): boolean {
     return this.db.prepare('INSERT OR IGNORE INTO flags (name) VALUES (?)').run(name).changes === 1;
   }
-  has(name: string): boolean {
-    return this.db.prepare('SELECT 1 FROM flags WHERE name = ?').get(name) !== undefined;
+  flags(prefix: string): string[] {
+    return (this.db.prepare('SELECT name FROM flags WHERE substr(name, 1, ?) = ?').all(prefix.length, prefix) as Array<{ name: string }>).map((r) => r.name);
   }
   close(): void {
     this.db.close();
@@ -84,7 +93,7 @@ export interface Sabotage {
   readonly noDedupe?: boolean;
   /** A verify that always answers "not found", even for effects that landed. */
   readonly verifyLies?: boolean;
-  /** A provider that accepts a repeated key after all, where the schedule relies on it refusing one (see refuseRepeats). */
+  /** A provider that accepts a request sent from the window after a freeze, repeating a key (see World.froze). */
   readonly acceptsRepeats?: boolean;
   /** An execute that sends without checking its lease first (the check README advises right before the request). */
   readonly noLeaseCheck?: boolean;
@@ -102,37 +111,44 @@ export class World {
   }
 
   /**
-   * From now on this key's provider refuses a repeated key, as the README's card processor does: the defence against
-   * a process frozen between its lease check and its send (the window no process can close). Only the schedule that
-   * freezes a process there sets it, for the key frozen, so every other non-idempotent repeat stays visible.
+   * The checker froze process `proc` (SIGSTOP) at `at`. A request its sender had checked its lease for before then, and
+   * sends after it woke, went out of the window no process can close (between the check and the send): the README's
+   * defence there is a provider that refuses a repeated key, so such a request is refused if its key already landed.
    */
-  refuseRepeats(key: string): void {
-    this.log.once(`refuses:${key}`);
+  froze(proc: string, at: number): void {
+    this.log.once(`froze:${proc}:${at}`);
+  }
+
+  /** Whether the sender was frozen between its lease check and now (see froze). */
+  private straddles(s: Sender): boolean {
+    return this.log.flags(`froze:${s.proc}:`).some((f) => Number(f.slice(f.lastIndexOf(':') + 1)) >= s.checked);
   }
 
   /**
    * An effect reaches the world. An idempotent one repeated under its key is the same effect (unless sabotaged), and
-   * so is a non-idempotent one whose provider refuses a repeated key: either is recorded as a `repeat`.
+   * so is a non-idempotent one sent from the window after a freeze (see froze): either is recorded as a `repeat`.
    */
-  effect(type: string, key: string, idempotent: boolean, result: unknown, proc: string): unknown {
-    const dedupes = idempotent ? !this.sabotage.noDedupe : !this.sabotage.acceptsRepeats && this.log.has(`refuses:${key}`);
+  effect(type: string, key: string, idempotent: boolean, result: unknown, s: Sender): unknown {
+    const dedupes = idempotent ? !this.sabotage.noDedupe : !this.sabotage.acceptsRepeats && this.straddles(s);
     const before = dedupes ? this.landed(key) : undefined;
+    const from = { proc: `${s.proc}#a${s.attempt}`, checked: s.checked };
     if (before) {
-      this.log.append({ kind: 'repeat', type, key, of: null, proc, result: before.result });
+      this.log.append({ kind: 'repeat', type, key, of: null, ...from, result: before.result });
       return JSON.parse(before.result) as unknown;
     }
-    this.log.append({ kind: 'do', type, key, of: null, proc, result: JSON.stringify(result) });
+    this.log.append({ kind: 'do', type, key, of: null, ...from, result: JSON.stringify(result) });
     return result;
   }
 
   /** An inverse reaches the world: refunds are keyed too, so an inverse run again with its key lands once. */
-  undo(type: string, key: string, of: string, result: unknown, proc: string): unknown {
+  undo(type: string, key: string, of: string, result: unknown, s: Sender): unknown {
     const before = this.log.all().find((e) => e.kind === 'undo' && e.key === key);
+    const from = { proc: `${s.proc}#a${s.attempt}`, checked: s.checked };
     if (before) {
-      this.log.append({ kind: 'repeat', type, key, of, proc, result: before.result });
+      this.log.append({ kind: 'repeat', type, key, of, ...from, result: before.result });
       return JSON.parse(before.result) as unknown;
     }
-    this.log.append({ kind: 'undo', type, key, of, proc, result: JSON.stringify(result) });
+    this.log.append({ kind: 'undo', type, key, of, ...from, result: JSON.stringify(result) });
     return result;
   }
 

@@ -268,6 +268,78 @@ describe('failure contract: errors from execute', () => {
     assert.deepEqual(p.seen, ['fc.caught2:c2x:1'], 'marked not happened, never executed again');
   });
 
+  it('a caught doubt in a completed step, then the run fails: no verify, the run stops for a decision, which the next resume applies', async () => {
+    const action = charge('fc.caught3');
+    let fail = true;
+    const agent = defineAgent({
+      name: 'fc-caught3',
+      input: z.object({}),
+      run: async (run) => {
+        const r = await run.step('charge', async () => {
+          try {
+            return await run.do(action, { n: 1 });
+          } catch {
+            return 'ignored';
+          }
+        });
+        // A step that fails the run after it: a resume replays "charge" from its checkpoint, never reaching the doubt.
+        await run.step('then', () => {
+          if (fail) throw new Error('the next step broke');
+          return 'ok';
+        });
+        return r;
+      },
+    });
+    p.throwAfter = timeout();
+    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'c3', ...quiet });
+    assert.equal(out.status, 'needs-decision', 'the run does not end failed holding a doubt nobody is asked about');
+    assert.equal(out.waitingOn?.actionId, 'fc.caught3:c3:1');
+    const decided = await resumeRun(store, agent, 'c3', { ...quiet, decisions: { 'fc.caught3:c3:1': 'happened' } });
+    assert.equal(decided.status, 'failed', 'the step after it still fails');
+    assert.equal(store.reader.action('c3', 'fc.caught3:c3:1')?.status, 'committed', 'the decision was applied');
+    assert.equal(store.reader.action('c3', 'fc.caught3:c3:1')?.reconciliation, 'decided-happened');
+    fail = false;
+    const done = await resumeRun(store, agent, 'c3', quiet);
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(p.seen, ['fc.caught3:c3:1'], 'charged once');
+  });
+
+  it('a caught doubt in a completed step, then the run fails: verify settles it first, so the declared compensation undoes it', async () => {
+    const undone: string[] = [];
+    const action = defineAction({
+      type: 'fc.caught4',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({}),
+      key: (_a, run) => `c4:${run.id}`,
+      execute: (_a, { idempotencyKey }) => p.call(idempotencyKey),
+      verify: (_a, { idempotencyKey }) => p.find(idempotencyKey),
+      compensate: (_a, r) => void undone.push(r.receipt),
+    });
+    const agent = defineAgent({
+      name: 'fc-caught4',
+      input: z.object({}),
+      onFailure: 'compensate',
+      run: async (run) => {
+        await run.step('charge', async () => {
+          try {
+            return await run.do(action, {});
+          } catch {
+            return 'ignored';
+          }
+        });
+        await run.step('then', () => {
+          throw new DefiniteFailure('the next step was refused');
+        });
+      },
+    });
+    p.throwAfter = timeout();
+    const out = await startRun(store, agent, { script: 'inline', input: {}, runId: 'c4', ...quiet });
+    assert.equal(store.reader.action('c4', 'c4:c4')?.reconciliation, 'verified', 'verified before the failure was recorded');
+    assert.equal(out.status, 'compensated', 'its outcome is known, so the declared policy undoes it');
+    assert.deepEqual(undone, ['r-1']);
+  });
+
   it('onFailure: compensate does not fire on an unknown outcome; compensating settles the doubt first (verify), as plan --compensate predicts', async () => {
     const undone: string[] = [];
     const action = defineAction({
