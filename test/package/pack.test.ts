@@ -66,12 +66,14 @@ function sh(cmd: string, args: string[], opts: SpawnSyncOptions & { expect?: num
   return { stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
-/** The README's "Use it in your project" section: its agent and the CLI transcript it shows, checked as written. */
+/** The README's "Use it in your project" section (its agent and CLI transcript) and docs/api.md's server, as written. */
 function readmeSection(): { agent: string; host: string; transcript: Map<string, string[]> } {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const start = readme.indexOf('## Use it in your project');
   const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
-  const [agent = '', host = ''] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const firstTs = (text: string): string => /```ts\n([\s\S]*?)```/.exec(text)?.[1] ?? '';
+  const agent = firstTs(section);
+  const host = firstTs(fs.readFileSync(path.join(ROOT, 'docs', 'api.md'), 'utf8'));
   const transcript = new Map<string, string[]>();
   for (const block of section.matchAll(/```\n(\$ npx logbook[\s\S]*?)```/g)) {
     let current: string[] | undefined;
@@ -197,7 +199,7 @@ describe('the npm package, installed into a scratch project', function () {
 
   it('type-checks with tsc in ESM (nodenext) and CommonJS (commonjs, node10 resolution) modes, skipLibCheck: false', () => {
     fs.writeFileSync(path.join(scratch, 'host.ts'), HOST);
-    // The README's server snippet (top-level await: an ES module), checked as written.
+    // docs/api.md's server snippet (top-level await: an ES module), checked as written.
     const { host } = readmeSection();
     assert.match(host, /openJournal\(/);
     fs.writeFileSync(path.join(scratch, 'server.ts'), host);
