@@ -11,7 +11,7 @@ import { reconcilePlan, type ReconcileHow } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { acquireRun } from './store/lease';
 import { endSession, withNewSession } from './store/owner';
-import { LEASE_TTL_MS, RunWriter, type Lease } from './store/writer';
+import { RunWriter, type Lease } from './store/writer';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
 import { journaledDecisions, type DecisionInput } from './decisions';
@@ -87,14 +87,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
   const runId = lease.runId;
   const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
   // As while a run goes forward: a long inverse must not outlast the lease this process can prove by its clock.
-  const heartbeat = setInterval(() => {
-    try {
-      writer.heartbeat();
-    } catch {
-      // A lost lease surfaces on the next real write.
-    }
-  }, LEASE_TTL_MS / 3);
-  heartbeat.unref();
+  const stopHeartbeat = writer.keepAlive();
   const faults = opts.faults ?? new Faults();
   const hooks = opts.hooks;
   const compensated: Array<{ id: string; type: string; redone: boolean }> = [];
@@ -209,7 +202,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     writer.runStatus('compensation-failed', { error: record });
     return { ...base(), status: 'compensation-failed', error: { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) } };
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     try {
       writer.release();
     } catch {

@@ -12,7 +12,7 @@ import { RunSession, emptyStats } from './session';
 import { acquireRun, createRun, type ForkPoint } from './store/lease';
 import type { ForkSeed } from './store/fork';
 import { endSession, withNewSession } from './store/owner';
-import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './store/writer';
+import { RunWriter, type Durability, type Lease } from './store/writer';
 import type { Store } from './store';
 import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
@@ -193,14 +193,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
   const stats = emptyStats();
   const log = maskedLog(opts.log);
   const session = new RunSession({ reader: store.reader, writer, agent, input, faults: opts.faults ?? new Faults(), hooks: opts.hooks, stats, log });
-  const heartbeat = setInterval(() => {
-    try {
-      writer.heartbeat();
-    } catch {
-      // A lost lease surfaces on the next real write.
-    }
-  }, LEASE_TTL_MS / 3);
-  heartbeat.unref();
+  const stopHeartbeat = writer.keepAlive();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;
   const guard = guardProcess({
@@ -285,7 +278,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     }
   } finally {
     guard.dispose();
-    clearInterval(heartbeat);
+    stopHeartbeat();
     if (!released) {
       try {
         writer.release();

@@ -95,20 +95,26 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
   else if (!fired) await x.call(`${SECOND[which]} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => second(d, which, x.runId));
 }
 
-export const OPERATIONS: Record<string, Operation> = {
-  ...PROCESS_OPERATIONS,
-  ...WORKER_OPERATIONS,
-  start: {
-    starts: true,
-    weight: 3,
-    arbitrary: () => withCrash('start'),
-    describe: (op) => `start the run (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
+/** `start`, `resume` or `compensate` of the run by one driver (the host API or the engine), its process armed to crash. */
+function drive(kind: 'start' | 'resume' | 'compensate', weight: number, words: string = kind): Operation {
+  return {
+    starts: false,
+    weight,
+    arbitrary: () => withCrash(kind),
+    describe: (op) => `${words} (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
     run: async (x, op) => {
       const d = x.driver();
       d.proc.arm(op.crash as Crash);
-      await x.call(`start (${VIA[op.via as 'api']})`, x.runId, () => d.start(String(op.via), x.runId));
+      const via = String(op.via);
+      await x.call(`${kind} (${VIA[op.via as 'api']})`, x.runId, () => (kind === 'start' ? d.start(via, x.runId) : d[kind](via, x.runId, x.decisions(x.runId))));
     },
-  },
+  };
+}
+
+export const OPERATIONS: Record<string, Operation> = {
+  ...PROCESS_OPERATIONS,
+  ...WORKER_OPERATIONS,
+  start: { ...drive('start', 3, 'start the run'), starts: true },
   'race-start': {
     starts: true,
     weight: 1,
@@ -117,17 +123,7 @@ export const OPERATIONS: Record<string, Operation> = {
     run: (x, op) => runRace(x, op, 'start (host API)', (d) => d.start('api', x.runId)),
     compensates: secondCompensates,
   },
-  resume: {
-    starts: false,
-    weight: 3,
-    arbitrary: () => withCrash('resume'),
-    describe: (op) => `resume (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
-    run: async (x, op) => {
-      const d = x.driver();
-      d.proc.arm(op.crash as Crash);
-      await x.call(`resume (${VIA[op.via as 'api']})`, x.runId, () => d.resume(String(op.via), x.runId, x.decisions(x.runId)));
-    },
-  },
+  resume: drive('resume', 3),
   race: {
     starts: false,
     weight: 2,
@@ -136,18 +132,7 @@ export const OPERATIONS: Record<string, Operation> = {
     run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
     compensates: secondCompensates,
   },
-  compensate: {
-    starts: false,
-    weight: 1,
-    arbitrary: () => withCrash('compensate'),
-    describe: (op) => `compensate (${VIA[op.via as 'api']})${describeCrash(op.crash as Crash)}`,
-    compensates: () => true,
-    run: async (x, op) => {
-      const d = x.driver();
-      d.proc.arm(op.crash as Crash);
-      await x.call(`compensate (${VIA[op.via as 'api']})`, x.runId, () => d.compensate(String(op.via), x.runId, x.decisions(x.runId)));
-    },
-  },
+  compensate: { ...drive('compensate', 1), compensates: () => true },
   approve: {
     starts: false,
     weight: 1,

@@ -1,13 +1,14 @@
 // Schedule operations in real processes: the built CLI as child processes, a real SIGKILL at --crash-at, a second CLI racing.
 
 import fc from 'fast-check';
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
 import { rawInput } from './agent';
 import { actionType, stepName, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
+import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
 import type { Ended } from './surfaces';
 
@@ -100,32 +101,40 @@ const secondCompensates = (op: OpJ): boolean => op.second === 'compensate';
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * The CLI `command` as a child process held in its provider call #at (or finished before it reached it): the run's
+ * journal as it was before it started, and its end once it exits.
+ */
+async function spawnHeld(x: Exec, command: string, op: OpJ): Promise<{ child: ChildProcess; hold: string; before: RunSnapshot; done: () => boolean; ended: () => Promise<Ended> }> {
+  const hold = holdFile(x);
+  const child = spawn(process.execPath, argsOf(x, command, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (status, signal) => r({ status, signal })));
+  let done = false;
+  void exited.then(() => (done = true));
+  const before = x.observer.snapshot(x.runId);
+  while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
+  return { child, hold, before, done: () => done, ended: async () => endedOf({ ...(await exited), stdout, stderr }) };
+}
+
+/**
  * The first CLI process is held in its provider call #at (before the effect), a live process in flight; a second CLI
  * process then drives the same run: it must be refused and change nothing. Then the first goes on.
  */
 async function race(x: Exec, op: OpJ): Promise<void> {
-  const hold = holdFile(x);
   const first = String(op.first);
-  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (status, signal) => r({ status, signal })));
-  let done: { status: number | null; signal: NodeJS.Signals | null } | undefined;
-  void exited.then((d) => (done = d));
-  const before = x.observer.snapshot(x.runId);
-  while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
+  const h = await spawnHeld(x, first, op);
   const second = String(op.second);
-  if (!done) {
+  if (!h.done()) {
     const snap = x.observer.snapshot(x.runId);
     x.after(`${label(second, undefined)} while the first is held in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, second, undefined)), snap, true);
-    fs.writeFileSync(hold, '');
+    fs.writeFileSync(h.hold, '');
   }
-  const d = await exited;
-  x.after(label(first, undefined), x.runId, endedOf({ ...d, stdout, stderr }), before);
-  const reached = fs.existsSync(`${hold}.held`);
-  dropHold(hold);
+  x.after(label(first, undefined), x.runId, await h.ended(), h.before);
+  const reached = fs.existsSync(`${h.hold}.held`);
+  dropHold(h.hold);
   if (!reached) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
 }
 
@@ -137,29 +146,19 @@ async function race(x: Exec, op: OpJ): Promise<void> {
  * must not send its request any more (ctx.signal, checked right before it, must read aborted).
  */
 async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
-  const hold = holdFile(x);
   const first = String(op.first);
-  const child = spawn(process.execPath, argsOf(x, first, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (status, signal) => r({ status, signal })));
-  let done = false;
-  void exited.then(() => (done = true));
-  const before = x.observer.snapshot(x.runId);
-  while (!done && !fs.existsSync(`${hold}.held`)) await sleep(10);
-  if (!done) {
-    child.kill('SIGSTOP');
+  const h = await spawnHeld(x, first, op);
+  if (!h.done()) {
+    h.child.kill('SIGSTOP');
     await sleep(CHILD_TTL_MS * 2);
     const snap = x.observer.snapshot(x.runId);
     x.after(`logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${CHILD_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, 'resume', undefined)), snap);
-    fs.writeFileSync(hold, '');
-    child.kill('SIGCONT');
+    fs.writeFileSync(h.hold, '');
+    h.child.kill('SIGCONT');
   }
-  const d = await exited;
-  dropHold(hold);
-  x.after(`${label(first, undefined)}, frozen and then woken (SIGCONT)`, x.runId, endedOf({ ...d, stdout, stderr }), before);
+  const ended = await h.ended();
+  dropHold(h.hold);
+  x.after(`${label(first, undefined)}, frozen and then woken (SIGCONT)`, x.runId, ended, h.before);
 }
 
 const simple = (op: 'run' | 'resume' | 'compensate', starts: boolean, weight: number): Operation => ({

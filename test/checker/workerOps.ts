@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { rawInput } from './agent';
 import type { Exec } from './executor';
+import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
 import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, holdFile, label, sleep, type CrashAt } from './processOps';
 import type { AgentJ, OpJ } from './spec';
@@ -213,6 +214,32 @@ async function driveWithWorkers(x: Exec, op: OpJ): Promise<void> {
 }
 
 /**
+ * Queues the run, starts worker a held in its provider call #at (`env` says more of where) and waits until it is held
+ * there or has finished; then `body`. Every worker it started is killed and the hold's files removed after.
+ */
+async function withHeldWorker(
+  x: Exec,
+  op: OpJ,
+  env: Record<string, string>,
+  body: (w: { a: WorkerProc; ws: WorkerProc[]; hold: string; held: () => boolean; before: RunSnapshot }) => Promise<void>,
+): Promise<void> {
+  if (!(await detach(x))) return;
+  const hold = holdFile(x);
+  const ws: WorkerProc[] = [];
+  try {
+    const before = x.observer.snapshot(x.runId);
+    const a = spawnWorker(x, 'a', [], { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}`, ...env });
+    ws.push(a);
+    const held = (): boolean => fs.existsSync(`${hold}.held`);
+    await until(() => held() || outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+    await body({ a, ws, hold, held, before });
+  } finally {
+    killWorkers(ws);
+    dropHold(hold);
+  }
+}
+
+/**
  * A worker frozen past its lease (SIGSTOP: a paused VM, a long GC) in its provider call #at: before its lease check
  * (`before-check`), or between the check and the send (`window`, which only a provider refusing a repeated key closes).
  * Worker b takes the run over once the lease expired and drives it; then a is woken (SIGCONT). Woken, a must write
@@ -220,17 +247,9 @@ async function driveWithWorkers(x: Exec, op: OpJ): Promise<void> {
  * refuses if b already sent it).
  */
 async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
-  if (!(await detach(x))) return;
-  const hold = holdFile(x);
   const where = op.where === 'window' ? 'window' : 'before-check';
   const at = `provider call #${Number(op.at) + 1} ${where === 'window' ? 'between its lease check and its send' : 'before its lease check'}`;
-  const ws: WorkerProc[] = [];
-  try {
-    const before = x.observer.snapshot(x.runId);
-    const a = spawnWorker(x, 'a', [], { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}`, ...(where === 'window' ? { LOGBOOK_CHECKER_HOLD_AT: 'window' } : {}) });
-    ws.push(a);
-    const held = (): boolean => fs.existsSync(`${hold}.held`);
-    await until(() => held() || outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+  await withHeldWorker(x, op, where === 'window' ? { LOGBOOK_CHECKER_HOLD_AT: 'window' } : {}, async ({ a, ws, hold, held, before }) => {
     if (!held()) {
       x.after(`${workerLabel(undefined)} (it never reached ${at})`, x.runId, endedOfWorker(a, x.runId), before);
       await stopWorkers(ws);
@@ -270,10 +289,7 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     if (late.length) x.log.push(`woken, worker a sent what it had checked before the freeze (${late.map((e) => `${e.key}${e.key === key ? ', the held one' : ''}: ${e.kind === 'repeat' ? 'refused as a repeated key' : 'landed'}`).join('; ')})`);
     await stopWorkers(ws);
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
-  } finally {
-    killWorkers(ws);
-    dropHold(hold);
-  }
+  });
 }
 
 /**
@@ -282,16 +298,8 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
  * run for two leases' length. Then the first goes on.
  */
 async function raceWorker(x: Exec, op: OpJ): Promise<void> {
-  if (!(await detach(x))) return;
-  const hold = holdFile(x);
   const second = String(op.second);
-  const ws: WorkerProc[] = [];
-  try {
-    const before = x.observer.snapshot(x.runId);
-    const a = spawnWorker(x, 'a', [], { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` });
-    ws.push(a);
-    const held = (): boolean => fs.existsSync(`${hold}.held`);
-    await until(() => held() || outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+  await withHeldWorker(x, op, {}, async ({ a, ws, hold, held, before }) => {
     const during = held() ? ` while worker a is held in its provider call #${Number(op.at) + 1}` : ` (worker a never reached provider call #${Number(op.at) + 1})`;
     const secondCommand = async (): Promise<void> => {
       if (second !== 'worker') {
@@ -318,10 +326,7 @@ async function raceWorker(x: Exec, op: OpJ): Promise<void> {
     }
     await stopWorkers(ws);
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
-  } finally {
-    killWorkers(ws);
-    dropHold(hold);
-  }
+  });
 }
 
 /**
@@ -330,15 +335,7 @@ async function raceWorker(x: Exec, op: OpJ): Promise<void> {
  * then takes the run if it was released (at once: no lease to wait for), and drives it.
  */
 async function stopWorker(x: Exec, op: OpJ): Promise<void> {
-  if (!(await detach(x))) return;
-  const hold = holdFile(x);
-  const ws: WorkerProc[] = [];
-  try {
-    const before = x.observer.snapshot(x.runId);
-    const a = spawnWorker(x, 'a', [], { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` });
-    ws.push(a);
-    const held = (): boolean => fs.existsSync(`${hold}.held`);
-    await until(() => held() || outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+  await withHeldWorker(x, op, {}, async ({ a, ws, hold, held, before }) => {
     const wasHeld = held();
     await until(() => ready(a) || !alive(a), 60_000);
     a.child.kill('SIGTERM');
@@ -356,10 +353,7 @@ async function stopWorker(x: Exec, op: OpJ): Promise<void> {
       await stopWorkers(ws);
       checkExit(x, b, 'logbook worker b');
     }
-  } finally {
-    killWorkers(ws);
-    dropHold(hold);
-  }
+  });
 }
 
 const describeWorker = (o: OpJ, agent: AgentJ): string => {

@@ -390,6 +390,19 @@ export class RunWriter {
     else this.write(false, () => undefined, true);
   }
 
+  /** Heartbeats at a third of LEASE_TTL_MS while a session drives, so a long effect does not outlast the lease; returns the stop. */
+  keepAlive(): () => void {
+    const timer = setInterval(() => {
+      try {
+        this.heartbeat();
+      } catch {
+        // A lost lease surfaces on the next real write.
+      }
+    }, LEASE_TTL_MS / 3);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   release(): void {
     try {
       this.writePending();
