@@ -40,6 +40,20 @@ Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or 
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
   damaged); the run is resumable.`;
 
+/**
+ * `logbook <command> --help` (or `-h`, anywhere before a `--`): that command's lines of the usage, and the options
+ * every command takes. Undefined when it is not a help request, or the command is unknown (which the switch refuses).
+ */
+export function commandHelp(command: string, rest: readonly string[]): string | undefined {
+  const end = rest.indexOf('--');
+  if (!(end < 0 ? rest : rest.slice(0, end)).some((a) => a === '--help' || a === '-h')) return undefined;
+  const lines = USAGE.split('\n').filter((l) => l.startsWith(`  logbook ${command} `) || l === `  logbook ${command}`);
+  if (!lines.length) return undefined;
+  const all = USAGE.split('\n');
+  const crashSpecs = lines.some((l) => l.includes('--crash-at')) ? all.slice(all.findIndex((l) => l.startsWith('Crash specs:')), all.findIndex((l) => l.startsWith('Exit codes:'))) : [];
+  return ['Usage:', ...lines, 'Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB), --json', ...crashSpecs, 'All commands: `logbook --help`.'].join('\n');
+}
+
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
 function usage(problem: string): LogbookError {
@@ -246,6 +260,11 @@ export async function main(argv: string[], plainIo: Io = defaultIo): Promise<num
   const io = maskedIo(plainIo, argv);
   const [command, ...rest] = argv;
   try {
+    const help = command === undefined ? undefined : commandHelp(command, rest);
+    if (help !== undefined) {
+      io.out(help);
+      return EXIT.ok;
+    }
     switch (command) {
       case undefined:
       case '-h':

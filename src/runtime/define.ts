@@ -176,11 +176,29 @@ export interface AgentDefinition<S extends StandardSchema = StandardSchema, O = 
   readonly [AGENT_BRAND]: true;
 }
 
-export function defineAgent<S extends StandardSchema, O>(spec: AgentSpec<S, O>): AgentDefinition<S, O> {
-  if (typeof spec !== 'object' || spec === null) bad('defineAgent was called without a definition object.', 'Pass { name, input, run }.');
+/** The input of an agent that declares none: nothing, or `{}`; anything else is refused before the run starts. */
+export type NoInput = StandardSchema<Record<string, never> | undefined, Record<string, never>>;
+
+const NO_INPUT: NoInput = {
+  '~standard': {
+    version: 1,
+    vendor: 'agent-logbook',
+    validate: (value) =>
+      value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)
+        ? { value: {} }
+        : { issues: [{ message: 'this agent declares no input, so it takes none (or {}); declare `input` with a schema in defineAgent to accept one' }] },
+  },
+};
+
+/** An agent that takes no input: `input` left out, the script sees `{}`. */
+export function defineAgent<O>(spec: Omit<AgentSpec<NoInput, O>, 'input'> & { readonly input?: undefined }): AgentDefinition<NoInput, O>;
+export function defineAgent<S extends StandardSchema, O>(spec: AgentSpec<S, O>): AgentDefinition<S, O>;
+export function defineAgent(given: unknown): AgentDefinition {
+  if (typeof given !== 'object' || given === null) bad('defineAgent was called without a definition object.', 'Pass { name, input, run }.');
+  const spec = ((given as { input?: unknown }).input === undefined ? { ...given, input: NO_INPUT } : given) as AgentSpec<StandardSchema, unknown>;
   if (typeof spec.name !== 'string' || spec.name.length === 0) bad('defineAgent: "name" must be a non-empty string.', 'Give the agent a name, e.g. "email-campaign".');
   requireWellFormed(spec.name, 'The name of an agent');
-  if (!isStandardSchema(spec.input)) bad(`defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`, 'Pass a zod schema, e.g. z.object({}).');
+  if (!isStandardSchema(spec.input)) bad(`defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`, 'Pass a zod schema, e.g. z.object({}), or leave `input` out for an agent that takes none.');
   if (typeof spec.run !== 'function') bad(`defineAgent(${JSON.stringify(spec.name)}): "run" must be a function.`, 'Add run: async (run, input) => { ... }.');
   if (spec.onFailure !== undefined && spec.onFailure !== 'stop' && spec.onFailure !== 'compensate') {
     bad(`defineAgent(${JSON.stringify(spec.name)}): "onFailure" is ${JSON.stringify(spec.onFailure)}.`, 'Use "stop" or "compensate".');
