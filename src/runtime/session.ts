@@ -31,6 +31,19 @@ export function emptyStats(): AttemptStats {
   return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
 }
 
+/**
+ * The step each async context is in, for every session of the process: one storage, never one per session. Node 20
+ * keeps an enabled AsyncLocalStorage for good, and every promise created anywhere pays for each one, so a storage per
+ * session made a long-lived worker or server slower with every run it drove. An entry names its session; `outer`
+ * keeps the frame of another session whose step this one runs inside.
+ */
+interface StepContext {
+  readonly session: RunSession;
+  readonly frame: StepFrame;
+  readonly outer: StepContext | undefined;
+}
+const stepContexts = new AsyncLocalStorage<StepContext>();
+
 interface StepFrame {
   readonly idx: number;
   readonly name: string;
@@ -95,7 +108,6 @@ export class RunSession {
   private readonly suspendedSteps = new Set<number>();
   private readonly runId: string;
   private readonly attempt: number;
-  private readonly als = new AsyncLocalStorage<StepFrame>();
   private readonly cursor: StepCursor;
   private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
   private readonly pending = new Set<Promise<unknown>>();
@@ -116,7 +128,7 @@ export class RunSession {
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
       do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
       currentStep: () => {
-        const frame = this.als.getStore();
+        const frame = this.currentFrame();
         return frame ? { index: frame.idx, name: frame.name } : undefined;
       },
       note: (kind, data) => this.note(kind, data),
@@ -138,7 +150,7 @@ export class RunSession {
 
   /** Ties an action to the step it was started in, so that step cannot end while the action is unsettled. */
   private inStep<T>(p: Promise<T>): Promise<T> {
-    const actions = this.als.getStore()?.actions;
+    const actions = this.currentFrame()?.actions;
     if (actions) {
       actions.pending.add(p);
       p.then(
@@ -165,7 +177,7 @@ export class RunSession {
     }
     requireWellFormed(kind, 'The kind of a note');
     const json = toJournalJson(data, `The note ${kind}`, 'Pass plain JSON to run.note.');
-    this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.als.getStore()?.idx ?? null);
+    this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.currentFrame()?.idx ?? null);
   }
 
   // ---- pausing -------------------------------------------------------------------------------------------
@@ -206,7 +218,7 @@ export class RunSession {
 
   private suspend(s: RunSuspended): never {
     this.suspended ??= s;
-    const frame = this.als.getStore();
+    const frame = this.currentFrame();
     if (frame) this.suspendedSteps.add(frame.idx);
     throw s;
   }
@@ -230,7 +242,7 @@ export class RunSession {
 
   private replayFastRead<T>(name: string): Promise<T> | undefined {
     const journaled = this.cursor.get(this.stepCounter);
-    if (journaled?.status !== 'completed' || journaled.name !== name || this.als.getStore()) return undefined;
+    if (journaled?.status !== 'completed' || journaled.name !== name || this.currentFrame()) return undefined;
     const idx = this.stepCounter++;
     this.d.stats.stepsReplayed++;
     return Promise.resolve(fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result')) as T);
@@ -267,7 +279,7 @@ export class RunSession {
       throw new LogbookError(ErrorCodes.STEP_MISUSE, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
     }
     requireWellFormed(name, `The name of step #${this.stepCounter + 1}`);
-    const parent = this.als.getStore();
+    const parent = this.currentFrame();
     if (parent) {
       throw new LogbookError(
         ErrorCodes.STEP_MISUSE,
@@ -317,7 +329,7 @@ export class RunSession {
       const actions: StepFrame['actions'] = { pending: new Set(), stopped: undefined };
       this.runningSteps.set(idx, name);
       try {
-        result = await this.als.run({ idx, name, redone, location, open, journal, actions }, fn);
+        result = await stepContexts.run({ session: this, frame: { idx, name, redone, location, open, journal, actions }, outer: stepContexts.getStore() }, fn);
       } finally {
         // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
         // crash would leave the step replayed as completed and the action in doubt for good.
@@ -352,7 +364,7 @@ export class RunSession {
    */
   private skipFast<R>(action: unknown, args: unknown): Promise<R> | undefined {
     if (this.suspended || this.d.hooks?.pause || this.d.hooks?.shouldStop || !isAction(action)) return undefined;
-    const journal = this.als.getStore()?.journal;
+    const journal = this.currentFrame()?.journal;
     if (!journal) return undefined;
     try {
       const v = action.args['~standard'].validate(args);
@@ -374,7 +386,7 @@ export class RunSession {
 
   private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: unknown): Promise<R> {
     this.checkStop();
-    const frame = this.als.getStore();
+    const frame = this.currentFrame();
     if (!isAction(action)) {
       throw new LogbookError(ErrorCodes.INVALID_DEFINITION, 'run.do was called with something that is not an action.', 'Pass an action made with defineAction({...}).');
     }
@@ -437,6 +449,12 @@ export class RunSession {
       ...(location ? { location } : {}),
       ...extra,
     };
+  }
+
+  /** The step of this session the calling code runs inside, if any. */
+  private currentFrame(): StepFrame | undefined {
+    for (let c = stepContexts.getStore(); c; c = c.outer) if (c.session === this) return c.frame;
+    return undefined;
   }
 
   private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
