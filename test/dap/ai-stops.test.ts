@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { EXAMPLES, ROOT, cli } from '../helpers';
-import { lineOf, sessionsPerTest, type Stop } from './harness';
+import { DAP_FIXTURES, lineOf, sessionsPerTest, type Stop } from './harness';
 
 const SUPPORT = path.join(EXAMPLES, 'support-agent.ts');
 const PACKAGE_CODE = [path.join(ROOT, 'src') + path.sep, path.join(ROOT, 'dist') + path.sep, `${path.sep}node_modules${path.sep}`];
@@ -55,6 +55,21 @@ describe('dap: an AI SDK agent stops at its own lines', function () {
     assert.deepEqual(shape(stops[1]!.frames[1]!), { name: 'step 1 "resolve"', file, line: step1, deemphasized: false });
     assert.deepEqual(shape(stops[10]!.frames[1]!), { name: 'step 2 "reply"', file, line: step2, deemphasized: false });
     for (const f of stops.flatMap((x) => x.frames)) assert.ok(!PACKAGE_CODE.some((d) => f.source?.path?.includes(d)), `${f.name} at ${f.source?.path}`);
+  });
+
+  it('a frame an integration could only place in library code is de-emphasised, so the editor focuses the step below', async () => {
+    const s = await session();
+    const program = path.join(DAP_FIXTURES, 'library-site.ts');
+    await s.launch({ program, runId: 'lib-site' }, { functions: [{ name: 'ping' }], filters: [] });
+    const stop = await s.stopped();
+    const hints = stop.frames.map((f) => ({ name: f.name.replace(/ \(.*\)$/, ''), hint: f.presentationHint, source: f.source?.presentationHint, library: f.source?.path?.includes(`${path.sep}node_modules${path.sep}`) === true }));
+    assert.deepEqual(hints, [
+      { name: 'ping ping', hint: 'subtle', source: 'deemphasize', library: true },
+      { name: 'step 1 "call it"', hint: undefined, source: undefined, library: false },
+      { name: 'run lib-site', hint: undefined, source: undefined, library: false },
+    ]);
+    assert.equal(stop.frames[1]?.line, lineOf(program, "run.step('call it'"));
+    assert.equal(await s.runToEnd(), 0);
   });
 
   it('says "answered from the journal" in the console voice, not as stderr (red is for errors)', async () => {
