@@ -90,7 +90,8 @@ export default defineAgent({
         return text;
       });
       const saved = replaySavings(run);
-      if (saved.calls > 0) process.stderr.write(`support-agent: this attempt answered ${saved.calls} model call(s) from the journal: ${saved.inputTokens + saved.outputTokens} tokens, $${saved.cost.toFixed(4)} not spent again\n`);
+      // run.log: information for whoever runs it (stderr from the CLI, the debugger's console), not an error.
+      if (saved.calls > 0) run.log(`support-agent: this attempt answered ${saved.calls} model call(s) from the journal: ${saved.inputTokens + saved.outputTokens} tokens, $${saved.cost.toFixed(4)} not spent again`);
       return { reply, toolCalls: resolution.toolCalls };
     } finally {
       await client.close();

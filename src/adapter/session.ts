@@ -519,7 +519,7 @@ export class LogbookDebugSession extends DebugSession {
           name: f.name,
           line: loc ? this.convertDebuggerLineToClient(loc.line) : 0,
           column: loc ? this.convertDebuggerColumnToClient(loc.column) : 0,
-          ...(loc ? { source: new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)) } : {}),
+          ...(loc ? { source: f.library ? { ...new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)), presentationHint: 'deemphasize' as const, origin: 'library code' } : new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)) } : {}),
           ...(f.subtle ? { presentationHint: 'subtle' as const } : {}),
           ...(f.canRestart ? { canRestart: true } : { canRestart: false }),
         };

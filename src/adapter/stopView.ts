@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import type { Loc, StopContext } from '../link/protocol';
 import { modelCallView } from '../ai/view';
+import { isLibraryFile } from '../runtime/location';
 
 export type FrameKind = 'action' | 'step' | 'run';
 
@@ -11,6 +12,9 @@ export interface FrameView {
   readonly name: string;
   readonly location: Loc | undefined;
   readonly subtle: boolean;
+  /** Code of agent-logbook or of a package in node_modules (an integration that found no user line): shown
+   *  de-emphasised, so the editor focuses the user's frame below it, as js-debug's skipFiles does. */
+  readonly library: boolean;
   readonly canRestart: boolean;
 }
 
@@ -19,11 +23,11 @@ export function framesOf(ctx: StopContext): FrameView[] {
   const replayed = ctx.step?.replayed === true;
   if (ctx.action) {
     const a = ctx.action;
-    frames.push({ kind: 'action', name: `${a.type} ${a.id} (${a.phase})`, location: a.location, subtle: replayed || a.phase === 'skipped', canRestart: false });
+    frames.push({ kind: 'action', name: `${a.type} ${a.id} (${a.phase})`, location: a.location, subtle: replayed || a.phase === 'skipped', library: false, canRestart: false });
   }
   if (ctx.step && !ctx.compensating) {
     const s = ctx.step;
-    frames.push({ kind: 'step', name: `step ${s.idx + 1} "${s.name}"${s.replayed ? ' (replayed)' : s.redone ? ' (redone)' : ''}`, location: s.location, subtle: replayed, canRestart: true });
+    frames.push({ kind: 'step', name: `step ${s.idx + 1} "${s.name}"${s.replayed ? ' (replayed)' : s.redone ? ' (redone)' : ''}`, location: s.location, subtle: replayed, library: false, canRestart: true });
   }
   const r = ctx.run;
   frames.push({
@@ -31,9 +35,10 @@ export function framesOf(ctx: StopContext): FrameView[] {
     name: `run ${r.id} (${r.agent}, attempt ${r.attempt}${ctx.compensating ? ', compensating' : ''})`,
     location: ctx.runLocation ?? { file: ctx.program, line: 1, column: 1 },
     subtle: false,
+    library: false,
     canRestart: false,
   });
-  return frames;
+  return frames.map((f) => (f.location && isLibraryFile(f.location.file) ? { ...f, subtle: true, library: true } : f));
 }
 
 export type ScopeName = 'Action' | 'Step' | 'Run' | 'Checkpoint' | 'Journal';

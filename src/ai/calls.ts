@@ -2,7 +2,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, defineAction } from 'agent-logbook';
+import { ErrorCodes, LogbookError, defineAction, type SourceLocation } from 'agent-logbook';
 import { diffCalls, type ModelCallArgs } from './fingerprint';
 import type { AiRunState, CallPlace, PriceTable } from './state';
 
@@ -14,7 +14,8 @@ export interface ModelOptions {
   readonly onDrift?: DriftPolicy;
   /** Prices per million tokens by model id, to report the money a replay saved. */
   readonly prices?: PriceTable;
-  /** Print a line to stderr for each call answered from the journal (default true). */
+  /** Say in a line for each call answered from the journal (default true): on stderr from the CLI, in the debugger's
+   *  console under the debugger. */
   readonly reportReplays?: boolean;
   /** Send each call's idempotency key (`<run id>:model:<step>.<call>`) in this request header, for gateways that
    *  answer a repeated key from their cache: then a call re-made after a crash in flight is not paid twice. */
@@ -75,12 +76,13 @@ export async function journaledCall(
   args: Omit<ModelCallArgs, 'call'>,
   policy: DriftPolicy,
   fn: (args: ModelCallArgs) => Promise<unknown>,
+  at: SourceLocation | undefined,
 ): Promise<{ value: unknown; call: string }> {
   for (let rev = 0; ; rev++) {
     const call = rev === 0 ? place.key : `${place.key}~${rev}`;
     const full: ModelCallArgs = { call, ...args };
     try {
-      return { value: await job.run(fn, () => state.run.do(action, full)), call };
+      return { value: await job.run(fn, () => state.run.do(action, full, { at })), call };
     } catch (err) {
       const before = conflicting(err, call);
       if (!before) throw err;
@@ -132,6 +134,9 @@ export function countReplay(state: AiRunState, call: string, model: { provider: 
   state.saved.cost += cost;
   if (options.reportReplays !== false) {
     const money = price ? `, ${cost.toFixed(4)} saved` : '';
-    process.stderr.write(`logbook/ai: ${call} (${model.modelId}) answered from the journal: ${input + output} tokens not bought again${money}\n`);
+    const line = `logbook/ai: ${call} (${model.modelId}) answered from the journal: ${input + output} tokens not bought again${money}`;
+    // Information, not an error: the run's own log says it in the voice of where it runs (the debugger's console).
+    if (typeof state.run.log === 'function') state.run.log(line);
+    else process.stderr.write(`${line}\n`);
   }
 }

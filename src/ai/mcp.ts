@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { jsonSchema, type Tool, type ToolExecutionOptions, type ToolSet } from 'ai';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, defineAction, type Effect, type EffectContext, type RunApi } from 'agent-logbook';
+import { ErrorCodes, LogbookError, callSite, defineAction, type Effect, type EffectContext, type RunApi, type SourceLocation } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { stateOf, type AiRunState } from './state';
 import { GatedAction, defaultToolKey, runToolCall, type Approval, type ToolCallContext } from './tools';
@@ -88,7 +88,7 @@ async function listAll(client: McpClientLike): Promise<McpToolInfo[]> {
   return tools;
 }
 
-function mcpTool(state: AiRunState, client: McpClientLike, server: string, info: McpToolInfo, o: McpToolOverride): Tool {
+function mcpTool(state: AiRunState, client: McpClientLike, server: string, info: McpToolInfo, o: McpToolOverride, at: SourceLocation | undefined): Tool {
   const effect = o.effect ?? effectOf(info);
   const approval = o.approval ?? info.annotations?.destructiveHint === true;
   const actions = new GatedAction(
@@ -113,6 +113,7 @@ function mcpTool(state: AiRunState, client: McpClientLike, server: string, info:
         key,
         execute: (effectCtx) =>
           client.callTool({ name: info.name, arguments: (input ?? {}) as Record<string, unknown>, _meta: { [MCP_KEY_META]: effectCtx.idempotencyKey } }),
+        at,
       });
     },
   };
@@ -125,12 +126,14 @@ function mcpTool(state: AiRunState, client: McpClientLike, server: string, info:
  */
 export async function logbookMcpTools(run: RunApi, client: McpClientLike, options: McpToolsOptions = {}): Promise<ToolSet> {
   const state = stateOf(run);
+  // The server's tools are declared by this call in the user's code: their calls are shown here.
+  const at = callSite();
   const step = run.currentStep();
   if (!step) {
     throw new LogbookError(ErrorCodes.ACTION_OUTSIDE_STEP, 'logbookMcpTools was called outside a step: its tools/list is journaled in the step that asks.', 'Call it inside a step: const tools = await run.step("…", async () => …) or in the step that calls the model.');
   }
   const server = (options.server ?? client.getServerVersion?.()?.name ?? 'mcp').replace(/[^\w-]+/g, '-');
-  const infos = decode(await listing.run(() => listAll(client), () => run.do(listTools, { server, step: step.index }))) as McpToolInfo[];
+  const infos = decode(await listing.run(() => listAll(client), () => run.do(listTools, { server, step: step.index }, { at }))) as McpToolInfo[];
   for (const name of Object.keys(options.tools ?? {})) {
     if (!infos.some((t) => t.name === name)) {
       throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookMcpTools: an override names the tool ${JSON.stringify(name)}, which server ${server} does not list (it lists ${infos.map((t) => t.name).join(', ') || 'nothing'}).`, 'Fix the name in the tools option.');
@@ -139,7 +142,7 @@ export async function logbookMcpTools(run: RunApi, client: McpClientLike, option
   const out: ToolSet = {};
   for (const info of infos) {
     if (options.only && !options.only.includes(info.name)) continue;
-    out[info.name] = mcpTool(state, client, server, info, options.tools?.[info.name] ?? {});
+    out[info.name] = mcpTool(state, client, server, info, options.tools?.[info.name] ?? {}, at);
   }
   return out;
 }

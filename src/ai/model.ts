@@ -10,6 +10,7 @@ import { callSpec, checkModelSpec, generateResultFor, paramsForFingerprint, sdkS
 import { withCallInfo } from './replay';
 import { stateOf } from './state';
 import { streamJournaled } from './stream';
+import { modelCallSite, noteEntry } from './site';
 
 export type { ModelOptions, DriftPolicy } from './calls';
 
@@ -26,7 +27,23 @@ export type LogbookWrappedModel = ReturnType<typeof wrapLanguageModel>;
  */
 export function logbookModel(run: RunApi, model: LogbookLanguageModel, options: ModelOptions = {}): LogbookWrappedModel {
   checkModelSpec(model);
-  return wrapLanguageModel({ model, middleware: logbookMiddleware(run, options) });
+  const wrapped = wrapLanguageModel({ model, middleware: logbookMiddleware(run, options) });
+  // generateText and streamText read the spec version synchronously, inside the user's call: the moment to note its
+  // line, for streamText's model calls, which run detached from the caller's stack.
+  const spec = wrapped.specificationVersion;
+  try {
+    Object.defineProperty(wrapped, 'specificationVersion', {
+      get: () => {
+        noteEntry();
+        return spec;
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  } catch {
+    // A frozen model: its calls are placed from the stack alone.
+  }
+  return wrapped;
 }
 
 /** The journaled args of a call: the model and its fingerprinted parameters, the same under either SDK major. */
@@ -45,6 +62,7 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
   const middleware: Omit<LanguageModelV3Middleware, 'specificationVersion'> & { specificationVersion: string } = {
     specificationVersion: sdkSpec(),
     wrapGenerate: async ({ doGenerate, params, model }) => {
+      const at = modelCallSite();
       state.throwIfHalted();
       const args = callArgs(model, params);
       const place = state.place(JSON.stringify(args), 'generateText');
@@ -54,7 +72,7 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
         journaled = await journaledCall(state, generateAction, place, args, policy, async (a) => {
           live = true;
           return recorded(await (options.keyHeader ? model.doGenerate(keyed(params, options.keyHeader, `${run.id}:${a.call}`)) : doGenerate()));
-        });
+        }, at);
       } catch (err) {
         state.failed(place);
         throw err;
@@ -65,12 +83,13 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       return { ...result, providerMetadata: withCallInfo(result.providerMetadata, journaled.call, !live) } as LanguageModelV3GenerateResult;
     },
     wrapStream: ({ doStream, params, model }) => {
+      const at = modelCallSite();
       state.throwIfHalted();
       const args = callArgs(model, params);
       const place = state.place(JSON.stringify(args), 'streamText');
       const call = options.keyHeader ? (a: { call: string }) => model.doStream(keyed(params, options.keyHeader ?? '', `${run.id}:${a.call}`)) : () => doStream();
       return streamJournaled(state, place, call, {
-        journal: (fn) => journaledCall(state, streamAction, place, args, policy, fn),
+        journal: (fn) => journaledCall(state, streamAction, place, args, policy, fn, at),
         forCall: (call, parts) => streamPartsFor(parts, callSpec(model), call),
         replayed: (call, parts) => {
           const finish = parts.find((p): p is Extract<LanguageModelV3StreamPart, { type: 'finish' }> => p.type === 'finish');

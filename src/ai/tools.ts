@@ -3,8 +3,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi } from 'agent-logbook';
+import { ErrorCodes, LogbookError, callSite, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi, type SourceLocation } from 'agent-logbook';
 import { decode, encode } from './codec';
+import { entrySite } from './site';
 import { isControlError, stateOf, type AiRunState } from './state';
 
 /** What a key function knows besides the tool's input. */
@@ -55,6 +56,8 @@ export type ToolEntry = ToolSpec | ActionToolSpec | ActionDefinition<any, any>;
 interface Job {
   readonly key: string;
   readonly execute: (ctx: EffectContext) => Promise<unknown>;
+  /** The user's line that declared the tool: where the debugger shows its calls. */
+  readonly at: SourceLocation | undefined;
 }
 const jobs = new AsyncLocalStorage<Job>();
 
@@ -112,7 +115,7 @@ export function toolAction(spec: ToolActionSpec, approval: boolean): ActionDefin
 export async function runToolCall(state: AiRunState, def: ActionDefinition<typeof anyArgs, unknown>, input: unknown, job: Job): Promise<unknown> {
   state.throwIfHalted();
   try {
-    return decode(await jobs.run(job, () => state.run.do(def, encode(input))));
+    return decode(await jobs.run(job, () => state.run.do(def, encode(input), { at: job.at })));
   } catch (err) {
     if (isControlError(err)) state.halt ??= err;
     throw err;
@@ -150,7 +153,7 @@ export class GatedAction {
   }
 }
 
-function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
+function wrapTool(state: AiRunState, name: string, spec: ToolSpec, at: SourceLocation | undefined): Tool {
   const execute = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
   if (typeof execute !== 'function') {
     throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`, 'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.');
@@ -175,12 +178,12 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec): Tool {
     execute: (input: unknown, options: ToolExecutionOptions) => {
       const ctx: ToolCallContext = { run: state.run, toolName: name, toolCallId: options.toolCallId, modelCall: state.ownerOf(options.toolCallId) };
       const key = spec.key ? spec.key(input, ctx) : defaultToolKey(ctx);
-      return runToolCall(state, actions.for(input), input, { key, execute: async () => settle(await execute.call(spec.tool, input, options)) });
+      return runToolCall(state, actions.for(input), input, { key, execute: async () => settle(await execute.call(spec.tool, input, options)), at });
     },
   };
 }
 
-function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool {
+function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec, at: SourceLocation | undefined): Tool {
   // The action's own unrecordedResult wins; without one, the model is told the truth rather than given undefined.
   const action = spec.action.unrecordedResult ? spec.action : defineAction({ ...spec.action, unrecordedResult: unrecordedToolResult });
   const gated = spec.approval === undefined ? undefined : defineAction({ ...action, approval: true });
@@ -195,7 +198,7 @@ function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool
       state.throwIfHalted();
       const approve = typeof spec.approval === 'function' ? spec.approval(input) === true : spec.approval === true;
       try {
-        return (await state.run.do(approve && gated ? gated : open, input)) as unknown;
+        return (await state.run.do(approve && gated ? gated : open, input, { at })) as unknown;
       } catch (err) {
         if (isControlError(err)) state.halt ??= err;
         throw err;
@@ -215,11 +218,14 @@ function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec): Tool
  */
 export function logbookTools(run: RunApi, entries: Record<string, ToolEntry>): ToolSet {
   const state = stateOf(run);
+  // The tools are declared here, in the user's code: each tool's calls are shown at its entry of this call.
+  const site = callSite();
   const out: ToolSet = {};
   for (const [name, entry] of Object.entries(entries)) {
-    if (isAction(entry)) out[name] = wrapAction(state, name, { action: entry });
-    else if (typeof entry === 'object' && entry !== null && 'action' in entry && isAction(entry.action)) out[name] = wrapAction(state, name, entry);
-    else if (typeof entry === 'object' && entry !== null && 'tool' in entry) out[name] = wrapTool(state, name, entry);
+    const at = entrySite(site, name);
+    if (isAction(entry)) out[name] = wrapAction(state, name, { action: entry }, at);
+    else if (typeof entry === 'object' && entry !== null && 'action' in entry && isAction(entry.action)) out[name] = wrapAction(state, name, entry, at);
+    else if (typeof entry === 'object' && entry !== null && 'tool' in entry) out[name] = wrapTool(state, name, entry, at);
     else {
       throw new LogbookError(
         ErrorCodes.INVALID_DEFINITION,

@@ -227,11 +227,20 @@ export interface RunApi extends RunInfo {
    * `args` is what the schema accepts (its input type: a field with a default may be left out); the action's
    * key, execute, verify and compensate see the parsed value.
    */
-  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>): Promise<R>;
+  do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>, options?: DoOptions): Promise<R>;
   /** The step the caller is in (its position and name), or undefined outside a step: integrations key actions by it. */
   currentStep(): StepPlace | undefined;
   /** Journals a note in the current step (what a model had streamed, say): shown by the debugger, never replayed. */
   note(kind: string, data: unknown): void;
+  /** A line for the person running the agent (not an error): the CLI prints it on stderr, the debugger in its console. */
+  log(line: string): void;
+}
+
+/** How an integration tells the debugger where the user asked for an action (see docs/integrations.md). */
+export interface DoOptions {
+  /** The user's line this action stands for (from `callSite()` at the integration's entry): the debugger shows it
+   *  instead of the line that called run.do, which is the integration's own. */
+  readonly at?: { readonly file: string; readonly line: number; readonly column: number } | undefined;
 }
 
 export interface StepPlace {

@@ -2,7 +2,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure, markInDoubt } from './errors';
-import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type EffectContext, type ErrorClass } from './define';
+import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions, type EffectContext, type ErrorClass } from './define';
 import { reviveError } from './errorRevive';
 import { requireWellFormed } from './wellFormed';
 import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
@@ -14,7 +14,7 @@ import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, 
 import { actionPlan, afterExecuteError, failedMayHaveHappened, reconcilePlan, type ReconcilePlan } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { journaledDecision, type JournaledDecision } from './decisions';
-import { callerLocation } from './location';
+import { callerLocation, validSite } from './location';
 import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
 import type { ActionRow, ReplayStepRow } from './store/rows';
@@ -126,12 +126,13 @@ export class RunSession {
       agent: d.agent.name,
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
-      do: (action, args) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args))),
+      do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
       currentStep: () => {
         const frame = this.currentFrame();
         return frame ? { index: frame.idx, name: frame.name } : undefined;
       },
       note: (kind, data) => this.note(kind, data),
+      log: (line) => this.d.log(String(line)),
     };
     this.api = Object.freeze(api);
   }
@@ -384,7 +385,7 @@ export class RunSession {
     }
   }
 
-  private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: unknown): Promise<R> {
+  private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: unknown, options?: DoOptions): Promise<R> {
     this.checkStop();
     const frame = this.currentFrame();
     if (!isAction(action)) {
@@ -397,7 +398,8 @@ export class RunSession {
         `Wrap it in a step: await run.step("…", () => run.do(${action.type.replace(/\W+(\w)/g, (_, c: string) => c.toUpperCase())}, args)).`,
       );
     }
-    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    // An integration names the user's line it acted for; else the first frame of the user's own code calls run.do.
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
     const v = await validate(action.args, args);
     if (!v.ok) {
       throw new LogbookError(ErrorCodes.INVALID_ARGS, `The args of ${action.type} are invalid: ${v.message}.`, `Fix the values passed to run.do(${action.type}, …) so they match its args schema.`, { type: action.type });
