@@ -13,6 +13,7 @@ import { drive } from './driver';
 import { dropScratch, journalOf, rehearsalDb } from './scratchJournal';
 import { requireUsableTarget } from '../runtime/store';
 import { maskTarget } from '../shared/journalTarget';
+import type { RehearsalEvent } from '../shared/rehearsalEvents';
 import { readSummary } from './journal';
 import { pointLabel, readTrace, sample } from './points';
 import { runPool } from './pool';
@@ -24,7 +25,7 @@ import { junitBaselineFailed, junitReport, reproduction } from './junit';
 import type { Baseline, CampaignResult, CampaignSetup, Point } from './types';
 
 export const USAGE =
-  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--db postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
+  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--db postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
 
 function usage(problem: string): LogbookError {
   return new LogbookError(ErrorCodes.USAGE, problem, `Usage: ${USAGE}`);
@@ -59,6 +60,8 @@ interface Options {
   readonly script: string;
   readonly input: unknown;
   readonly random: number | null;
+  /** --point: only these crash specs of the uncrashed run (an editor reruns one test). */
+  readonly only: readonly string[] | null;
   readonly seed: string;
   readonly depth: number;
   readonly jobs: number;
@@ -85,6 +88,7 @@ function parseOptions(args: string[]): Options {
         input: { type: 'string' },
         'input-file': { type: 'string' },
         points: { type: 'string' },
+        point: { type: 'string', multiple: true },
         random: { type: 'string' },
         seed: { type: 'string' },
         depth: { type: 'string' },
@@ -110,6 +114,7 @@ function parseOptions(args: string[]): Options {
   if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --db).');
   if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
   if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');
+  if (v.point !== undefined && (v.points !== undefined || v.random !== undefined)) throw usage('--point picks points itself: pass it without --points all or --random N.');
   if (v.seed !== undefined && v.random === undefined && v.depth === undefined) throw usage('--seed only matters with --random N or --depth K.');
   if (v.json === true && v.ndjson === true) throw usage('Pass either --json (one report at the end) or --ndjson (an event a line as it goes), not both.');
   if (v.list === true && v.junit !== undefined) throw usage('--list only lists the fault points: there is no campaign to write as JUnit.');
@@ -118,6 +123,7 @@ function parseOptions(args: string[]): Options {
     script: parsed.positionals[0] ?? '',
     input: readInput(v.input, v['input-file']),
     random,
+    only: v.point ?? null,
     seed: v.seed ?? (random === null ? '0' : randomBytes(4).toString('hex')),
     depth: positiveInt('depth', v.depth, 1),
     jobs: positiveInt('jobs', v.jobs, os.availableParallelism()),
@@ -188,13 +194,6 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
   return { baseline, points };
 }
 
-/** One --ndjson event: a line of JSON on stdout, written at once so a reader sees progress as it happens. */
-export type RehearsalEvent =
-  | { event: 'points'; script: string; agent: string; baseline: Baseline; available: Point[]; selected: Point[] }
-  | { event: 'result'; result: CampaignResult; broken: boolean; messages: string[]; reproduction: string[] }
-  | { event: 'report'; report: RehearsalReport }
-  | { event: 'baseline-failed'; script: string; agent: string; status: string | null; error: unknown };
-
 export async function rehearse(args: string[], io: Io): Promise<number> {
   const o = parseOptions(args);
   const started = performance.now();
@@ -235,7 +234,11 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
     }
     const { baseline, points: available } = ran;
     if (tty) process.stderr.write('\r\u001b[K');
-    const points = o.random === null ? available : sample(available, o.random, o.seed);
+    const missing = (o.only ?? []).filter((spec) => !available.some((p) => p.spec === spec));
+    if (missing.length) {
+      throw usage(`--point ${missing.join(', ')}: the uncrashed run never passed ${missing.length === 1 ? 'this point' : 'these points'}. Its points are: ${available.map((p) => p.spec).join(', ')}.`);
+    }
+    const points = o.only !== null ? available.filter((p) => o.only?.includes(p.spec)) : o.random === null ? available : sample(available, o.random, o.seed);
     emit({ event: 'points', script: loaded.path, agent: loaded.agent.name, baseline, available, selected: points });
     if (o.list) {
       if (o.json) io.out(JSON.stringify({ script: loaded.path, agent: loaded.agent.name, baseline, available, selected: points }, null, 2));
