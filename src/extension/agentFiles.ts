@@ -58,6 +58,7 @@ export class AgentFiles implements vscode.Disposable, vscode.CodeLensProvider {
       return [
         new vscode.CodeLens(range, { title: `$(run) ${COMMANDS.runAgent.title}`, command: COMMANDS.runAgent.id, arguments: [doc.uri], tooltip: 'Run this agent with the logbook CLI in a terminal' }),
         new vscode.CodeLens(range, { title: `$(debug-alt) ${COMMANDS.debugAgent.title}`, command: COMMANDS.debugAgent.id, arguments: [doc.uri], tooltip: 'Start a new run of this agent under the Logbook debugger' }),
+        new vscode.CodeLens(range, { title: '$(beaker) Rehearse', command: COMMANDS.rehearseAgent.id, arguments: [doc.uri], tooltip: 'Kill a run of this agent at each of its fault points, resume each, and check the invariants (Test Explorer)' }),
       ];
     });
   }

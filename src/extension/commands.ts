@@ -31,6 +31,8 @@ export interface CommandDeps {
   readonly sessions: Sessions;
   readonly openTimeline: (runId: string) => Promise<unknown>;
   readonly credentials: Credentials;
+  /** Rehearses the agent of a file in the Test Explorer (the Rehearse CodeLens). */
+  readonly rehearse: (file: string) => Promise<void>;
 }
 
 /** The policy's answers, carried by the reader: the same the tree's menus use. */
@@ -62,6 +64,7 @@ export class Commands {
       showLog: () => this.d.log.show(),
       loadMore: (a) => this.d.model.loadMore(a as MoreNode),
       runAgent: (a) => this.runAgent(a),
+      rehearseAgent: (a) => this.rehearseAgent(a),
       debugAgent: (a) => this.debugAgent(a),
       setJournalPassword: (o) => this.d.credentials.setPassword(readConfig(), options(o) as SetPasswordOptions),
     };
@@ -361,6 +364,16 @@ export class Commands {
     if (!file) return undefined;
     const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(file)) ?? vscode.workspace.workspaceFolders?.[0];
     return vscode.debug.startDebugging(folder, agentLaunch(file));
+  }
+
+  /** Every kill point of the agent, in the Test Explorer: `logbook rehearse` in a child process. */
+  async rehearseAgent(arg: unknown): Promise<boolean | undefined> {
+    if (!this.trusted('rehearse an agent script')) return undefined;
+    const file = this.agentFile(arg);
+    if (!file) return undefined;
+    await vscode.commands.executeCommand('workbench.view.testing.focus');
+    await this.d.rehearse(file);
+    return true;
   }
 
   /** A new run of the agent by the CLI, in a terminal (like "Run Python File"): no debugger, the journal as always. */

@@ -18,6 +18,8 @@ import { TimelinePanels } from './timeline';
 import { TreeModel, type ReaderSource } from './tree/model';
 import type { Node } from './tree/nodes';
 import { RunsTreeProvider } from './tree/provider';
+import { Rehearsals } from './rehearsal';
+import { debugKillPoint } from './rehearsalDebug';
 
 /** What activate returns: the test suite inspects the extension through it. */
 export interface LogbookApi {
@@ -36,6 +38,8 @@ export interface LogbookApi {
   readonly commands: Commands;
   readonly sessions: Sessions;
   readonly agentFiles: AgentFiles;
+  /** The Test Explorer's rehearsal controller. */
+  readonly rehearsals: Rehearsals;
   /** Change notices seen from the reader, newest last (for tests of liveness). */
   readonly notices: ChangedNotice[];
 }
@@ -68,7 +72,8 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const decorations = new Decorations(readerProxy, log);
   const statusBar = new RunStatusBar(readerProxy, sessions);
   const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId), (runId) => sessions.pausesOf(runId));
-  const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id), credentials });
+  const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id), credentials, rehearse: (file) => rehearsals.rehearseFile(file) });
+  const rehearsals = new Rehearsals(paths, log, async (p, file, input) => (await debugKillPoint(p, file, input, log)) !== undefined);
   const notices: ChangedNotice[] = [];
   const agentFiles = new AgentFiles();
 
@@ -131,6 +136,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
       statusBar.schedule(0);
     }),
     agentFiles,
+    rehearsals,
     vscode.workspace.onDidGrantWorkspaceTrust(() => model.refreshAll()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!affectsLogbook(e)) return;
@@ -144,7 +150,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   );
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
-  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, agentFiles, notices };
+  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, agentFiles, rehearsals, notices };
 }
 
 /** A PostgreSQL journal that refused the password: say where VS Code keeps one. */

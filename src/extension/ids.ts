@@ -17,6 +17,7 @@ export const SETTINGS = {
   autoRefresh: 'autoRefresh',
   envFile: 'envFile',
   env: 'env',
+  rehearse: 'rehearse',
 } as const;
 
 /** Context keys set with `setContext`. */

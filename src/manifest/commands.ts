@@ -23,6 +23,7 @@ export const COMMANDS = {
   loadMore: { id: 'logbook.loadMore', title: 'Load More', icon: undefined },
   runAgent: { id: 'logbook.runAgent', title: 'Run Agent', icon: '$(run)' },
   debugAgent: { id: 'logbook.debugAgent', title: 'Debug Agent', icon: '$(debug-alt)' },
+  rehearseAgent: { id: 'logbook.rehearseAgent', title: 'Rehearse Agent (kill it at every point)', icon: '$(beaker)' },
   setJournalPassword: { id: 'logbook.setJournalPassword', title: 'Set Journal Password', icon: undefined },
 } as const;
 

@@ -64,6 +64,7 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('deleteRun'), when: trusted },
       { command: cmd('runAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
       { command: cmd('debugAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
+      { command: cmd('rehearseAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
     ],
   };
 }
@@ -82,7 +83,7 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env].map((s) => `${SETTINGS.section}.${s}`),
+        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env, SETTINGS.rehearse].map((s) => `${SETTINGS.section}.${s}`),
       },
       virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk, or a PostgreSQL server the editor\'s machine reaches.' },
     },
@@ -150,6 +151,21 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             additionalProperties: { type: 'string' },
             scope: 'resource',
             markdownDescription: 'Environment variables for every process the extension starts, over `#logbook.envFile#`\'s. Prefer `#logbook.envFile#` for secrets: settings files are often committed.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.rehearse}`]: {
+            type: 'object',
+            default: { points: 'all', random: 10, seed: '', jobs: 0 },
+            scope: 'resource',
+            properties: {
+              input: { description: 'The input (JSON) to rehearse agents with when no `logbook` launch configuration of the agent gives one.' },
+              points: { type: 'string', enum: ['all', 'random'], default: 'all', description: 'What the Rehearse CodeLens runs: every kill point, or a seeded random sample.' },
+              random: { type: 'integer', minimum: 1, default: 10, description: 'How many points the "Random sample" profile tries.' },
+              seed: { type: 'string', default: '', description: 'The seed of the random sample (empty: a new one each run; the Test Results show it).' },
+              jobs: { type: 'integer', minimum: 0, default: 0, description: 'Parallel campaigns (0: one per core).' },
+            },
+            additionalProperties: false,
+            markdownDescription:
+              'Rehearsal in the Test Explorer: each agent is a test, each kill point a child. The input comes from a `logbook` launch configuration of the agent (its `input` or `inputFile`), else `input` here. Runs `logbook rehearse` on `#logbook.runtimeExecutable#`; nothing runs in an untrusted workspace.',
           },
           [`${SETTINGS.section}.${SETTINGS.autoRefresh}`]: {
             type: 'boolean',

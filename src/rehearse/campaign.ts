@@ -67,6 +67,7 @@ export async function runCampaign(setup: CampaignSetup, index: number, point: Po
       approvals: d.approvals,
       saved: d.saved,
       error,
+      commands: d.commands,
       ms: performance.now() - started,
     };
   } finally {

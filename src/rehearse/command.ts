@@ -13,17 +13,19 @@ import { drive } from './driver';
 import { dropScratch, journalOf, rehearsalDb } from './scratchJournal';
 import { requireUsableTarget } from '../runtime/store';
 import { maskTarget } from '../shared/journalTarget';
+import type { RehearsalEvent } from '../shared/rehearsalEvents';
 import { readSummary } from './journal';
-import { readTrace, sample } from './points';
+import { pointLabel, readTrace, sample } from './points';
 import { runPool } from './pool';
 import { prober } from './probe';
 import { progressBar } from './progress';
 import { broken } from './invariants';
-import { renderReport, summarise, type RehearsalReport } from './report';
+import { invariantsBroken, renderReport, summarise, type RehearsalReport } from './report';
+import { junitBaselineFailed, junitReport, reproduction } from './junit';
 import type { Baseline, CampaignResult, CampaignSetup, Point } from './types';
 
 export const USAGE =
-  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--db postgres://…] [--keep] [--json] [--report F]';
+  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--db postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
 
 function usage(problem: string): LogbookError {
   return new LogbookError(ErrorCodes.USAGE, problem, `Usage: ${USAGE}`);
@@ -58,6 +60,8 @@ interface Options {
   readonly script: string;
   readonly input: unknown;
   readonly random: number | null;
+  /** --point: only these crash specs of the uncrashed run (an editor reruns one test). */
+  readonly only: readonly string[] | null;
   readonly seed: string;
   readonly depth: number;
   readonly jobs: number;
@@ -65,7 +69,12 @@ interface Options {
   readonly db: string | null;
   readonly keep: boolean;
   readonly json: boolean;
+  /** One JSON event a line on stdout as the rehearsal goes (points, each result, the report): for editors and CI. */
+  readonly ndjson: boolean;
   readonly report: string | undefined;
+  readonly junit: string | undefined;
+  /** Only run the uncrashed run and list its fault points. */
+  readonly list: boolean;
 }
 
 function parseOptions(args: string[]): Options {
@@ -79,6 +88,7 @@ function parseOptions(args: string[]): Options {
         input: { type: 'string' },
         'input-file': { type: 'string' },
         points: { type: 'string' },
+        point: { type: 'string', multiple: true },
         random: { type: 'string' },
         seed: { type: 'string' },
         depth: { type: 'string' },
@@ -87,7 +97,10 @@ function parseOptions(args: string[]): Options {
         db: { type: 'string' },
         keep: { type: 'boolean' },
         json: { type: 'boolean' },
+        ndjson: { type: 'boolean' },
         report: { type: 'string' },
+        junit: { type: 'string' },
+        list: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -101,12 +114,16 @@ function parseOptions(args: string[]): Options {
   if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --db).');
   if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
   if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');
+  if (v.point !== undefined && (v.points !== undefined || v.random !== undefined)) throw usage('--point picks points itself: pass it without --points all or --random N.');
   if (v.seed !== undefined && v.random === undefined && v.depth === undefined) throw usage('--seed only matters with --random N or --depth K.');
+  if (v.json === true && v.ndjson === true) throw usage('Pass either --json (one report at the end) or --ndjson (an event a line as it goes), not both.');
+  if (v.list === true && v.junit !== undefined) throw usage('--list only lists the fault points: there is no campaign to write as JUnit.');
   const random = v.random === undefined ? null : positiveInt('random', v.random, 1);
   return {
     script: parsed.positionals[0] ?? '',
     input: readInput(v.input, v['input-file']),
     random,
+    only: v.point ?? null,
     seed: v.seed ?? (random === null ? '0' : randomBytes(4).toString('hex')),
     depth: positiveInt('depth', v.depth, 1),
     jobs: positiveInt('jobs', v.jobs, os.availableParallelism()),
@@ -114,7 +131,10 @@ function parseOptions(args: string[]): Options {
     db,
     keep: v.keep === true,
     json: v.json === true,
+    ndjson: v.ndjson === true,
     report: v.report,
+    junit: v.junit,
+    list: v.list === true,
   };
 }
 
@@ -177,6 +197,9 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
 export async function rehearse(args: string[], io: Io): Promise<number> {
   const o = parseOptions(args);
   const started = performance.now();
+  const emit = (e: RehearsalEvent): void => {
+    if (o.ndjson) io.out(JSON.stringify(e));
+  };
   const cli = cliPath();
   const loaded = await loadScript(o.script);
   const probe = prober(loaded.agent);
@@ -189,25 +212,41 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
   };
   process.once('SIGINT', interrupted);
   try {
-    const tty = !o.json && process.stderr.isTTY === true;
+    const tty = !o.json && !o.ndjson && process.stderr.isTTY === true;
     if (tty) process.stderr.write('  running the script once, uncrashed, to learn its fault points…');
     let ran: Awaited<ReturnType<typeof runBaseline>>;
     try {
       ran = await runBaseline(cli, o, loaded.path, root, probe);
     } catch (err) {
-      if (!(err instanceof BaselineDidNotComplete)) throw err;
+      // Both ways the uncrashed run can fail are written where the rehearsal's report would go.
+      if (!(err instanceof LogbookError) || err.code !== ErrorCodes.REHEARSAL_BASELINE) throw err;
       if (tty) process.stderr.write('\r\u001b[K');
-      const failed = { script: loaded.path, agent: loaded.agent.name, input: o.input, ok: false, baseline: { status: err.status, error: err.runError }, error: err.toJSON() };
-      if (o.report) fs.writeFileSync(o.report, `${JSON.stringify(failed, null, 2)}\n`);
+      const status = err instanceof BaselineDidNotComplete ? err.status : null;
+      const failed = { script: loaded.path, agent: loaded.agent.name, input: o.input, ok: false, baseline: { status, error: err instanceof BaselineDidNotComplete ? err.runError : null }, error: err.toJSON() };
+      if (o.report && err instanceof BaselineDidNotComplete) fs.writeFileSync(o.report, `${JSON.stringify(failed, null, 2)}\n`);
+      if (o.junit) fs.writeFileSync(o.junit, junitBaselineFailed({ script: loaded.path, agent: loaded.agent.name, input: o.input, message: err.message, ms: performance.now() - started }));
+      emit({ event: 'baseline-failed', script: loaded.path, agent: loaded.agent.name, status, error: err.toJSON() });
+      // A run that never finished keeps its exit code (2, from the error); one that ended otherwise fails the rehearsal.
+      if (!(err instanceof BaselineDidNotComplete)) throw err;
       if (o.json) io.out(JSON.stringify(failed, null, 2));
       io.err(`error [${err.code}] ${err.message}`);
       return 1;
     }
     const { baseline, points: available } = ran;
     if (tty) process.stderr.write('\r\u001b[K');
-    const points = o.random === null ? available : sample(available, o.random, o.seed);
+    const missing = (o.only ?? []).filter((spec) => !available.some((p) => p.spec === spec));
+    if (missing.length) {
+      throw usage(`--point ${missing.join(', ')}: the uncrashed run never passed ${missing.length === 1 ? 'this point' : 'these points'}. Its points are: ${available.map((p) => p.spec).join(', ')}.`);
+    }
+    const points = o.only !== null ? available.filter((p) => o.only?.includes(p.spec)) : o.random === null ? available : sample(available, o.random, o.seed);
+    emit({ event: 'points', script: loaded.path, agent: loaded.agent.name, baseline, available, selected: points });
+    if (o.list) {
+      if (o.json) io.out(JSON.stringify({ script: loaded.path, agent: loaded.agent.name, baseline, available, selected: points }, null, 2));
+      else if (!o.ndjson) for (const p of points) io.out(pointLabel(p));
+      return 0;
+    }
     const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, db: o.db, baseline };
-    const progress = progressBar(points.length, o.json ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
+    const progress = progressBar(points.length, o.json || o.ndjson ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
     let done = 0;
     let bad = 0;
     progress.tick(0, 0);
@@ -217,8 +256,10 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       points,
       onResult: (r) => {
         done++;
-        if (broken(r)) bad++;
+        const isBroken = broken(r);
+        if (isBroken) bad++;
         progress.tick(done, bad);
+        emit({ event: 'result', result: r, broken: isBroken, messages: isBroken ? invariantsBroken(r) : [], reproduction: isBroken ? reproduction(r, loaded.path) : [] });
       },
     });
     progress.end();
@@ -237,8 +278,10 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       ms: performance.now() - started,
     };
     if (o.report) fs.writeFileSync(o.report, `${JSON.stringify(report, null, 2)}\n`);
-    io.out(o.json ? JSON.stringify(report, null, 2) : renderReport(report));
-    if (o.keep && !o.json) io.out(`  scratch kept   ${root}`);
+    if (o.junit) fs.writeFileSync(o.junit, junitReport(report));
+    if (o.ndjson) emit({ event: 'report', report });
+    else io.out(o.json ? JSON.stringify(report, null, 2) : renderReport(report));
+    if (o.keep && !o.json && !o.ndjson) io.out(`  scratch kept   ${root}`);
     return report.ok ? 0 : 1;
   } finally {
     process.removeListener('SIGINT', interrupted);

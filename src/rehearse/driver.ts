@@ -54,6 +54,8 @@ export interface DriveResult {
   readonly saved: Record<string, number>;
   /** Set when a process ended in a way the rehearsal cannot continue from (bad usage, a stray kill, a loop). */
   readonly error: string | null;
+  /** What was run, in order, as `logbook` argv without --db and --json: a person can replay it (see reproduction()). */
+  readonly commands: string[][];
 }
 
 /** A crash spec whose point makes execute throw instead of killing the process. */
@@ -76,12 +78,13 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   const decisions: DriveDecision[] = [];
   const approvals: Array<{ type: string; id: string }> = [];
   const saved: Record<string, number> = {};
+  const commands: string[][] = [];
   let processes = 0;
   /** How the latest process ended, said when the journal shows nothing of it. */
   let lastExit = 'did not start';
   /** Set after an injected throw failed the run: the run goes on with a resume, as it would after a real timeout. */
   let resumeFailed = false;
-  const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({ status, processes, kills, decisions, approvals, saved, error });
+  const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({ status, processes, kills, decisions, approvals, saved, error, commands });
   for (;;) {
     const state = readRunState(db, o.runId);
     let command: Command;
@@ -111,6 +114,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
         for (const a of pendingApprovals(db, o.runId)) {
           recordApproval(store, o.runId, a.id, true, 'approved automatically by logbook rehearse', 'rehearsal');
           approvals.push({ type: a.type, id: a.id });
+          commands.push(['approve', o.runId, a.id, '--no-resume']);
         }
       } finally {
         store.close();
@@ -126,6 +130,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     const ctx: ProcessContext = { index: processes, command, args: [...args, ...extra, '--db', db, '--json'], kills: kills.length };
     const spec = await o.arm?.(ctx);
     const trace = o.traceFile?.(ctx);
+    commands.push([command, ...args, ...extra, ...(spec ? ['--crash-at', spec] : [])]);
     // In the user's own working directory, as `logbook run` would be: a script that reads local files finds them.
     // The journal and the providers' state ($LOGBOOK_STATE_DIR) are the campaign's own scratch files.
     const r: ChildResult = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), process.cwd());

@@ -24,7 +24,7 @@ function workerPath(): string {
 export function failedCampaign(index: number, point: Point, message: string): CampaignResult {
   return {
     index, point, kills: [], processes: 0, status: 'unknown', finished: false, sameOutput: false, sameEffects: null, effectsDiff: [],
-    duplicates: [], settled: [], decisions: [], unsettled: [], approvals: [], stepsRedoneMax: 0, saved: {}, error: message, ms: 0,
+    duplicates: [], settled: [], decisions: [], unsettled: [], approvals: [], stepsRedoneMax: 0, saved: {}, error: message, commands: [], ms: 0,
   };
 }
 

@@ -214,3 +214,21 @@ export function whatBroke(c: CampaignResult): string {
   for (const u of c.unsettled) parts.push(`${u.type} ${u.id} left in doubt`);
   return parts.join('; ');
 }
+
+/**
+ * The invariants one campaign broke, one short sentence each, in the words the Test Explorer and JUnit show:
+ * "effect twice: …", "output differs", "needs a decision: no verify …".
+ */
+export function invariantsBroken(c: CampaignResult): string[] {
+  const out: string[] = [];
+  if (c.error) out.push(c.error);
+  if (!c.finished && !c.error) out.push(`ended ${c.status}, not like the uncrashed run`);
+  for (const d of c.duplicates) out.push(`effect ${d.count === 2 ? 'twice' : `${d.count} times`}: ${d.type} \`${d.key}\` ×${d.count} (${d.source === 'journal' ? 'the journal executed it' : "the provider's record"} ${d.count} times)`);
+  if (!c.sameOutput && c.finished) out.push('output differs from the uncrashed run');
+  if (c.sameEffects === false) out.push(`provider records differ: ${c.effectsDiff.slice(0, 3).join('; ')}`);
+  for (const d of c.decisions) {
+    if (d.source === 'assumed') out.push(`needs a decision: no verify: ${d.type} \`${d.id}\` was in doubt at ${d.phase.replace(/^action:/, '')} and the agent's probe does not report ${d.type}, so the rehearsal assumed "not happened"`);
+  }
+  for (const u of c.unsettled) out.push(`left in doubt: ${u.type} \`${u.id}\``);
+  return out;
+}

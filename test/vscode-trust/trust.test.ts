@@ -44,6 +44,14 @@ describe('workspace trust, switched on', function () {
     assert.equal(a.debugConfig.resolveDebugConfiguration(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name: 'refused', program: agentFile() }), undefined);
     assert.equal(await vscode.commands.executeCommand('logbook.debugAgent', vscode.Uri.file(agentFile())), undefined);
     assert.equal(await status('trust-crash'), 'interrupted');
+    // No rehearsal either: the CodeLens's command refuses, and a Test Explorer run errors without starting anything.
+    assert.equal(await vscode.commands.executeCommand('logbook.rehearseAgent', vscode.Uri.file(agentFile())), undefined);
+    const agentItem = await a.rehearsals.itemFor(agentFile());
+    assert.ok(agentItem);
+    await a.rehearsals.allProfile.runHandler(new vscode.TestRunRequest([agentItem]), new vscode.CancellationTokenSource().token);
+    assert.equal(a.rehearsals.outcomes.get(agentItem.id)?.state, 'errored');
+    assert.match(a.rehearsals.outcomes.get(agentItem.id)?.messages[0]?.text ?? '', /rehearses nothing in an untrusted workspace/);
+    assert.equal(agentItem.children.size, 0, 'no uncrashed run listed its points');
 
     // What a person sees: the run's context menu offers the timeline but no Resume; the editor has no Run button.
     await a.commands.reveal('trust-crash');
