@@ -38,6 +38,18 @@ describe('exactly-once checker', function () {
     assert.equal(r.violating, 0, `\n${r.text}`);
   });
 
+  it('a transient fault spent by a killed attempt: the resumed run is held to an uncrashed run in the world it left (seed 20261201, path 2289)', async () => {
+    // Found by the 10,000-schedule run: the uncrashed run fails at the lookup's one transient fault and compensates;
+    // killed while that step waited for its charge, the first attempt spent the fault without failing, so the resumed
+    // run gets through. Held to the fresh world's outcome it was a false "status differs".
+    const c = JSON.parse('{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"read-only","verify":false,"compensate":false,"approval":"none","fail":"transient-before"},{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"all","calls":[{"action":1,"n":0,"mode":"use"},{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":1,"when":"after-effect"}}]}}') as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.equal(r.baseline.status, 'compensated');
+    assert.ok(r.log.some((l) => l.startsWith('ended as an uncrashed run does once the transient faults a killed attempt spent are spent (before:lookup.0:0): completed')), r.log.join('\n'));
+  });
+
   for (const control of [
     { name: 'an action declared idempotent whose provider does not dedupe by key', sabotage: { noDedupe: true }, effect: 'idempotent' as const, type: /^reserve\./ },
     { name: 'a verify that answers "not found" for an effect that landed', sabotage: { verifyLies: true }, effect: 'non-idempotent' as const, type: /^charge\./ },

@@ -10,7 +10,7 @@ import { REAL_PID, SimProcess } from './sim';
 import { Driver, describeEnded, type Ended, type Target } from './surfaces';
 import { SqliteLog, World, type Sabotage } from './world';
 import { OPERATIONS } from './operations';
-import { checkRun, type Violation } from './invariants';
+import { checkRun, matches, type Violation } from './invariants';
 import { createDatabase, dropDatabase, isPgUrl } from './pgdb';
 import { WORKER_FIXTURE } from './workerOps';
 
@@ -20,16 +20,23 @@ export interface RunIds {
   readonly run: string;
   readonly base: string;
   readonly fork: string;
+  /** The uncrashed run in the world the schedule left (see runCaseOn). */
+  readonly spent: string;
 }
 
 export interface Finished {
   readonly status: string | undefined;
   readonly output: unknown;
+  /** The transient faults already spent in this baseline's world, when it is not the fresh one. */
+  readonly spent?: readonly string[];
 }
+
 
 /** The state of one case while it runs: its journal, its world, and what it has seen. */
 export class Exec {
   readonly observer: Observer;
+  /** Driver calls that ended killed (a simulated crash, a real SIGKILL). */
+  crashes = 0;
   readonly log: string[] = [];
   readonly violations: Violation[] = [];
   private readonly procs: SimProcess[] = [];
@@ -67,6 +74,7 @@ export class Exec {
   /** `holder`: another driver is live in flight meanwhile (its own writes are not the refused command's). */
   after(label: string, runId: string, ended: Ended, before: RunSnapshot, holder = false): void {
     this.log.push(`${label}: ${describeEnded(ended)}`);
+    if (ended.kind === 'crashed') this.crashes++;
     if (ended.kind === 'refused') {
       const changes = Observer.diff(before, this.observer.snapshot(runId), holder);
       if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
@@ -205,7 +213,7 @@ async function runCaseNow(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
 }
 
 async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, db: string): Promise<CaseResult> {
-  const ids: RunIds = opts.db ? { run: `r${n}`, base: `base${n}`, fork: `f${n}` } : { run: 'r', base: 'base', fork: 'f' };
+  const ids: RunIds = opts.db ? { run: `r${n}`, base: `base${n}`, fork: `f${n}`, spent: `spent${n}` } : { run: 'r', base: 'base', fork: 'f', spent: 'spent' };
   const files = { spec: file.replace(/\.db$/, '.spec.json'), world: file.replace(/\.db$/, '.world.db') };
   if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
   const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
@@ -227,13 +235,30 @@ async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, d
       x.retire();
     }
     await x.finish(ids.run);
-    checkRun(x, ids.run, baseline, { compensated: c.schedule.ops.some((o) => OPERATIONS[o.op]?.compensates?.(o) === true) });
+    const baselines = async (runId: string): Promise<Finished[]> => {
+      // A transient fault fails a call once, whichever attempt makes it. An attempt killed while its step still waited
+      // spent the fault without the run ever failing, so the resumed run legitimately gets through where the uncrashed
+      // one failed: it must then end as an uncrashed run would in the world the schedule left (those faults spent).
+      const spent = [...world.log.flags('before:'), ...world.log.flags('after:')];
+      if (!x.crashes || !spent.length || matches(x, runId, baseline)) return [baseline];
+      const w = new World(undefined, opts.sabotage);
+      for (const f of spent) w.once(f);
+      const again = new Exec({ db, script, agent: c.agent, world: w, scratch }, ids, ids.spent);
+      try {
+        await again.call('start (host API)', ids.spent, () => again.driver().start('api', ids.spent));
+        await again.finish(ids.spent);
+        return [baseline, { status: again.observer.status(ids.spent), output: outputOf(again, ids.spent), spent }];
+      } finally {
+        again.close();
+      }
+    };
+    checkRun(x, ids.run, await baselines(ids.run), { compensated: c.schedule.ops.some((o) => OPERATIONS[o.op]?.compensates?.(o) === true) });
     if (c.schedule.fork !== undefined && x.observer.status(ids.run) === 'completed') {
       const d = x.driver();
       await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, ids.fork, () => d.fork(ids.run, c.schedule.fork ?? 0, ids.fork));
       x.retire();
       await x.finish(ids.fork);
-      checkRun(x, ids.fork, baseline, { compensated: false });
+      checkRun(x, ids.fork, await baselines(ids.fork), { compensated: false });
     }
     return { violations: x.violations, log: x.log, baseline };
   } finally {
