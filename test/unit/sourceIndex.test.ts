@@ -27,6 +27,22 @@ describe('source index', () => {
     assert.match(lines[site.line]!, /run\.do\(sendEmail/);
   });
 
+  it("maps the AI SDK's model calls and logbookTools entries of the support agent to their lines, with the types they journal", () => {
+    const ai = fs.readFileSync(path.join(EXAMPLES, 'support-agent.ts'), 'utf8');
+    const at = (needle: string): number => ai.split('\n').findIndex((l) => l.includes(needle));
+    const found = indexSource(ai).actions.map((a) => [a.type, a.line]);
+    assert.deepEqual(found, [
+      ['tool.lookupOrder', at('lookupOrder: { tool: lookupOrder')],
+      ['tool.refund', at('refund: { action: refund')],
+      ['tool.sendEmail', at('            sendEmail,')],
+      ['model.generate', at('await generateText(')],
+      ['model.stream', at('streamText({')],
+    ]);
+    // A written type wins; a spread declares nothing; a tool nested in an entry is not an entry.
+    const own = indexSource("const t = logbookTools(run, { a: { tool: x, type: 'crm.a' }, ...more, b: { tool: { b: 1 } } });").actions;
+    assert.deepEqual(own.map((a) => a.type), ['crm.a', 'tool.b']);
+  });
+
   it('escapes plain names and turns template holes into wildcards', () => {
     assert.equal(stepNameRegex('a.b (c)', "'"), '^a\\.b \\(c\\)$');
     assert.ok(new RegExp(stepNameRegex('pay ${x} now ${y}', '`')).test('pay 5 now later'));

@@ -59,6 +59,22 @@ describe('model and tool calls in the runs tree', () => {
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   });
 
+  it("decorates the agent's generateText, streamText and tools lines with what its latest run's model and tool calls did", async () => {
+    const a = await api();
+    const doc = await vscode.workspace.openTextDocument(SUPPORT);
+    await vscode.window.showTextDocument(doc);
+    const at = (needle: string): number => lineOf(doc, needle) - 1;
+    const d = await until('decorations on the model call lines', async () => {
+      await a.decorations.update();
+      const shownNow = a.decorations.shown.get(SUPPORT);
+      return shownNow?.some((x) => x.line === at('await generateText(')) ? shownNow : undefined;
+    });
+    for (const needle of ['await generateText(', 'streamText({', 'refund: { action: refund', 'lookupOrder: { tool: lookupOrder']) {
+      assert.ok(d.some((x) => x.line === at(needle) && /✓ \d+ committed/.test(x.text)), `${needle}: ${JSON.stringify(d)}`);
+    }
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+
   it('forks a what-if from a model call with an edited answer: the new run does what that answer leads to', async () => {
     const a = await api();
     const run = await until('the support run in the tree', () => runItem(a, 'ai-tree'));
