@@ -13,6 +13,7 @@ import { drive } from './driver';
 import { dropScratch, journalOf, rehearsalDb } from './scratchJournal';
 import { requireUsableTarget } from '../runtime/store';
 import { maskTarget } from '../shared/journalTarget';
+import { SecretMask, urlSecrets } from '../shared/secrets';
 import type { RehearsalEvent } from '../shared/rehearsalEvents';
 import { readSummary } from './journal';
 import { pointLabel, readTrace, sample } from './points';
@@ -196,6 +197,9 @@ async function runBaseline(cli: string, o: Options, script: string, root: string
 
 export async function rehearse(args: string[], io: Io): Promise<number> {
   const o = parseOptions(args);
+  // The files it writes are output as the CLI's lines are: a script's error quoting a key would reach a CI page.
+  const secrets = SecretMask.ofEnv(process.env, o.db ? urlSecrets(o.db) : []);
+  const writeOut = (file: string, render: () => string): void => fs.writeFileSync(file, secrets.text(render()));
   const started = performance.now();
   const emit = (e: RehearsalEvent): void => {
     if (o.ndjson) io.out(JSON.stringify(e));
@@ -223,8 +227,8 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       if (tty) process.stderr.write('\r\u001b[K');
       const status = err instanceof BaselineDidNotComplete ? err.status : null;
       const failed = { script: loaded.path, agent: loaded.agent.name, input: o.input, ok: false, baseline: { status, error: err instanceof BaselineDidNotComplete ? err.runError : null }, error: err.toJSON() };
-      if (o.report && err instanceof BaselineDidNotComplete) fs.writeFileSync(o.report, `${JSON.stringify(failed, null, 2)}\n`);
-      if (o.junit) fs.writeFileSync(o.junit, junitBaselineFailed({ script: loaded.path, agent: loaded.agent.name, input: o.input, message: err.message, ms: performance.now() - started }));
+      if (o.report && err instanceof BaselineDidNotComplete) writeOut(o.report, () => `${JSON.stringify(secrets.deep(failed), null, 2)}\n`);
+      if (o.junit) writeOut(o.junit, () => junitBaselineFailed(secrets.deep({ script: loaded.path, agent: loaded.agent.name, input: o.input, message: err.message, ms: performance.now() - started })));
       emit({ event: 'baseline-failed', script: loaded.path, agent: loaded.agent.name, status, error: err.toJSON() });
       // A run that never finished keeps its exit code (2, from the error); one that ended otherwise fails the rehearsal.
       if (!(err instanceof BaselineDidNotComplete)) throw err;
@@ -277,8 +281,8 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       ok: summary.broken === 0,
       ms: performance.now() - started,
     };
-    if (o.report) fs.writeFileSync(o.report, `${JSON.stringify(report, null, 2)}\n`);
-    if (o.junit) fs.writeFileSync(o.junit, junitReport(report));
+    if (o.report) writeOut(o.report, () => `${JSON.stringify(secrets.deep(report), null, 2)}\n`);
+    if (o.junit) writeOut(o.junit, () => junitReport(secrets.deep(report)));
     if (o.ndjson) emit({ event: 'report', report });
     else io.out(o.json ? JSON.stringify(report, null, 2) : renderReport(report));
     if (o.keep && !o.json && !o.ndjson) io.out(`  scratch kept   ${root}`);
