@@ -1,5 +1,7 @@
 // An edited model answer for a "what-if" fork: checked against the recorded call's shape, merged into its result.
 
+import { jsonOrUndefined } from './codec';
+
 const FINISH: readonly string[] = ['stop', 'length', 'content-filter', 'tool-calls', 'error', 'other'];
 
 type Part = { type: 'text' | 'reasoning'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
@@ -38,15 +40,6 @@ export const EDITED_ANSWER_SHAPE =
 
 export type EditedAnswer = { readonly ok: true; readonly result: string } | { readonly ok: false; readonly problems: string[] };
 
-function parseJson(text: string | null): unknown {
-  if (text === null) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The journaled result a model call gets in a fork when its answer is edited: the recorded result (usage, response,
  * provider metadata) with the edited content and a finish reason that fits it; for a streamed call, the parts a
@@ -63,7 +56,7 @@ export function editModelAnswer(type: string, recordedArgs: string, recordedResu
   const finishGiven = given.finishReason;
   const finishWord = isObject(finishGiven) ? finishGiven.unified : finishGiven;
   if (finishGiven !== undefined && (typeof finishWord !== 'string' || !FINISH.includes(finishWord))) problems.push(`finishReason: ${JSON.stringify(finishGiven)} is not one of ${FINISH.join(', ')}`);
-  const params = (parseJson(recordedArgs) as { params?: { tools?: unknown } } | undefined)?.params;
+  const params = (jsonOrUndefined(recordedArgs) as { params?: { tools?: unknown } } | undefined)?.params;
   const tools = Array.isArray(params?.tools) ? (params.tools as Array<{ name?: unknown }>).map((t) => String(t.name)) : [];
   const ids = new Set<string>();
   parts.forEach((p, i) => {
@@ -75,7 +68,7 @@ export function editModelAnswer(type: string, recordedArgs: string, recordedResu
   const content = parts;
   if (given.content.length === 0) problems.push('content is empty: give the model something to say (a text part) or to do (a tool-call part)');
   if (problems.length) return { ok: false, problems };
-  const recorded = (parseJson(recordedResult) ?? {}) as Record<string, unknown>;
+  const recorded = (jsonOrUndefined(recordedResult) ?? {}) as Record<string, unknown>;
   if (type === 'model.stream') return { ok: true, result: JSON.stringify({ parts: streamParts(recorded, content, finishGiven, finishWord, given.usage) }) };
   const finishReason = isObject(finishGiven) ? finishGiven : { unified: typeof finishWord === 'string' ? finishWord : content.some((p) => p.type === 'tool-call') ? 'tool-calls' : 'stop' };
   const result = {

@@ -87,3 +87,13 @@ export function sortKeys(value: unknown): unknown {
   for (const k of Object.keys(o).sort()) out[k] = sortKeys(o[k]);
   return out;
 }
+
+/** The value of journaled JSON text; undefined for null or for text that does not parse (a view shows nothing then). */
+export function jsonOrUndefined(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

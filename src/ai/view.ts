@@ -1,6 +1,7 @@
 // A journaled model call in a few lines (model, last messages, answer, tool calls, tokens) for the debugger's views.
 
 import { clip, messageText } from './fingerprint';
+import { jsonOrUndefined } from './codec';
 
 export interface ModelCallView {
   readonly model: string;
@@ -83,18 +84,9 @@ export interface AiCallSummary {
   readonly output: string | null;
 }
 
-function parse(text: string | null): unknown {
-  if (text === null) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The summary of an action row's journaled args and result (JSON text), or undefined for an action of no AI call. */
 export function aiCallSummary(type: string, argsJson: string, resultJson: string | null): AiCallSummary | undefined {
-  const model = modelCallView(type, parse(argsJson), parse(resultJson));
+  const model = modelCallView(type, jsonOrUndefined(argsJson), jsonOrUndefined(resultJson));
   if (model) {
     return { kind: 'model', name: model.model, lastMessages: model.lastMessages, text: model.text, toolCalls: model.toolCalls, tokens: model.tokens ?? null, finishReason: model.finishReason ?? null, input: null, output: null };
   }
@@ -116,8 +108,8 @@ const fence = (value: unknown): string => '```json\n' + JSON.stringify(value, nu
 
 /** A journaled model or tool call whole, as Markdown: every prompt message, the answer, its tool calls, then the raw JSON. */
 export function aiCallMarkdown(a: { readonly id: string; readonly type: string; readonly args: string; readonly result: string | null; readonly error: string | null; readonly durationMs: number | null }): string {
-  const args = parse(a.args);
-  const result = parse(a.result);
+  const args = jsonOrUndefined(a.args);
+  const result = jsonOrUndefined(a.result);
   const out: string[] = [];
   const model = modelCallView(a.type, args, result);
   const took = a.durationMs === null ? 'not finished' : `${a.durationMs} ms`;
@@ -143,6 +135,6 @@ export function aiCallMarkdown(a: { readonly id: string; readonly type: string; 
   }
   out.push('## Journaled args', '', fence(args ?? a.args), '');
   if (a.result !== null) out.push('## Journaled result', '', fence(result ?? a.result), '');
-  if (a.error !== null) out.push('## Error', '', fence(parse(a.error) ?? a.error), '');
+  if (a.error !== null) out.push('## Error', '', fence(jsonOrUndefined(a.error) ?? a.error), '');
   return out.join('\n');
 }

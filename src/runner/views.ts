@@ -6,7 +6,8 @@ import type { ActionView, RunView, StepView, StopContext } from '../link/protoco
 import { toWire } from '../link/wire';
 import { ACTION_WORDS } from '../runtime/policy';
 
-function parse(text: string | null): unknown {
+/** The value of journaled JSON text; the text itself when it does not parse, so the debugger shows a damaged value as it is. */
+function jsonOrText(text: string | null): unknown {
   if (text === null) return undefined;
   try {
     return JSON.parse(text) as unknown;
@@ -14,6 +15,7 @@ function parse(text: string | null): unknown {
     return text;
   }
 }
+
 
 export function runView(run: RunSnapshot, forkedFrom: { runId: string; stepIdx: number } | undefined): RunView {
   return { id: run.id, agent: run.agent, attempt: run.attempt, status: run.status, input: toWire(run.input), ...(forkedFrom ? { forkedFrom } : {}) };
@@ -52,7 +54,7 @@ export function checkpointView(reader: JournalReader, runId: string): StopContex
   const last = tail.find((s) => s.status === 'completed');
   return {
     stepsJournaled: n,
-    ...(last ? { lastCheckpoint: { idx: last.idx, name: last.name, ...(last.result !== null ? { result: parse(last.result) } : {}) } } : {}),
+    ...(last ? { lastCheckpoint: { idx: last.idx, name: last.name, ...(last.result !== null ? { result: jsonOrText(last.result) } : {}) } } : {}),
     inDoubt: reader.inDoubt(runId).map((a) => ({ id: a.id, type: a.type, stepIdx: a.step_idx })),
     awaitingApproval: reader.pendingApprovals(runId).map((a) => ({ id: a.id, type: a.type, stepIdx: a.step_idx })),
   };
@@ -66,7 +68,7 @@ export function journalPage(reader: JournalReader, runId: string, start: number,
     kind: e.kind,
     ...(e.step_idx !== null ? { step: e.step_idx } : {}),
     ...(e.action_id !== null ? { action: e.action_id } : {}),
-    ...(e.data !== null ? { data: toWire(parse(e.data)) } : {}),
+    ...(e.data !== null ? { data: toWire(jsonOrText(e.data)) } : {}),
   }));
 }
 
@@ -76,8 +78,8 @@ export function stepsPage(reader: JournalReader, runId: string, start: number, c
     name: s.name,
     status: s.status,
     attempt: s.attempt,
-    ...(s.result !== null ? { result: toWire(parse(s.result)) } : {}),
-    ...(s.error !== null ? { error: toWire(parse(s.error)) } : {}),
+    ...(s.result !== null ? { result: toWire(jsonOrText(s.result)) } : {}),
+    ...(s.error !== null ? { error: toWire(jsonOrText(s.error)) } : {}),
   }));
 }
 
