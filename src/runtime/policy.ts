@@ -185,9 +185,14 @@ export interface RunAllows {
 const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval']);
 const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'compensated', 'compensation-failed']);
 
+/** The status a run shows: a run going forward or compensating whose process is gone is `interrupted`. */
+export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): RunStatus {
+  return (stored === 'running' || stored === 'compensating') && !leaseLive ? 'interrupted' : stored;
+}
+
 /** What a run allows, from its stored status and whether a live process holds it. */
 export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllows {
-  const status: RunStatus = (stored === 'running' || stored === 'compensating') && !leaseLive ? 'interrupted' : stored;
+  const status = effectiveStatus(stored, leaseLive);
   const resumeBlocker = stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : stored === 'queued' ? 'queued' : null;
   return {
     status,

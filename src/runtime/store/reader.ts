@@ -3,6 +3,7 @@
 import type { Db } from './db';
 import { ActionRow, EventRow, RunRow, StepRow, checked, replayActionRow, replayStepRow, type ReplayActionRow, type ReplayStepRow } from './rows';
 import { leaseIsLive } from './owner';
+import { effectiveStatus } from '../policy';
 import type { RunStatus } from '../types';
 import { journalTextDamage, type JournalPlace } from '../json';
 
@@ -141,8 +142,7 @@ export class JournalReader {
   /** `now` is the clock leases are measured by (the database server's on PostgreSQL). */
   view(row: RunRow, now = this.db.now()): RunView {
     const leaseLive = leaseIsLive(row, now, this.db.dialect.leaseByExpiry);
-    const effectiveStatus: RunStatus = (row.status === 'running' || row.status === 'compensating') && !leaseLive ? 'interrupted' : row.status;
-    return { ...row, effectiveStatus, leaseLive };
+    return { ...row, effectiveStatus: effectiveStatus(row.status, leaseLive), leaseLive };
   }
 
   runs(limit = 100, offset = 0): RunRow[] {
