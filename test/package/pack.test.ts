@@ -39,6 +39,7 @@ const EXPECTED_FILES = [
   'dist/types/runtime/errors.d.ts',
   'dist/types/runtime/hooks.d.ts',
   'dist/types/runtime/journal.d.ts',
+  'dist/types/runtime/location.d.ts',
   'dist/types/runtime/outcomes.d.ts',
   'dist/types/runtime/policy.d.ts',
   'dist/types/runtime/public.d.ts',
