@@ -78,7 +78,9 @@ function commands(): Array<Record<string, string>> {
 
 export function contributions(): { activationEvents: string[]; capabilities: unknown; contributes: unknown } {
   return {
-    activationEvents: [`onDebugResolve:${DEBUG_TYPE}`, `onDebugDynamicConfigurations:${DEBUG_TYPE}`, 'onDebugInitialConfigurations', `onView:${RUNS_VIEW}`, 'workspaceContains:.logbook/journal.db', 'onLanguage:typescript', 'onLanguage:javascript'],
+    // A project with agent-logbook installed activates at once (no glob: VS Code stats the path), so its agents are in
+    // the Testing view before any file is opened.
+    activationEvents: [`onDebugResolve:${DEBUG_TYPE}`, `onDebugDynamicConfigurations:${DEBUG_TYPE}`, 'onDebugInitialConfigurations', `onView:${RUNS_VIEW}`, 'workspaceContains:.logbook/journal.db', 'workspaceContains:node_modules/agent-logbook/package.json', 'onLanguage:typescript', 'onLanguage:javascript'],
     capabilities: {
       untrustedWorkspaces: {
         supported: 'limited',
