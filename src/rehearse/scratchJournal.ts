@@ -2,7 +2,7 @@
 
 import * as path from 'node:path';
 import { isPostgresUrl, openStore } from '../runtime/store';
-import { PgDb } from '../runtime/store/pg/pgDb';
+import { createSchema, dropSchemasStartingWith } from '../runtime/store/pg/scratchSchemas';
 
 /**
  * A scratch folder's journal. With a PostgreSQL server (`--db postgres://…`) every folder gets a schema of its own in
@@ -29,26 +29,14 @@ const clean = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '_')
 /** Creates the scratch folder's schema and its journal's tables, so reading it before the first run finds it empty. */
 export function createScratch(dir: string, db: string | null): void {
   if (db === null) return;
-  const pg = new PgDb(db);
-  try {
-    pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schemaOf(dir)}`);
-  } finally {
-    pg.close();
-  }
+  createSchema(db, schemaOf(dir));
   openStore(journalOf(dir, db)).close();
 }
 
 /** Drops every schema the rehearsal rooted at `root` created. */
 export function dropScratch(root: string, db: string | null): void {
   if (db === null) return;
-  const pg = new PgDb(db);
-  try {
-    const like = `${prefixOf(root).replace(/_/g, '\\_')}%`;
-    const names = pg.prepare('SELECT nspname FROM pg_namespace WHERE nspname LIKE ?').pluck().all(like) as string[];
-    for (const n of names) pg.exec(`DROP SCHEMA IF EXISTS ${n} CASCADE`);
-  } finally {
-    pg.close();
-  }
+  dropSchemasStartingWith(db, prefixOf(root));
 }
 
 /** Whether a --db given to rehearse is a server to rehearse on (a file path is refused: each campaign has its own file). */
