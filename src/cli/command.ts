@@ -1,19 +1,9 @@
-// What every CLI command module shares: its output lines (Io), its shape (CommandModule), and where the journal is.
+// What every CLI command module shares: where the journal is (its shape and output lines are shared/terminal's).
 
 import { DEFAULT_DB, resolveTarget } from '../runtime/store';
 import { defaultStateDir } from '../shared/journalTarget';
 
-export interface Io {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-/** A command that lives in its own module (plan, rehearse, delete); cli/commandModules.ts lists them. */
-export interface CommandModule {
-  readonly name: string;
-  readonly usage: string;
-  run(args: string[], io: Io): Promise<number>;
-}
+export type { CommandModule, Io } from '../shared/terminal';
 
 /** The journal: --db, else $LOGBOOK_DB, else .logbook/journal.db under the working directory (a postgres:// URL as given). */
 export function dbPath(flag: unknown): string {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { loadScript } from '../loader/loadScript';
-import type { CommandModule, Io } from '../cli/command';
+import type { CommandModule, Io } from '../shared/terminal';
 import { cliPath } from './child';
 import { drive } from './driver';
 import { dropScratch, journalOf, rehearsalDb } from './scratchJournal';

@@ -1,6 +1,6 @@
 // The rehearsal report: totals over all campaigns, findings in sentences, a summary table, and JSON for machines.
 
-import { paint, table } from '../cli/format';
+import { paint, table } from '../shared/terminal';
 import { broken } from './invariants';
 import { pointLabel } from './points';
 import type { Baseline, CampaignResult } from './types';
