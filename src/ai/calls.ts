@@ -38,29 +38,15 @@ function runJob(args: ModelCallArgs): Promise<unknown> {
   return fn(args);
 }
 
-/** A doGenerate call. Idempotent: re-running it buys a new answer but changes nothing outside. */
-export const generateAction = defineAction({
-  type: 'model.generate',
-  version: 1,
-  effect: 'idempotent',
-  started: 'with-result',
-  args: callArgs,
-  key: (a) => a.call,
-  execute: runJob,
-  description: 'A language model call (doGenerate), journaled by logbookModel.',
-});
+/** A model call's action: idempotent (re-running it buys a new answer but changes nothing outside), keyed by its place. */
+const modelCallAction = (type: 'model.generate' | 'model.stream', description: string) =>
+  defineAction({ type, version: 1, effect: 'idempotent', started: 'with-result', args: callArgs, key: (a) => a.call, execute: runJob, description });
+
+/** A doGenerate call. */
+export const generateAction = modelCallAction('model.generate', 'A language model call (doGenerate), journaled by logbookModel.');
 
 /** A doStream call: its parts are journaled as a list; `finish` reaches the caller once they are durable. */
-export const streamAction = defineAction({
-  type: 'model.stream',
-  version: 1,
-  effect: 'idempotent',
-  started: 'with-result',
-  args: callArgs,
-  key: (a) => a.call,
-  execute: runJob,
-  description: 'A streamed language model call (doStream), journaled by logbookModel.',
-});
+export const streamAction = modelCallAction('model.stream', 'A streamed language model call (doStream), journaled by logbookModel.');
 
 const MAX_REVISIONS = 50;
 
