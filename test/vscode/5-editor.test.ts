@@ -51,7 +51,7 @@ describe('the editor side', () => {
     await until('an agent', () => a.agentFiles.activeIsAgent);
     const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
     const line = doc.getText().split('\n').findIndex((l) => l.includes('defineAgent('));
-    assert.deepEqual(lenses.map((l) => [l.range.start.line, l.command?.command]), [[line, 'logbook.runAgent'], [line, 'logbook.debugAgent']]);
+    assert.deepEqual(lenses.map((l) => [l.range.start.line, l.command?.command]), [[line, 'logbook.runAgent'], [line, 'logbook.debugAgent'], [line, 'logbook.rehearseAgent']]);
     assert.deepEqual(a.debugConfig.provideDynamic(), [{ type: 'logbook', request: 'launch', name: 'Logbook: agent.ts', program: agentFile() }]);
   });
 
