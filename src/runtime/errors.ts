@@ -42,6 +42,11 @@ const CODES = {
    * edited by hand or damaged. A journal failure like the storage ones: never the script's failure, no declared policy.
    */
   JOURNAL_INVALID:     { code: 'LB_JOURNAL_INVALID', exit: EXIT.storage },
+  /**
+   * A status change the transition table (policy.ts, RUN_TRANSITIONS) does not allow: a bug in Logbook, refused before
+   * it is written. A journal failure like the storage ones: nothing more is written and no declared policy fires.
+   */
+  ILLEGAL_TRANSITION:  { code: 'LB_ILLEGAL_TRANSITION', exit: EXIT.storage },
   LEASE_HELD:          { code: 'LB_LEASE_HELD', exit: EXIT.busy },
   LEASE_LOST:          { code: 'LB_LEASE_LOST', exit: EXIT.busy },
   RUN_NOT_FOUND:       { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },

@@ -185,6 +185,31 @@ export interface RunAllows {
 const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval']);
 const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'compensated', 'compensation-failed']);
 
+/**
+ * Which stored status may follow which: the one table of a run's life, which the store checks on every status it
+ * writes (a new run starts `running`, or `queued` for workers). Resuming goes to `running`, compensating to
+ * `compensating`, and an approval is recorded as `awaiting-approval`; a driving session ends its attempt in one of the
+ * others. A session that stopped for a decision or an approval may still record, in its other branches, another stop
+ * or the failure that ends it.
+ */
+export const RUN_TRANSITIONS: Readonly<Record<StoredRunStatus, readonly StoredRunStatus[]>> = {
+  queued: ['running'],
+  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating'],
+  failed: ['running', 'compensating', 'awaiting-approval'],
+  'needs-decision': ['running', 'compensating', 'needs-decision', 'awaiting-approval', 'failed'],
+  'awaiting-approval': ['running', 'compensating', 'awaiting-approval', 'needs-decision', 'failed'],
+  completed: ['compensating'],
+  compensating: ['compensating', 'compensated', 'compensation-failed', 'needs-decision'],
+  'compensation-failed': ['compensating'],
+  // Compensating again finds every inverse done, and says so.
+  compensated: ['compensating'],
+};
+
+/** Whether the store may record `to` over `from` (RUN_TRANSITIONS). */
+export function transitionAllowed(from: StoredRunStatus, to: StoredRunStatus): boolean {
+  return RUN_TRANSITIONS[from].includes(to);
+}
+
 /** The status a run shows: a run going forward or compensating whose process is gone is `interrupted`. */
 export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): RunStatus {
   return (stored === 'running' || stored === 'compensating') && !leaseLive ? 'interrupted' : stored;

@@ -91,7 +91,7 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
   if (o.compensated) return;
   const other = baselines.slice(1).find((b) => matches(x, runId, b));
   if (other && !matches(x, runId, baseline)) {
-    x.log.push(`ended as an uncrashed run does once the transient faults a killed attempt spent are spent (${(other.spent ?? []).join(', ')}): ${String(other.status)}`);
+    x.log.push(`ended as an uncrashed run does once the transient faults a killed attempt spent, or kept from happening, are gone (${(other.spent ?? []).join(', ')}): ${String(other.status)}`);
     return;
   }
   if (status !== baseline.status) {

@@ -9,6 +9,7 @@ import { leaseIsLive, type Owner } from './owner';
 import { copyStepsForFork, seedForkActions, type ForkSeed } from './fork';
 import { RunRow, checked } from './rows';
 import { monoNow } from './leaseClock';
+import { requireTransition } from './transitions';
 
 export interface NewRun {
   readonly id: string;
@@ -65,7 +66,7 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
     throw err;
   }
   db.changed(run.id);
-  return { runId: run.id, token: owner.token, epoch: 1, attempt: 1, sentAt };
+  return { runId: run.id, token: owner.token, epoch: 1, attempt: 1, sentAt, status: 'running' };
 }
 
 function runExists(runId: string): LogbookError {
@@ -105,6 +106,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
         { runId, owner: row.lease_owner, pid: row.lease_pid },
       );
     }
+    requireTransition(runId, row.status, opts.status);
     const epoch = row.lease_epoch + 1;
     const attempt = opts.newAttempt ? row.attempt + 1 : row.attempt;
     db.prepare(
@@ -119,7 +121,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
       'run.lease-acquired',
       JSON.stringify({ purpose: opts.purpose, status: opts.status, owner: owner.label, epoch, previousStatus: row.status, previousLease: previous }),
     );
-    lease = { runId, token: owner.token, epoch, attempt, sentAt };
+    lease = { runId, token: owner.token, epoch, attempt, sentAt, status: opts.status };
   });
   tx.immediate();
   if (!lease) throw runNotFound(runId);

@@ -7,6 +7,7 @@ import { LEASE_TTL_MS, type Lease } from './writer';
 import { holderOnThisNode, type Owner } from './owner';
 import type { RunRow } from './rows';
 import { monoNow } from './leaseClock';
+import { requireTransition } from './transitions';
 
 export interface QueuedRun {
   readonly id: string;
@@ -85,6 +86,7 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
     const epoch = row.lease_epoch + 1;
     const attempt = row.attempt + 1;
     const status = kind === 'compensate' ? 'compensating' : 'running';
+    requireTransition(row.id, row.status, status);
     const taken = db
       .prepare(
         `UPDATE runs SET status = ?, attempt = ?, updated_at = ?, lease_token = ?, lease_owner = ?, lease_pid = ?, lease_pid_start = ?,
@@ -97,7 +99,7 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
         ? { agent: row.agent, script: row.script, owner: owner.label, epoch, queued: true }
         : { purpose: `${kind} (claimed by a worker)`, status, owner: owner.label, epoch, previousStatus: row.status, previousLease: row.lease_token ? 'expired' : 'released' };
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(row.id, attempt, now, kind === 'start' ? 'run.started' : 'run.lease-acquired', JSON.stringify(data));
-    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt }, row };
+    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt, status }, row };
   });
   tx.immediate();
   if (claimed) db.changed(claimed.lease.runId);

@@ -11,6 +11,7 @@ import { storageError } from './storageError';
 import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
 import type { Effect, EffectContext } from '../define';
 import { leaseMarginMs, monoNow } from './leaseClock';
+import { requireTransition } from './transitions';
 
 export interface Lease {
   readonly runId: string;
@@ -22,6 +23,8 @@ export interface Lease {
    * is later than this plus the TTL, so the lease is trusted until then, less the margin, unless renewed.
    */
   readonly sentAt?: number;
+  /** The status the lease was taken with: what this session's first status change is checked against. */
+  readonly status?: StoredRunStatus;
 }
 
 /** How long a lease holds without renewal ($LOGBOOK_LEASE_TTL_MS, default 30 s); heartbeats renew it at a third of that. */
@@ -85,6 +88,9 @@ export class RunWriter {
   private readonly lazyLocal;
   private readonly renewParams: Db['dialect']['renewParams'];
 
+  /** The run's status as this session last wrote it (or took it with), for RUN_TRANSITIONS. */
+  private status: StoredRunStatus | undefined;
+
   constructor(
     private readonly db: Db,
     readonly lease: Lease,
@@ -92,6 +98,7 @@ export class RunWriter {
     readonly durability: Durability = 'full',
   ) {
     this.nextSeq = nextActionSeq;
+    this.status = lease.status;
     const t = db.transaction((fn: () => unknown) => fn());
     this.tx = (fn) => t.immediate(fn);
     const sqlite = db.kind === 'sqlite';
@@ -425,10 +432,12 @@ export class RunWriter {
   }
 
   runStatus(status: StoredRunStatus, opts: { output?: string | null; error?: unknown; kind?: string; data?: unknown } = {}): void {
+    if (this.status !== undefined) requireTransition(this.lease.runId, this.status, status);
     this.write(
       true,
       (now) => {
         this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
+        this.status = status;
         this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
       },
       true,
