@@ -3,7 +3,7 @@
 import { holderOnThisNode } from '../runtime/store/owner';
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
-import { ActionRow as ActionRowSchema, RunRow as RunRowSchema, checked } from '../runtime/store/rows';
+import { JournalOverview } from '../runtime/store/overview';
 import { actionDisplay, runAllows } from '../runtime/policy';
 import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
 import { buildTimeline } from './timeline';
@@ -34,20 +34,10 @@ export function stepDisplay(s: Pick<StepRow, 'status' | 'attempt'>, run: Pick<Ru
 }
 
 export class JournalQueries {
-  private readonly q;
+  private readonly q: JournalOverview;
 
   constructor(private readonly store: Store) {
-    const db = store.db;
-    this.q = {
-      countByStatus: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND status = ?'),
-      stepActions: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND step_idx = ?'),
-      actionsOfStep: db.prepare('SELECT * FROM actions WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?'),
-      latestForScript: db.prepare(`SELECT * FROM runs WHERE script = ? ORDER BY created_at DESC, ${db.dialect.insertOrder} DESC LIMIT 1`),
-      stepNamesStatus: db.prepare('SELECT name, status, attempt FROM steps WHERE run_id = ?'),
-      actionsByType: db.prepare(
-        'SELECT type, status, compensation, CASE WHEN error IS NULL THEN 0 ELSE 1 END AS errored, COUNT(*) AS n FROM actions WHERE run_id = ? GROUP BY type, status, compensation, errored',
-      ),
-    };
+    this.q = new JournalOverview(store.db, store.file);
   }
 
   private get reader() {
@@ -58,7 +48,7 @@ export class JournalQueries {
     const v = this.reader.view(row);
     const allows = runAllows(row.status, v.leaseLive);
     const settled = row.status === 'completed' || row.status === 'compensated';
-    const count = (status: string): number => (settled ? 0 : (this.q.countByStatus.get(row.id, status) as { n: number }).n);
+    const count = (status: string): number => (settled ? 0 : this.q.actionsIn(row.id, status));
     return {
       id: row.id,
       agent: row.agent,
@@ -98,7 +88,7 @@ export class JournalQueries {
       attempt: s.attempt,
       startedAt: s.started_at,
       endedAt: s.ended_at,
-      actionCount: (this.q.stepActions.get(s.run_id, s.idx) as { n: number }).n,
+      actionCount: this.q.actionsInStep(s.run_id, s.idx),
       error: errorMessage(s.error),
       hasResult: s.result !== null,
     };
@@ -154,8 +144,8 @@ export class JournalQueries {
     const row = this.reader.run(p.runId);
     if (!row) return { total: 0, actions: [] };
     const live = this.reader.view(row).leaseLive;
-    const rows = this.q.actionsOfStep.all(p.runId, p.stepIdx, p.afterSeq, p.limit).map((r) => checked(ActionRowSchema, r, 'action', this.store.file));
-    const total = (this.q.stepActions.get(p.runId, p.stepIdx) as { n: number }).n;
+    const rows = this.q.actionsOfStep(p.runId, p.stepIdx, p.afterSeq, p.limit);
+    const total = this.q.actionsInStep(p.runId, p.stepIdx);
     return { total, actions: rows.map((a) => this.actionDto(a, live)) };
   }
 
@@ -201,21 +191,20 @@ export class JournalQueries {
 
   /** The latest run of a script, summarised per step-name pattern and per action type, for editor decorations. */
   scriptStatus(p: Params<'scriptStatus'>): Result<'scriptStatus'> {
-    const r = this.q.latestForScript.get(p.script);
+    const row = this.q.latestRunOf(p.script);
     const out: Result<'scriptStatus'> = { run: null, steps: {}, actions: {} };
-    if (r === undefined) return out;
-    const row = checked(RunRowSchema, r, 'run', this.store.file);
+    if (row === undefined) return out;
     const v = this.reader.view(row);
     out.run = this.runDto(row);
     const patterns = p.stepPatterns.map((s) => ({ id: s.id, re: safeRegex(s.regex) }));
-    for (const s of this.q.stepNamesStatus.iterate(row.id) as Iterable<{ name: string; status: StepRow['status']; attempt: number }>) {
+    for (const s of this.q.stepStatuses(row.id)) {
       const d = stepDisplay(s, row, v.leaseLive);
       for (const pat of patterns) {
         if (pat.re?.test(s.name)) bump(out.steps, pat.id, d);
       }
     }
     const wanted = new Set(p.actionTypes);
-    for (const g of this.q.actionsByType.all(row.id) as Array<{ type: string; status: ActionRow['status']; compensation: ActionRow['compensation']; errored: number; n: number }>) {
+    for (const g of this.q.actionCounts(row.id)) {
       if (wanted.has(g.type)) bump(out.actions, g.type, actionDisplay({ ...g, error: g.errored ? 'error' : null }, v.leaseLive), g.n);
     }
     return out;

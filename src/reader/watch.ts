@@ -5,47 +5,32 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Store } from '../runtime/store';
 import { leaseIsLive } from '../runtime/store/owner';
+import { JournalOverview } from '../runtime/store/overview';
 import type { ChangedNotice } from './protocol';
-
-interface LeaseRow {
-  id: string;
-  lease_token: string | null;
-  lease_pid: number | null;
-  lease_pid_start: string | null;
-  lease_host: string | null;
-  lease_expires: number | null;
-}
 
 export class ChangeTracker {
   private version: unknown;
   private seq: number;
   private runCount: number;
   private readonly live = new Map<string, boolean>();
-  private readonly q;
+  private readonly q: JournalOverview;
 
   constructor(private readonly store: Store) {
-    const db = store.db;
-    this.q = {
-      version: db.prepare(db.dialect.dataVersion).pluck(),
-      maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
-      runCount: db.prepare('SELECT COUNT(*) FROM runs').pluck(),
-      changedRuns: db.prepare("SELECT run_id, MAX(CASE WHEN kind = 'run.started' THEN 1 ELSE 0 END) AS created FROM events WHERE seq > ? GROUP BY run_id LIMIT 1001"),
-      leased: db.prepare('SELECT id, lease_token, lease_pid, lease_pid_start, lease_host, lease_expires FROM runs WHERE lease_token IS NOT NULL'),
-    };
-    this.version = this.q.version.get();
-    this.seq = this.q.maxSeq.get() as number;
-    this.runCount = this.q.runCount.get() as number;
+    this.q = new JournalOverview(store.db, store.file);
+    this.version = this.q.dataVersion();
+    this.seq = this.q.lastEventSeq();
+    this.runCount = this.q.runCount();
     this.checkLeases(true);
   }
 
   /** What changed since the last call, or undefined when nothing did. */
   poll(): ChangedNotice | undefined {
-    const version = this.q.version.get();
+    const version = this.q.dataVersion();
     if (version === this.version) return undefined;
     this.version = version;
-    const rows = this.q.changedRuns.all(this.seq) as Array<{ run_id: string; created: number }>;
-    const seq = this.q.maxSeq.get() as number;
-    const count = this.q.runCount.get() as number;
+    const rows = this.q.runsChangedSince(this.seq);
+    const seq = this.q.lastEventSeq();
+    const count = this.q.runCount();
     const structure = count !== this.runCount || rows.some((r) => r.created === 1) || rows.length > 1000;
     this.seq = seq;
     this.runCount = count;
@@ -59,7 +44,7 @@ export class ChangeTracker {
     const now = this.store.db.now();
     const changed: string[] = [];
     const seen = new Set<string>();
-    for (const r of this.q.leased.all() as LeaseRow[]) {
+    for (const r of this.q.leasedRuns()) {
       seen.add(r.id);
       const live = leaseIsLive(r, now, this.store.db.dialect.leaseByExpiry);
       if (this.live.get(r.id) !== live) {
