@@ -47,10 +47,20 @@ export function callerLocation(): SourceLocation | undefined {
  * For integrations: the line of the agent's own code that is running now — the first frame of the stack (async
  * frames included) outside agent-logbook and outside node_modules (the SDK's own code). Call it where the user's code
  * enters the integration and pass it to `run.do(action, args, { at })`, so the debugger shows that line, not the
- * integration's. Undefined when no such frame is on the stack (the SDK called in from a detached task).
+ * integration's. Undefined when no such frame is on the stack (the SDK called in from a detached task), and in a
+ * process where no driver shows locations (a CLI run, a worker: nothing would read it).
  */
 export function callSite(): SourceLocation | undefined {
-  return firstUserFrame(stackFrom(callSite));
+  // A stack capture costs about 100 µs with source maps on; only a process whose driver shows locations pays it.
+  return locationsWanted ? firstUserFrame(stackFrom(callSite)) : undefined;
+}
+
+/** Set once a session that shows source locations (the debugger's runner) exists in this process; never unset. */
+let locationsWanted = false;
+
+/** Called by a session that captures locations, so that integrations' callSite() answers from then on. */
+export function wantLocations(): void {
+  locationsWanted = true;
 }
 
 /** A location given by an integration, checked: only a plain file, line and column reach the debugger. */

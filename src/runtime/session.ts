@@ -14,7 +14,7 @@ import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, 
 import { actionPlan, afterExecuteError, failedMayHaveHappened, reconcilePlan, type ReconcilePlan } from './policy';
 import { journaledError, settleInDoubt } from './settle';
 import { journaledDecision, type JournaledDecision } from './decisions';
-import { callerLocation, validSite } from './location';
+import { callerLocation, validSite, wantLocations } from './location';
 import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
 import type { ActionRow, ReplayStepRow } from './store/rows';
@@ -118,6 +118,7 @@ export class RunSession {
   private readonly warnedFields = new Set<string>();
 
   constructor(private readonly d: SessionDeps) {
+    if (d.hooks?.captureLocations) wantLocations();
     this.runId = d.writer.lease.runId;
     this.attempt = d.writer.lease.attempt;
     this.cursor = new StepCursor(d.reader, this.runId, this.attempt, d.reader.stepCount(this.runId));
