@@ -16,19 +16,10 @@ export interface KillPointSessions {
   readonly resumed: boolean;
 }
 
-function ended(pred: (s: vscode.DebugSession) => boolean): Promise<vscode.DebugSession> {
+/** The first session of `event` (a start or an end) that `pred` picks. */
+function first(event: vscode.Event<vscode.DebugSession>, pred: (s: vscode.DebugSession) => boolean): Promise<vscode.DebugSession> {
   return new Promise((resolve) => {
-    const sub = vscode.debug.onDidTerminateDebugSession((s) => {
-      if (!pred(s)) return;
-      sub.dispose();
-      resolve(s);
-    });
-  });
-}
-
-function begun(pred: (s: vscode.DebugSession) => boolean): Promise<vscode.DebugSession> {
-  return new Promise((resolve) => {
-    const sub = vscode.debug.onDidStartDebugSession((s) => {
+    const sub = event((s) => {
       if (!pred(s)) return;
       sub.dispose();
       resolve(s);
@@ -44,8 +35,8 @@ export async function debugKillPoint(p: Point, file: string, input: unknown, log
   const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(file)) ?? vscode.workspace.workspaceFolders?.[0];
   const runId = `rehearse-${path.basename(file).replace(/\.[^.]+$/, '').replace(/[^A-Za-z0-9._-]/g, '-')}-${randomBytes(3).toString('hex')}`;
   const mine = (s: vscode.DebugSession): boolean => s.type === DEBUG_TYPE && s.configuration.runId === runId;
-  const start = begun(mine);
-  const end = ended(mine);
+  const start = first(vscode.debug.onDidStartDebugSession, mine);
+  const end = first(vscode.debug.onDidTerminateDebugSession, mine);
   log.info(`debugging kill point ${p.spec} of ${file} as run ${runId}`);
   const ok = await vscode.debug.startDebugging(folder, { type: DEBUG_TYPE, request: 'launch', name: `Logbook: crash at ${p.spec}`, program: file, input, runId, crashAt: p.spec });
   if (!ok) return undefined;
