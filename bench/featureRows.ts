@@ -158,7 +158,7 @@ export async function debuggerRunMs(dir: string, recipients: number): Promise<nu
 
 /** Wall time of the same run from the CLI, from spawn to exit. */
 export async function cliRunMs(dir: string, recipients: number): Promise<number> {
-  const r = await exec([CLI, 'run', EMAIL, '--input', JSON.stringify({ recipients }), '--db', path.join(dir, 'cli.db')], dir, 120_000, { LOGBOOK_STATE_DIR: dir });
+  const r = await exec([CLI, 'run', EMAIL, '--input', JSON.stringify({ recipients }), '--journal', path.join(dir, 'cli.db')], dir, 120_000, { LOGBOOK_STATE_DIR: dir });
   if (r.code !== 0) throw new Error(`logbook run exited ${r.code}: ${r.stderr.slice(-400)}`);
   return r.ms;
 }

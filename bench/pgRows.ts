@@ -61,7 +61,7 @@ async function perStepUs(store: Store, steps: number, actions: boolean, runId: s
 /** A run killed for real (SIGKILL at its 4th action) by the CLI, then claimed here: µs from the claim to its first new action. */
 async function claimToFirstAction(url: string, runId: string): Promise<number> {
   const env = { ...process.env, LOGBOOK_LEASE_TTL_MS: '1000' };
-  spawnSync(process.execPath, [CLI, 'run', AGENT, '--input', '{"steps":8}', '--run-id', runId, '--crash-at', 'bench.deliver#4@before-start', '--db', url], { env, encoding: 'utf8' });
+  spawnSync(process.execPath, [CLI, 'run', AGENT, '--input', '{"steps":8}', '--run-id', runId, '--crash-at', 'bench.deliver#4@before-start', '--journal', url], { env, encoding: 'utf8' });
   const { agent, version } = await loadScript(AGENT);
   const store = openStore(url);
   try {
@@ -84,7 +84,7 @@ async function claimToFirstAction(url: string, runId: string): Promise<number> {
 async function workerThroughput(url: string, n: number, dir: string): Promise<{ runsPerS: number; ms: number }> {
   const { agent, version } = await loadScript(AGENT);
   const workers = [0, 1, 2, 3].map((i) =>
-    spawn(process.execPath, [CLI, 'worker', '--scripts', path.dirname(AGENT), '--name', `bench${i}`, '--concurrency', '4', '--poll-ms', '50', '--db', url], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] }),
+    spawn(process.execPath, [CLI, 'worker', '--scripts', path.dirname(AGENT), '--name', `bench${i}`, '--concurrency', '4', '--poll-ms', '50', '--journal', url], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] }),
   );
   try {
     await Promise.all(

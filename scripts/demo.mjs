@@ -12,7 +12,7 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 
 const env = { ...process.env, LOGBOOK_STATE_DIR: dir };
-const logbook = (...args) => spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args, '--db', db], { cwd: root, env, encoding: 'utf8' });
+const logbook = (...args) => spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args, '--journal', db], { cwd: root, env, encoding: 'utf8' });
 const say = (s = '') => console.log(s);
 const outbox = () => (existsSync(join(dir, 'email-outbox.json')) ? JSON.parse(readFileSync(join(dir, 'email-outbox.json'), 'utf8')) : { sent: [], calls: 0 });
 

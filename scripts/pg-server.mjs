@@ -154,7 +154,7 @@ async function main(argv) {
   } else if (cmd === 'start') {
     // A fixed default port, so the documented connection string stays the same between tries.
     const s = await startServer({ dir, port: Number(opt('--port') ?? 54329) });
-    process.stdout.write(`PostgreSQL is running (data in ${s.data}, log ${s.log}).\nexport LOGBOOK_DB=${s.url}\nStop it with: node scripts/pg-server.mjs stop --dir ${dir}\n`);
+    process.stdout.write(`PostgreSQL is running (data in ${s.data}, log ${s.log}).\nexport LOGBOOK_JOURNAL=${s.url}\nStop it with: node scripts/pg-server.mjs stop --dir ${dir}\n`);
   } else if (cmd === 'stop') {
     process.stdout.write(stopServer(dir) ? `Stopped the server in ${dir}.\n` : `No server is running in ${dir}.\n`);
   } else {

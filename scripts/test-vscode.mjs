@@ -36,7 +36,7 @@ export function prepareWorkspace(name = 'vscode-ws', settings = {}) {
   fs.copyFileSync(path.join(root, 'test', 'fixtures', 'ext', 'desk-agent.ts'), path.join(ws, 'agent.ts'));
   fs.writeFileSync(
     path.join(ws, '.vscode', 'settings.json'),
-    JSON.stringify({ 'logbook.runtimeExecutable': process.execPath, 'logbook.databasePath': '.logbook/journal.db', 'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, ...settings }, null, 2),
+    JSON.stringify({ 'logbook.runtimeExecutable': process.execPath, 'logbook.journal': '.logbook/journal.db', 'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, ...settings }, null, 2),
   );
   return ws;
 }

@@ -24,7 +24,7 @@ export interface CliResult {
 
 /** Runs `logbook <args>` as a real child process with the journal and provider state in `dir`. */
 export function cli(dir: string, args: string[], env: Record<string, string> = {}): CliResult {
-  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [CLI, ...args, '--db', path.join(dir, 'journal.db')], {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [CLI, ...args, '--journal', path.join(dir, 'journal.db')], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...env },
@@ -36,7 +36,7 @@ export function cli(dir: string, args: string[], env: Record<string, string> = {
 
 /** Starts `logbook <args>` without waiting, for tests that kill or race it. */
 export function cliAsync(dir: string, args: string[], env: Record<string, string> = {}) {
-  return spawn(process.execPath, [CLI, ...args, '--db', path.join(dir, 'journal.db')], {
+  return spawn(process.execPath, [CLI, ...args, '--journal', path.join(dir, 'journal.db')], {
     cwd: dir,
     env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

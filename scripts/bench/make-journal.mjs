@@ -16,7 +16,7 @@ if (!db || !script) {
 const runs = Number(runsArg);
 const huge = Number(hugeArg);
 fs.rmSync(db, { force: true });
-const seed = spawnSync(process.execPath, [path.join(root, 'dist', 'cli.js'), 'run', script, '--run-id', 'seed', '--input', '{"items":3}', '--db', db], { encoding: 'utf8', env: { ...process.env, LOGBOOK_STATE_DIR: path.dirname(db) } });
+const seed = spawnSync(process.execPath, [path.join(root, 'dist', 'cli.js'), 'run', script, '--run-id', 'seed', '--input', '{"items":3}', '--journal', db], { encoding: 'utf8', env: { ...process.env, LOGBOOK_STATE_DIR: path.dirname(db) } });
 if (seed.status !== 0) throw new Error(`seed run failed: ${seed.stderr}`);
 
 const d = new Database(db);

@@ -8,11 +8,13 @@ import { parseCrashSpec } from '../runtime/faults';
 import { ENGLISH } from '../shared/zodEnglish';
 import { readEnvFile } from './envFile';
 import { journalTargetProblem, resolveTarget } from '../shared/journalTarget';
+import { JOURNAL, LEGACY_JOURNAL, deprecationLine, journalFromEnv } from '../shared/journalNames';
 import type { RunnerConfig } from '../link/protocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const DECISION = z.enum(['happened', 'not-happened']);
 const nonEmpty = (): z.ZodMiniString<string> => z.string().check(z.minLength(1));
+const DEPRECATED_DATABASE = 'Deprecated: the old name of "journal" (same meaning). Rename it to "journal".';
 
 // Each description sits on the attribute's outermost schema: attributeHelp reads it there, and so does the JSON Schema.
 export const LaunchConfig = z.object({
@@ -24,7 +26,8 @@ export const LaunchConfig = z.object({
   resume: z.optional(nonEmpty()).check(z.describe('Resume this run instead of starting one: a run id, or "latest" (the newest run of this agent).')),
   compensate: z.optional(z.union([z.boolean(), nonEmpty()]))
     .check(z.describe('Step through the compensation of a run (its inverses, newest-first): a run id, "latest", or true with resume/runId naming the run.')),
-  database: z.optional(nonEmpty()).check(z.describe('The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD, or from the password the VS Code extension keeps in its secret storage). Default: $LOGBOOK_DB, else .logbook/journal.db under cwd.')),
+  journal: z.optional(nonEmpty()).check(z.describe('The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD, or from the password the VS Code extension keeps in its secret storage). Default: $LOGBOOK_JOURNAL, else .logbook/journal.db under cwd.')),
+  database: z.optional(nonEmpty()).check(z.describe(DEPRECATED_DATABASE)),
   cwd: z.optional(nonEmpty()).check(z.describe('The working directory of the run (default: the directory the debug adapter started in).')),
   env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process (they override envFile).')),
   envFile: z.optional(nonEmpty()).check(z.describe('A .env file (KEY=VALUE lines) whose variables are added to the run\'s process, relative to cwd. The values of secret-named variables (*_KEY, *_TOKEN, *SECRET*, *PASSWORD*, …) are masked wherever the debugger shows a value.')),
@@ -42,7 +45,11 @@ export type LaunchConfig = z.infer<typeof LaunchConfig>;
 /** The JSON Schema of the launch attributes, shaped for package.json's `configurationAttributes.launch`. */
 export function launchJsonSchema(): { type: 'object'; required: string[]; properties: Record<string, unknown> } {
   const js = z.toJSONSchema(LaunchConfig, { io: 'input' }) as { required?: string[]; properties?: Record<string, unknown> };
-  return { type: 'object', required: js.required ?? ['program'], properties: js.properties ?? {} };
+  const properties = js.properties ?? {};
+  // VS Code strikes a deprecated attribute through and shows why; the JSON Schema standard has no such message.
+  const old = properties[LEGACY_JOURNAL.launch];
+  if (old && typeof old === 'object') properties[LEGACY_JOURNAL.launch] = { ...old, deprecationMessage: DEPRECATED_DATABASE };
+  return { type: 'object', required: js.required ?? ['program'], properties };
 }
 
 export interface ResolvedLaunch {
@@ -51,6 +58,8 @@ export interface ResolvedLaunch {
   readonly env: Record<string, string>;
   readonly runtimeExecutable: string;
   readonly runtimeArgs: string[];
+  /** What the configuration still spells the old way (shown once in the Debug Console; the launch goes on). */
+  readonly warnings: string[];
 }
 
 function bad(problem: string, remedy: string): LogbookError {
@@ -98,13 +107,17 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
     throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The program ${program} does not exist (attribute "program", resolved from cwd ${cwd}).`, 'Fix "program" in launch.json: the path of the agent script.', { script: program });
   }
   const env = { ...(cfg.envFile !== undefined ? readEnvFile(path.resolve(cwd, cfg.envFile), 'attribute "envFile"') : {}), ...cfg.env };
-  const target = cfg.database ?? env.LOGBOOK_DB ?? baseEnv.LOGBOOK_DB ?? path.join('.logbook', 'journal.db');
+  const warnings: string[] = [];
+  if (cfg.journal !== undefined && cfg.database !== undefined) throw bad('"journal" and its deprecated name "database" are both set', 'Keep "journal" and remove "database".');
+  if (cfg.database !== undefined) warnings.push(deprecationLine(`the attribute "${LEGACY_JOURNAL.launch}"`, `"${JOURNAL.launch}"`));
+  const fromEnv = journalFromEnv(env, (l) => warnings.push(`${l.replace(/\.$/, '')} (in "env"/"envFile").`)) ?? journalFromEnv(baseEnv, (l) => warnings.push(l));
+  const target = cfg.journal ?? cfg.database ?? fromEnv ?? path.join('.logbook', 'journal.db');
   const targetProblem = journalTargetProblem(target);
   if (targetProblem) {
-    const from = cfg.database !== undefined ? 'attribute "database"' : env.LOGBOOK_DB !== undefined ? 'LOGBOOK_DB of "env"/"envFile"' : 'the environment\'s $LOGBOOK_DB';
+    const from = cfg.journal !== undefined ? 'attribute "journal"' : cfg.database !== undefined ? 'attribute "database"' : journalFromEnv(env, () => undefined) !== undefined ? '$LOGBOOK_JOURNAL (or $LOGBOOK_DB) of "env"/"envFile"' : 'the environment\'s $LOGBOOK_JOURNAL (or $LOGBOOK_DB)';
     throw bad(`${from}: ${targetProblem.problem.replace(/\.$/, '')}`, targetProblem.remedy);
   }
-  const database = resolveTarget(target, cwd);
+  const journal = resolveTarget(target, cwd);
   if (cfg.input !== undefined && cfg.inputFile !== undefined) throw bad('"input" and "inputFile" are both set', 'Keep one of them.');
   const crashAt = cfg.crashAt === undefined ? [] : Array.isArray(cfg.crashAt) ? cfg.crashAt : [cfg.crashAt];
   for (const spec of crashAt) {
@@ -134,6 +147,7 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
     env,
     runtimeExecutable: cfg.runtimeExecutable,
     runtimeArgs: cfg.runtimeArgs,
-    runner: { program, database, job, stopOnEntry: cfg.stopOnEntry, stopOnReplay: cfg.stopOnReplay, crashAt, decide: cfg.decide ?? {} },
+    warnings,
+    runner: { program, journal, job, stopOnEntry: cfg.stopOnEntry, stopOnReplay: cfg.stopOnReplay, crashAt, decide: cfg.decide ?? {} },
   };
 }

@@ -201,7 +201,8 @@ export class LogbookDebugSession extends DebugSession {
       return;
     }
     this.resolved = resolved;
-    const db = resolved.runner.database;
+    for (const w of resolved.warnings) this.sendEvent(new OutputEvent(`logbook: ${w}\n`, 'important'));
+    const db = resolved.runner.journal;
     this.mask = SecretMask.ofEnv({ ...process.env, ...resolved.env }, isPostgresUrl(db) ? [urlPassword(db)] : []);
     this.launchResponse = response;
     this.spawnRunner(resolved);

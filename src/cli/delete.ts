@@ -13,13 +13,13 @@ export const deleteCommand: CommandModule = {
   run(args, io) {
     let parsed;
     try {
-      parsed = parseArgs({ args, options: { db: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      parsed = parseArgs({ args, options: { journal: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
     } catch (err) {
       throw new LogbookError(ErrorCodes.USAGE, describe(err), 'Run `logbook --help` for the commands and their options.');
     }
     const [runId, ...extra] = parsed.positionals;
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook delete <run-id>`.');
-    const store = openStore(dbPath(parsed.values.db));
+    const store = openStore(dbPath(parsed.values.journal));
     try {
       const counts = deleteRun(store, runId);
       io.out(parsed.values.json ? JSON.stringify({ deleted: runId, ...counts }, null, 2) : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`);

@@ -90,7 +90,7 @@ export const forkCommand: CommandModule = {
     try {
       parsed = parseArgs({
         args,
-        options: { db: { type: 'string' }, json: { type: 'boolean' }, step: { type: 'string' }, 'edit-model-answer': { type: 'string' }, call: { type: 'string' }, 'run-id': { type: 'string' }, script: { type: 'string' } },
+        options: { journal: { type: 'string' }, json: { type: 'boolean' }, step: { type: 'string' }, 'edit-model-answer': { type: 'string' }, call: { type: 'string' }, 'run-id': { type: 'string' }, script: { type: 'string' } },
         allowPositionals: true,
         strict: true,
       });
@@ -103,7 +103,7 @@ export const forkCommand: CommandModule = {
     if (v.step === undefined) throw usage('Say where the fork starts with --step <n|name>.');
     if (v.call !== undefined && v['edit-model-answer'] === undefined) throw usage('--call names the model call whose answer --edit-model-answer replaces; pass both.');
     const answer = v['edit-model-answer'] === undefined ? undefined : readAnswer(v['edit-model-answer']);
-    const db = dbPath(v.db);
+    const db = dbPath(v.journal);
     setStateDir(db);
     const store = openStore(db);
     try {

@@ -19,11 +19,12 @@ import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
 import { isStorageError, storageError } from '../runtime/store/storageError';
 import { SecretMask, urlSecrets } from '../shared/secrets';
+import { currentJournalFlag, journalFlagValue } from '../shared/journalNames';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
 Usage:
-  logbook run <script> [--input JSON | --input-file F] [--run-id ID] [--db F] [--crash-at SPEC]... [--json]
+  logbook run <script> [--input JSON | --input-file F] [--run-id ID] [--journal F] [--crash-at SPEC]... [--json]
   logbook run --detach <script> [--input JSON | --input-file F] [--run-id ID]   (queued for \`logbook worker\`; prints the run id)
   logbook resume <run-id> [--decide <action-id>=happened|not-happened [--result JSON]]... [--crash-at SPEC]... [--script F] [--json]
   logbook compensate <run-id> [--decide ...] [--crash-at SPEC]... [--script F] [--json]
@@ -32,7 +33,7 @@ Usage:
   logbook ls [--json] [--limit N]
   logbook show <run-id> [--json]
 ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
-Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB)
+Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
   after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
   (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
@@ -51,7 +52,7 @@ export function commandHelp(command: string, rest: readonly string[]): string | 
   if (!lines.length) return undefined;
   const all = USAGE.split('\n');
   const crashSpecs = lines.some((l) => l.includes('--crash-at')) ? all.slice(all.findIndex((l) => l.startsWith('Crash specs:')), all.findIndex((l) => l.startsWith('Exit codes:'))) : [];
-  return ['Usage:', ...lines, 'Common options: --db F (default .logbook/journal.db, or $LOGBOOK_DB), --json', ...crashSpecs, 'All commands: `logbook --help`.'].join('\n');
+  return ['Usage:', ...lines, 'Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL), --json', ...crashSpecs, 'All commands: `logbook --help`.'].join('\n');
 }
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
@@ -63,7 +64,7 @@ function usage(problem: string): LogbookError {
 function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, positionals: number) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...options, db: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true, tokens: true });
+    parsed = parseArgs({ args, options: { ...options, journal: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     throw usage(describe(err));
   }
@@ -216,7 +217,7 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
 async function scriptFor(store: Store, runId: string, override: unknown): ReturnType<typeof loadScript> {
   if (typeof override === 'string') return loadScript(override);
   const row = store.reader.run(runId);
-  if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List runs with `logbook ls` (and check --db).');
+  if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List runs with `logbook ls` (and check --journal).');
   return loadScript(row.script);
 }
 
@@ -233,7 +234,7 @@ const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
 /** The shared arguments of commands that drive an existing run (resume, compensate). */
 function parseRunTarget(rest: string[]) {
   const { values, positionals, tokens } = parse(rest, { decide: { type: 'string', multiple: true }, result: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
-  const db = dbPath(values.db);
+  const db = dbPath(values.journal);
   setStateDir(db);
   return {
     db,
@@ -246,17 +247,17 @@ function parseRunTarget(rest: string[]) {
 }
 
 /**
- * Every line the CLI prints, masked: the environment's secrets and the password of a --db URL, in any form (a run's
+ * Every line the CLI prints, masked: the environment's secrets and the password of a --journal URL, in any form (a run's
  * args or an error quoting them). The script's own console output is its own and is not filtered.
  */
 function maskedIo(io: Io, argv: readonly string[]): Io {
-  const i = argv.findIndex((a) => a === '--db' || a.startsWith('--db='));
-  const db = i < 0 ? undefined : argv[i] === '--db' ? argv[i + 1] : argv[i]?.slice('--db='.length);
+  const db = journalFlagValue(argv);
   const mask = (line: string): string => SecretMask.ofEnv(process.env, db ? urlSecrets(db) : []).text(line);
   return { out: (l) => io.out(mask(l)), err: (l) => io.err(mask(l)) };
 }
 
-export async function main(argv: string[], plainIo: Io = defaultIo): Promise<number> {
+export async function main(given: string[], plainIo: Io = defaultIo): Promise<number> {
+  const argv = currentJournalFlag(given, (l) => plainIo.err(l));
   const io = maskedIo(plainIo, argv);
   const [command, ...rest] = argv;
   try {
@@ -274,7 +275,7 @@ export async function main(argv: string[], plainIo: Io = defaultIo): Promise<num
         return command === undefined ? EXIT.usage : EXIT.ok;
       case 'run': {
         const { values, positionals } = parse(rest, { input: { type: 'string' }, 'input-file': { type: 'string' }, 'run-id': { type: 'string' }, detach: { type: 'boolean' }, ...crashOpt }, 1);
-        const db = dbPath(values.db);
+        const db = dbPath(values.journal);
         setStateDir(db);
         const input = readInput(values);
         const runId = values['run-id'] ?? newRunId();
@@ -311,7 +312,7 @@ export async function main(argv: string[], plainIo: Io = defaultIo): Promise<num
       case 'approve':
       case 'reject': {
         const { values, positionals } = parse(rest, { note: { type: 'string' }, 'no-resume': { type: 'boolean' }, script: { type: 'string' }, ...crashOpt }, 2);
-        const db = dbPath(values.db);
+        const db = dbPath(values.journal);
         setStateDir(db);
         const [runId = '', actionId = ''] = positionals;
         return await withStore(db, async (store) => {
@@ -327,7 +328,7 @@ export async function main(argv: string[], plainIo: Io = defaultIo): Promise<num
       }
       case 'ls': {
         const { values } = parse(rest, { limit: { type: 'string' } }, 0);
-        const db = dbPath(values.db);
+        const db = dbPath(values.journal);
         const noJournal = (): number => {
           io.out(values.json ? '[]' : `No journal at ${redactUrl(db)} yet. Start a run with \`logbook run <script>\`.`);
           return EXIT.ok;
@@ -355,7 +356,7 @@ export async function main(argv: string[], plainIo: Io = defaultIo): Promise<num
       }
       case 'show': {
         const { values, positionals } = parse(rest, {}, 1);
-        const store = openStore(dbPath(values.db), { readonly: true });
+        const store = openStore(dbPath(values.journal), { readonly: true });
         const damage: Damage = [];
         try {
           io.out(showRun(store, positionals[0] ?? '', values.json === true, damage));

@@ -1,17 +1,17 @@
 // The `logbook` process's stdout and stderr, masked: what a script prints (console.log of a key) included.
 
+import { journalFlagValue } from '../shared/journalNames';
 import { SecretMask, urlSecrets } from '../shared/secrets';
 
 type Write = (chunk: unknown, ...rest: unknown[]) => boolean;
 
 /**
  * Wraps process.stdout and process.stderr so every write is masked with the secrets of the environment as it is at
- * that write (a script may load its own .env) and the password of a --db URL. A write is masked whole: a secret split
+ * that write (a script may load its own .env) and the password of a --journal URL. A write is masked whole: a secret split
  * by the script across two writes is not recognised.
  */
 export function maskProcessOutput(argv: readonly string[]): void {
-  const i = argv.findIndex((a) => a === '--db' || a.startsWith('--db='));
-  const db = i < 0 ? undefined : argv[i] === '--db' ? argv[i + 1] : argv[i]?.slice('--db='.length);
+  const db = journalFlagValue(argv);
   const extra = db ? urlSecrets(db) : [];
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as Write;

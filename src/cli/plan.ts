@@ -56,13 +56,13 @@ export function renderCompensationPlan(p: CompensationPlan): string {
 async function plan(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: { compensate: { type: 'boolean' }, script: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } } });
+    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: { compensate: { type: 'boolean' }, script: { type: 'string' }, journal: { type: 'string' }, json: { type: 'boolean' } } });
   } catch (err) {
     throw new LogbookError(ErrorCodes.USAGE, describe(err), `Usage: ${USAGE}`);
   }
   const runId = parsed.positionals[0];
   if (parsed.positionals.length !== 1 || !runId) throw new LogbookError(ErrorCodes.USAGE, 'Expected one run id.', `Usage: ${USAGE}`);
-  const store = openStore(dbPath(parsed.values.db), { readonly: true });
+  const store = openStore(dbPath(parsed.values.journal), { readonly: true });
   try {
     const row = store.reader.run(runId);
     if (!row) throw runNotFound(runId);

@@ -198,14 +198,14 @@ function exitAfterRelease(store: Store): never {
 
 export const workerCommand: CommandModule = {
   name: 'worker',
-  usage: 'logbook worker --scripts <folder> [--db F] [--concurrency N] [--agents a,b] [--name N] [--grace SECONDS] [--poll-ms N] [--crash-at SPEC]...',
+  usage: 'logbook worker --scripts <folder> [--journal F] [--concurrency N] [--agents a,b] [--name N] [--grace SECONDS] [--poll-ms N] [--crash-at SPEC]...',
   async run(args, io) {
     let values;
     try {
       ({ values } = parseArgs({
         args,
         options: {
-          db: { type: 'string' },
+          journal: { type: 'string' },
           scripts: { type: 'string' },
           concurrency: { type: 'string' },
           agents: { type: 'string' },
@@ -222,7 +222,7 @@ export const workerCommand: CommandModule = {
     }
     if (values.scripts === undefined) throw usage('logbook worker needs --scripts <folder with agent scripts>.');
     const only = values.agents?.split(',').map((a) => a.trim()).filter((a) => a.length > 0);
-    const db = dbPath(values.db);
+    const db = dbPath(values.journal);
     setStateDir(db);
     const opts: WorkerOptions = {
       name: values.name ?? `${os.hostname()}-${process.pid}`,

@@ -19,9 +19,9 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs `logbook <args> --db <db> --json`; resolves with the parsed output, whatever the exit code. */
+/** Runs `logbook <args> --journal <db> --json`; resolves with the parsed output, whatever the exit code. */
 export function runCli(call: CliCall, args: readonly string[]): Promise<CliResult> {
-  const argv = [call.cli, ...args, '--db', call.db, '--json'];
+  const argv = [call.cli, ...args, '--journal', call.db, '--json'];
   call.log('info', `$ ${call.node} ${argv.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
   return new Promise((resolve, reject) => {
     const child = spawn(call.node, argv, { cwd: call.cwd, env: { ...process.env, ...call.env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -79,10 +79,10 @@ export class Commands {
   /** The CLI against the journal setting: a PostgreSQL URL goes on its command line without a password, which goes in PGPASSWORD. */
   private async cli(args: string[]): Promise<CliResult> {
     const c = readConfig();
-    if (c.databaseProblem) throw new Error(c.databaseProblem);
-    if (!c.databasePath) throw new Error('Open a folder first: the journal lives in the workspace.');
-    const env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.databasePath)) };
-    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.databasePath, cwd: c.workspaceFolder, env, log: (l, m) => this.d.log[l](m) }, args);
+    if (c.journalProblem) throw new Error(c.journalProblem);
+    if (!c.journal) throw new Error('Open a folder first: the journal lives in the workspace.');
+    const env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.journal)) };
+    return runCli({ node: c.runtimeExecutable, cli: this.d.paths.cli, db: c.journal, cwd: c.workspaceFolder, env, log: (l, m) => this.d.log[l](m) }, args);
   }
 
   private async withProgress(title: string, args: string[]): Promise<CliResult> {
@@ -381,11 +381,11 @@ export class Commands {
     if (!this.trusted('run an agent script')) return undefined;
     const file = this.agentFile(arg);
     const c = readConfig();
-    if (c.databaseProblem) void vscode.window.showErrorMessage(`Agent Logbook: ${c.databaseProblem}`);
-    if (!file || !c.databasePath) return undefined;
+    if (c.journalProblem) void vscode.window.showErrorMessage(`Agent Logbook: ${c.journalProblem}`);
+    if (!file || !c.journal) return undefined;
     let env: Record<string, string>;
     try {
-      env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.databasePath)) };
+      env = { ...settingsEnv(c), ...(await this.d.credentials.env(c, c.journal)) };
     } catch (err) {
       void vscode.window.showErrorMessage(`Agent Logbook: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
@@ -393,7 +393,7 @@ export class Commands {
     const terminal = vscode.window.createTerminal({
       name: `Logbook: ${path.basename(file)}`,
       shellPath: c.runtimeExecutable,
-      shellArgs: [this.d.paths.cli, 'run', file, '--db', c.databasePath],
+      shellArgs: [this.d.paths.cli, 'run', file, '--journal', c.journal],
       ...(c.workspaceFolder ? { cwd: c.workspaceFolder } : {}),
       env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
     });

@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readEnvFile } from '../adapter/envFile';
+import { deprecationLine, journalFromEnv, warnOnce } from '../shared/journalNames';
 import { SETTINGS } from './ids';
 import { resolveJournalSetting, type JournalSetting } from './journalSetting';
 
@@ -43,8 +44,16 @@ export function readConfig(): LogbookConfig {
 
 /** The journal setting as the user, workspace or folder settings give it (not the manifest's default). */
 function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefined): JournalSetting {
-  const own = c.inspect<string>(SETTINGS.databasePath);
-  return resolveJournalSetting(own?.workspaceFolderValue ?? own?.workspaceValue ?? own?.globalValue, process.env.LOGBOOK_DB, root);
+  const set = (key: string): string | undefined => {
+    const own = c.inspect<string>(key);
+    return own?.workspaceFolderValue ?? own?.workspaceValue ?? own?.globalValue;
+  };
+  const warn = (line: string): void => void vscode.window.showWarningMessage(`Agent Logbook: ${line}`);
+  const current = set(SETTINGS.journal);
+  const old = current === undefined ? set(SETTINGS.legacyJournal) : undefined;
+  if (old !== undefined) warnOnce('setting', deprecationLine(`The setting ${SETTINGS.section}.${SETTINGS.legacyJournal}`, `${SETTINGS.section}.${SETTINGS.journal}`), warn);
+  const name = `${SETTINGS.section}.${old !== undefined ? SETTINGS.legacyJournal : SETTINGS.journal}`;
+  return resolveJournalSetting(current ?? old, journalFromEnv(process.env, warn), root, name);
 }
 
 /**

@@ -35,10 +35,10 @@ export class Credentials {
 
   /** The setJournalPassword command: stores (or with '' deletes) the password of the journal's role or the reader's. */
   async setPassword(c: LogbookConfig, opts: SetPasswordOptions = {}): Promise<'stored' | 'deleted' | undefined> {
-    const db = c.databasePath;
+    const db = c.journal;
     if (db === undefined || !isPostgresUrl(db)) {
-      const why = c.databaseProblem ?? `The journal is a SQLite file (${db ?? 'no folder open'}): it needs no password.`;
-      void vscode.window.showInformationMessage(`${why} A password is for a PostgreSQL journal: set ${SETTINGS.section}.${SETTINGS.databasePath} to postgres://user@host:port/database (without the password) first.`);
+      const why = c.journalProblem ?? `The journal is a SQLite file (${db ?? 'no folder open'}): it needs no password.`;
+      void vscode.window.showInformationMessage(`${why} A password is for a PostgreSQL journal: set ${SETTINGS.section}.${SETTINGS.journal} to postgres://user@host:port/database (without the password) first.`);
       return undefined;
     }
     let role = opts.role;

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { maskedEnv, readEnvFile } from '../adapter/envFile';
 import { SecretMask } from '../shared/secrets';
 import { isPostgresUrl, urlHasPassword, withoutPassword } from '../shared/pgUrl';
+import { JOURNAL, LEGACY_JOURNAL } from '../shared/journalNames';
 import { readConfig, settingsEnv } from './config';
 import type { Credentials } from './credentials';
 import { DEBUG_TYPE, paletteName } from './ids';
@@ -24,6 +25,15 @@ function activeScript(): vscode.TextDocument | undefined {
 /** A new run of `file` under the debugger: what F5, the editor's Debug button and the CodeLens start. */
 export function agentLaunch(file: string): vscode.DebugConfiguration {
   return { type: DEBUG_TYPE, request: 'launch', name: `Logbook: ${path.basename(file)}`, program: file };
+}
+
+/** The journal a launch configuration names, under its name or the deprecated "database" (the adapter warns on that). */
+function launchJournal(config: vscode.DebugConfiguration): { attribute: string; target: string } | undefined {
+  for (const attribute of [JOURNAL.launch, LEGACY_JOURNAL.launch]) {
+    const target: unknown = config[attribute];
+    if (typeof target === 'string') return { attribute, target };
+  }
+  return undefined;
 }
 
 export class LogbookConfigurationProvider implements vscode.DebugConfigurationProvider {
@@ -58,20 +68,21 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
       const doc = activeScript();
       if (doc) config = { ...config, program: doc.fileName };
     }
-    if (typeof config.database === 'string' && isPostgresUrl(config.database) && urlHasPassword(config.database)) {
+    const named = launchJournal(config);
+    if (named !== undefined && isPostgresUrl(named.target) && urlHasPassword(named.target)) {
       void vscode.window.showErrorMessage(
-        `Agent Logbook: the launch configuration's "database" holds a PostgreSQL URL with a password; launch.json is often committed, so it is not used. Remove the password (${withoutPassword(config.database)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
+        `Agent Logbook: the launch configuration's "${named.attribute}" holds a PostgreSQL URL with a password; launch.json is often committed, so it is not used. Remove the password (${withoutPassword(named.target)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
       );
       return undefined;
     }
     const settings = readConfig();
-    if (settings.databaseProblem && config.database === undefined) {
-      void vscode.window.showErrorMessage(`Agent Logbook: ${settings.databaseProblem}`);
+    if (settings.journalProblem && named === undefined) {
+      void vscode.window.showErrorMessage(`Agent Logbook: ${settings.journalProblem}`);
       return undefined;
     }
     const resolved: vscode.DebugConfiguration = { ...config };
     resolved.cwd ??= folder?.uri.fsPath ?? settings.workspaceFolder;
-    if (resolved.database === undefined && settings.databasePath) resolved.database = settings.databasePath;
+    if (resolved.journal === undefined && resolved.database === undefined && settings.journal) resolved.journal = settings.journal;
     resolved.runtimeExecutable ??= settings.runtimeExecutable;
     return resolved;
   }
@@ -110,8 +121,8 @@ export class LogbookAdapterFactory implements vscode.DebugAdapterDescriptorFacto
 
   /** The adapter, and the runner it starts, get a PostgreSQL journal's password in PGPASSWORD: never in launch.json or on a command line. */
   async createDebugAdapterDescriptor(session: vscode.DebugSession): Promise<vscode.DebugAdapterDescriptor> {
-    const database = typeof session.configuration.database === 'string' ? session.configuration.database : undefined;
-    const secret = database !== undefined && isPostgresUrl(database) ? await this.credentials.env(readConfig(), database) : {};
+    const journal = launchJournal(session.configuration)?.target;
+    const secret = journal !== undefined && isPostgresUrl(journal) ? await this.credentials.env(readConfig(), journal) : {};
     const node = typeof session.configuration.runtimeExecutable === 'string' ? session.configuration.runtimeExecutable : readConfig().runtimeExecutable;
     if (!fs.existsSync(this.adapterScript)) {
       throw new Error(`The Logbook debug adapter is missing (${this.adapterScript}). Reinstall the extension, or run \`npm run build\` in its folder.`);

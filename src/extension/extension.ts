@@ -56,7 +56,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const readerProxy: ReaderSource = {
     // A refused journal setting is the tree's problem line, like a reader that cannot open the journal.
     request: async (m, p) => {
-      if (config.databaseProblem) throw new Error(config.databaseProblem);
+      if (config.journalProblem) throw new Error(config.journalProblem);
       try {
         return await reader.request(m, p);
       } catch (err) {
@@ -88,9 +88,9 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   };
 
   const connect = (): void => {
-    if (config.databaseProblem) {
-      log.error(config.databaseProblem);
-      void vscode.window.showErrorMessage(`Agent Logbook: ${config.databaseProblem}`);
+    if (config.journalProblem) {
+      log.error(config.journalProblem);
+      void vscode.window.showErrorMessage(`Agent Logbook: ${config.journalProblem}`);
     }
     const target = credentials.target(config, 'reader');
     if (target) {
@@ -142,7 +142,7 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
       if (!affectsLogbook(e)) return;
       const next = readConfig();
       const restart =
-        next.runtimeExecutable !== config.runtimeExecutable || next.databasePath !== config.databasePath || next.readerRole !== config.readerRole || next.databaseProblem !== config.databaseProblem;
+        next.runtimeExecutable !== config.runtimeExecutable || next.journal !== config.journal || next.readerRole !== config.readerRole || next.journalProblem !== config.journalProblem;
       config = next;
       if (restart) restartReader('settings changed');
     }),

@@ -11,7 +11,9 @@ export { COMMANDS, COMMAND_CATEGORY, paletteName, type CommandKey } from '../man
 /** Settings under `logbook.*`. */
 export const SETTINGS = {
   section: 'logbook',
-  databasePath: 'databasePath',
+  journal: 'journal',
+  /** The deprecated name of `journal`, still read (with a warning once a session). */
+  legacyJournal: 'databasePath',
   readerRole: 'readerRole',
   runtimeExecutable: 'runtimeExecutable',
   autoRefresh: 'autoRefresh',

@@ -10,50 +10,50 @@ export const DEFAULT_DB = path.join('.logbook', 'journal.db');
 export interface JournalSetting {
   /**
    * The journal: an absolute SQLite path, or a postgres:// URL without a password; undefined when no folder is open
-   * for a relative path, or when the setting is refused (see `databaseProblem`).
+   * for a relative path, or when the setting is refused (see `journalProblem`).
    */
-  readonly databasePath: string | undefined;
+  readonly journal: string | undefined;
   /** Why the journal setting is refused (a password in it), said to the person instead of opening anything. */
-  readonly databaseProblem: string | undefined;
-  /** The password $LOGBOOK_DB of the editor's environment carried, when the journal came from there. */
+  readonly journalProblem: string | undefined;
+  /** The password $LOGBOOK_JOURNAL of the editor's environment carried, when the journal came from there. */
   readonly envPassword: string | undefined;
 }
 
 /**
- * The journal `logbook.databasePath` names (`set`: its value in user, workspace or folder settings, if any); with
- * none, a postgres:// $LOGBOOK_DB of the editor's environment (a file path there stays the CLI's business: the
+ * The journal `logbook.journal` names (`set`: its value in user, workspace or folder settings, if any); with
+ * none, a postgres:// $LOGBOOK_JOURNAL of the editor's environment (a file path there stays the CLI's business: the
  * sidebar keeps the workspace's file). A password is allowed in the environment, a place for credentials, but
  * refused in settings files, which are often committed.
  */
-export function resolveJournalSetting(set: string | undefined, envDb: string | undefined, root: string | undefined): JournalSetting {
+export function resolveJournalSetting(set: string | undefined, envDb: string | undefined, root: string | undefined, setting = `${SETTINGS.section}.${SETTINGS.journal}`): JournalSetting {
   // A target that is not what it looks like (postgress://…, a PostgreSQL URL that does not parse) is refused here,
   // where the setting is read: nothing opens it, and no file is made at a path spelled like a URL.
   const refused = (where: string, target: string): JournalSetting | undefined => {
     const p = journalTargetProblem(target);
-    return p ? { databasePath: undefined, envPassword: undefined, databaseProblem: `${where}: ${p.problem} ${p.remedy}` } : undefined;
+    return p ? { journal: undefined, envPassword: undefined, journalProblem: `${where}: ${p.problem} ${p.remedy}` } : undefined;
   };
   if (set) {
-    const r = refused(`The setting ${SETTINGS.section}.${SETTINGS.databasePath}`, set);
+    const r = refused(`The setting ${setting}`, set);
     if (r) return r;
   } else if (envDb) {
-    const r = refused('$LOGBOOK_DB of the environment VS Code started in', envDb);
+    const r = refused('$LOGBOOK_JOURNAL (or $LOGBOOK_DB) of the environment VS Code started in', envDb);
     if (r) return r;
   }
   const fromEnv = !set && envDb && isPostgresUrl(envDb) ? envDb : undefined;
   const db = set || fromEnv || DEFAULT_DB;
   if (isPostgresUrl(db)) {
-    if (fromEnv) return { databasePath: withoutPassword(db), databaseProblem: undefined, envPassword: urlPassword(db) };
+    if (fromEnv) return { journal: withoutPassword(db), journalProblem: undefined, envPassword: urlPassword(db) };
     if (urlHasPassword(db)) {
       return {
-        databasePath: undefined,
+        journal: undefined,
         envPassword: undefined,
-        databaseProblem: `The setting ${SETTINGS.section}.${SETTINGS.databasePath} holds a PostgreSQL URL with a password; settings files are often committed, so Agent Logbook does not use it. Remove the password from the URL (${withoutPassword(db)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
+        journalProblem: `The setting ${setting} holds a PostgreSQL URL with a password; settings files are often committed, so Agent Logbook does not use it. Remove the password from the URL (${withoutPassword(db)}) and run "${paletteName('setJournalPassword')}", or set PGPASSWORD in the environment VS Code starts with.`,
       };
     }
-    return { databasePath: db, databaseProblem: undefined, envPassword: undefined };
+    return { journal: db, journalProblem: undefined, envPassword: undefined };
   }
   const expanded = db.replace(/\$\{workspaceFolder\}/g, root ?? '');
-  return { databasePath: path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined, databaseProblem: undefined, envPassword: undefined };
+  return { journal: path.isAbsolute(expanded) ? expanded : root ? path.join(root, expanded) : undefined, journalProblem: undefined, envPassword: undefined };
 }
 
 /** Who connects to the journal: the reader process (as the read-only role, when one is set) or the writers. */
@@ -61,21 +61,21 @@ export type JournalUse = 'reader' | 'writer';
 
 /** The journal as `use` connects to it: the reader as `readerRole` when one is set. Never holds a password. */
 export function journalFor(s: JournalSetting, readerRole: string | undefined, use: JournalUse): string | undefined {
-  const db = s.databasePath;
+  const db = s.journal;
   if (db === undefined || !isPostgresUrl(db) || use === 'writer' || !readerRole) return db;
   return withUser(db, readerRole);
 }
 
 /**
  * PGPASSWORD for a child process that connects to `target`: the stored password of its role (`stored` looks one up
- * by credentialKey), else the one $LOGBOOK_DB carried (for its own user only). With neither, nothing: the child
+ * by credentialKey), else the one $LOGBOOK_JOURNAL carried (for its own user only). With neither, nothing: the child
  * inherits the editor's PGPASSWORD, or the pg client reads ~/.pgpass.
  */
 export async function passwordEnv(s: JournalSetting, target: string | undefined, stored: (key: string) => PromiseLike<string | undefined>): Promise<Record<string, string>> {
   if (target === undefined || !isPostgresUrl(target)) return {};
   const secret = await stored(credentialKey(target));
   if (secret !== undefined) return { PGPASSWORD: secret };
-  const main = s.databasePath;
+  const main = s.journal;
   if (s.envPassword !== undefined && main !== undefined && urlUser(main) === urlUser(target)) return { PGPASSWORD: s.envPassword };
   return {};
 }

@@ -50,7 +50,7 @@ export type Job = z.infer<typeof Job>;
 
 export const RunnerConfig = z.object({
   program: z.string(),
-  database: z.string(),
+  journal: z.string(),
   job: Job,
   stopOnEntry: z.boolean(),
   stopOnReplay: z.boolean(),

@@ -85,7 +85,7 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.databasePath, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env, SETTINGS.rehearse].map((s) => `${SETTINGS.section}.${s}`),
+        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.journal, SETTINGS.legacyJournal, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env, SETTINGS.rehearse].map((s) => `${SETTINGS.section}.${s}`),
       },
       virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk, or a PostgreSQL server the editor\'s machine reaches.' },
     },
@@ -121,19 +121,25 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
       configuration: {
         title: 'Agent Logbook',
         properties: {
-          [`${SETTINGS.section}.${SETTINGS.databasePath}`]: {
+          [`${SETTINGS.section}.${SETTINGS.journal}`]: {
             type: 'string',
             default: '.logbook/journal.db',
             scope: 'resource',
             markdownDescription:
-              'The journal: a SQLite file, relative to the workspace folder (or absolute; `${workspaceFolder}` is expanded), or a shared PostgreSQL journal as `postgres://user@host:port/database` **without a password** (a URL with one is refused: settings files are often committed). The password comes from the command **Agent Logbook: Set Journal Password** (VS Code\'s secret storage), or `PGPASSWORD` / `~/.pgpass` of the environment VS Code starts in. Left empty, a `postgres://` `$LOGBOOK_DB` of that environment is used.',
+              'The journal: a SQLite file, relative to the workspace folder (or absolute; `${workspaceFolder}` is expanded), or a shared PostgreSQL journal as `postgres://user@host:port/database` **without a password** (a URL with one is refused: settings files are often committed). The password comes from the command **Agent Logbook: Set Journal Password** (VS Code\'s secret storage), or `PGPASSWORD` / `~/.pgpass` of the environment VS Code starts in. Left empty, a `postgres://` `$LOGBOOK_JOURNAL` of that environment is used.',
+          },
+          [`${SETTINGS.section}.${SETTINGS.legacyJournal}`]: {
+            type: 'string',
+            scope: 'resource',
+            markdownDescription: 'The old name of `#logbook.journal#` (same meaning), read when `#logbook.journal#` is not set.',
+            markdownDeprecationMessage: 'Deprecated: renamed to `#logbook.journal#` (same meaning). Move the value there.',
           },
           [`${SETTINGS.section}.${SETTINGS.readerRole}`]: {
             type: 'string',
             default: '',
             scope: 'resource',
             markdownDescription:
-              'A read-only PostgreSQL role the sidebar\'s journal reader connects as (same server and database as `#logbook.databasePath#`). Resume, decide, approve and compensate still connect as the URL\'s user. Its password is set with **Agent Logbook: Set Journal Password**.',
+              'A read-only PostgreSQL role the sidebar\'s journal reader connects as (same server and database as `#logbook.journal#`). Resume, decide, approve and compensate still connect as the URL\'s user. Its password is set with **Agent Logbook: Set Journal Password**.',
           },
           [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`]: {
             type: 'string',

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
+import { JOURNAL_ENV_NAMES } from '../shared/journalNames';
 
 export interface ChildResult {
   readonly code: number | null;
@@ -25,7 +26,7 @@ export function cliPath(): string {
 export function childEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...extra };
   if (!('LOGBOOK_TRACE_FAULTS' in extra)) delete env.LOGBOOK_TRACE_FAULTS;
-  delete env.LOGBOOK_DB;
+  for (const name of JOURNAL_ENV_NAMES) delete env[name];
   return env;
 }
 

@@ -26,7 +26,7 @@ import { junitBaselineFailed, junitReport, reproduction } from './junit';
 import type { Baseline, CampaignResult, CampaignSetup, Point } from './types';
 
 export const USAGE =
-  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--db postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
+  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--journal postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
 
 function usage(problem: string): LogbookError {
   return new LogbookError(ErrorCodes.USAGE, problem, `Usage: ${USAGE}`);
@@ -95,7 +95,7 @@ function parseOptions(args: string[]): Options {
         depth: { type: 'string' },
         jobs: { type: 'string' },
         'run-id': { type: 'string' },
-        db: { type: 'string' },
+        journal: { type: 'string' },
         keep: { type: 'boolean' },
         json: { type: 'boolean' },
         ndjson: { type: 'boolean' },
@@ -109,10 +109,10 @@ function parseOptions(args: string[]): Options {
   }
   const v = parsed.values;
   if (parsed.positionals.length !== 1) throw usage(`Expected the agent script, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}.`);
-  if (v.db !== undefined) requireUsableTarget(v.db);
-  const db = rehearsalDb(v.db);
-  if (v.db !== undefined && db === null) throw usage(`--db ${maskTarget(v.db)}: a rehearsal keeps a journal per campaign, in files of its own; --db takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`);
-  if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --db).');
+  if (v.journal !== undefined) requireUsableTarget(v.journal);
+  const db = rehearsalDb(v.journal);
+  if (v.journal !== undefined && db === null) throw usage(`--journal ${maskTarget(v.journal)}: a rehearsal keeps a journal per campaign, in files of its own; --journal takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`);
+  if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --journal).');
   if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
   if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');
   if (v.point !== undefined && (v.points !== undefined || v.random !== undefined)) throw usage('--point picks points itself: pass it without --points all or --random N.');

@@ -54,7 +54,7 @@ export interface DriveResult {
   readonly saved: Record<string, number>;
   /** Set when a process ended in a way the rehearsal cannot continue from (bad usage, a stray kill, a loop). */
   readonly error: string | null;
-  /** What was run, in order, as `logbook` argv without --db and --json: a person can replay it (see reproduction()). */
+  /** What was run, in order, as `logbook` argv without --journal and --json: a person can replay it (see reproduction()). */
   readonly commands: string[][];
 }
 
@@ -127,7 +127,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     processes++;
     if (processes > (o.maxProcesses ?? 40)) return result(state?.status ?? 'not-started', `the run did not end after ${processes - 1} processes`);
     const args = command === 'run' ? [o.script, '--input', JSON.stringify(o.input ?? {}), '--run-id', o.runId] : [o.runId];
-    const ctx: ProcessContext = { index: processes, command, args: [...args, ...extra, '--db', db, '--json'], kills: kills.length };
+    const ctx: ProcessContext = { index: processes, command, args: [...args, ...extra, '--journal', db, '--json'], kills: kills.length };
     const spec = await o.arm?.(ctx);
     const trace = o.traceFile?.(ctx);
     commands.push([command, ...args, ...extra, ...(spec ? ['--crash-at', spec] : [])]);

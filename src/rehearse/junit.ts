@@ -38,7 +38,7 @@ export function reproduction(c: CampaignResult, script: string, cwd = process.cw
   const db = reproJournal(c);
   const rel = path.relative(cwd, script);
   const shown = !rel || rel.startsWith('..') || path.isAbsolute(rel) ? script : rel;
-  return c.commands.map((argv) => ['logbook', ...argv.map((a) => (a === script ? shown : a)), '--db', db].map(shellWord).join(' '));
+  return c.commands.map((argv) => ['logbook', ...argv.map((a) => (a === script ? shown : a)), '--journal', db].map(shellWord).join(' '));
 }
 
 function testcase(r: RehearsalReport, c: CampaignResult): string {

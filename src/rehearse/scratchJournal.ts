@@ -5,7 +5,7 @@ import { isPostgresUrl, openStore } from '../runtime/store';
 import { createSchema, dropSchemasStartingWith } from '../runtime/store/pg/scratchSchemas';
 
 /**
- * A scratch folder's journal. With a PostgreSQL server (`--db postgres://…`) every folder gets a schema of its own in
+ * A scratch folder's journal. With a PostgreSQL server (`--journal postgres://…`) every folder gets a schema of its own in
  * that database, named after the rehearsal and the folder, chosen by the connection's search_path: campaigns run in
  * parallel with the same run id and never see each other's journals.
  */
@@ -39,7 +39,7 @@ export function dropScratch(root: string, db: string | null): void {
   dropSchemasStartingWith(db, prefixOf(root));
 }
 
-/** Whether a --db given to rehearse is a server to rehearse on (a file path is refused: each campaign has its own file). */
+/** Whether a --journal given to rehearse is a server to rehearse on (a file path is refused: each campaign has its own file). */
 export function rehearsalDb(flag: string | undefined): string | null {
   return flag !== undefined && isPostgresUrl(flag) ? flag : null;
 }

@@ -36,7 +36,7 @@ export const CampaignResult = z.object({
   /** Per action type: effects already committed when a kill struck, which the resume did not repeat. */
   saved: z.record(z.string(), z.int()),
   error: z.nullable(z.string()),
-  /** The `logbook` commands the campaign ran, in order (argv without --db and --json), to reproduce it by hand. */
+  /** The `logbook` commands the campaign ran, in order (argv without --journal and --json), to reproduce it by hand. */
   commands: z.array(z.array(z.string())),
   ms: z.number(),
 });

@@ -49,9 +49,9 @@ export class JobLoop {
     const state = this.state;
     state.config = config;
     state.breakpoints = breakpoints;
-    process.env.LOGBOOK_STATE_DIR ??= defaultStateDir(config.database);
+    process.env.LOGBOOK_STATE_DIR ??= defaultStateDir(config.journal);
     if (config.job.kind === 'postmortem') {
-      state.send({ type: 'postmortem', report: postmortem(config.database, config.job.runId) });
+      state.send({ type: 'postmortem', report: postmortem(config.journal, config.job.runId) });
       return 0;
     }
     const faults = new Faults(config.crashAt.map(parseCrashSpec));
@@ -61,7 +61,7 @@ export class JobLoop {
     checkCrashTargets(faults.specs, [...actionRegistry().keys()], runTimeActionTypePrefixes(), 'attribute "crashAt":');
     let store: Store;
     try {
-      store = openStore(config.database);
+      store = openStore(config.journal);
     } catch (err) {
       throw wrongNode(err) ?? err;
     }

@@ -1,4 +1,4 @@
-// A journal target as people write it (--db, $LOGBOOK_DB, a setting): a PostgreSQL connection string or a SQLite file
+// A journal target as people write it (--journal, $LOGBOOK_JOURNAL, a setting): a PostgreSQL connection string or a SQLite file
 // path, and the one decision of which targets are refused before anything is opened or written.
 
 import * as path from 'node:path';

@@ -113,7 +113,7 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
     }
     const report = { seed: o.seed, schedules, violating, kinds, shrunk, ms };
     // Not the URL itself (it may hold a password), and a database whose run ids r1, r2… are still free.
-    const flags = `${o.workers ? ' --workers' : o.processes ? ' --processes' : ''}${o.db ? ' --db <a fresh database on the same server>' : ''}`;
+    const flags = `${o.workers ? ' --workers' : o.processes ? ' --processes' : ''}${o.db ? ' --journal <a fresh database on the same server>' : ''}`;
     const text = formatReport(report, o.arbitrary || o.sabotage ? 'custom' : flags);
     if (!replayed) return { ...report, text };
     const r = replayed;

@@ -1,4 +1,4 @@
-// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes | --workers] [--kinds K,…] [--case JSON] [--db URL]`.
+// `npm run check:exactly-once -- [--seed N] [--runs N] [--path P] [--processes | --workers] [--kinds K,…] [--case JSON] [--journal URL]`.
 
 import { parseArgs } from 'node:util';
 import * as fs from 'node:fs';
@@ -8,7 +8,7 @@ import type { CaseJ } from './spec';
 
 async function cli(): Promise<number> {
   const { values } = parseArgs({
-    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, workers: { type: 'boolean' }, kinds: { type: 'string' }, case: { type: 'string' }, db: { type: 'string' } },
+    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, workers: { type: 'boolean' }, kinds: { type: 'string' }, case: { type: 'string' }, journal: { type: 'string' } },
     strict: true,
   });
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
@@ -19,7 +19,7 @@ async function cli(): Promise<number> {
     const c = JSON.parse(values.case) as CaseJ;
     const dir = scratchDir();
     try {
-      const r = await runCase(c, { dir, processes: values.processes === true || values.workers === true, ...(values.db ? { db: values.db } : {}) });
+      const r = await runCase(c, { dir, processes: values.processes === true || values.workers === true, ...(values.journal ? { db: values.journal } : {}) });
       process.stdout.write(`${formatCase(c, r)}\n1 schedules, ${r.violations.length ? 1 : 0} violations\n`);
       return r.violations.length ? 1 : 0;
     } finally {
@@ -39,7 +39,7 @@ async function cli(): Promise<number> {
     ...(values.kinds ? { kinds: values.kinds.split(',') } : {}),
     processes: values.processes === true,
     workers: values.workers === true,
-    ...(values.db ? { db: values.db } : {}),
+    ...(values.journal ? { db: values.journal } : {}),
     progress: (done, bad) => {
       if (values.quiet || Date.now() - last < 5000) return;
       last = Date.now();

@@ -68,7 +68,7 @@ export function dropHold(hold: string): void {
 }
 
 export function argsOf(x: Exec, op: string, crash: string | undefined): string[] {
-  const tail = [...(crash ? ['--crash-at', crash] : []), '--db', x.target.db, '--json'];
+  const tail = [...(crash ? ['--crash-at', crash] : []), '--journal', x.target.db, '--json'];
   if (op === 'run') return [CLI, 'run', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, ...tail];
   return [CLI, op, x.runId, ...tail];
 }

@@ -99,7 +99,7 @@ export class Driver {
     g[HANDOFF] = { spec: this.t.agent, world: this.t.world, proc: this.proc };
     try {
       return await this.ended(async () => {
-        const code = await main(['fork', from, '--step', String(stepIdx + 1), '--run-id', runId, '--db', this.t.db, '--script', this.t.script, '--json'], io);
+        const code = await main(['fork', from, '--step', String(stepIdx + 1), '--run-id', runId, '--journal', this.t.db, '--script', this.t.script, '--json'], io);
         const text = lines.join('\n');
         if (code !== 0 && !text.trimStart().startsWith('{')) {
           const m = /\[(LB_[A-Z_]+)\]/.exec(text);

@@ -30,7 +30,7 @@ interface WorkerProc {
 }
 
 function spawnWorker(x: Exec, name: string, args: readonly string[] = [], extra: Record<string, string> = {}): WorkerProc {
-  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', WORKER_SCRIPTS, '--name', name, '--poll-ms', '100', '--grace', '1', '--db', x.target.db, ...args], {
+  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', WORKER_SCRIPTS, '--name', name, '--poll-ms', '100', '--grace', '1', '--journal', x.target.db, ...args], {
     env: env(x, extra),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -168,7 +168,7 @@ function checkExit(x: Exec, w: WorkerProc, what: string): void {
 
 /** `logbook run --detach`: the run is queued for a worker. False if it was not (a refusal, checked like any command's). */
 async function detach(x: Exec): Promise<boolean> {
-  const args = [CLI, 'run', '--detach', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, '--db', x.target.db, '--json'];
+  const args = [CLI, 'run', '--detach', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, '--journal', x.target.db, '--json'];
   const e = await x.call('logbook run --detach (a child process): queued for a worker', x.runId, () => Promise.resolve(cli(x, args)));
   return e.kind === 'outcome' && e.status === 'queued';
 }

@@ -1,5 +1,5 @@
 // Issue 19 case 5: a journal target that is not what it looks like (`postgress://…`, a PostgreSQL URL that does not
-// parse) is refused with LB_USAGE through the real CLI, from --db and from $LOGBOOK_DB, with nothing written and the
+// parse) is refused with LB_USAGE through the real CLI, from --journal and from $LOGBOOK_JOURNAL, with nothing written and the
 // password never shown.
 
 import { strict as assert } from 'node:assert';
@@ -11,7 +11,7 @@ import { CLI, FIXTURES, tmpDir } from '../helpers';
 const knobs = path.join(FIXTURES, 'knobs.ts');
 
 function logbook(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, LOGBOOK_STATE_DIR: path.join(dir, 'state'), NO_COLOR: '1', LOGBOOK_DB: '', ...env }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, LOGBOOK_STATE_DIR: path.join(dir, 'state'), NO_COLOR: '1', LOGBOOK_JOURNAL: '', ...env }, timeout: 60_000 });
   if (r.error) throw r.error;
   return { status: r.status, out: r.stdout + r.stderr };
 }
@@ -24,13 +24,13 @@ function tree(dir: string): string[] {
 describe('cli: journal targets that are not what they look like (issue 19 case 5)', function () {
   this.timeout(120_000);
 
-  it('--db postgress://… (a typo in the scheme): LB_USAGE, exit 2, no file or folder made of the URL, no password shown', () => {
+  it('--journal postgress://… (a typo in the scheme): LB_USAGE, exit 2, no file or folder made of the URL, no password shown', () => {
     const dir = tmpDir();
     for (const args of [
-      ['run', '--detach', knobs, '--db', 'postgress://ann:hunter2@db.example/logbook'],
-      ['run', knobs, '--db', 'postgress://ann:hunter2@db.example/logbook'],
-      ['ls', '--db', 'mysql://ann:hunter2@db.example/logbook'],
-      ['worker', '--scripts', FIXTURES, '--db', 'pg://ann:hunter2@db.example/logbook'],
+      ['run', '--detach', knobs, '--journal', 'postgress://ann:hunter2@db.example/logbook'],
+      ['run', knobs, '--journal', 'postgress://ann:hunter2@db.example/logbook'],
+      ['ls', '--journal', 'mysql://ann:hunter2@db.example/logbook'],
+      ['worker', '--scripts', FIXTURES, '--journal', 'pg://ann:hunter2@db.example/logbook'],
     ]) {
       const r = logbook(dir, args);
       assert.equal(r.status, 2, `${args.join(' ')}\n${r.out}`);
@@ -39,13 +39,13 @@ describe('cli: journal targets that are not what they look like (issue 19 case 5
       assert.doesNotMatch(r.out, /hunter2/, 'the password is never printed');
       assert.doesNotMatch(r.out, /internal error|\n\s+at /, 'no stack');
     }
-    assert.match(logbook(dir, ['ls', '--db', 'postgress://h/db']).out, /Did you mean postgres:\/\/\?/);
+    assert.match(logbook(dir, ['ls', '--journal', 'postgress://h/db']).out, /Did you mean postgres:\/\/\?/);
     assert.deepEqual(tree(dir), [], 'nothing was written: no folder named after the scheme, none named after the password');
   });
 
-  it('$LOGBOOK_DB with such a URL is refused the same way', () => {
+  it('$LOGBOOK_JOURNAL with such a URL is refused the same way', () => {
     const dir = tmpDir();
-    const r = logbook(dir, ['run', '--detach', knobs], { LOGBOOK_DB: 'postgress://ann:hunter2@db.example/logbook' });
+    const r = logbook(dir, ['run', '--detach', knobs], { LOGBOOK_JOURNAL: 'postgress://ann:hunter2@db.example/logbook' });
     assert.equal(r.status, 2, r.out);
     assert.match(r.out, /\[LB_USAGE\].*looks like a URL/);
     assert.doesNotMatch(r.out, /hunter2/);
@@ -55,7 +55,7 @@ describe('cli: journal targets that are not what they look like (issue 19 case 5
   it('a PostgreSQL URL with a raw / or # in its password: LB_USAGE saying to percent-encode, not `internal error PgError: Invalid URL`', () => {
     const dir = tmpDir();
     for (const url of ['postgres://ann:hun/ter2@127.0.0.1:1/logbook', 'postgresql://ann:hun#ter2@127.0.0.1:1/logbook', 'postgres://ann:9876/hunter2@127.0.0.1/logbook']) {
-      for (const args of [['ls', '--db', url], ['run', '--detach', knobs, '--db', url]]) {
+      for (const args of [['ls', '--journal', url], ['run', '--detach', knobs, '--journal', url]]) {
         const r = logbook(dir, args);
         assert.equal(r.status, 2, `${args.join(' ')}\n${r.out}`);
         assert.match(r.out, /\[LB_USAGE\] The PostgreSQL URL postgres(ql)?:\/\/ann:\*\*\*@127\.0\.0\.1(:1)?\/logbook cannot be used/);
@@ -70,7 +70,7 @@ describe('cli: journal targets that are not what they look like (issue 19 case 5
 
   it('a path with :// further in, and a Windows-style drive, are still file paths', () => {
     const dir = tmpDir();
-    const r = logbook(dir, ['run', knobs, '--db', 'sub/a://b/journal.db']);
+    const r = logbook(dir, ['run', knobs, '--journal', 'sub/a://b/journal.db']);
     assert.equal(r.status, 0, r.out);
     assert.ok(fs.existsSync(path.join(dir, 'sub', 'a:', 'b', 'journal.db')));
   });

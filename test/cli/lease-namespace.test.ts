@@ -17,7 +17,7 @@ const canUnshare = spawnSync('unshare', [...unshare, 'true']).status === 0;
 
 /** `logbook <args>` in a new PID namespace (same hostname, same files), waited for or not. */
 function inNamespace(dir: string, args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn('unshare', [...unshare, process.execPath, CLI, ...args, '--db', path.join(dir, 'journal.db')], {
+  return spawn('unshare', [...unshare, process.execPath, CLI, ...args, '--journal', path.join(dir, 'journal.db')], {
     cwd: dir,
     env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

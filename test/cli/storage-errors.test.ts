@@ -44,9 +44,9 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
       dir,
       [
         'mkdir -p "$D/disk" && mount -t tmpfs -o size=1m tmpfs "$D/disk"',
-        'logbook run "$SCRIPT" --run-id big --db "$D/disk/journal.db"',
+        'logbook run "$SCRIPT" --run-id big --journal "$D/disk/journal.db"',
         'mount -o remount,size=64m "$D/disk"',
-        'logbook resume big --db "$D/disk/journal.db"',
+        'logbook resume big --journal "$D/disk/journal.db"',
       ],
       { SCRIPT: misbehaving, MISBEHAVE: 'big' },
     );
@@ -66,10 +66,10 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
       dir,
       [
         'mkdir -p "$D/ro" && mount -t tmpfs -o size=8m tmpfs "$D/ro"',
-        'logbook run "$SCRIPT" --run-id a --db "$D/ro/journal.db"',
+        'logbook run "$SCRIPT" --run-id a --journal "$D/ro/journal.db"',
         'mount -o remount,ro "$D/ro"',
-        'logbook run "$SCRIPT" --run-id b --db "$D/ro/journal.db"',
-        'logbook ls --db "$D/ro/journal.db"',
+        'logbook run "$SCRIPT" --run-id b --journal "$D/ro/journal.db"',
+        'logbook ls --journal "$D/ro/journal.db"',
       ],
       { SCRIPT: knobs },
     );
@@ -87,10 +87,10 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     const [first, run, showIt] = inMountNamespace(
       dir,
       [
-        'logbook run "$SCRIPT" --run-id a --db "$D/journal.db"',
+        'logbook run "$SCRIPT" --run-id a --journal "$D/journal.db"',
         'mount --bind "$D/journal.db" "$D/journal.db" && mount -o remount,bind,ro "$D/journal.db"',
-        'logbook run "$SCRIPT" --run-id b --db "$D/journal.db"',
-        'logbook show a --db "$D/journal.db"',
+        'logbook run "$SCRIPT" --run-id b --journal "$D/journal.db"',
+        'logbook show a --journal "$D/journal.db"',
       ],
       { SCRIPT: knobs },
     );
@@ -107,7 +107,7 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     for (const args of [['ls'], ['show', 'x']]) {
       const r = cli(dir, args);
       assert.equal(r.status, 2, r.stderr);
-      assert.match(r.stderr, /\[LB_DB_EMPTY\] The journal .*journal\.db is an empty file \(0 bytes\): it holds no runs\. Pass --db with the journal you meant/);
+      assert.match(r.stderr, /\[LB_DB_EMPTY\] The journal .*journal\.db is an empty file \(0 bytes\): it holds no runs\. Pass --journal with the journal you meant/);
       assert.doesNotMatch(r.stderr, /no such table|internal error/);
     }
     const r = cli(dir, ['run', knobs, '--run-id', 'fresh']);

@@ -16,7 +16,7 @@ interface Server {
 function startServer(dir: string, env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(EXAMPLES, 'api-server.ts')], {
     cwd: ROOT, // tsx maps `agent-logbook` to the source through tsconfig.json's paths, as the repository's examples do
-    env: { ...process.env, PORT: '0', LOGBOOK_DB: path.join(dir, 'journal.db'), LOGBOOK_STATE_DIR: dir, ...env },
+    env: { ...process.env, PORT: '0', LOGBOOK_JOURNAL: path.join(dir, 'journal.db'), LOGBOOK_STATE_DIR: dir, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];

@@ -43,7 +43,7 @@ export class Session {
     this.dir = dir;
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
     delete env.LOGBOOK_STATE_DIR;
-    delete env.LOGBOOK_DB;
+    delete env.LOGBOOK_JOURNAL;
     this.dc = new DebugClient(process.execPath, ADAPTER, 'logbook', { env, cwd: dir }, false);
     this.dc.defaultTimeout = TIMEOUT;
     this.dc.on('output', (e: DebugProtocol.OutputEvent) => this.output.push({ category: e.body.category ?? 'console', text: e.body.output }));
@@ -103,7 +103,7 @@ export class Session {
       if (bps.filters) await this.dc.setExceptionBreakpointsRequest({ filters: bps.filters });
       await this.dc.configurationDoneRequest();
     });
-    const [, launched] = await Promise.all([configured, this.dc.launch({ database: this.db, cwd: this.dir, ...config })]);
+    const [, launched] = await Promise.all([configured, this.dc.launch({ journal: this.db, cwd: this.dir, ...config })]);
     return launched;
   }
 
@@ -111,7 +111,7 @@ export class Session {
   async launchFails(config: Record<string, unknown>): Promise<string> {
     const terminated = this.next('terminated');
     const configured = this.dc.waitForEvent('initialized').then(() => this.dc.configurationDoneRequest());
-    const error = await this.dc.launch({ database: this.db, cwd: this.dir, ...config }).then(
+    const error = await this.dc.launch({ journal: this.db, cwd: this.dir, ...config }).then(
       () => assert.fail('the launch was expected to fail'),
       (err: Error) => err.message,
     );

@@ -40,7 +40,7 @@ describe('journal reader process on PostgreSQL', function () {
 
   /** A run of the desk agent by the CLI (another process) that holds inside step 1 until `release` appears. */
   async function heldRun(url: string, dir: string, runId: string): Promise<void> {
-    const child = spawn(process.execPath, [CLI, 'run', AGENT, '--db', url, '--run-id', runId, '--input', '{"items":3,"holdAt":1}'], {
+    const child = spawn(process.execPath, [CLI, 'run', AGENT, '--journal', url, '--run-id', runId, '--input', '{"items":3,"holdAt":1}'], {
       cwd: dir,
       env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,4 +1,4 @@
-// `logbook rehearse --db postgres://…`: the campaigns' journals live on a real PostgreSQL server, a schema each.
+// `logbook rehearse --journal postgres://…`: the campaigns' journals live on a real PostgreSQL server, a schema each.
 
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -17,7 +17,7 @@ describe('logbook rehearse on PostgreSQL', function () {
     const cwd = tmpDir('logbook-rehearse-pg-');
     const report = path.join(cwd, 'report.json');
     const rehearse = (extra: string[]): ReturnType<typeof spawnSync> =>
-      spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":2}', '--random', '4', '--seed', 'pg', '--jobs', '2', '--db', url, '--report', report, ...extra], {
+      spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":2}', '--random', '4', '--seed', 'pg', '--jobs', '2', '--journal', url, '--report', report, ...extra], {
         cwd,
         encoding: 'utf8',
         env: { ...process.env, NO_COLOR: '1' },
@@ -53,10 +53,10 @@ describe('logbook rehearse on PostgreSQL', function () {
   it('refuses a file for --db, and --depth above 1 on PostgreSQL, saying why', () => {
     const cwd = tmpDir('logbook-rehearse-pg-');
     const run = (extra: string[]) => spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), ...extra], { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-    const file = run(['--db', path.join(cwd, 'j.db')]);
+    const file = run(['--journal', path.join(cwd, 'j.db')]);
     assert.equal(file.status, 2);
-    assert.match(file.stderr, /--db takes only a PostgreSQL server/);
-    const deep = run(['--db', 'postgres://nobody@127.0.0.1:1/x', '--depth', '2']);
+    assert.match(file.stderr, /--journal takes only a PostgreSQL server/);
+    const deep = run(['--journal', 'postgres://nobody@127.0.0.1:1/x', '--depth', '2']);
     assert.equal(deep.status, 2);
     assert.match(deep.stderr, /--depth 1 on PostgreSQL/);
   });

@@ -51,7 +51,7 @@ describe('PgDb when its worker thread is gone', () => {
     let r;
     try {
       for (const f of fs.readdirSync(path.join(ROOT, 'dist'))) if (f !== 'pgWorker.js' && f.endsWith('.js')) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
-      r = spawnSync(process.execPath, [path.join(dir, 'cli.js'), 'ls', '--db', pg.server.createDatabase()], { encoding: 'utf8', timeout: 60_000 });
+      r = spawnSync(process.execPath, [path.join(dir, 'cli.js'), 'ls', '--journal', pg.server.createDatabase()], { encoding: 'utf8', timeout: 60_000 });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

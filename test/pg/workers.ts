@@ -25,7 +25,7 @@ export function baseEnv(e: Env, extra: Record<string, string> = {}): NodeJS.Proc
 }
 
 export function cliSync(e: Env, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args, '--db', e.db], { cwd: e.dir, encoding: 'utf8', env: baseEnv(e), timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args, '--journal', e.db], { cwd: e.dir, encoding: 'utf8', env: baseEnv(e), timeout: 120_000 });
   if (r.error) throw r.error;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -47,7 +47,7 @@ export interface Worker {
 }
 
 export function startWorker(e: Env, name: string, args: string[] = [], scripts = WORKER_SCRIPTS, extraEnv: Record<string, string> = {}): Worker {
-  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', scripts, '--name', name, '--poll-ms', '100', '--db', e.db, ...args], {
+  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', scripts, '--name', name, '--poll-ms', '100', '--journal', e.db, ...args], {
     cwd: e.dir,
     env: baseEnv(e, extraEnv),
     stdio: ['ignore', 'pipe', 'pipe'],

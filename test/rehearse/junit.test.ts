@@ -63,9 +63,9 @@ describe('rehearse --junit', function () {
     assert.match(bad.failure.body, /needs a decision: no verify: email\.send `email:rehearsal:user1@example\.com` was in doubt at after-execute/);
     const repro = bad.failure.body.split('\n').filter((l) => /^ {2}logbook /.test(l)).map((l) => l.trim());
     assert.equal(repro.length, 3, bad.failure.body);
-    assert.match(repro[0] ?? '', /^logbook run agent\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --db \S+$/);
-    assert.match(repro[1] ?? '', /^logbook resume rehearsal --db /);
-    assert.match(repro[2] ?? '', /^logbook resume rehearsal --decide email:rehearsal:user1@example\.com=not-happened --db /);
+    assert.match(repro[0] ?? '', /^logbook run agent\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --journal \S+$/);
+    assert.match(repro[1] ?? '', /^logbook resume rehearsal --journal /);
+    assert.match(repro[2] ?? '', /^logbook resume rehearsal --decide email:rehearsal:user1@example\.com=not-happened --journal /);
 
     // Run as written, in a shell, with `logbook` on PATH: a real SIGKILL, a stop for a decision, a second send.
     const bin = path.join(cwd, 'bin');
@@ -73,10 +73,10 @@ describe('rehearse --junit', function () {
     fs.writeFileSync(path.join(bin, 'logbook'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
     const env: NodeJS.ProcessEnv = { ...process.env, ...ignoreKeys, NO_COLOR: '1', PATH: `${bin}:${process.env.PATH ?? ''}` };
     delete env.LOGBOOK_STATE_DIR;
-    delete env.LOGBOOK_DB;
+    delete env.LOGBOOK_JOURNAL;
     const codes = repro.map((line) => spawnSync('/bin/sh', ['-c', line], { cwd, env, encoding: 'utf8', timeout: 120_000 }).status);
     assert.deepEqual(codes, [137, 3, 0], 'killed by SIGKILL, stopped for a decision, then completed');
-    const db = /--db (\S+)$/.exec(repro[0] ?? '')?.[1] ?? '';
+    const db = /--journal (\S+)$/.exec(repro[0] ?? '')?.[1] ?? '';
     const summary = readSummary(path.join(cwd, db), 'rehearsal');
     const send = summary?.actions.find((a) => a.type === 'email.send');
     assert.equal(send?.executions, 2, 'the journal executed the send twice, as the failure says');

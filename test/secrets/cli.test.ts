@@ -46,16 +46,16 @@ describe('secrets: the CLI, the reader and the journal', function () {
   it('a careful run: no secret in `run` (the script\'s own console output included), `show --json`, the reader, or the journal bytes', async () => {
     const dir = tmpDir('logbook-secrets-cli-');
     const db = path.join(dir, 'journal.db');
-    const run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careful', '--db', db]);
+    const run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careful', '--journal', db]);
     assert.equal(run.status, 0, run.out);
     assert.match(run.out, /calling the model with «secret»/);
     assertNoSecret(run.out, '`logbook run`');
-    const show = logbook(dir, ['show', 'cli-careful', '--json', '--db', db]);
+    const show = logbook(dir, ['show', 'cli-careful', '--json', '--journal', db]);
     assert.match(show.out, /401 Unauthorized: Incorrect API key provided: «secret»/);
     assert.match(show.out, /"idempotencyKey": "ask:cli-careful:hello"/);
     assertNoSecret(show.out, '`logbook show --json`');
     // Without the secrets in its environment, nothing can be masked: the journal itself must not hold them.
-    const bare = logbook(dir, ['show', 'cli-careful', '--json', '--db', db], {});
+    const bare = logbook(dir, ['show', 'cli-careful', '--json', '--journal', db], {});
     assertNoSecret(bare.out, '`logbook show --json` run without the secrets');
     assertNoSecret(await readerDump(db, {}), 'the journal reader');
     assertNoSecret(journalBytes(db), 'the journal file');
@@ -68,7 +68,7 @@ describe('secrets: the CLI, the reader and the journal', function () {
     before(() => {
       dir = tmpDir('logbook-secrets-cli-');
       db = path.join(dir, 'journal.db');
-      run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careless', '--input', '{"careless":true}', '--db', db]);
+      run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careless', '--input', '{"careless":true}', '--journal', db]);
     });
 
     it('in `logbook run` (its outcome echoes the key)', () => {
@@ -79,7 +79,7 @@ describe('secrets: the CLI, the reader and the journal', function () {
 
     it('in `logbook show` and `ls`, as text and --json', () => {
       for (const args of [['show', 'cli-careless'], ['show', 'cli-careless', '--json'], ['ls'], ['ls', '--json']]) {
-        const r = logbook(dir, [...args, '--db', db]);
+        const r = logbook(dir, [...args, '--journal', db]);
         assert.equal(r.status, 0, r.out);
         assertNoSecret(r.out, `\`logbook ${args.join(' ')}\``);
       }
@@ -97,7 +97,7 @@ describe('secrets: the CLI, the reader and the journal', function () {
     // Port 1: nothing listens, so every command meets a storage error that names the journal.
     const url = 'postgres://alice:x@Sup3rSecretPw@127.0.0.1:1/db';
     for (const args of [['ls'], ['show', 'r1'], ['show', 'r1', '--json'], ['resume', 'r1'], ['delete', 'r1'], ['run', VAULT, '--run-id', 'r1']]) {
-      const r = logbook(dir, [...args, '--db', url], {});
+      const r = logbook(dir, [...args, '--journal', url], {});
       assert.equal(r.status, 5, `${args.join(' ')}: ${r.out}`);
       assert.match(r.out, /postgres:\/\/alice:\*\*\*@127\.0\.0\.1:1\/db/, `${args.join(' ')}: ${r.out}`);
       assert.ok(!r.out.includes('Sup3rSecretPw'), `logbook ${args.join(' ')} printed the password: ${r.out}`);
@@ -108,7 +108,7 @@ describe('secrets: the CLI, the reader and the journal', function () {
     const dir = tmpDir('logbook-secrets-cli-');
     const db = path.join(dir, 'journal.db');
     const typed = `typed-${'Wq4Jd'.repeat(6)}`;
-    const r = spawnSync(process.execPath, [CLI, 'run', VAULT, '--run-id', 'warned', '--input', JSON.stringify({ careless: true, apiKey: typed }), '--db', db], {
+    const r = spawnSync(process.execPath, [CLI, 'run', VAULT, '--run-id', 'warned', '--input', JSON.stringify({ careless: true, apiKey: typed }), '--journal', db], {
       cwd: dir,
       encoding: 'utf8',
       env: { ...process.env, ...SECRET_ENV, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' },
@@ -124,7 +124,7 @@ describe('secrets: the CLI, the reader and the journal', function () {
     assert.ok(!r.stderr.includes('Wq4Jd') && !r.stdout.includes('Wq4Jd'), 'the warning printed the value');
     assertNoSecret(`${r.stdout}${r.stderr}`, '`logbook run`');
     // Nothing named like a secret, nothing said: idempotencyKey, author and monkey are ordinary fields.
-    const quiet = logbook(dir, ['run', VAULT, '--run-id', 'quiet', '--db', db]);
+    const quiet = logbook(dir, ['run', VAULT, '--run-id', 'quiet', '--journal', db]);
     assert.ok(!quiet.out.includes('warning:'), quiet.out);
     assert.ok(API_KEY.length > 100);
   });

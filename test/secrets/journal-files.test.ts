@@ -13,7 +13,7 @@ const mode = (p: string): string => (fs.statSync(p).mode & 0o777).toString(8);
 function logbook(cwd: string, args: string[]): void {
   // The usual umask, so a file created without a mode of its own would be world-readable (0644).
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', LOGBOOK_STATE_DIR: cwd };
-  delete env.LOGBOOK_DB;
+  delete env.LOGBOOK_JOURNAL;
   const r = spawnSync('/bin/sh', ['-c', 'umask 022 && exec "$0" "$@"', process.execPath, CLI, ...args], { cwd, encoding: 'utf8', env });
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
 }

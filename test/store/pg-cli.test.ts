@@ -14,12 +14,12 @@ describe('CLI on a PostgreSQL journal', function () {
   before(() => (dir = tmpDir('logbook-pg-cli-')));
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  /** `logbook <args>` with the journal given by $LOGBOOK_DB or --db (both forms are exercised). */
+  /** `logbook <args>` with the journal given by $LOGBOOK_JOURNAL or --journal (both forms are exercised). */
   const logbook = (url: string, args: string[], via: 'flag' | 'env' = 'flag') =>
-    spawnSync(process.execPath, [CLI, ...args, ...(via === 'flag' ? ['--db', url] : [])], {
+    spawnSync(process.execPath, [CLI, ...args, ...(via === 'flag' ? ['--journal', url] : [])], {
       cwd: dir,
       encoding: 'utf8',
-      env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...(via === 'env' ? { LOGBOOK_DB: url } : {}) },
+      env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...(via === 'env' ? { LOGBOOK_JOURNAL: url } : {}) },
       timeout: 120_000,
     });
 

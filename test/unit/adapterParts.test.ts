@@ -39,13 +39,13 @@ describe('adapter: launch configuration', () => {
     fs.writeFileSync(path.join(dir, 'in.json'), '{"recipients": 3}');
     const launch = resolveLaunch(parseLaunchConfig({ program: 'agent.ts', inputFile: 'in.json', cwd: dir, crashAt: 'email.send#2@after-start' }), '/', {});
     assert.equal(launch.runner.program, path.join(dir, 'agent.ts'));
-    assert.equal(launch.runner.database, path.join(dir, '.logbook', 'journal.db'));
+    assert.equal(launch.runner.journal, path.join(dir, '.logbook', 'journal.db'));
     assert.deepEqual(launch.runner.job, { kind: 'launch', input: { recipients: 3 } });
     assert.deepEqual(launch.runner.crashAt, ['email.send#2@after-start']);
     assert.equal(launch.runtimeExecutable, 'node');
-    const resume = resolveLaunch(parseLaunchConfig({ program: 'agent.ts', resume: 'latest', decide: { k: 'happened' } }), dir, { LOGBOOK_DB: 'other.db' });
+    const resume = resolveLaunch(parseLaunchConfig({ program: 'agent.ts', resume: 'latest', decide: { k: 'happened' } }), dir, { LOGBOOK_JOURNAL: 'other.db' });
     assert.deepEqual(resume.runner.job, { kind: 'resume', runId: 'latest' });
-    assert.equal(resume.runner.database, path.join(dir, 'other.db'));
+    assert.equal(resume.runner.journal, path.join(dir, 'other.db'));
     assert.deepEqual(resolveLaunch(parseLaunchConfig({ program: 'agent.ts', compensate: true, runId: 'r9' }), dir, {}).runner.job, { kind: 'compensate', runId: 'r9' });
     assert.throws(() => resolveLaunch(parseLaunchConfig({ program: 'agent.ts', compensate: true }), dir, {}), /"compensate" is true but no run is named/);
     assert.throws(() => resolveLaunch(parseLaunchConfig({ program: 'agent.ts', decide: { k: 'happened' } }), dir, {}), /"decide" is set for a new run/);

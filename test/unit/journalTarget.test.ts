@@ -49,32 +49,32 @@ describe('journal targets (shared/journalTarget)', () => {
     }
   });
 
-  it('a launch configuration is refused naming the attribute, or $LOGBOOK_DB when it came from there', () => {
+  it('a launch configuration is refused naming the attribute, or $LOGBOOK_JOURNAL when it came from there', () => {
     const dir = tmpDir();
     const program = path.join(FIXTURES, 'knobs.ts');
     assert.throws(
-      () => resolveLaunch({ program, database: 'postgress://ann:hunter2@h/db', runtimeExecutable: 'node', runtimeArgs: [], stopOnEntry: false, stopOnReplay: false }, dir, {}),
-      (err: unknown) => err instanceof LogbookError && err.code === 'LB_BAD_LAUNCH_CONFIG' && /attribute "database": The journal postgress:\/\/ann:\*\*\*@h\/db looks like a URL/.test(err.message) && !err.message.includes('hunter2'),
+      () => resolveLaunch({ program, journal: 'postgress://ann:hunter2@h/db', runtimeExecutable: 'node', runtimeArgs: [], stopOnEntry: false, stopOnReplay: false }, dir, {}),
+      (err: unknown) => err instanceof LogbookError && err.code === 'LB_BAD_LAUNCH_CONFIG' && /attribute "journal": The journal postgress:\/\/ann:\*\*\*@h\/db looks like a URL/.test(err.message) && !err.message.includes('hunter2'),
     );
     assert.throws(
-      () => resolveLaunch({ program, runtimeExecutable: 'node', runtimeArgs: [], stopOnEntry: false, stopOnReplay: false }, dir, { LOGBOOK_DB: 'postgres://ann:hun/ter2@h/db' }),
-      (err: unknown) => err instanceof LogbookError && err.code === 'LB_BAD_LAUNCH_CONFIG' && /\$LOGBOOK_DB: The PostgreSQL URL .* cannot be used/.test(err.message) && !err.message.includes('ter2'),
+      () => resolveLaunch({ program, runtimeExecutable: 'node', runtimeArgs: [], stopOnEntry: false, stopOnReplay: false }, dir, { LOGBOOK_JOURNAL: 'postgres://ann:hun/ter2@h/db' }),
+      (err: unknown) => err instanceof LogbookError && err.code === 'LB_BAD_LAUNCH_CONFIG' && /\$LOGBOOK_JOURNAL \(or \$LOGBOOK_DB\): The PostgreSQL URL .* cannot be used/.test(err.message) && !err.message.includes('ter2'),
     );
-    assert.equal(resolveLaunch({ program, database: 'j.db', runtimeExecutable: 'node', runtimeArgs: [], stopOnEntry: false, stopOnReplay: false }, dir, {}).runner.database, path.join(dir, 'j.db'));
+    assert.equal(resolveLaunch({ program, journal: 'j.db', runtimeExecutable: 'node', runtimeArgs: [], stopOnEntry: false, stopOnReplay: false }, dir, {}).runner.journal, path.join(dir, 'j.db'));
     assert.deepEqual(fs.readdirSync(dir), []);
   });
 
-  it('the extension\'s setting (and a postgress:// $LOGBOOK_DB) is refused where it is read, with no journal named', () => {
+  it('the extension\'s setting (and a postgress:// $LOGBOOK_JOURNAL) is refused where it is read, with no journal named', () => {
     const root = path.join(path.sep, 'ws');
     const set = resolveJournalSetting('postgress://ann:hunter2@h/db', undefined, root);
-    assert.equal(set.databasePath, undefined);
-    assert.match(set.databaseProblem ?? '', /logbook\.databasePath: The journal postgress:\/\/ann:\*\*\*@h\/db looks like a URL/);
+    assert.equal(set.journal, undefined);
+    assert.match(set.journalProblem ?? '', /logbook\.journal: The journal postgress:\/\/ann:\*\*\*@h\/db looks like a URL/);
     const env = resolveJournalSetting(undefined, 'postgress://ann:hunter2@h/db', root);
-    assert.equal(env.databasePath, undefined);
-    assert.match(env.databaseProblem ?? '', /\$LOGBOOK_DB .*looks like a URL/);
+    assert.equal(env.journal, undefined);
+    assert.match(env.journalProblem ?? '', /\$LOGBOOK_JOURNAL .*looks like a URL/);
     const bad = resolveJournalSetting('postgres://ann@h:port/db', undefined, root);
-    assert.match(bad.databaseProblem ?? '', /percent-encoded/);
-    for (const r of [set, env, bad]) assert.doesNotMatch(r.databaseProblem ?? '', /hunter2/);
-    assert.equal(resolveJournalSetting(undefined, '/elsewhere/j.db', root).databaseProblem, undefined, 'a file path in $LOGBOOK_DB is still the CLI\'s business');
+    assert.match(bad.journalProblem ?? '', /percent-encoded/);
+    for (const r of [set, env, bad]) assert.doesNotMatch(r.journalProblem ?? '', /hunter2/);
+    assert.equal(resolveJournalSetting(undefined, '/elsewhere/j.db', root).journalProblem, undefined, 'a file path in $LOGBOOK_JOURNAL is still the CLI\'s business');
   });
 });

@@ -24,7 +24,7 @@ describe('shipped native builds', () => {
 
   it('refuses a Node it has no build for, naming that Node and what to set', () => {
     const cli = packagedCli({ 'node-v1-linux-x64': null });
-    const r = spawnSync(process.execPath, [cli, 'delete', 'x', '--db', path.join(dir, 'j.db')], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [cli, 'delete', 'x', '--journal', path.join(dir, 'j.db')], { encoding: 'utf8' });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /LB_NATIVE_UNSUPPORTED/);
     assert.ok(r.stderr.includes(`Node ${process.version} (ABI ${process.versions.modules}`), r.stderr);
@@ -35,14 +35,14 @@ describe('shipped native builds', () => {
     const own = path.join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
     const cli = packagedCli({ [`node-v${process.versions.modules}-${process.platform}-${process.arch}`]: own, 'node-v1-linux-x64': null });
     const db = path.join(dir, 'j.db');
-    const r = spawnSync(process.execPath, [cli, 'delete', 'nope', '--db', db], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [cli, 'delete', 'nope', '--journal', db], { encoding: 'utf8' });
     // The journal opened (and was created): the failure is the missing run, not SQLite.
     assert.equal(r.status, 2);
     assert.match(r.stderr, /LB_RUN_NOT_FOUND/);
     assert.ok(fs.existsSync(db));
     // And it is that file that loads: a damaged one in its place fails, though node_modules has a good build.
     fs.writeFileSync(path.join(dir, 'dist', 'native', `node-v${process.versions.modules}-${process.platform}-${process.arch}`, 'better_sqlite3.node'), 'not a shared object');
-    const bad = spawnSync(process.execPath, [cli, 'delete', 'nope', '--db', db], { encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [cli, 'delete', 'nope', '--journal', db], { encoding: 'utf8' });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /LB_NATIVE_UNSUPPORTED.*(invalid ELF|too short|ERR_DLOPEN)/s);
   });

@@ -21,7 +21,7 @@ describe('the installed VSIX', () => {
     const cli = path.join(ext.extensionPath, 'dist', 'cli.js');
     assert.deepEqual(Object.keys(NODES).sort(), ['20', '22', '24']);
     for (const [major, node] of Object.entries(NODES)) {
-      const r = spawnSync(node, [cli, 'run', agentFile(), '--run-id', `vsix-node${major}`, '--input', '{"items":2}', '--db', dbFile()], { cwd: workspace(), env: { ...process.env, LOGBOOK_STATE_DIR: stateDir() }, encoding: 'utf8' });
+      const r = spawnSync(node, [cli, 'run', agentFile(), '--run-id', `vsix-node${major}`, '--input', '{"items":2}', '--journal', dbFile()], { cwd: workspace(), env: { ...process.env, LOGBOOK_STATE_DIR: stateDir() }, encoding: 'utf8' });
       assert.equal(r.status, 0, `Node ${major}: ${r.stdout}${r.stderr}`);
     }
     const a = await api();

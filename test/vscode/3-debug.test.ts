@@ -25,7 +25,7 @@ describe('debugging agent scripts', () => {
     assert.equal(cfg.type, 'logbook');
     assert.equal(cfg.program, agentFile());
     assert.equal(cfg.runtimeExecutable, vscode.workspace.getConfiguration('logbook').get('runtimeExecutable'));
-    assert.match(String(cfg.database), /\.logbook\/journal\.db$/);
+    assert.match(String(cfg.journal), /\.logbook\/journal\.db$/);
   });
 
   it('starts a run with startDebugging and stops at a breakpoint on a run.step line', async () => {

@@ -85,9 +85,9 @@ describe('the sidebar on a PostgreSQL journal', function () {
   after(async () => {
     dap?.dispose();
     for (const w of writers) if (w.exitCode === null) w.kill('SIGKILL');
-    await config().update('databasePath', undefined, vscode.ConfigurationTarget.Workspace);
+    await config().update('journal', undefined, vscode.ConfigurationTarget.Workspace);
     await config().update('readerRole', undefined, vscode.ConfigurationTarget.Workspace);
-    await config().update('databasePath', '.logbook/journal.db', vscode.ConfigurationTarget.Workspace);
+    await config().update('journal', '.logbook/journal.db', vscode.ConfigurationTarget.Workspace);
     await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'writer', password: '' }).then(undefined, () => undefined);
     if (server) stopServer(server);
     fs.rmSync(states, { recursive: true, force: true });
@@ -99,7 +99,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
    */
   function runAgent(runId: string, input: object): ChildProcess {
     fs.mkdirSync(stateDir(runId), { recursive: true });
-    const child = spawn(NODE, [CLI, 'run', agentFile(), '--db', url, '--run-id', runId, '--input', JSON.stringify(input)], {
+    const child = spawn(NODE, [CLI, 'run', agentFile(), '--journal', url, '--run-id', runId, '--input', JSON.stringify(input)], {
       cwd: workspace(),
       env: { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir(runId), NO_COLOR: '1' },
       stdio: 'ignore',
@@ -118,16 +118,16 @@ describe('the sidebar on a PostgreSQL journal', function () {
     fs.mkdirSync(folder, { recursive: true });
     fs.copyFileSync(agentFile(), path.join(folder, 'agent.ts'));
     const env = { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir(runId), NO_COLOR: '1' };
-    const queued = spawnSync(NODE, [CLI, 'run', '--detach', path.join(folder, 'agent.ts'), '--db', url, '--run-id', runId, '--input', JSON.stringify(input)], { cwd: workspace(), env, encoding: 'utf8' });
+    const queued = spawnSync(NODE, [CLI, 'run', '--detach', path.join(folder, 'agent.ts'), '--journal', url, '--run-id', runId, '--input', JSON.stringify(input)], { cwd: workspace(), env, encoding: 'utf8' });
     assert.equal(queued.status, 0, queued.stderr);
-    const child = spawn(NODE, [CLI, 'worker', '--scripts', folder, '--db', url, '--name', 'ext-test-worker', '--poll-ms', '100'], { cwd: workspace(), env, stdio: 'ignore' });
+    const child = spawn(NODE, [CLI, 'worker', '--scripts', folder, '--journal', url, '--name', 'ext-test-worker', '--poll-ms', '100'], { cwd: workspace(), env, stdio: 'ignore' });
     writers.push(child);
     return child;
   }
 
   it('refuses a journal URL with a password in the settings, saying where the password goes', async () => {
     const a = await api();
-    await config().update('databasePath', `postgres://${WRITER}:${WRITER_PW}@127.0.0.1:${server?.port ?? 0}/${DB}`, vscode.ConfigurationTarget.Workspace);
+    await config().update('journal', `postgres://${WRITER}:${WRITER_PW}@127.0.0.1:${server?.port ?? 0}/${DB}`, vscode.ConfigurationTarget.Workspace);
     const problem = await until('the refusal in the tree', async () => {
       const items = await shown(a);
       const msg = items.find((s) => s.node.kind === 'message');
@@ -142,7 +142,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
     let begun = false;
     const sub = vscode.debug.onDidStartDebugSession(() => (begun = true));
     try {
-      assert.equal(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name: 'pw in launch', program: agentFile(), database }), false);
+      assert.equal(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name: 'pw in launch', program: agentFile(), journal: database }), false);
     } finally {
       sub.dispose();
     }
@@ -151,7 +151,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
 
   it('browses the journal as the read-only role with passwords from secret storage, live while a worker drives a queued run', async () => {
     const a = await api();
-    await config().update('databasePath', url, vscode.ConfigurationTarget.Workspace);
+    await config().update('journal', url, vscode.ConfigurationTarget.Workspace);
     await config().update('readerRole', VIEWER, vscode.ConfigurationTarget.Workspace);
     // No password stored yet: the server refuses the viewer, and the tree says where its password goes.
     const refused = await until('the refused login in the tree', async () => {
@@ -249,7 +249,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
       const ended = terminated(name);
       assert.equal(await vscode.commands.executeCommand('logbook.resumeRun', run.node), true);
       const session = await resumed;
-      assert.equal(session.configuration.database, url, 'the launch names the journal by its password-less URL');
+      assert.equal(session.configuration.journal, url, 'the launch names the journal by its password-less URL');
       const stop = await until('the reconciliation stop', () => dap?.stops(session)[0]);
       await session.customRequest('continue', { threadId: stop.body.threadId });
       await ended;
@@ -269,7 +269,7 @@ describe('the sidebar on a PostgreSQL journal', function () {
     const ended = terminated(name);
     assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, program: agentFile(), runId: 'pg-dbg', input: { items: 2, holdAt: 1 } }));
     const session = await begun;
-    assert.equal(session.configuration.database, url, 'the launch takes the journal setting');
+    assert.equal(session.configuration.journal, url, 'the launch takes the journal setting');
     await until('the second notice in flight', async () => {
       const r = await runItem(a, 'pg-dbg');
       const s1 = r && (await shown(a, r.node))[1];

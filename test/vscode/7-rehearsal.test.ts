@@ -119,7 +119,7 @@ describe('rehearsal in the Test Explorer', function () {
     const [m] = bad.messages;
     assert.match(m?.text ?? '', /^effect twice: email\.send `email:rehearsal:user1@example\.com` ×2/);
     assert.match(m?.text ?? '', /needs a decision: no verify/);
-    assert.match(m?.text ?? '', /logbook run rehearse\/no-verify\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --db /);
+    assert.match(m?.text ?? '', /logbook run rehearse\/no-verify\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --journal /);
     const line = lineOf(noVerify(), 'run.do(send');
     assert.equal(m?.line, line);
     assert.equal(m?.file, noVerify());

@@ -34,12 +34,12 @@ function env(): NodeJS.ProcessEnv {
 
 /** Runs the CLI to completion on the Node the extension is configured with. */
 export function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(NODE, [CLI, ...args, '--db', dbFile()], { cwd: workspace(), env: env(), encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(NODE, [CLI, ...args, '--journal', dbFile()], { cwd: workspace(), env: env(), encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 export function cliAsync(args: string[]): ChildProcess {
-  return spawn(NODE, [CLI, ...args, '--db', dbFile()], { cwd: workspace(), env: env(), stdio: 'ignore' });
+  return spawn(NODE, [CLI, ...args, '--journal', dbFile()], { cwd: workspace(), env: env(), stdio: 'ignore' });
 }
 
 export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
