@@ -3,9 +3,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readEnvFile } from '../adapter/envFile';
-import { deprecationLine, journalFromEnv, warnOnce } from '../shared/journalNames';
+import { journalFromEnv, warnOnce } from '../shared/journalNames';
 import { SETTINGS } from './ids';
-import { resolveJournalSetting, type JournalSetting } from './journalSetting';
+import { pickJournalSetting, resolveJournalSetting, type JournalSetting } from './journalSetting';
 
 export interface LogbookConfig extends JournalSetting {
   /** `logbook.readerRole`: the PostgreSQL role the sidebar's reader connects as (read-only), when set. */
@@ -49,11 +49,9 @@ function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefine
     return own?.workspaceFolderValue ?? own?.workspaceValue ?? own?.globalValue;
   };
   const warn = (line: string): void => void vscode.window.showWarningMessage(`Agent Logbook: ${line}`);
-  const current = set(SETTINGS.journal);
-  const old = current === undefined ? set(SETTINGS.legacyJournal) : undefined;
-  if (old !== undefined) warnOnce('setting', deprecationLine(`The setting ${SETTINGS.section}.${SETTINGS.legacyJournal}`, `${SETTINGS.section}.${SETTINGS.journal}`), warn);
-  const name = `${SETTINGS.section}.${old !== undefined ? SETTINGS.legacyJournal : SETTINGS.journal}`;
-  return resolveJournalSetting(current ?? old, journalFromEnv(process.env, warn), root, name);
+  const picked = pickJournalSetting(set(SETTINGS.journal), set(SETTINGS.legacyJournal));
+  if (picked.deprecation) warnOnce('setting', picked.deprecation, warn);
+  return resolveJournalSetting(picked.value, journalFromEnv(process.env, warn), root, picked.name);
 }
 
 /**

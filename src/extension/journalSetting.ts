@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import { credentialKey, isPostgresUrl, urlHasPassword, urlPassword, urlUser, withUser, withoutPassword } from '../shared/pgUrl';
 import { journalTargetProblem } from '../shared/journalTarget';
+import { deprecationLine } from '../shared/journalNames';
 import { SETTINGS, paletteName } from './ids';
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
@@ -17,6 +18,17 @@ export interface JournalSetting {
   readonly journalProblem: string | undefined;
   /** The password $LOGBOOK_JOURNAL of the editor's environment carried, when the journal came from there. */
   readonly envPassword: string | undefined;
+}
+
+/**
+ * Which of the journal's two settings is read: `logbook.journal`, else the deprecated `logbook.databasePath` (with the
+ * line that says so); `name` is the one to quote when its value is refused.
+ */
+export function pickJournalSetting(current: string | undefined, old: string | undefined): { value: string | undefined; name: string; deprecation: string | undefined } {
+  const currentName = `${SETTINGS.section}.${SETTINGS.journal}`;
+  if (current !== undefined || old === undefined) return { value: current, name: currentName, deprecation: undefined };
+  const oldName = `${SETTINGS.section}.${SETTINGS.legacyJournal}`;
+  return { value: old, name: oldName, deprecation: deprecationLine(`The setting ${oldName}`, currentName) };
 }
 
 /**

@@ -80,7 +80,7 @@ export function urlSecrets(value: string): string[] {
 
 /**
  * The secrets of an environment: the values of secret-named variables, and the password of any URL-valued variable
- * (DATABASE_URL, LOGBOOK_DB), as written and decoded. Longest first, so a value containing another is masked whole.
+ * (DATABASE_URL, LOGBOOK_JOURNAL), as written and decoded. Longest first, so a value containing another is masked whole.
  */
 export function secretValues(env: Readonly<Record<string, string | undefined>>, extra: ReadonlyArray<string | undefined> = []): string[] {
   const out = new Set<string>();

@@ -3,7 +3,7 @@
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { journalFor, passwordEnv, resolveJournalSetting } from '../../src/extension/journalSetting';
+import { journalFor, passwordEnv, pickJournalSetting, resolveJournalSetting } from '../../src/extension/journalSetting';
 
 describe('the journal setting (extension)', () => {
   const root = path.join(path.sep, 'ws');
@@ -58,5 +58,17 @@ describe('the journal setting (extension)', () => {
     stored.set('postgres://ann@db.example:5432/logbook', 'stored-pw');
     assert.deepEqual(await passwordEnv(fromEnv, journalFor(fromEnv, undefined, 'writer'), lookup), { PGPASSWORD: 'stored-pw' });
     assert.deepEqual(await passwordEnv(resolveJournalSetting(undefined, undefined, root), path.join(root, 'j.db'), lookup), {});
+  });
+});
+
+describe('the deprecated journal setting (logbook.databasePath)', () => {
+  it('is read only when logbook.journal is not set, with a line that names the new setting', () => {
+    assert.deepEqual(pickJournalSetting('a.db', 'b.db'), { value: 'a.db', name: 'logbook.journal', deprecation: undefined });
+    assert.deepEqual(pickJournalSetting(undefined, undefined), { value: undefined, name: 'logbook.journal', deprecation: undefined });
+    const old = pickJournalSetting(undefined, 'b.db');
+    assert.equal(old.value, 'b.db');
+    assert.equal(old.name, 'logbook.databasePath');
+    assert.match(old.deprecation ?? '', /logbook\.databasePath is deprecated.*Write logbook\.journal instead\.$/);
+    assert.match(resolveJournalSetting('postgres://a:pw@h/db', undefined, '/ws', old.name).journalProblem ?? '', /^The setting logbook\.databasePath holds/);
   });
 });
