@@ -56,15 +56,15 @@ export default tseslint.config(
   ...layer('plan', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'reader', 'rehearse', 'manifest'), 'vscode', '@vscode/*'], message: 'loader/ and plan/ sit just above the runtime and import only it (and shared/).' }]),
   ...layer('link', (under, up) => [
     { group: [...under('adapter', 'runner', 'runtime', 'extension', 'cli', 'reader', 'loader', 'plan', 'rehearse'), 'vscode', '@vscode/*'], message: 'link/ is what the adapter and the runner share: it imports neither side, nor the runtime.' },
-    { group: [`${up}manifest/*`, `!${up}manifest/commands`], message: 'link/ may take command titles from manifest/commands (data), nothing else of the manifest.' },
+    { group: [`${up}manifest/*`, `!${up}manifest/commandTable`], message: 'link/ may take command titles from manifest/commandTable (data), nothing else of the manifest.' },
   ]),
   ...layer('runner', (under) => [
-    { group: ['vscode', '@vscode/*'], message: 'The runner knows nothing of DAP or VS Code: it speaks link/protocol to the adapter.' },
+    { group: ['vscode', '@vscode/*'], message: 'The runner knows nothing of DAP or VS Code: it speaks link/runnerProtocol to the adapter.' },
     { group: under('adapter', 'extension', 'cli', 'reader', 'rehearse', 'plan', 'manifest'), message: 'The runner child imports the runtime and link/ only: adapter code runs in another process.' },
   ]),
   ...layer('adapter', (under) => [
     { group: ['vscode'], message: 'Only the extension (UI layer) may import vscode.' },
-    { group: ['better-sqlite3', ...under('runtime/store', 'runtime/engine', 'runtime/session', 'runtime/compensate', 'loader')], message: 'The adapter never opens the journal or loads the script: the runner child does, over link/protocol.' },
+    { group: ['better-sqlite3', ...under('runtime/store', 'runtime/engine', 'runtime/session', 'runtime/compensate', 'loader')], message: 'The adapter never opens the journal or loads the script: the runner child does, over link/runnerProtocol.' },
     { group: under('runner', 'extension', 'cli', 'reader', 'rehearse', 'plan', 'manifest'), message: 'The adapter talks to the runner through link/ only; runner code runs in another process.' },
   ]),
   ...layer('reader', (under) => [{ group: [...under('adapter', 'runner', 'link', 'extension', 'cli', 'rehearse', 'plan', 'loader', 'manifest'), 'vscode', '@vscode/*'], message: 'The reader process serves the journal to the extension; it imports the runtime\'s store only.' }]),
@@ -75,9 +75,9 @@ export default tseslint.config(
   ]),
   ...layer('extension', (under, up) => [
     { group: ['better-sqlite3', 'pg', 'pg/*'], message: 'The extension host never loads better-sqlite3 or pg: ask the reader process, or the CLI as a child process.' },
-    { group: under('runtime', 'loader', 'plan', 'runner', 'link', 'rehearse'), message: 'The extension host never opens the journal or runs a script: use the reader process (reader/protocol) or the CLI as a child process.' },
+    { group: under('runtime', 'loader', 'plan', 'runner', 'link', 'rehearse'), message: 'The extension host never opens the journal or runs a script: use the reader process (reader/readerProtocol) or the CLI as a child process.' },
     { group: [...under('cli'), `${up}adapter/*`, `!${up}adapter/envFile`], message: 'The extension starts the CLI and the adapter as processes; code both need goes in shared/ (adapter/envFile is the one exception: the .env reader both must read alike).' },
-    { group: [`${up}reader/*`, `!${up}reader/protocol`], message: 'The extension speaks to the reader process through reader/protocol only.' },
+    { group: [`${up}reader/*`, `!${up}reader/readerProtocol`], message: 'The extension speaks to the reader process through reader/readerProtocol only.' },
   ]),
   {
     // agent-logbook/ai is built on the runtime's public API only, as any integration outside this repository would be.

@@ -25,13 +25,13 @@ const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts'];
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
   { in: 'src/runtime/public.ts', out: 'dist/runtime.js' },
-  { in: 'src/runner/main.ts', out: 'dist/runner.js' },
+  { in: 'src/runner/runnerMain.ts', out: 'dist/runner.js' },
   // agent-logbook/ai: the SDKs are optional peers, and the runtime is the package's own (never a second copy).
   { in: 'src/ai/index.ts', out: 'dist/ai.js', external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
   { in: 'src/runtime/store/pg/pgWorker.ts', out: 'dist/pgWorker.js', external: ['pg', 'pg-native'] },
-  ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/worker.ts']
+  ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/campaignChild.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),
 ];

@@ -6,7 +6,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { describe } from '../runtime/errors';
 import { DEFAULT_FILTERS } from '../link/filters';
 import { parseHitCondition } from '../link/hitCondition';
-import { EXCEPTION_FILTERS, type Breakpoints, type ExceptionFilter, type FunctionBreakpoint, type LineBreakpoint } from '../link/protocol';
+import { EXCEPTION_FILTERS, type Breakpoints, type ExceptionFilter, type FunctionBreakpoint, type LineBreakpoint } from '../link/runnerProtocol';
 import { breakableLines } from '../link/sourceScan';
 
 type Requested = { condition?: string | undefined; hitCondition?: string | undefined };

@@ -1,6 +1,6 @@
 // What the session says when a run ends: its exit code, and after a SIGKILL where it died and what is in doubt.
 
-import type { Postmortem } from '../link/protocol';
+import type { Postmortem } from '../link/runnerProtocol';
 import { EXIT } from '../runtime/errors';
 import { runExitCode } from '../runtime/policy';
 import { RUN_STATUSES, type RunStatus } from '../runtime/types';

@@ -9,7 +9,7 @@ import { ENGLISH } from '../shared/zodEnglish';
 import { readEnvFile } from './envFile';
 import { journalTargetProblem, resolveTarget } from '../shared/journalTarget';
 import { JOURNAL, LEGACY_JOURNAL, deprecationLine, journalFromEnv } from '../shared/journalNames';
-import type { RunnerConfig } from '../link/protocol';
+import type { RunnerConfig } from '../link/runnerProtocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const DECISION = z.enum(['happened', 'not-happened']);

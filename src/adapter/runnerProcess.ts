@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Channel } from '../link/channel';
-import { FromRunner, type RunnerRequest, type ToRunner } from '../link/protocol';
+import { FromRunner, type RunnerRequest, type ToRunner } from '../link/runnerProtocol';
 
 export interface RunnerLaunch {
   readonly runtimeExecutable: string;

@@ -1,7 +1,7 @@
 // A stop as DAP shows it: frames (action → step → run at the user's lines) and the scopes of each frame.
 
 import * as path from 'node:path';
-import type { Loc, StopContext } from '../link/protocol';
+import type { Loc, StopContext } from '../link/runnerProtocol';
 import { modelCallView } from '../ai/view';
 import { isLibraryFile } from '../runtime/location';
 

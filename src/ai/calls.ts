@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import * as z from 'zod/mini';
 import { ErrorCodes, LogbookError, defineAction, type SourceLocation } from 'agent-logbook';
 import { diffCalls, type ModelCallArgs } from './fingerprint';
-import type { AiRunState, CallPlace, PriceTable } from './state';
+import type { AiRunState, CallPlace, PriceTable } from './attemptState';
 
 /** What the model does when a journaled call no longer matches: stop (default), or call it again from there on. */
 export type DriftPolicy = 'fail' | 'rerun';

@@ -6,7 +6,7 @@ export { logbookModel, logbookMiddleware, type ModelOptions, type DriftPolicy, t
 export { logbookTools, UNRECORDED_TOOL_RESULT, type ToolEntry, type ToolSpec, type ActionToolSpec, type ToolCallContext, type Approval } from './tools';
 export { logbookMcpTools, effectOf, MCP_KEY_META, type McpClientLike, type McpToolInfo, type McpToolOverride, type McpToolsOptions } from './mcp';
 export { modelCallOf, type ModelCallInfo } from './replay';
-export { replaySavings, type ReplaySavings, type PriceTable } from './state';
+export { replaySavings, type ReplaySavings, type PriceTable } from './attemptState';
 export { generateAction, streamAction } from './calls';
 
 // Tool and MCP actions are made per tool the model may call, inside the run: crash points naming them are checked then.

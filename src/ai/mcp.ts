@@ -5,7 +5,7 @@ import { jsonSchema, type Tool, type ToolExecutionOptions, type ToolSet } from '
 import * as z from 'zod/mini';
 import { ErrorCodes, LogbookError, callSite, defineAction, type Effect, type EffectContext, type RunApi, type SourceLocation } from 'agent-logbook';
 import { decode, encode } from './codec';
-import { stateOf, type AiRunState } from './state';
+import { stateOf, type AiRunState } from './attemptState';
 import { GatedAction, defaultToolKey, runToolCall, type Approval, type ToolCallContext } from './tools';
 
 /** The `_meta` field that carries the idempotency key of a tool call to the MCP server. */

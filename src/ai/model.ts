@@ -8,7 +8,7 @@ import { callParams } from './fingerprint';
 import { countReplay, generateAction, journaledCall, streamAction, type ModelOptions } from './calls';
 import { callSpec, checkModelSpec, generateResultFor, paramsForFingerprint, sdkSpec, streamPartsFor } from './spec';
 import { withCallInfo } from './replay';
-import { stateOf } from './state';
+import { stateOf } from './attemptState';
 import { streamJournaled } from './stream';
 import { modelCallSite, noteEntry } from './site';
 

@@ -5,7 +5,7 @@ import type { RunApi } from 'agent-logbook';
 import { decode, encode } from './codec';
 import type { ModelCallArgs } from './fingerprint';
 import { withCallInfo } from './replay';
-import type { AiRunState, CallPlace } from './state';
+import type { AiRunState, CallPlace } from './attemptState';
 
 type Part = LanguageModelV3StreamPart;
 

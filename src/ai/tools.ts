@@ -6,7 +6,7 @@ import * as z from 'zod/mini';
 import { ErrorCodes, LogbookError, callSite, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi, type SourceLocation } from 'agent-logbook';
 import { decode, encode } from './codec';
 import { entrySite } from './site';
-import { isControlError, stateOf, type AiRunState } from './state';
+import { isControlError, stateOf, type AiRunState } from './attemptState';
 
 /** What a key function knows besides the tool's input. */
 export interface ToolCallContext {

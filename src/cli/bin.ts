@@ -1,7 +1,7 @@
 // Entry point of the `logbook` executable.
 
 import { maskProcessOutput } from './maskOutput';
-import { main } from './main';
+import { main } from './cliMain';
 
 maskProcessOutput(process.argv.slice(2));
 main(process.argv.slice(2)).then(

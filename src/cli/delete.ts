@@ -4,8 +4,8 @@ import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { openStore } from '../runtime/store';
 import { deleteRun } from '../runtime/store/deleteRun';
-import { dbPath } from './command';
-import type { CommandModule } from './command';
+import { dbPath } from './journalOption';
+import type { CommandModule } from './journalOption';
 
 export const deleteCommand: CommandModule = {
   name: 'delete',

@@ -5,7 +5,7 @@ import { EXIT } from '../runtime/errors';
 import { parseRawInput } from '../runtime/input';
 import type { Store } from '../runtime/store';
 import { enqueueRun } from '../runtime/store/queue';
-import type { Io } from './command';
+import type { Io } from './journalOption';
 
 export async function detachRun(store: Store, script: LoadedScript, rawInput: unknown, runId: string, io: Io, json: boolean): Promise<number> {
   const input = await parseRawInput(script.agent, runId, rawInput, (line) => io.err(line));

@@ -7,7 +7,7 @@ import { openStore } from '../runtime/store';
 import { loadScript } from '../loader/loadScript';
 import { planResume, type ResumePlan } from '../plan/resumePlan';
 import { planCompensation, type CompensationPlan } from '../plan/compensationPlan';
-import { dbPath, type CommandModule, type Io } from './command';
+import { dbPath, type CommandModule, type Io } from './journalOption';
 import { paint, runStatusWord } from './format';
 
 const USAGE = 'logbook plan <run-id> [--compensate] [--script F] [--json]';

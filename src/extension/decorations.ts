@@ -1,9 +1,9 @@
 // Editor decorations on run.step / run.do lines: what the latest run of this script did there.
 
 import * as vscode from 'vscode';
-import type { ActionDisplay, ScriptStatus, StepDisplay } from '../reader/protocol';
+import type { ActionDisplay, ScriptStatus, StepDisplay } from '../reader/readerProtocol';
 import type { Log } from './log';
-import type { ReaderSource } from './tree/model';
+import type { ReaderSource } from './tree/treeModel';
 import { SCRIPT_LANGUAGES } from './debug';
 import { indexSource, type SourceIndex } from './sourceIndex';
 import { ACTION_LOOK, STEP_LOOK } from './tree/render';

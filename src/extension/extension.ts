@@ -1,9 +1,9 @@
 // Entry point of the VS Code extension: wires the reader, the runs tree, commands, debugger, decorations and status bar.
 
 import * as vscode from 'vscode';
-import type { ChangedNotice } from '../reader/protocol';
+import type { ChangedNotice } from '../reader/readerProtocol';
 import { AgentFiles } from './agentFiles';
-import { Commands, registerCommands } from './commands';
+import { Commands, registerCommands } from './commandHandlers';
 import { affectsLogbook, readConfig } from './config';
 import { Credentials } from './credentials';
 import { LogbookAdapterFactory, LogbookConfigurationProvider } from './debug';
@@ -14,8 +14,8 @@ import { extensionPaths } from './paths';
 import { ReaderClient, ReaderError } from './readerClient';
 import { Sessions } from './sessions';
 import { RunStatusBar } from './statusBar';
-import { TimelinePanels } from './timeline';
-import { TreeModel, type ReaderSource } from './tree/model';
+import { TimelinePanels } from './timelinePanel';
+import { TreeModel, type ReaderSource } from './tree/treeModel';
 import type { Node } from './tree/nodes';
 import { RunsTreeProvider } from './tree/provider';
 import { Rehearsals } from './rehearsal';

@@ -6,7 +6,7 @@ export const CONTAINER_ID = 'agentLogbook';
 export const RUNS_VIEW = 'logbook.runs';
 export const OUTPUT_NAME = 'Agent Logbook';
 
-export { COMMANDS, COMMAND_CATEGORY, paletteName, type CommandKey } from '../manifest/commands';
+export { COMMANDS, COMMAND_CATEGORY, paletteName, type CommandKey } from '../manifest/commandTable';
 
 /** Settings under `logbook.*`. */
 export const SETTINGS = {

@@ -2,7 +2,7 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as readline from 'node:readline';
-import { ChangedNotice, Incoming, METHODS, type Method, type Params, type Result } from '../reader/protocol';
+import { ChangedNotice, Incoming, METHODS, type Method, type Params, type Result } from '../reader/readerProtocol';
 import { ENGLISH } from '../shared/zodEnglish';
 
 export interface ReaderOptions {

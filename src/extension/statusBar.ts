@@ -1,9 +1,9 @@
 // The status bar item: the run a debug session drives, else the newest run still going, else one that needs you.
 
 import * as vscode from 'vscode';
-import type { RunDto } from '../reader/protocol';
+import type { RunDto } from '../reader/readerProtocol';
 import { COMMANDS } from './ids';
-import type { ReaderSource } from './tree/model';
+import type { ReaderSource } from './tree/treeModel';
 import type { Sessions } from './sessions';
 import { RUN_LOOK, pausedLook } from './tree/render';
 

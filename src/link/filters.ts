@@ -1,6 +1,6 @@
 // The exception-style filters the adapter offers: which runtime boundary each one stops at, and its default.
 
-import type { ExceptionFilter } from './protocol';
+import type { ExceptionFilter } from './runnerProtocol';
 
 export interface FilterInfo {
   readonly filter: ExceptionFilter;

@@ -1,6 +1,6 @@
 // The sentences that send a person to a command: titles come from the manifest's single source, never retyped here.
 
-import { COMMANDS, PLACES, paletteName } from '../manifest/commands';
+import { COMMANDS, PLACES, paletteName } from '../manifest/commandTable';
 
 /** After a crash: how to resume `runId` from the editor or a launch configuration. */
 export function resumeHint(runId: string): string {

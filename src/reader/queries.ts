@@ -5,7 +5,7 @@ import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { JournalOverview } from '../runtime/store/overview';
 import { actionDisplay, runAllows } from '../runtime/policy';
-import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './protocol';
+import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './readerProtocol';
 import { buildTimeline } from './timeline';
 import { aiCallLine, aiCallMarkdown, aiCallSummary } from '../ai/view';
 

@@ -12,7 +12,7 @@ import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
 import { SecretMask } from '../shared/secrets';
 import { PgListener } from './listen';
-import { METHODS, Request, type ChangedNotice, type Method } from './protocol';
+import { METHODS, Request, type ChangedNotice, type Method } from './readerProtocol';
 import { JournalQueries } from './queries';
 import { ChangeTracker, watchFolder } from './watch';
 

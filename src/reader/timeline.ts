@@ -1,7 +1,7 @@
 // Builds a run's timeline from its event log: spans of steps and actions per attempt, and marks for crashes and resumes.
 
 import type { Store } from '../runtime/store';
-import type { RunDto, Timeline, TimelineItem, TimelineMark } from './protocol';
+import type { RunDto, Timeline, TimelineItem, TimelineMark } from './readerProtocol';
 import { quietGaps, scaleOf, xAt, type Scale } from './timeScale';
 import { aiCallLine, aiCallSummary } from '../ai/view';
 

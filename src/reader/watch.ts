@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { Store } from '../runtime/store';
 import { leaseIsLive } from '../runtime/store/owner';
 import { JournalOverview } from '../runtime/store/overview';
-import type { ChangedNotice } from './protocol';
+import type { ChangedNotice } from './readerProtocol';
 
 export class ChangeTracker {
   private version: unknown;

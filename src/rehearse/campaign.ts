@@ -5,10 +5,10 @@ import * as path from 'node:path';
 import type { ProbeSeen } from './probe';
 import { drive, journalOf, type ProcessContext } from './driver';
 import { childEnv, runCli } from './child';
-import { readSummary } from './journal';
+import { readSummary } from './campaignReadout';
 import { readTrace, rng } from './points';
 import { checkInvariants } from './invariants';
-import type { CampaignResult, CampaignSetup, Point } from './types';
+import type { CampaignResult, CampaignSetup, Point } from './reportSchema';
 
 export type Prober = (dir: string) => Promise<ProbeSeen | undefined>;
 
@@ -18,7 +18,7 @@ async function nextKill(setup: CampaignSetup, dir: string, ctx: ProcessContext, 
   fs.rmSync(copy, { recursive: true, force: true });
   fs.cpSync(dir, copy, { recursive: true });
   try {
-    // Only a file can be copied like this: --depth above 1 is refused on PostgreSQL (rehearse/command.ts).
+    // Only a file can be copied like this: --depth above 1 is refused on PostgreSQL (rehearse/rehearseCommand.ts).
     const db = journalOf(dir);
     const args = ctx.args.map((a) => (a === db ? journalOf(copy) : a));
     const trace = path.join(copy, 'trace.jsonl');

@@ -5,7 +5,7 @@ import { recordApproval } from '../runtime/engine';
 import type { ProbeSeen } from './probe';
 import type { Decision, StoredRunStatus } from '../runtime/types';
 import { childEnv, runCli, type ChildResult } from './child';
-import { actionOf, committedByType, pendingApprovals, readRunState } from './journal';
+import { actionOf, committedByType, pendingApprovals, readRunState } from './campaignReadout';
 import { createScratch, journalOf } from './scratchJournal';
 
 export type Command = 'run' | 'resume' | 'compensate';

@@ -1,8 +1,8 @@
 // The invariants of a rehearsed run: ends like the uncrashed run, same output and effects, nothing twice or in doubt.
 
 import type { ProbeResult } from '../runtime/define';
-import type { JournalSummary } from './journal';
-import type { Baseline, CampaignResult } from './types';
+import type { JournalSummary } from './campaignReadout';
+import type { Baseline, CampaignResult } from './reportSchema';
 
 type Checked = Pick<CampaignResult, 'finished' | 'sameOutput' | 'sameEffects' | 'effectsDiff' | 'duplicates' | 'settled' | 'unsettled' | 'stepsRedoneMax'>;
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { broken } from './invariants';
 import { invariantsBroken, type RehearsalReport } from './report';
-import type { CampaignResult } from './types';
+import type { CampaignResult } from './reportSchema';
 
 /** XML 1.0 forbids most control characters even escaped: a stray one in an error message would void the file. */
 function text(s: string): string {

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../runtime/faults';
-import type { Point } from './types';
+import type { Point } from './reportSchema';
 
 /** Reads the JSON lines written under $LOGBOOK_TRACE_FAULTS by one process, as crash points of that process. */
 export function readTrace(file: string, processIndex: number): Point[] {

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
-import { FromWorker, type CampaignResult, type CampaignSetup, type Point, type ToWorker } from './types';
+import { FromWorker, type CampaignResult, type CampaignSetup, type Point, type ToWorker } from './reportSchema';
 
 export interface PoolOptions {
   readonly jobs: number;
@@ -15,7 +15,7 @@ export interface PoolOptions {
 }
 
 function workerPath(): string {
-  const p = path.join(__dirname, 'worker.js');
+  const p = path.join(__dirname, 'campaignChild.js');
   if (!fs.existsSync(p)) throw new LogbookError(ErrorCodes.USAGE, `The rehearsal worker ${p} is missing.`, 'Run `npm run build` first.');
   return p;
 }

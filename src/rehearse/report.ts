@@ -3,7 +3,7 @@
 import { paint, table } from '../shared/terminal';
 import { broken } from './invariants';
 import { pointLabel } from './points';
-import type { Baseline, CampaignResult } from './types';
+import type { Baseline, CampaignResult } from './reportSchema';
 
 export interface Summary {
   readonly points: number;

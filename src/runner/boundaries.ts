@@ -2,7 +2,7 @@
 
 import type { PauseEvent, RunSnapshot } from '../runtime/hooks';
 import type { StopGate } from './mailbox';
-import type { RunnerState } from './state';
+import type { RunnerState } from './jobState';
 import type { StopContextBuilder } from './stopContext';
 import type { Boundary, BoundaryKind, StopDecision } from './stopPolicy';
 

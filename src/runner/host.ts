@@ -1,13 +1,13 @@
 // The runner's driver: routes the adapter's messages to the job loop, the stop gate and the request handler.
 
-import type { FromRunner, ToRunner } from '../link/protocol';
+import type { FromRunner, ToRunner } from '../link/runnerProtocol';
 import { BoundaryQueue } from './boundaries';
-import { errorFields } from './errors';
+import { errorFields } from './errorText';
 import { Evaluator } from './evaluator';
 import { JobLoop } from './jobs';
 import { Mailbox, StopGate } from './mailbox';
 import { RequestHandler } from './requests';
-import { RunnerState } from './state';
+import { RunnerState } from './jobState';
 import { StopContextBuilder } from './stopContext';
 import { secretValues } from '../shared/secrets';
 

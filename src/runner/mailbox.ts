@@ -2,7 +2,7 @@
 
 import type { DecisionInput } from '../runtime/decisions';
 import type { RunSnapshot } from '../runtime/hooks';
-import type { StepMode } from '../link/protocol';
+import type { StepMode } from '../link/runnerProtocol';
 import type { Boundary } from './stopPolicy';
 
 export interface Held {

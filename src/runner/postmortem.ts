@@ -2,8 +2,8 @@
 
 import * as fs from 'node:fs';
 import { isPostgresUrl, openStore, type Store } from '../runtime/store';
-import type { Postmortem } from '../link/protocol';
-import { wrongNode } from './errors';
+import type { Postmortem } from '../link/runnerProtocol';
+import { wrongNode } from './errorText';
 
 export function postmortem(database: string, runId: string | undefined): Postmortem {
   const empty: Postmortem = { inDoubt: [], compensationInDoubt: [] };

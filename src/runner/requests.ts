@@ -3,13 +3,13 @@
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import type { Decision } from '../runtime/types';
 import { journaledDecision, type DecisionInput } from '../runtime/decisions';
-import type { RunnerRequest, StepMode } from '../link/protocol';
+import type { RunnerRequest, StepMode } from '../link/runnerProtocol';
 import { toWire } from '../link/wire';
 import type { Evaluator } from './evaluator';
 import type { Mailbox, StopGate } from './mailbox';
 import { noDecisionNeeded } from './boundaryText';
-import { thrownText } from './errors';
-import type { RunnerState } from './state';
+import { thrownText } from './errorText';
+import type { RunnerState } from './jobState';
 import type { StopContextBuilder } from './stopContext';
 import { journalPage, stepsPage } from './views';
 

@@ -5,11 +5,11 @@ import * as path from 'node:path';
 import type { ActionSnapshot, RunSnapshot, StepSnapshot } from '../runtime/hooks';
 import type { Decision } from '../runtime/types';
 import { fromJournalJson } from '../runtime/json';
-import type { StopContext } from '../link/protocol';
+import type { StopContext } from '../link/runnerProtocol';
 import { actionLines } from '../link/sourceScan';
 import { reconciledText } from './boundaryText';
 import { sandboxCopy } from './evaluator';
-import type { RunnerState } from './state';
+import type { RunnerState } from './jobState';
 import type { Boundary, BoundaryKind } from './stopPolicy';
 import { actionView, checkpointView, evalScope, runView, stepView } from './views';
 

@@ -3,7 +3,7 @@
 import type { ActionSnapshot, PauseKind, SourceLocation, StepSnapshot } from '../runtime/hooks';
 import { DEFAULT_FILTERS, FILTERS } from '../link/filters';
 import { parseHitCondition, type HitCondition } from '../link/hitCondition';
-import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from '../link/protocol';
+import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from '../link/runnerProtocol';
 
 /** Runtime pause kinds, plus the runner's own: a decision it needs, and the start of a compensation. */
 export type BoundaryKind = PauseKind | 'decision' | 'compensate:entry';

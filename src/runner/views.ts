@@ -2,7 +2,7 @@
 
 import type { ActionSnapshot, RunSnapshot, StepSnapshot } from '../runtime/hooks';
 import type { JournalReader } from '../runtime/store';
-import type { ActionView, RunView, StepView, StopContext } from '../link/protocol';
+import type { ActionView, RunView, StepView, StopContext } from '../link/runnerProtocol';
 import { toWire } from '../link/wire';
 import { ACTION_WORDS } from '../runtime/policy';
 

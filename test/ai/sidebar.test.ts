@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { ReaderClient } from '../../src/extension/readerClient';
-import { TreeModel } from '../../src/extension/tree/model';
+import { TreeModel } from '../../src/extension/tree/treeModel';
 import type { ActionNode, DetailNode, StepNode } from '../../src/extension/tree/nodes';
 import { EXAMPLES, ROOT, cli, tmpDir } from '../helpers';
 

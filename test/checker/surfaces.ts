@@ -3,7 +3,7 @@
 import { ErrorCodes, LogbookError, compensateRun, openStore, resumeRun, startRun } from '../../src/runtime';
 import { openJournal, type Journal } from '../../src/runtime/journal';
 import type { DecisionInput } from '../../src/runtime/decisions';
-import { main } from '../../src/cli/main';
+import { main } from '../../src/cli/cliMain';
 import { buildAgent } from './agent';
 import { rawInput } from './agent';
 import type { AgentDefinition } from '../../src/runtime';

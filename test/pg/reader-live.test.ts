@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ReaderClient } from '../../src/extension/readerClient';
-import type { ChangedNotice } from '../../src/reader/protocol';
+import type { ChangedNotice } from '../../src/reader/readerProtocol';
 import { CLI, FIXTURES, ROOT, tmpDir } from '../helpers';
 import { usePgServer } from './server';
 

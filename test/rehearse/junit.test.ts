@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { validateXML } from 'xmllint-wasm';
 import { CLI, FIXTURES, ROOT, tmpDir } from '../helpers';
-import { readSummary } from '../../src/rehearse/journal';
+import { readSummary } from '../../src/rehearse/campaignReadout';
 
 const XSD = fs.readFileSync(path.join(__dirname, 'junit.xsd'), 'utf8');
 

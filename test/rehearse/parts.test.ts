@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { tmpDir } from '../helpers';
 import { readTrace, rng, sample } from '../../src/rehearse/points';
 import { canonical, checkInvariants } from '../../src/rehearse/invariants';
-import type { Baseline, Point } from '../../src/rehearse/types';
+import type { Baseline, Point } from '../../src/rehearse/reportSchema';
 
 const points: Point[] = Array.from({ length: 20 }, (_, i) => ({ process: 1, spec: `s#${i + 1}@before`, point: 'step:before', target: 's', occurrence: i + 1 }));
 

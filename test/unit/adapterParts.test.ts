@@ -10,7 +10,7 @@ import { Channel, FrameDecoder, encodeFrame } from '../../src/link/channel';
 import { Evaluator } from '../../src/runner/evaluator';
 import { parseHitCondition } from '../../src/link/hitCondition';
 import { LaunchConfig, launchJsonSchema, parseLaunchConfig, resolveLaunch } from '../../src/adapter/launchConfig';
-import { FromRunner } from '../../src/link/protocol';
+import { FromRunner } from '../../src/link/runnerProtocol';
 import { actionLines, breakableLines, runFunctionLine } from '../../src/link/sourceScan';
 import { StopPolicy, type Boundary } from '../../src/runner/stopPolicy';
 import { scopeEntries, scopeRoot } from '../../src/adapter/stopView';

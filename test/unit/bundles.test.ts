@@ -7,7 +7,7 @@ import * as esbuild from 'esbuild';
 import { ROOT } from '../helpers';
 
 /** Every bundle scripts/build.mjs writes. */
-const BUNDLES = ['cli.js', 'runtime.js', 'ai.js', 'debugAdapter.js', 'runner.js', 'extension.js', 'readerMain.js', 'worker.js'];
+const BUNDLES = ['cli.js', 'runtime.js', 'ai.js', 'debugAdapter.js', 'runner.js', 'extension.js', 'readerMain.js', 'campaignChild.js'];
 
 /**
  * Full zod's classic API names its object class "ZodObject" (the name `instanceof z.ZodObject` tests); zod/mini calls

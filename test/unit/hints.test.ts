@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crashMessage } from '../../src/adapter/crashReport';
 import { approveHint, decideHint, resumeHint } from '../../src/link/hints';
-import { COMMANDS, COMMAND_CATEGORY, paletteName } from '../../src/manifest/commands';
+import { COMMANDS, COMMAND_CATEGORY, paletteName } from '../../src/manifest/commandTable';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { contributes: { commands: Array<{ command: string; title: string; category: string }> } };

@@ -48,7 +48,7 @@ describe('package.json contributions', () => {
       }
     };
     walk(dir);
-    assert.deepEqual(calls, ['commands.ts: COMMANDS[key].id']);
+    assert.deepEqual(calls, ['commandHandlers.ts: COMMANDS[key].id']);
   });
 
   it('point at media files that exist and activate only on use', () => {

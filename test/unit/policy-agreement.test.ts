@@ -16,7 +16,7 @@ import { planResume } from '../../src/plan/resumePlan';
 import { planCompensation } from '../../src/plan/compensationPlan';
 import { JournalQueries } from '../../src/reader/queries';
 import { actionJson, showRun } from '../../src/cli/inspect';
-import { outcomeExit } from '../../src/cli/main';
+import { outcomeExit } from '../../src/cli/cliMain';
 import { exitCodeFor } from '../../src/adapter/crashReport';
 import { RECONCILE_WHY, boundaryText } from '../../src/runner/boundaryText';
 import { tmpDir } from '../helpers';

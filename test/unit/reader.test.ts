@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ReaderClient } from '../../src/extension/readerClient';
-import { TreeModel } from '../../src/extension/tree/model';
+import { TreeModel } from '../../src/extension/tree/treeModel';
 import type { ActionNode, MoreNode, Node, RunNode, StepNode } from '../../src/extension/tree/nodes';
-import type { ChangedNotice } from '../../src/reader/protocol';
+import type { ChangedNotice } from '../../src/reader/readerProtocol';
 import { FIXTURES, ROOT, cli, cliAsync, tmpDir } from '../helpers';
 
 const AGENT = path.join(FIXTURES, 'ext', 'desk-agent.ts');

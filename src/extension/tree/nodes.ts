@@ -1,6 +1,6 @@
 // The tree's node objects: one per run, step, action, detail and "load more", cached by key so reveal finds them.
 
-import type { ActionDto, RunDto, StepDto } from '../../reader/protocol';
+import type { ActionDto, RunDto, StepDto } from '../../reader/readerProtocol';
 
 interface Base {
   readonly key: string;

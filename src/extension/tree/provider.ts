@@ -1,7 +1,7 @@
 // The TreeDataProvider: hands VS Code the model's cached nodes and forwards the model's change events.
 
 import * as vscode from 'vscode';
-import type { TreeModel } from './model';
+import type { TreeModel } from './treeModel';
 import type { Node } from './nodes';
 import { treeItem } from './render';
 

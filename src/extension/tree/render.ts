@@ -2,8 +2,8 @@
 // The words are the policy's (the CLI and the debugger print the same); icons and colours are the tree's own.
 
 import * as vscode from 'vscode';
-import type { ActionDisplay, AiCallDto, RunDisplay, StepDisplay } from '../../reader/protocol';
-import { ACTION_WORDS, RUN_WORDS } from '../../reader/protocol';
+import type { ActionDisplay, AiCallDto, RunDisplay, StepDisplay } from '../../reader/readerProtocol';
+import { ACTION_WORDS, RUN_WORDS } from '../../reader/readerProtocol';
 import { ago } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
 import type { ActionNode, DetailNode, MoreNode, Node, PauseInfo, RunNode, StepNode } from './nodes';

@@ -3,7 +3,7 @@
 import * as net from 'node:net';
 import { ErrorCodes } from '../runtime/errors';
 import { Channel } from '../link/channel';
-import { FromRunner, ToRunner } from '../link/protocol';
+import { FromRunner, ToRunner } from '../link/runnerProtocol';
 import type { RunnerHost } from './host';
 
 const GRACE_MS = 3000;

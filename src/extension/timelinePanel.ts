@@ -2,9 +2,9 @@
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { Timeline } from '../reader/protocol';
+import type { Timeline } from '../reader/readerProtocol';
 import type { Log } from './log';
-import type { ReaderSource } from './tree/model';
+import type { ReaderSource } from './tree/treeModel';
 
 /** One bar as the webview drew it: its label whole, and what a click at its centre hits (tests ask for these). */
 export interface DrawnBar {

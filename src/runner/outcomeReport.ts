@@ -3,7 +3,7 @@
 import type { CompensationReport } from '../runtime/compensate';
 import type { RunOutcome } from '../runtime/engine';
 import { approveHint } from '../link/hints';
-import type { Outcome } from '../link/protocol';
+import type { Outcome } from '../link/runnerProtocol';
 import { toWire } from '../link/wire';
 
 export function outcomeOfRun(o: RunOutcome): Outcome {

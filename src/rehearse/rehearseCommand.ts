@@ -15,7 +15,7 @@ import { requireUsableTarget } from '../runtime/store';
 import { maskTarget } from '../shared/journalTarget';
 import { SecretMask, urlSecrets } from '../shared/secrets';
 import type { RehearsalEvent } from '../shared/rehearsalEvents';
-import { readSummary } from './journal';
+import { readSummary } from './campaignReadout';
 import { pointLabel, readTrace, sample } from './points';
 import { runPool } from './pool';
 import { prober } from './probe';
@@ -23,7 +23,7 @@ import { progressBar } from './progress';
 import { broken } from './invariants';
 import { invariantsBroken, renderReport, summarise, type RehearsalReport } from './report';
 import { junitBaselineFailed, junitReport, reproduction } from './junit';
-import type { Baseline, CampaignResult, CampaignSetup, Point } from './types';
+import type { Baseline, CampaignResult, CampaignSetup, Point } from './reportSchema';
 
 export const USAGE =
   'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--journal postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';

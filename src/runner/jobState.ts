@@ -2,7 +2,7 @@
 
 import type { AgentDefinition } from '../runtime/define';
 import type { Store } from '../runtime/store';
-import type { Breakpoints, FromRunner, RunnerConfig } from '../link/protocol';
+import type { Breakpoints, FromRunner, RunnerConfig } from '../link/runnerProtocol';
 import type { StopPolicy } from './stopPolicy';
 
 export type JobKind = 'launch' | 'resume' | 'compensate' | 'fork';

@@ -12,7 +12,7 @@ import { endSession, processOwner, withNewSession } from '../runtime/store/owner
 import { claimRun, forgetWorker, recordWorker, releaseLease, type Claimed, type Known } from '../runtime/store/queue';
 import { exitWithRunsReleased } from '../runtime/processGuard';
 import { Faults, parseCrashSpec } from '../runtime/faults';
-import { dbPath, setStateDir, type CommandModule, type Io } from './command';
+import { dbPath, setStateDir, type CommandModule, type Io } from './journalOption';
 
 const SCRIPT_EXT = /\.(ts|mts|cts|js|mjs|cjs)$/;
 

@@ -10,7 +10,7 @@ import type { ActionRow, StepRow } from '../runtime/store/rows';
 import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { EDITED_ANSWER_SHAPE, editModelAnswer } from '../ai/answer';
-import { dbPath, setStateDir, type CommandModule } from './command';
+import { dbPath, setStateDir, type CommandModule } from './journalOption';
 import { paint, runStatusWord } from './format';
 
 const USAGE = 'logbook fork <run-id> --step <n|name> [--edit-model-answer F|-] [--call model:S.C] [--run-id ID] [--script F] [--json]';

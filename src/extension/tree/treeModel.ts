@@ -1,6 +1,6 @@
 // The tree's model: fetches pages from the reader, keeps one cached node per key, and says which nodes changed.
 
-import type { ActionDto, ChangedNotice, Method, Params, Result, RunDto } from '../../reader/protocol';
+import type { ActionDto, ChangedNotice, Method, Params, Result, RunDto } from '../../reader/readerProtocol';
 import { actionKey, runKey, stepKey, type ActionNode, type DetailNode, type MessageNode, type MoreNode, type Node, type PauseInfo, type RunNode, type StepNode } from './nodes';
 
 export interface ReaderSource {

@@ -14,7 +14,7 @@ import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { listRuns, showRun, type Damage } from './inspect';
 import { paint, runStatusWord } from './format';
-import { dbPath, setStateDir, type Io } from './command';
+import { dbPath, setStateDir, type Io } from './journalOption';
 import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
 import { isStorageError, storageError } from '../runtime/store/storageError';

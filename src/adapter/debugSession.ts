@@ -12,7 +12,7 @@ import { BreakpointBook, readBreakable } from './breakpointBook';
 import { crashMessage, exitCodeFor, KILLED_EXIT_CODE } from './crashReport';
 import { FILTERS } from '../link/filters';
 import { parseLaunchConfig, resolveLaunch, type ResolvedLaunch } from './launchConfig';
-import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from '../link/protocol';
+import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from '../link/runnerProtocol';
 import { RunnerProcess } from './runnerProcess';
 import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';

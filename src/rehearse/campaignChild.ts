@@ -5,7 +5,7 @@ import { describe } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
 import { runCampaign, type Prober } from './campaign';
 import { prober } from './probe';
-import { FromWorker, ToWorker, type CampaignSetup } from './types';
+import { FromWorker, ToWorker, type CampaignSetup } from './reportSchema';
 
 let setup: CampaignSetup | undefined;
 let probe: Prober | undefined;
