@@ -388,7 +388,7 @@ export class Rehearsals implements vscode.Disposable {
     return new Promise((resolve) => {
       const finish = (): void => {
         cancel?.dispose();
-        // Workers and their runs may outlive the rehearsal process itself: the group goes with it.
+        // The campaign children and their runs may outlive the rehearsal process itself: the group goes with it.
         group('SIGKILL');
         if (killer) clearTimeout(killer);
         this.active.delete(active);

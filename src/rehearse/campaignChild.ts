@@ -1,22 +1,22 @@
-// A rehearsal worker process: takes campaigns over IPC one at a time, each on its own scratch files.
+// A rehearsal child process: takes campaigns over IPC one at a time, each on its own scratch files.
 
 import { loadScript } from '../loader/loadScript';
 import { describe } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
 import { runCampaign, type Prober } from './campaign';
 import { prober } from './probe';
-import { FromWorker, ToWorker, type CampaignSetup } from './reportSchema';
+import { FromCampaignChild, ToCampaignChild, type CampaignSetup } from './reportSchema';
 
 let setup: CampaignSetup | undefined;
 let probe: Prober | undefined;
 let queue: Promise<void> = Promise.resolve();
 
-function send(m: FromWorker): void {
-  process.send?.(FromWorker.parse(m, ENGLISH));
+function send(m: FromCampaignChild): void {
+  process.send?.(FromCampaignChild.parse(m, ENGLISH));
 }
 
 async function handle(raw: unknown): Promise<void> {
-  const m = ToWorker.parse(raw, ENGLISH);
+  const m = ToCampaignChild.parse(raw, ENGLISH);
   switch (m.type) {
     case 'setup': {
       setup = m.setup;
@@ -45,7 +45,7 @@ process.on('message', (raw) => {
     () => handle(raw),
   );
   queue.catch((err: unknown) => {
-    process.stderr.write(`rehearsal worker: ${describe(err)}\n`);
+    process.stderr.write(`rehearsal child: ${describe(err)}\n`);
     process.exitCode = 1;
     process.disconnect?.();
   });

@@ -1,11 +1,11 @@
-// Runs campaigns in parallel worker processes (one per core by default), handing out points as workers free up.
+// Runs campaigns in parallel child processes (one per core by default), handing out points as children free up.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
-import { FromWorker, type CampaignResult, type CampaignSetup, type Point, type ToWorker } from './reportSchema';
+import { FromCampaignChild, type CampaignResult, type CampaignSetup, type Point, type ToCampaignChild } from './reportSchema';
 
 export interface PoolOptions {
   readonly jobs: number;
@@ -14,9 +14,9 @@ export interface PoolOptions {
   readonly onResult: (r: CampaignResult) => void;
 }
 
-function workerPath(): string {
+function campaignChildPath(): string {
   const p = path.join(__dirname, 'campaignChild.js');
-  if (!fs.existsSync(p)) throw new LogbookError(ErrorCodes.USAGE, `The rehearsal worker ${p} is missing.`, 'Run `npm run build` first.');
+  if (!fs.existsSync(p)) throw new LogbookError(ErrorCodes.USAGE, `The rehearsal child script ${p} is missing.`, 'Run `npm run build` first.');
   return p;
 }
 
@@ -31,14 +31,14 @@ export function failedCampaign(index: number, point: Point, message: string): Ca
 export function runPool(o: PoolOptions): Promise<CampaignResult[]> {
   const results: CampaignResult[] = [];
   let next = 0;
-  const file = workerPath();
+  const file = campaignChildPath();
   const count = Math.max(1, Math.min(o.jobs, o.points.length));
   return new Promise((resolve) => {
     let alive = 0;
     const finish = (): void => {
-      // Points no worker lived to run are reported, not dropped.
+      // Points no child lived to run are reported, not dropped.
       while (next < o.points.length) {
-        const r = failedCampaign(next, o.points[next] as Point, 'no rehearsal worker was left to run it');
+        const r = failedCampaign(next, o.points[next] as Point, 'no rehearsal child was left to run it');
         next++;
         results.push(r);
         o.onResult(r);
@@ -52,7 +52,7 @@ export function runPool(o: PoolOptions): Promise<CampaignResult[]> {
       let current: number | undefined;
       let stderr = '';
       child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-2000)));
-      const post = (m: ToWorker): void => void child.send(m);
+      const post = (m: ToCampaignChild): void => void child.send(m);
       const give = (): void => {
         if (next >= o.points.length) {
           current = undefined;
@@ -67,7 +67,7 @@ export function runPool(o: PoolOptions): Promise<CampaignResult[]> {
         o.onResult(r);
       };
       child.on('message', (raw) => {
-        const m = FromWorker.parse(raw, ENGLISH);
+        const m = FromCampaignChild.parse(raw, ENGLISH);
         if (m.type === 'result') record(m.result);
         if (m.type === 'failed') record(failedCampaign(m.index, o.points[m.index] as Point, m.message));
         give();
@@ -75,7 +75,7 @@ export function runPool(o: PoolOptions): Promise<CampaignResult[]> {
       child.on('exit', (code, signal) => {
         if (current !== undefined) {
           const why = stderr.trim().split('\n').slice(-1)[0] ?? '';
-          record(failedCampaign(current, o.points[current] as Point, `its worker died (${signal ?? `exit ${code ?? '?'}`})${why ? `: ${why}` : ''}`));
+          record(failedCampaign(current, o.points[current] as Point, `its child process died (${signal ?? `exit ${code ?? '?'}`})${why ? `: ${why}` : ''}`));
           current = undefined;
         }
         if (--alive === 0) finish();

@@ -15,7 +15,7 @@ export interface ProbeSeen {
 
 /**
  * The example providers read $LOGBOOK_STATE_DIR on every call, so one process can probe many scratch directories
- * in turn (campaigns in a worker run one at a time).
+ * in turn (campaigns in a child run one at a time).
  */
 export function prober(agent: AgentDefinition): (dir: string) => Promise<ProbeSeen | undefined> {
   return async (dir) => {

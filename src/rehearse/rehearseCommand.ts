@@ -1,4 +1,4 @@
-// `logbook rehearse <script>`: kill a fresh run at each fault point, resume it in parallel workers, report invariants.
+// `logbook rehearse <script>`: kill a fresh run at each fault point, resume it in parallel child processes, report invariants.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -209,7 +209,7 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
   const probe = prober(loaded.agent);
   const savedStateDir = process.env.LOGBOOK_STATE_DIR;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-rehearse-'));
-  // Ctrl-C reaches the workers and their runs too (same process group); leave no scratch files behind.
+  // Ctrl-C reaches the children and their runs too (same process group); leave no scratch files behind.
   const interrupted = (): void => {
     if (!o.keep) fs.rmSync(root, { recursive: true, force: true });
     process.exit(130);

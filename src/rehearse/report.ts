@@ -155,7 +155,7 @@ export function renderReport(r: RehearsalReport): string {
   out.push(`  uncrashed run  ${b.status} in ${plural(b.processes, 'process', 'processes')}${approvals}: ${plural(b.steps, 'step')}, ${plural(b.actions, 'action')}, ${secs(b.ms)}`);
   const sel = r.selection.mode === 'all' ? `all ${r.selection.available} fault points` : `${s.points} of ${r.selection.available} fault points (seed ${r.selection.seed})`;
   const mean = r.campaigns.reduce((a, c) => a + c.ms, 0) / Math.max(1, r.campaigns.length);
-  out.push(`  campaigns      ${sel}, ${s.kills} kills (depth ${r.depth}), ${r.jobs} worker(s): ${secs(r.ms)} in all, ${secs(mean)} per campaign`);
+  out.push(`  campaigns      ${sel}, ${s.kills} kills (depth ${r.depth}), ${r.jobs} in parallel: ${secs(r.ms)} in all, ${secs(mean)} per campaign`);
   out.push('');
   out.push(byTarget(r.campaigns));
   out.push('');

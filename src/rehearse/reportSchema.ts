@@ -1,4 +1,4 @@
-// The rehearsal's data: fault points, campaign results and the report, as zod schemas shared by parent and workers.
+// The rehearsal's data: fault points, campaign results and the report, as zod schemas shared by parent and children.
 
 import * as z from 'zod/mini';
 
@@ -54,7 +54,7 @@ export const Baseline = z.object({
 });
 export type Baseline = z.infer<typeof Baseline>;
 
-/** What a worker needs to run campaigns: everything but the point. */
+/** What a campaign child needs to run campaigns: everything but the point. */
 export const CampaignSetup = z.object({
   cli: z.string(),
   script: z.string(),
@@ -70,16 +70,16 @@ export const CampaignSetup = z.object({
 });
 export type CampaignSetup = z.infer<typeof CampaignSetup>;
 
-export const ToWorker = z.discriminatedUnion('type', [
+export const ToCampaignChild = z.discriminatedUnion('type', [
   z.object({ type: z.literal('setup'), setup: CampaignSetup }),
   z.object({ type: z.literal('campaign'), index: z.int(), point: Point }),
   z.object({ type: z.literal('exit') }),
 ]);
-export type ToWorker = z.infer<typeof ToWorker>;
+export type ToCampaignChild = z.infer<typeof ToCampaignChild>;
 
-export const FromWorker = z.discriminatedUnion('type', [
+export const FromCampaignChild = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({ type: z.literal('result'), result: CampaignResult }),
   z.object({ type: z.literal('failed'), index: z.int(), message: z.string() }),
 ]);
-export type FromWorker = z.infer<typeof FromWorker>;
+export type FromCampaignChild = z.infer<typeof FromCampaignChild>;

@@ -21,7 +21,7 @@ function lineOf(file: string, needle: string): number {
   return i;
 }
 
-/** The pids in a process group (the rehearsal runs as one: its workers and their `logbook` runs). */
+/** The pids in a process group (the rehearsal runs as one: its campaign children and their `logbook` runs). */
 function group(pgid: number): number[] {
   const r = spawnSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' });
   return r.stdout.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
@@ -129,7 +129,7 @@ describe('rehearsal in the Test Explorer', function () {
     assert.ok(r.failing.get(noVerify())?.get(line)?.some((t) => t.startsWith('email.send#1@after-execute: effect twice')), JSON.stringify([...(r.failing.get(noVerify()) ?? [])]));
   });
 
-  it('cancel stops the rehearsal: its processes, workers and runs alike, none left', async () => {
+  it('cancel stops the rehearsal: its processes, campaign children and runs alike, none left', async () => {
     const r = (await api()).rehearsals;
     const e = await item(r, emailMany());
     const cts = new vscode.CancellationTokenSource();
@@ -137,7 +137,7 @@ describe('rehearsal in the Test Explorer', function () {
     await until('a first point rehearsed', () => children(e).some((c) => r.outcomes.get(c.id)?.state === 'passed'), 120_000);
     const pgid = [...r.active][0]?.pid;
     assert.ok(pgid, 'a rehearsal process');
-    assert.ok(group(pgid).length >= 3, `the rehearsal, its workers and their runs: ${group(pgid).join(' ')}`);
+    assert.ok(group(pgid).length >= 3, `the rehearsal, its campaign children and their runs: ${group(pgid).join(' ')}`);
     cts.cancel();
     await done;
     await until('no process of the rehearsal left', () => group(pgid).length === 0, 10_000);
