@@ -108,9 +108,11 @@ function reason(r: Row, ctx: Context): string {
 /** What the PostgreSQL rows mean, and why the bracket costs what it does next to a DBOS step. The measurements behind
  *  these sentences (before and after one-request transactions) are in docs/storage.md. */
 export function pgNotes(rows: readonly Row[], cores: number): string[] {
-  const n = (id: string, key: string): number | undefined => rows.find((r) => r.id === id)?.numbers?.[key];
+  // A row that could not be measured has no numbers, and says why itself.
+  const n = (id: string, key: string): number | undefined => rows.find((r) => r.id === id && r.verdict !== 'error')?.numbers?.[key];
   const action = n('pg.action', 'us');
-  const dbos = rows.find((r) => r.id === 'pg.dbos' && r.numbers?.dbosUs !== undefined);
+  // Measured (with --peers) when it has a verdict; otherwise the row says how to run it.
+  const dbos = rows.find((r) => r.id === 'pg.dbos' && (r.verdict === 'PASS' || r.verdict === 'FAIL'));
   if (action === undefined) return [];
   const notes = [
     "**PostgreSQL rows**: a private server on this machine (scripts/pg-server.mjs, fsync=on), the runtime in-process through PgDb (the pg client on a worker thread, the caller blocked on its answer). Fpg is a 4 KiB write + fsync in the server's data directory; the server's own commit also writes and flushes its WAL and wakes a backend process, so on a loaded 2-core machine a commit costs several Fpg.",
