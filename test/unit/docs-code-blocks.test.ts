@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { COMMAND_MODULES } from '../../src/cli/commandModules';
 import { main } from '../../src/cli/main';
 import { ROOT, blocksOf, cliOptions, commandProblems, commandsOf, docFiles, planOf, shellSyntax, typecheck, type Block } from './docsBlocks';
 
@@ -55,6 +56,17 @@ describe('README and docs: code blocks', function () {
 
   it('TypeScript blocks that are whole files type-check against the package as a consumer sees it (dist/types)', () => {
     assert.deepEqual(typeProblems(all), []);
+  });
+
+  it("knows each command's options from its usage: the command modules' own, and main's for the others", async () => {
+    const cli = cliOptions(await usage());
+    for (const m of COMMAND_MODULES) {
+      const own = cliOptions(`  ${m.usage}`).get(m.name);
+      assert.ok(own, `${m.name}: its usage starts with \`logbook ${m.name}\``);
+      assert.deepEqual([...(cli.get(m.name) ?? [])].sort(), [...own].sort(), m.name);
+    }
+    for (const c of ['run', 'resume', 'compensate', 'approve', 'reject', 'ls', 'show']) assert.ok(cli.has(c), c);
+    assert.ok(cli.get('run')?.has('--crash-at') && cli.get('worker')?.has('--concurrency'));
   });
 
   it('shell blocks parse, and each `logbook` command, option and `npm run` script they name exists', async () => {
