@@ -13,6 +13,13 @@ export interface Context {
   readonly pages: Readonly<Record<string, number>>;
 }
 
+/** Everything the Notes section says, from this run's figures: how they were taken, why a budget was missed, what
+ *  the PostgreSQL rows mean. bench/run.ts writes it; test/unit/benchmarks-md.test.ts renders it again to check
+ *  BENCHMARKS.md holds nothing else. */
+export function reportNotes(ctx: Context & { readonly cores: number }): string[] {
+  return [...methodNotes(ctx.F), ...whyMissed(ctx), ...pgNotes(ctx.rows, ctx.cores)];
+}
+
 const num = (rows: readonly Row[], id: string, key: string): number => rows.find((r) => r.id === id)?.numbers?.[key] ?? Number.NaN;
 
 export function methodNotes(F: number): string[] {
@@ -86,7 +93,7 @@ function reason(r: Row, ctx: Context): string {
     return "A skipped action is more than a lookup: its args are validated and serialised and its key derived, to check that the script asks for the same effect the journal holds (the determinism check), and its row comes from a page read through the run's start-order index, one B-tree lookup per row. A profile of a 200,000-action step adds two scans of the step's index entries before the first skip (its open actions, and its first sequence number), each a table lookup per action, since the index holds neither status nor seq: an index on (run_id, step_idx, seq) would make one free, a schema migration left for later.";
   }
   if (/^resume\.\d+$/.test(id)) {
-    const per = rows.filter((x) => /^resume\.\d+$/.test(x.id)).map((x) => x.numbers?.perActionCpuUs ?? Number.NaN).filter(Number.isFinite);
+    const per = rows.filter((x) => /^resume\.\d+$/.test(x.id)).map((x) => x.numbers?.perActionCpuUs ?? Number.NaN);
     return `The cost per action falls with size (${per.map((x) => `${x.toFixed(1)} µs`).join(', ')} from the smallest journal to the largest): a fresh process runs its first thousands of steps in V8's interpreter before the optimising compiler takes over, and the resume of an empty run alone costs the figure given in the note.`;
   }
   if (id.startsWith('ext.')) {
@@ -96,4 +103,38 @@ function reason(r: Row, ctx: Context): string {
     return 'Retained memory grew with the journal: something held per step survives a full GC.';
   }
   return '';
+}
+
+/** What the PostgreSQL rows mean, and why the bracket costs what it does next to a DBOS step. The measurements behind
+ *  these sentences (before and after one-request transactions) are in docs/storage.md. */
+export function pgNotes(rows: readonly Row[], cores: number): string[] {
+  // A row that could not be measured has no numbers, and says why itself.
+  const n = (id: string, key: string): number | undefined => rows.find((r) => r.id === id && r.verdict !== 'error')?.numbers?.[key];
+  const action = n('pg.action', 'us');
+  // Measured (with --peers) when it has a verdict; otherwise the row says how to run it.
+  const dbos = rows.find((r) => r.id === 'pg.dbos' && (r.verdict === 'PASS' || r.verdict === 'FAIL'));
+  if (action === undefined) return [];
+  const notes = [
+    "**PostgreSQL rows**: a private server on this machine (scripts/pg-server.mjs, fsync=on), the runtime in-process through PgDb (the pg client on a worker thread, the caller blocked on its answer). Fpg is a 4 KiB write + fsync in the server's data directory; the server's own commit also writes and flushes its WAL and wakes a backend process, so on a loaded 2-core machine a commit costs several Fpg.",
+    '**Why a bracketed action costs more than a DBOS step**: a DBOS step records its output once, after it ran (one INSERT in autocommit: one round trip, one WAL flush); nothing durable says it started, so a crash inside it re-runs it. Our bracket makes `started` durable before the effect and `committed` after it (two WAL flushes), plus a lazily committed "executing" count: three journal transactions per action. Each is one request to the pg worker thread (the worker checks the fencing UPDATE\'s row count itself and rolls back if it is 0), but still one server round trip per statement inside it (BEGIN, the fence, the writes, COMMIT): node-postgres sends a query only after the previous one is answered.',
+  ];
+  if (dbos) {
+    notes.push(
+      `**The goal (a bracket no dearer than a DBOS step) is ${dbos.verdict === 'PASS' ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos.numbers?.dbosUs ?? Number.NaN)}). What is left: the statements of a transaction go to the server one round trip each (a pipelining client, or one statement per transaction, would make it one), and the "executing" count is its own transaction (folding it into \`started\` would record an execution before it happens).`,
+    );
+  }
+  const claim = n('pg.claim', 'us');
+  if (claim !== undefined) {
+    notes.push(
+      `**Recovery**: once a run's lease has expired (\`$LOGBOOK_LEASE_TTL_MS\`, 30 s by default), a worker takes it in one transaction and reaches the action the crash interrupted in ${fmtUs(claim)} (the claim, a lease with a new epoch, the replay of 3 steps, the reconciliation). A worker finds such a run within its poll interval (\`--poll-ms\`, 500 ms by default).`,
+    );
+  }
+  const workers = n('pg.workers', 'runsPerS');
+  if (workers !== undefined) {
+    notes.push(
+      `**Workers' throughput** (${workers.toFixed(0)} runs/s) is bound here by the ${cores} cores shared by 4 worker processes, their pg threads and the server's backends: 3 journal transactions per action (one worker-thread request each) plus a claim and a completion per run.`,
+    );
+  }
+  notes.push('Earlier PostgreSQL measurements, before and after one-request transactions, and what a hop through the worker thread costs: [docs/storage.md](docs/storage.md#what-a-journal-write-costs-on-postgresql).');
+  return notes;
 }

@@ -208,21 +208,3 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
   }
   return rows;
 }
-
-/** What the PostgreSQL rows mean, and why the bracket costs what it does next to a DBOS step: written to BENCHMARKS.md. */
-export function pgNotes(rows: readonly Row[]): string[] {
-  const n = (id: string, key: string): number | undefined => rows.find((r) => r.id === id)?.numbers?.[key];
-  const action = n('pg.action', 'us');
-  const dbos = n('pg.dbos', 'dbosUs');
-  if (action === undefined) return [];
-  const notes = [
-    "**PostgreSQL rows**: a private server on this machine (scripts/pg-server.mjs, fsync=on), the runtime in-process through PgDb (the pg client on a worker thread, the caller blocked on its answer). Fpg is a 4 KiB write + fsync in the server's data directory; the server's own commit also writes and flushes its WAL and wakes a backend process, so on a loaded 2-core machine a commit costs several Fpg.",
-    '**Why a bracketed action costs more than a DBOS step**: a DBOS step records its output once, after it ran (one INSERT in autocommit: one round trip, one WAL flush); nothing durable says it started, so a crash inside it re-runs it. Our bracket makes `started` durable before the effect and `committed` after it (two WAL flushes), plus a lazily committed "executing" count: three journal transactions per action. Each is one request to the pg worker thread (the worker checks the fencing UPDATE\'s row count itself and rolls back if it is 0), but still one server round trip per statement inside it (BEGIN, the fence, the writes, COMMIT): node-postgres sends a query only after the previous one is answered.',
-  ];
-  if (dbos !== undefined) {
-    notes.push(
-      `**The goal (a bracket no dearer than a DBOS step) is ${action <= dbos ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos)}). What is left: the statements of a transaction go to the server one round trip each (a pipelining client, or one statement per transaction, would make it one), and the "executing" count is its own transaction (folding it into \`started\` would record an execution before it happens).`,
-    );
-  }
-  return notes;
-}

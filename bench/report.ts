@@ -155,10 +155,10 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   out.push('');
   out.push('## Figures');
   out.push('');
-  out.push('| figure | median | ratio | budget | result | note |');
-  out.push('|---|---|---|---|---|---|');
+  out.push('| id | figure | median | ratio | budget | result | note |');
+  out.push('|---|---|---|---|---|---|---|');
   for (const r of rep.rows) {
-    out.push(`| ${mdCell(r.figure)} | ${mdCell(r.value)} | ${mdCell(r.ratio)} | ${mdCell(r.budget)} | ${r.verdict === 'PASS' ? 'PASS' : r.verdict === 'FAIL' ? '**FAIL**' : r.verdict} | ${mdCell(r.note ?? '')} |`);
+    out.push(`| \`${r.id}\` | ${mdCell(r.figure)} | ${mdCell(r.value)} | ${mdCell(r.ratio)} | ${mdCell(r.budget)} | ${r.verdict === 'PASS' ? 'PASS' : r.verdict === 'FAIL' ? '**FAIL**' : r.verdict} | ${mdCell(r.note ?? '')} |`);
   }
   out.push('');
   if (rep.builds.length > 0) {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore } from '../src/runtime';
 import { bundleChildren, hasStrace, spawnJson } from './children';
-import { methodNotes, whyMissed } from './analysis';
+import { reportNotes } from './analysis';
 import { FULL, QUICK, type BenchConfig } from './config';
 import { engineRound, type EngineRound } from './engineRows';
 import { ROOT, ReaderClient, cliRunMs, debuggerRunMs, detectFeatures, measureDapNext, measureRehearsal, measureVscode, type Features } from './featureRows';
@@ -17,7 +17,7 @@ import { RawBracket } from './rawBracket';
 import { addCompletedRuns, buildJournal } from './journalBuilder';
 import { fmtBytes, fmtRatio, fmtUs, median } from './measure';
 import { installPeers, peerRows } from './peers';
-import { pgNotes, pgRows } from './pgRows';
+import { pgRows } from './pgRows';
 import { resumeInChild } from './resumeRows';
 import type { ResumeChildReport } from './resumeChild';
 import { errorRow, formatMarkdown, formatTable, judge, machineInfo, notBuilt, type BenchReport, type Build, type Row } from './report';
@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     baselines: { fUs: F, fRoundsUs: perRound(rounds, 'F'), sUs: S, tUs: T, bFullUs: median(perRound(rounds, 'bracket.full')), bGroupUs: median(perRound(rounds, 'bracket.group')), plainUs: plain, plainCpuUs: plainCpu },
     rows,
     builds,
-    notes: [...methodNotes(F), ...whyMissed({ F, S, T, rows, pages: pages ?? {} }), ...pgNotes(rows)],
+    notes: reportNotes({ F, S, T, rows, pages: pages ?? {}, cores: machine.cores }),
     durationS: (Date.now() - started) / 1000,
   };
   process.stdout.write(`\n${formatTable(rows)}\n\nF = ${fmtUs(F)} (fsync floor, same directory), S = ${fmtUs(S)} (SQLite durable commit), T = ${fmtUs(T)} (SQLite commit without fsync), plain call = ${fmtUs(plain)}; ${machine.cpu} × ${machine.cores}, Node ${machine.node}, SQLite ${sqlite}; ${Math.round(report.durationS)} s\n`);

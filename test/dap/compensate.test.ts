@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { show } from '../helpers';
-import { EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, describeStop, golden, lineOf } from './harness';
+import { EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, StopShapes, orderLines, lineOf, showShapes } from './harness';
 
 
 describe('dap: compensation and forks', function () {
@@ -25,9 +25,19 @@ describe('dap: compensation and forks', function () {
     assert.equal(stop.description, 'compensate: card.charge charge:comp-1');
     assert.equal(stop.frames[0]?.line, lineOf(ORDER, "record('refunds'"));
     assert.equal(stop.frames[1]?.name, 'run comp-1 (order, attempt 2, compensating)');
-    const log = [describeStop(stop)];
-    for (const how of ['stepIn', 'stepIn', 'stepIn', 'next', 'stepOut', 'next'] as const) log.push(`${how} → ${describeStop(await s.step(how))}`);
-    golden('order-compensation.txt', `${log.join('\n')}\n`);
+    const shapes = new StopShapes(s, orderLines());
+    await shapes.add('continue', stop);
+    await shapes.follow(['stepIn', 'stepIn', 'stepIn', 'next', 'stepOut', 'next']);
+    // Structure, not sentences: frames, scope fields and the journal's new entries at each stop (was golden/order-compensation.txt).
+    assert.deepEqual(showShapes(shapes.shapes).split('\n'), [
+      'continue → exception [action@refund < run@run] run compensating #2 step #3 card.charge charge:<run> compensating/committed +[run.started, step.started, action.started, action.executing, action.committed, step.completed, step.started, action.started, action.executing, action.committed, step.completed, step.started, action.started, action.executing, action.committed, step.completed, step.started, action.started, action.executing, action.committed, step.completed, run.completed, run.lease-acquired, compensation.begin, compensation.irreversible]',
+      'stepIn → step [action@refund < run@run] run compensating #2 step #3 card.charge charge:<run> compensating/committed +[compensation.started]',
+      'stepIn → step [action@refund < run@run] run compensating #2 step #3 card.charge charge:<run> compensating/committed +[compensation.executing]',
+      'stepIn → step [action@refund < run@run] run compensating #2 step #3 card.charge charge:<run> compensating/committed +[compensation.committed]',
+      'next → exception [action@release < run@run] run compensating #2 step #2 stock.reserve reserve:<run>:lamp compensating/committed +[]',
+      'stepOut → step [action@release < run@run] run compensating #2 step #2 stock.reserve reserve:<run>:lamp compensating/committed +[compensation.started, compensation.executing, compensation.committed]',
+      'next → exception [action@release < run@run] run compensating #2 step #1 stock.reserve reserve:<run>:book compensating/committed +[]',
+    ]);
     assert.equal((await s.scope('Action')).result?.value, "{sku: 'book', qty: 1}");
     assert.equal(await s.runToEnd(), 0);
     assert.match(s.text(), /run comp-1 compensated: 3 inverse\(s\) applied; irreversible: email\.confirm confirm:comp-1:buyer@example\.com/);

@@ -142,6 +142,23 @@ export class Session {
     return stop;
   }
 
+  /** Like step, but undefined when the session ends first: a sequence that ran out early fails on what it shows,
+   *  not on a timeout. */
+  async stepOrEnd(how: 'next' | 'stepIn' | 'stepOut' | 'continue'): Promise<Stop | undefined> {
+    let onEnd: (() => void) | undefined;
+    const ended = new Promise<undefined>((resolve) => {
+      onEnd = () => resolve(undefined);
+      this.dc.once('terminated', onEnd);
+    });
+    // If the session ends, the stop never comes: its wait times out later, and nobody needs to hear of it.
+    const stop = this.step(how).catch(() => undefined);
+    try {
+      return await Promise.race([stop, ended]);
+    } finally {
+      if (onEnd) this.dc.removeListener('terminated', onEnd);
+    }
+  }
+
   threadId(): number {
     const stops = this.events.filter((e) => e.event === 'stopped') as DebugProtocol.StoppedEvent[];
     return stops[stops.length - 1]?.body.threadId ?? 1;
@@ -264,25 +281,97 @@ export function lineOf(file: string, text: string, after?: string): number {
   return i + 1;
 }
 
-/** Replaces unstable ids (run ids, pids) so logs can be compared with goldens. */
-export function normalise(text: string, runIds: string[]): string {
-  let out = text;
-  for (const [i, id] of runIds.entries()) out = out.split(id).join(`<run${i + 1}>`);
-  return out.replace(/run-[a-z0-9]+-[0-9a-f]{6}/g, '<run>').replace(/pid \d+/g, 'pid <pid>');
+/**
+ * A stop as structure, not sentences: the request that led to it, the DAP reason, the frames (kind and the line's
+ * label), the fields of the Run, Step and Action scopes, and the kinds of the journal entries written since the
+ * previous stop. A rewording of the adapter's descriptions leaves it alone; a change of sequence does not.
+ */
+export interface StopShape {
+  readonly how: string;
+  readonly reason: string;
+  /** Top-down, e.g. `action@send`: the frame's kind (from its scopes) at the labelled line. */
+  readonly frames: string[];
+  /** Run scope: `<status> #<attempt>`. */
+  readonly run: string;
+  /** Step scope: `#<1-based index>`, then `replayed` or `redone` when so. */
+  readonly step?: string;
+  /** Action scope: `<type> <id> <phase>/<status>`. */
+  readonly action?: string;
+  /** The kinds of the journal entries added since the previous shape of this recorder. */
+  readonly journaled: string[];
 }
 
-/** Compares with a golden file. Only UPDATE_GOLDEN=1 writes one: a missing golden fails, in CI and everywhere else. */
-export function golden(name: string, actual: string): void {
-  const file = path.join(ROOT, 'test', 'dap', 'golden', name);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, actual);
+/** Records the shapes of a session's stops in order; each knows what the journal gained since the one before. */
+export class StopShapes {
+  readonly shapes: StopShape[] = [];
+  private journalSeen = 0;
+
+  /** `labels` names the lines frames may stand at (line → label), so the shapes read as the script does. */
+  constructor(private readonly s: Session, private readonly labels: Record<number, string>) {}
+
+  /** Sends each request of `plan` in turn and adds the stop it leads to, until the plan or the session ends. */
+  async follow(plan: ReadonlyArray<'next' | 'stepIn' | 'stepOut' | 'continue'>): Promise<void> {
+    for (const how of plan) {
+      const stop = await this.s.stepOrEnd(how);
+      if (!stop) return;
+      await this.add(how, stop);
+    }
   }
-  if (!fs.existsSync(file)) assert.fail(`golden ${name} is missing: run the test with UPDATE_GOLDEN=1 to write it, then review and commit it`);
-  assert.equal(actual, fs.readFileSync(file, 'utf8'), `golden ${name} differs (UPDATE_GOLDEN=1 to accept)`);
+
+  async add(how: string, stop: Stop): Promise<StopShape> {
+    const dc = this.s.dc;
+    const frames: string[] = [];
+    let top: DebugProtocol.Scope[] = [];
+    for (const [i, f] of stop.frames.entries()) {
+      const scopes = (await dc.scopesRequest({ frameId: f.id })).body.scopes;
+      if (i === 0) top = scopes;
+      const names = scopes.map((x) => x.name);
+      const kind = names.includes('Action') ? 'action' : names[0] === 'Step' ? 'step' : 'run';
+      frames.push(`${kind}@${this.labels[f.line] ?? String(f.line)}`);
+    }
+    const fields = async (name: string): Promise<Record<string, string> | undefined> => {
+      const scope = top.find((x) => x.name === name);
+      if (!scope) return undefined;
+      const v = await this.s.vars(scope.variablesReference);
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, x.value.replace(/^'(.*)'$/, '$1')]));
+    };
+    const run = await fields('Run');
+    const step = await fields('Step');
+    const action = await fields('Action');
+    const journal = top.find((x) => x.name.startsWith('Journal'));
+    const total = Number(/\((\d+) entries\)/.exec(journal?.name ?? '')?.[1] ?? this.journalSeen);
+    const journaled: string[] = [];
+    if (journal && total > this.journalSeen) {
+      const rows = await this.s.vars(journal.variablesReference, this.journalSeen, total - this.journalSeen);
+      for (const row of Object.values(rows)) journaled.push((await this.s.vars(row.ref)).kind?.value.replace(/^'(.*)'$/, '$1') ?? '?');
+    }
+    this.journalSeen = total;
+    const shape: StopShape = {
+      how,
+      reason: stop.reason,
+      frames,
+      run: `${run?.status ?? '?'} #${run?.attempt ?? '?'}`,
+      ...(step ? { step: `#${Number(step.index) + 1}${step.replayed === 'true' ? ' replayed' : step.redone === 'true' ? ' redone' : ''}` } : {}),
+      // The run's id inside action ids is the run's, whatever a launch generated.
+      ...(action ? { action: `${action.type} ${action.id} ${action.phase}/${action.status}`.split(run?.id ?? '\0').join('<run>') } : {}),
+      journaled,
+    };
+    this.shapes.push(shape);
+    return shape;
+  }
 }
 
-export function describeStop(s: Stop): string {
-  const frames = s.frames.map((f) => `${f.name} @${f.source ? path.basename(f.source.path ?? '') : '?'}:${f.line}${f.presentationHint === 'subtle' ? ' (subtle)' : ''}`).join(' < ');
-  return `${s.reason}: ${s.description}\n    ${frames}`;
+/** The labelled lines of the email example: its run function, the recipients step, and the email step (and send). */
+export function emailLines(): Record<number, string> {
+  return { [lineOf(EMAIL, 'async run(run, input)')]: 'run', [lineOf(EMAIL, "run.step('load recipients'")]: 'load', [lineOf(EMAIL, 'run.do(sendEmail')]: 'email' };
+}
+
+/** The labelled lines of the order fixture: its run function and the compensate hooks (inverses) of each action. */
+export function orderLines(): Record<number, string> {
+  return { [lineOf(ORDER, 'async run(run, input)')]: 'run', [lineOf(ORDER, "record('released'")]: 'release', [lineOf(ORDER, "record('refunds'")]: 'refund', [lineOf(ORDER, "record('cancelled'")]: 'cancel' };
+}
+
+/** The shapes one per line: what the tests compare, and what a failure shows next to the expected table. */
+export function showShapes(shapes: readonly StopShape[]): string {
+  return shapes.map((x) => `${x.how} → ${x.reason} [${x.frames.join(' < ')}] run ${x.run}${x.step ? ` step ${x.step}` : ''}${x.action ? ` ${x.action}` : ''} +[${x.journaled.join(', ')}]`).join('\n');
 }

@@ -1,7 +1,7 @@
-// Stepping through a run: entry, next/stepIn/stepOut as golden logs, frames at the TS lines, variables, evaluate.
+// Stepping through a run: entry, next/stepIn/stepOut as sequences of stop shapes, frames at the TS lines, variables, evaluate.
 
 import * as assert from 'node:assert/strict';
-import { EMAIL, NEWSLETTER, Session, describeStop, golden, lineOf, normalise, sessionsPerTest } from './harness';
+import { EMAIL, NEWSLETTER, Session, StopShapes, emailLines, lineOf, sessionsPerTest, showShapes } from './harness';
 
 describe('dap: stepping and inspecting', function () {
   const session = sessionsPerTest();
@@ -23,14 +23,29 @@ describe('dap: stepping and inspecting', function () {
     assert.match(s.text(), /run entry-1 completed \(attempt 1\); output \{"sent":2\}/);
   });
 
-  it('next, stepIn and stepOut follow step boundaries and action phases (golden log)', async () => {
+  it('next, stepIn and stepOut follow step boundaries and action phases', async () => {
     await s.launch({ program: EMAIL, input: { recipients: 2 }, stopOnEntry: true });
-    const log: string[] = [describeStop(await s.stopped())];
+    const shapes = new StopShapes(s, emailLines());
+    await shapes.add('entry', await s.stopped());
     const plan = ['next', 'next', 'next', 'stepIn', 'stepIn', 'stepIn', 'stepIn', 'stepIn', 'next', 'stepIn', 'stepOut', 'next'] as const;
-    for (const how of plan) log.push(`${how} → ${describeStop(await s.step(how))}`);
+    await shapes.follow(plan);
+    // Structure, not sentences: frames, scope fields and the journal's new entries at each stop (was golden/email-stepping.txt).
+    assert.deepEqual(showShapes(shapes.shapes).split('\n'), [
+      'entry → entry [run@run] run running #1 +[run.started]',
+      'next → step [step@load < run@run] run running #1 step #1 +[]',
+      'next → step [step@load < run@run] run running #1 step #1 +[step.started, step.completed]',
+      'next → step [step@email < run@run] run running #1 step #2 +[]',
+      'stepIn → step [action@email < step@email < run@run] run running #1 step #2 email.send email:<run>:user1@example.com before-start/new +[step.started]',
+      'stepIn → step [action@email < step@email < run@run] run running #1 step #2 email.send email:<run>:user1@example.com started/started +[action.started]',
+      'stepIn → step [action@email < step@email < run@run] run running #1 step #2 email.send email:<run>:user1@example.com executed/started +[action.executing]',
+      'stepIn → step [action@email < step@email < run@run] run running #1 step #2 email.send email:<run>:user1@example.com committed/committed +[action.committed]',
+      'stepIn → step [step@email < run@run] run running #1 step #2 +[step.completed]',
+      'next → step [step@email < run@run] run running #1 step #3 +[]',
+      'stepIn → step [action@email < step@email < run@run] run running #1 step #3 email.send email:<run>:user2@example.com before-start/new +[step.started]',
+      'stepOut → step [step@email < run@run] run running #1 step #3 +[action.started, action.executing, action.committed, step.completed]',
+      'next → step [run@run] run completed #1 +[run.completed]',
+    ]);
     assert.equal(await s.runToEnd(), 0);
-    const runId = /launch run (\S+)/.exec(s.text())?.[1] ?? '';
-    golden('email-stepping.txt', `${normalise(log.join('\n'), [runId])}\n`);
   });
 
   it('puts step and action frames at the lines of run.step and run.do in the TS source', async () => {
