@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { COMMAND_MODULES } from '../../src/cli/commandModules';
-import { main } from '../../src/cli/main';
+import { main } from '../../src/cli/cliMain';
 import { ROOT, blocksOf, cliOptions, commandProblems, commandsOf, docFiles, planOf, shellSyntax, typecheck, type Block } from './docsBlocks';
 
 async function usage(): Promise<string> {
