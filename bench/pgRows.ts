@@ -129,7 +129,7 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
     log(`  PostgreSQL rows ${note}`);
     return [{ id: 'pg', section: SECTION, figure: 'PostgreSQL rows', value: 'not measured', ratio: '—', budget: 'report', verdict: 'info', note }];
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'pgWorker.js'))) throw new Error('dist/pgWorker.js is missing: run `npm run build`');
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'pgThread.js'))) throw new Error('dist/pgThread.js is missing: run `npm run build`');
   const rows: Row[] = [];
   log('  PostgreSQL: starting a private server (fsync=on)…');
   // The harness makes its own folder: the postgres user must be able to reach it (a private work folder is not).

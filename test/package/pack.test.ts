@@ -23,7 +23,7 @@ const EXPECTED_FILES = [
   'dist/ai.js',
   'dist/cli.js',
   'dist/debugAdapter.js',
-  'dist/pgWorker.js',
+  'dist/pgThread.js',
   'dist/runner.js',
   'dist/runtime.js',
   'dist/types/ai/calls.d.ts',

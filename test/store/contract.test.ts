@@ -251,7 +251,7 @@ function storageCases(server: () => PgServer): void {
     }
   });
 
-  it('renews the lease from the worker thread while the main thread is blocked in a long execute', async () => {
+  it('renews the lease from the PG thread while the main thread is blocked in a long execute', async () => {
     const url = server().createDatabase();
     const script = `
       const { createRun } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/lease'))});
@@ -261,7 +261,7 @@ function storageCases(server: () => PgServer): void {
       const lease = createRun(s.db, s.reader, { id: 'hb', agent: 'a', script: 's.ts', input: null }, beginSession('test'));
       const w = new RunWriter(s.db, lease, 1);
       const first = s.reader.run('hb').lease_expires;
-      // A synchronous effect that holds the main thread for 3 TTLs: only the worker thread can renew meanwhile.
+      // A synchronous effect that holds the main thread for 3 TTLs: only the PG thread can renew meanwhile.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2700);
       const during = s.reader.run('hb').lease_expires;
       w.note('after.block', {});

@@ -3,7 +3,7 @@
 // ## Store interface
 // Everything above this file (writer, reader, leases, fork, CLI delete, the reader process) talks to a `Db`: prepared
 // statements with `run/get/all/iterate/pluck/raw`, `transaction(fn).immediate()`, `exec`, `close`. It is synchronous
-// on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on a worker thread's answer the way
+// on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on a thread's answer the way
 // better-sqlite3 blocks on fsync, so one runtime code path serves both and the hot paths carry no awaits.
 //
 // SQLite's `Db` IS the better-sqlite3 Database (store/sqlite.ts only adds `kind`, `dialect`, `now`, `changed`), so
@@ -58,7 +58,7 @@ export interface Dialect {
   readonly returningSeq: string;
   /**
    * An expression for the seq of the event this transaction inserted last, used where the writer would otherwise read
-   * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the worker thread and
+   * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the PG thread and
    * back). Null where that read is free (SQLite's lastInsertRowid): the writer binds the seq it read.
    */
   readonly lastEventSeq: string | null;

@@ -5,7 +5,7 @@ import { isPostgresUrl, type Db } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import { journalTargetProblem, resolveTarget as resolvePlainTarget } from '../../shared/journalTarget';
 import { openJournalDb } from './open';
-import { openPgJournal } from './pg/open';
+import { openPgJournal } from './pg/openPg';
 import { JournalReader } from './reader';
 
 export interface Store {

@@ -74,7 +74,7 @@ export class RunWriter {
   private lost: LogbookError | undefined;
   /** When the latest renewal this thread saw acknowledged was sent (monotonic ms); the PG thread's own are in `pgRenewed`. */
   private renewSentAt: number;
-  /** PostgreSQL: the worker thread's last acknowledged renewal (monotonic µs, when it was sent), or -1 once it found the lease taken. */
+  /** PostgreSQL: the PG thread's last acknowledged renewal (monotonic µs, when it was sent), or -1 once it found the lease taken. */
   private readonly pgRenewed: BigInt64Array | undefined;
   /** Fires when the lease stops being trusted, so a listener of ctx.signal hears it without anyone asking. */
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -82,7 +82,7 @@ export class RunWriter {
   private readonly effects = new Map<string, string>();
   /** What execute, verify and compensate get to check the lease with (see EffectContext). */
   readonly leaseChecks: Pick<EffectContext, 'signal' | 'assertLease' | 'leaseValid'>;
-  /** PostgreSQL only: the worker thread renews the lease and announces changed runs. */
+  /** PostgreSQL only: the PG thread renews the lease and announces changed runs. */
   private readonly pg: PgDb | undefined;
   /** PostgreSQL lazy commit: `SET LOCAL synchronous_commit = off` inside the transaction (SQLite switches the pragma around it). */
   private readonly lazyLocal;
@@ -277,10 +277,10 @@ export class RunWriter {
    * (SELECT … FOR UPDATE, then its epoch bump) — so it waits for this commit, and every later transaction of this
    * writer fails its fence. The rest of the transaction is thereby fenced by the same statement's row lock.
    *
-   * On PostgreSQL the row count is checked by the worker thread, not here (PgDb.fence): it runs the UPDATE, and only
+   * On PostgreSQL the row count is checked by the PG thread, not here (PgDb.fence): it runs the UPDATE, and only
    * if it changed the row does it send the statements queued after it, then COMMIT; otherwise it rolls back and
    * nothing after the UPDATE ever reaches the server. The order on the connection is the same as when this thread read
-   * the count itself, so the row-lock argument above is unchanged; what goes is a hop to the worker thread and back
+   * the count itself, so the row-lock argument above is unchanged; what goes is a hop to the PG thread and back
    * per transaction: the whole transaction is one request. (Fencing each write in its own statement would be as sound,
    * but every statement would repeat the runs lookup, and the renewal would still be one more statement.)
    */
@@ -390,7 +390,7 @@ export class RunWriter {
 
   /**
    * Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). On PostgreSQL
-   * the worker thread renews it (so a busy main thread cannot starve it); here only what waits behind is written.
+   * the PG thread renews it (so a busy main thread cannot starve it); here only what waits behind is written.
    */
   heartbeat(): void {
     if (this.pg) this.writePending();
