@@ -85,6 +85,22 @@ export interface Dialect {
   readonly notJson: ((column: string) => string) | null;
 }
 
+declare const connectionBrand: unique symbol;
+
+/**
+ * The store's connection as callers hold it (JournalStore.db): opaque, nothing can be read off it (no `kind`, no
+ * `prepare`). It exists for callers that still hand it to the store's functions (acquireRun, RunWriter) rather than
+ * calling JournalStore's methods.
+ */
+export interface JournalConnection {
+  readonly [connectionBrand]: 'JournalConnection';
+}
+
+/** The `Db` behind an opaque connection: for the store's own modules (and tests), never for callers. */
+export function dbOf(c: Db | JournalConnection): Db {
+  return c as unknown as Db;
+}
+
 export interface Db {
   readonly kind: DbKind;
   readonly dialect: Dialect;
@@ -101,6 +117,44 @@ export interface Db {
   changed(runId: string): void;
   /** The journal's schema version (SQLite's user_version; PostgreSQL's logbook_schema). */
   schemaVersion(): number;
+  /**
+   * The time leases are measured by, given this machine's `now`: SQLite's is `now` itself (the file lives on this
+   * machine, so nothing is read); PostgreSQL's is the server's clock, the one all machines share (one read).
+   */
+  leaseClock(now: number): number;
+  /** What a RunWriter does differently per engine (lazy commits, the fence, who renews), prepared for one writer. */
+  writeSupport(): WriteSupport;
+}
+
+/** The engine-specific half of a RunWriter (store/writer.ts), so the writer itself never asks which engine it is on. */
+export interface WriteSupport {
+  /**
+   * Statements run just before and just after a lazy (not fsynced) transaction: SQLite's `PRAGMA synchronous`, which
+   * applies outside a transaction only. Undefined where laziness is set inside it (`lazyInside`).
+   */
+  readonly lazyAround: { readonly before: Statement; readonly after: Statement } | undefined;
+  /** Run first inside a lazy transaction: PostgreSQL's `SET LOCAL synchronous_commit = off`. */
+  readonly lazyInside: Statement | undefined;
+  /**
+   * Queues the transaction's fencing renewal for the engine to check before it sends anything after it (PostgreSQL,
+   * see PgDb.fence); the transaction then throws an error `isFenceLost` recognises. Undefined where the writer reads
+   * the row count itself (SQLite: nothing else can commit inside BEGIN IMMEDIATE).
+   */
+  readonly fence: ((sql: string, params: unknown[]) => void) | undefined;
+  isFenceLost(err: unknown): boolean;
+  /**
+   * Has the engine renew the lease on its own every third of `ttlMs` (PostgreSQL's thread, so a busy caller cannot
+   * starve it) and returns the cell it publishes acknowledged renewals in (monotonic µs of the send; -1 once it found
+   * the lease taken). Undefined where the writer's heartbeat renews (SQLite).
+   */
+  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void): BigInt64Array | undefined;
+  dropLease(lease: LeaseKey): void;
+}
+
+export interface LeaseKey {
+  readonly runId: string;
+  readonly token: string;
+  readonly epoch: number;
 }
 
 /** The NOTIFY channel PostgreSQL writers announce changed runs on; the payload is the run id. */

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { ErrorCodes, LogbookError } from '../../errors';
-import { redactUrl, type Db, type RunResult, type Statement, type Transaction } from '../db';
+import { redactUrl, type Db, type LeaseKey, type RunResult, type Statement, type Transaction, type WriteSupport } from '../db';
 import { PG_DIALECT } from './dialect';
 import { pgFailure } from './pgErrors';
 import { FENCE_LOST_CODE, PG_NOW, THREAD_GONE, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgThreadData } from './threadProtocol';
@@ -355,12 +355,27 @@ export class PgDb implements Db {
     return (this.prepare('SELECT COALESCE(MAX(version), 0) FROM logbook_schema').pluck().get() as number | null) ?? 0;
   }
 
+  leaseClock(): number {
+    return this.now();
+  }
+
+  writeSupport(): WriteSupport {
+    return {
+      lazyAround: undefined,
+      lazyInside: this.prepare('SET LOCAL synchronous_commit = off'),
+      fence: (sql, params) => this.fence(sql, params),
+      isFenceLost: (err) => err instanceof PgFenceLost,
+      holdLease: (lease, ttlMs, onLost) => this.holdLease(lease, ttlMs, onLost),
+      dropLease: (lease) => this.dropLease(lease),
+    };
+  }
+
   /**
    * Renews the run's lease from the PG thread every third of `ttlMs` until `dropLease`; `onLost` is called (on this
    * thread's event loop) when a renewal finds another epoch, or none succeeded for a whole TTL. Returns the slot where
    * the thread publishes its acknowledged renewals (see PgSignal's `renewed`).
    */
-  holdLease(lease: { runId: string; token: string; epoch: number }, ttlMs: number, onLost: (reason: string) => void): BigInt64Array {
+  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void): BigInt64Array {
     this.lostListeners.set(lease.runId, (e) => {
       if (e.epoch === lease.epoch) onLost(e.reason);
     });
@@ -370,7 +385,7 @@ export class PgDb implements Db {
     return new BigInt64Array(renewed);
   }
 
-  dropLease(lease: { runId: string; token: string; epoch: number }): void {
+  dropLease(lease: LeaseKey): void {
     this.lostListeners.delete(lease.runId);
     this.post({ kind: 'lease', op: 'drop', runId: lease.runId, token: lease.token, epoch: lease.epoch, ttlMs: 0 });
   }
