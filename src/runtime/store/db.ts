@@ -1,21 +1,25 @@
 // The store's one synchronous database interface, which the SQLite file and the PostgreSQL journal both implement.
 //
 // ## Store interface
-// Everything above this file (writer, reader, leases, fork, CLI delete, the reader process) talks to a `Db`: prepared
-// statements with `run/get/all/iterate/pluck/raw`, `transaction(fn).immediate()`, `exec`, `close`. It is synchronous
-// on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on a thread's answer the way
-// better-sqlite3 blocks on fsync, so one runtime code path serves both and the hot paths carry no awaits.
+// Callers outside the store see only JournalStore (store/journalStore.ts), the domain operations, implemented once
+// over this `Db` (store/sqlJournal.ts); the store's own modules (writer, reader, leases, queue, fork, overview,
+// deleteRun) talk to a `Db`: prepared statements with `run/get/all/iterate/pluck/raw`, `transaction(fn).immediate()`,
+// `exec`, `close`. It is synchronous on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on
+// its thread's answer the way better-sqlite3 blocks on fsync, so one runtime code path serves both and the hot paths
+// carry no awaits.
 //
-// SQLite's `Db` IS the better-sqlite3 Database (store/sqlite.ts only adds `kind`, `dialect`, `now`, `changed`), so
-// a statement on the SQLite path costs exactly what it did before this interface existed.
+// SQLite's `Db` IS the better-sqlite3 Database (store/sqlite.ts only adds `kind`, `dialect`, `now`, `changed`,
+// `leaseClock`, `writeSupport`), so a statement on the SQLite path costs exactly what it did before this interface existed.
 //
 // Shared SQL uses `?` placeholders (PgDb rewrites them to `$n`) and only what both engines accept. Where they differ,
-// put the difference in `Dialect` below, never an `if (kind === …)` spread over callers:
+// put the difference in `Dialect` or `Db` below, never an `if (kind === …)` in a shared module (only store/sqlite.ts
+// and store/pg/* may read `kind`):
 // - a SQL fragment (`indexedBy`, `forUpdate`, `claimLock`, `returningSeq`, `insertOrder`) concatenated into the shared text;
 // - a whole statement (`renewLease`, `dataVersion`) when the fragments would be unreadable;
-// - a behaviour (`leaseByExpiry`, how lazy commits are made) read by the one module that needs it.
-// Add the member to `Dialect`, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts), and cover it
-// in test/store/contract.test.ts, which runs the same cases against both.
+// - a behaviour read by the one module that needs it (`leaseByExpiry`; `leaseClock`; `writeSupport`: how a writer
+//   commits lazily, fences, and who renews its lease).
+// Add the member, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts or pgDb.ts), and cover it
+// in test/store/contract.test.ts or journal-store.test.ts, which run the same cases against both.
 
 export { isPostgresUrl, redactUrl } from '../../shared/journalTarget';
 
