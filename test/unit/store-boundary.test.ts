@@ -34,6 +34,14 @@ describe('the store boundary', () => {
     assert.deepEqual(found, []);
   });
 
+  it('inside the store, only the engines (store/sqlite.ts, store/pg/*) ask which engine they are on, and only they and the index (which picks one) import pg/', () => {
+    const shared = fs.readdirSync(STORE).filter((f) => f.endsWith('.ts') && f !== 'sqlite.ts');
+    const asks = shared.filter((f) => /\.kind\s*[!=]==?\s*'(sqlite|postgres)'|\bkind\s*[!=]==?\s*'(sqlite|postgres)'/.test(fs.readFileSync(path.join(STORE, f), 'utf8')));
+    assert.deepEqual(asks, [], 'put the difference in Dialect or Db (store/db.ts)');
+    const importsPg = shared.filter((f) => f !== 'index.ts' && /from '\.\/pg\//.test(fs.readFileSync(path.join(STORE, f), 'utf8')));
+    assert.deepEqual(importsPg, []);
+  });
+
   it('flags a planted import of a store internal, and passes the interface (negative control)', () => {
     const engine = path.join(ROOT, 'src', 'runtime', 'engine.ts');
     const cli = path.join(ROOT, 'src', 'cli', 'x.ts');

@@ -13,7 +13,7 @@
 //
 // Shared SQL uses `?` placeholders (PgDb rewrites them to `$n`) and only what both engines accept. Where they differ,
 // put the difference in `Dialect` or `Db` below, never an `if (kind === …)` in a shared module (only store/sqlite.ts
-// and store/pg/* may read `kind`):
+// and store/pg/* may read `kind`; only they and index.ts, which picks the engine by the target, import store/pg):
 // - a SQL fragment (`indexedBy`, `forUpdate`, `claimLock`, `returningSeq`, `insertOrder`) concatenated into the shared text;
 // - a whole statement (`renewLease`, `dataVersion`) when the fragments would be unreadable;
 // - a behaviour read by the one module that needs it (`leaseByExpiry`; `leaseClock`; `writeSupport`: how a writer
