@@ -27,7 +27,19 @@ const layer = (folder, rules) =>
     const under = (...dirs) => dirs.flatMap((d) => [`${up}${d}`, `${up}${d}/**`]);
     return { files: [`src/${folder}/${'*/'.repeat(depth - 1)}*.ts`], rules: restrict(rules(under, up)) };
   });
-const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...ZOD] }] });
+// The store's modules other than its interface are its own: outside src/runtime/store, code imports the store's index
+// (openStore, the JournalStore interface, the types its operations take) and, as data, store/rows, store/storageError
+// and store/journalStore. Nothing outside can reach a Db, a Dialect, an engine's kind or store/pg. Specifiers as
+// written from any depth ('./store/x' in src/runtime, '../runtime/store/x' one folder down, …); no module of the store
+// imports through a path with `store/` in it, so the patterns never match inside it.
+const STORE_PREFIXES = ['./store/', '../store/', '../../store/', ...[1, 2, 3].map((d) => `${'../'.repeat(d)}runtime/store/`)];
+const STORE_INTERNALS = [
+  {
+    group: STORE_PREFIXES.flatMap((p) => [`${p}*`, `${p}**`, `!${p}journalStore`, `!${p}rows`, `!${p}storageError`]),
+    message: 'Outside src/runtime/store, reach the journal through its interface: import from runtime/store (JournalStore, openStore), not its internals (Db, dialects, pg/, SQL modules).',
+  },
+];
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...ZOD, ...STORE_INTERNALS] }] });
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', '.tmp/**', 'node_modules/**', '.e2e-tools/**', '.vscode-test/**', 'media/**', 'bench/peers/**', 'test/fixtures/**', '**/*.mjs', '**/*.js'] },

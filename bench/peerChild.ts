@@ -7,6 +7,7 @@ import { defineAgent, openStore, resumeRun, startRun } from '../src/runtime';
 import { median, nowUs } from './measure';
 import { deliver, makeState } from './workload';
 import { sqliteOf } from '../src/runtime/store/sqlite';
+import { dbOf } from '../src/runtime/store/db';
 
 const [mode, db, nodesArg, bytesArg, atArg] = process.argv.slice(2);
 const N = Number(nodesArg);
@@ -22,7 +23,7 @@ const store = openStore(db ?? 'peer.db');
 const settings = (): Record<string, unknown> => ({
   synchronous: sqliteOf(store.db).pragma('synchronous', { simple: true }),
   journalMode: sqliteOf(store.db).pragma('journal_mode', { simple: true }),
-  sqlite: (store.db.prepare('select sqlite_version() AS v').get() as { v: string }).v,
+  sqlite: (dbOf(store.db).prepare('select sqlite_version() AS v').get() as { v: string }).v,
   durability: 'full',
 });
 

@@ -15,6 +15,7 @@ import { claimRun, enqueueRun } from '../src/runtime/store/queue';
 import { driveClaimed } from '../src/runtime/engine';
 import { withNewSession } from '../src/runtime/store/owner';
 import { loadScript } from '../src/loader/loadScript';
+import { dbOf } from '../src/runtime/store/db';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECTION = 'PostgreSQL journal and workers';
@@ -42,7 +43,7 @@ export interface PgConfig {
 function createDb(url: string, name: string): string {
   const s = openStore(url);
   try {
-    s.db.exec(`CREATE DATABASE ${name}`);
+    dbOf(s.db).exec(`CREATE DATABASE ${name}`);
   } finally {
     s.close();
   }
@@ -70,7 +71,7 @@ async function claimToFirstAction(url: string, runId: string): Promise<number> {
     const g = globalThis as { __lbFirstExecute?: number };
     g.__lbFirstExecute = undefined;
     const t0 = performance.now();
-    const claimed = withNewSession('bench worker', (owner) => claimRun(store.db, store.reader, owner, [{ agent: agent.name, version }], 1000));
+    const claimed = withNewSession('bench worker', (owner) => claimRun(dbOf(store.db), store.reader, owner, [{ agent: agent.name, version }], 1000));
     if (!claimed || claimed.lease.runId !== runId) throw new Error(`the claim did not find ${runId}`);
     await driveClaimed(store, agent, claimed, { role: 'bench worker', log: () => undefined });
     if (g.__lbFirstExecute === undefined) throw new Error('no new action ran after the claim');
@@ -103,10 +104,10 @@ async function workerThroughput(url: string, n: number, dir: string): Promise<{ 
     const store = openStore(url);
     try {
       const t0 = performance.now();
-      store.db.transaction(() => {
-        for (let i = 0; i < n; i++) enqueueRun(store.db, store.reader, { id: `tp-${i}`, agent: agent.name, script: AGENT, scriptVersion: version, input: '{"steps":3}' });
+      dbOf(store.db).transaction(() => {
+        for (let i = 0; i < n; i++) enqueueRun(dbOf(store.db), store.reader, { id: `tp-${i}`, agent: agent.name, script: AGENT, scriptVersion: version, input: '{"steps":3}' });
       })();
-      const done = store.db.prepare("SELECT COUNT(*) FROM runs WHERE id LIKE 'tp-%' AND status = 'completed'").pluck();
+      const done = dbOf(store.db).prepare("SELECT COUNT(*) FROM runs WHERE id LIKE 'tp-%' AND status = 'completed'").pluck();
       for (;;) {
         if ((done.get() as number) >= n) break;
         if (performance.now() - t0 > 300_000) throw new Error('the workers did not finish in 5 minutes');
@@ -129,7 +130,7 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
     log(`  PostgreSQL rows ${note}`);
     return [{ id: 'pg', section: SECTION, figure: 'PostgreSQL rows', value: 'not measured', ratio: '—', budget: 'report', verdict: 'info', note }];
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'pgWorker.js'))) throw new Error('dist/pgWorker.js is missing: run `npm run build`');
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'pgThread.js'))) throw new Error('dist/pgThread.js is missing: run `npm run build`');
   const rows: Row[] = [];
   log('  PostgreSQL: starting a private server (fsync=on)…');
   // The harness makes its own folder: the postgres user must be able to reach it (a private work folder is not).

@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { openStore, type Store } from '../src/runtime';
 import { nowUs } from './measure';
+import { dbOf } from '../src/runtime/store/db';
 
 export class RawBracket {
   private readonly store: Store;
@@ -14,7 +15,7 @@ export class RawBracket {
   constructor(dir: string) {
     // openStore: the same file setup as the runtime (WAL, synchronous=FULL read back, migrations).
     this.store = openStore(path.join(dir, 'raw-bracket.db'));
-    const db = this.store.db;
+    const db = dbOf(this.store.db);
     db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)").run();
     this.q = {
       holds: db.prepare("SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1").pluck(),

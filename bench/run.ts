@@ -21,6 +21,7 @@ import { pgRows } from './pgRows';
 import { resumeInChild } from './resumeRows';
 import type { ResumeChildReport } from './resumeChild';
 import { errorRow, formatMarkdown, formatTable, judge, machineInfo, notBuilt, type BenchReport, type Build, type Row } from './report';
+import { dbOf } from '../src/runtime/store/db';
 
 interface Options {
   readonly check: boolean;
@@ -114,7 +115,7 @@ async function main(): Promise<number> {
   }
 
   const store = openStore(path.join(work, 'journal.db'));
-  const sqlite = (store.db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  const sqlite = (dbOf(store.db).prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
   const machine = machineInfo(work, sqlite);
   const floor = new FsyncFloor(work);
   const sqliteFloor = new SqliteFloor(work);

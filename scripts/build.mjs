@@ -30,7 +30,7 @@ const entries = [
   { in: 'src/ai/index.ts', out: 'dist/ai.js', external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
-  { in: 'src/runtime/store/pg/pgWorker.ts', out: 'dist/pgWorker.js', external: ['pg', 'pg-native'] },
+  { in: 'src/runtime/store/pg/pgThread.ts', out: 'dist/pgThread.js', external: ['pg', 'pg-native'] },
   ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/campaignChild.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),

@@ -3,7 +3,6 @@
 import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { openStore } from '../runtime/store';
-import { deleteRun } from '../runtime/store/deleteRun';
 import { dbPath } from './journalOption';
 import type { CommandModule } from './journalOption';
 
@@ -21,7 +20,7 @@ export const deleteCommand: CommandModule = {
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook delete <run-id>`.');
     const store = openStore(dbPath(parsed.values.journal));
     try {
-      const counts = deleteRun(store, runId);
+      const counts = store.deleteRun(runId);
       io.out(parsed.values.json ? JSON.stringify({ deleted: runId, ...counts }, null, 2) : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`);
       return Promise.resolve(0);
     } finally {

@@ -4,12 +4,11 @@ import type { LoadedScript } from '../loader/loadScript';
 import { EXIT } from '../runtime/errors';
 import { parseRawInput } from '../runtime/input';
 import type { Store } from '../runtime/store';
-import { enqueueRun } from '../runtime/store/queue';
 import type { Io } from './journalOption';
 
 export async function detachRun(store: Store, script: LoadedScript, rawInput: unknown, runId: string, io: Io, json: boolean): Promise<number> {
   const input = await parseRawInput(script.agent, runId, rawInput, (line) => io.err(line));
-  enqueueRun(store.db, store.reader, { id: runId, agent: script.agent.name, script: script.path, scriptVersion: script.version, input: input.json });
+  store.enqueueRun({ id: runId, agent: script.agent.name, script: script.path, scriptVersion: script.version, input: input.json });
   if (json) io.out(JSON.stringify({ runId, status: 'queued', agent: script.agent.name, scriptVersion: script.version }));
   else {
     io.out(runId);

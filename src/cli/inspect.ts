@@ -8,7 +8,6 @@ import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
 import { actionDisplay } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
-import { waitingReason } from '../runtime/store/queue';
 
 /**
  * The damaged values met while showing a journal: each is shown as null and listed, so a journal with one damaged row
@@ -47,7 +46,7 @@ export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<
     owner: v.leaseLive ? row.lease_owner : null,
     leaseEpoch: row.lease_epoch,
     scriptVersion: row.script_version ?? null,
-    waiting: waitingReason(store.db, row, v.leaseLive) ?? null,
+    waiting: store.waitingReason(row, v.leaseLive) ?? null,
     forkedFrom: row.forked_from ? { runId: row.forked_from, step: row.forked_at_step } : null,
   };
 }
@@ -92,7 +91,7 @@ export function listRuns(store: Store, json: boolean, limit: number, damage: Dam
     rows.map((r) => {
       const v = store.reader.view(r);
       // Who drives it (a worker's name, host and pid), or why no worker has taken it yet.
-      const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})` : (waitingReason(store.db, r, false) ?? '');
+      const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})` : (store.waitingReason(r, false) ?? '');
       return [r.id, r.agent, runStatusWord(v.effectiveStatus), String(r.attempt), String(store.reader.stepCount(r.id)), String(store.reader.actionCount(r.id)), ago(r.created_at), holder];
     }),
   );

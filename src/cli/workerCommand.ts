@@ -7,9 +7,7 @@ import { parseArgs } from 'node:util';
 import { loadScript, type LoadedScript } from '../loader/loadScript';
 import { EXIT, ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { driveClaimed } from '../runtime/engine';
-import { openStore, type Store } from '../runtime/store';
-import { endSession, processOwner, withNewSession } from '../runtime/store/owner';
-import { claimRun, forgetWorker, recordWorker, releaseLease, type Claimed, type Known } from '../runtime/store/queue';
+import { endSession, openStore, processOwner, withNewSession, type Claimed, type Known, type Store } from '../runtime/store';
 import { exitWithRunsReleased } from '../runtime/processGuard';
 import { Faults, parseCrashSpec } from '../runtime/faults';
 import { dbPath, setStateDir, type CommandModule, type Io } from './journalOption';
@@ -79,10 +77,10 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
   const owner = processOwner(role);
   const known: Known[] = [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version }));
   const info = { name: o.name, owner: owner.label, host: owner.host, pid: owner.pid, agents: [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version, script: s.path })) };
-  recordWorker(store.db, info);
+  store.recordWorker(info);
   const seen = setInterval(() => {
     try {
-      recordWorker(store.db, info);
+      store.recordWorker(info);
     } catch {
       // Only `ls`'s explanations depend on it; the claim loop reports a journal that fails.
     }
@@ -147,7 +145,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
       let claimed: Claimed | undefined;
       try {
         // Never the runs in flight here: one given back (a damaged journal) is not taken again before its outcome is in.
-        claimed = withNewSession(role, (session) => claimRun(store.db, store.reader, session, known, undefined, new Set([...damaged, ...inFlight.keys()])));
+        claimed = withNewSession(role, (session) => store.claimRun(session, known, { skip: new Set([...damaged, ...inFlight.keys()]) }));
         if (unreachable) io.err('worker: the journal answers again; claiming');
         unreachable = false;
       } catch (err) {
@@ -171,7 +169,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     clearTimeout(timer);
     if (over === graceOver) {
       for (const f of inFlight.values()) {
-        const given = releaseLease(store.db, f.claimed.lease);
+        const given = store.releaseLease(f.claimed.lease);
         endSession(f.claimed.lease.token);
         io.out(`worker: ${f.claimed.lease.runId} ${given ? 'released: it stays resumable, and another worker takes it' : 'was already taken over'}`);
       }
@@ -181,7 +179,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
     try {
-      forgetWorker(store.db, o.name, owner.label);
+      store.forgetWorker(o.name, owner.label);
     } catch {
       // Its row ages out of `ls` by itself.
     }

@@ -1,9 +1,7 @@
 // Turns journal rows into the reader protocol's DTOs: paged, clipped, with the display statuses people read.
 
-import { holderOnThisNode } from '../runtime/store/owner';
-import type { Store } from '../runtime/store';
+import { holderOnThisNode, type JournalOverview, type Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
-import { JournalOverview } from '../runtime/store/overview';
 import { actionDisplay, runAllows } from '../runtime/policy';
 import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './readerProtocol';
 import { buildTimeline } from './timeline';
@@ -37,7 +35,7 @@ export class JournalQueries {
   private readonly q: JournalOverview;
 
   constructor(private readonly store: Store) {
-    this.q = new JournalOverview(store.db, store.file);
+    this.q = store.overview();
   }
 
   private get reader() {

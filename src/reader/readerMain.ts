@@ -108,7 +108,7 @@ function ensureOpen(): Open | undefined {
   }
   lastOpen = undefined;
   try {
-    if (store.db.schemaVersion() === 0) {
+    if (store.schemaVersion() === 0) {
       store.close();
       return undefined;
     }

@@ -3,9 +3,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Store } from '../runtime/store';
-import { leaseIsLive } from '../runtime/store/owner';
-import { JournalOverview } from '../runtime/store/overview';
+import type { JournalOverview, Store } from '../runtime/store';
 import type { ChangedNotice } from './readerProtocol';
 
 export class ChangeTracker {
@@ -16,7 +14,7 @@ export class ChangeTracker {
   private readonly q: JournalOverview;
 
   constructor(private readonly store: Store) {
-    this.q = new JournalOverview(store.db, store.file);
+    this.q = store.overview();
     this.version = this.q.dataVersion();
     this.seq = this.q.lastEventSeq();
     this.runCount = this.q.runCount();
@@ -41,12 +39,12 @@ export class ChangeTracker {
 
   /** Runs whose lease holder appeared or vanished (a killed runner writes nothing: only its pid tells). */
   checkLeases(initial = false): ChangedNotice | undefined {
-    const now = this.store.db.now();
+    const now = this.store.leaseClock();
     const changed: string[] = [];
     const seen = new Set<string>();
     for (const r of this.q.leasedRuns()) {
       seen.add(r.id);
-      const live = leaseIsLive(r, now, this.store.db.dialect.leaseByExpiry);
+      const live = this.store.leaseIsLive(r, now);
       if (this.live.get(r.id) !== live) {
         // A run first seen here may already have been shown as running (and died since): report it too.
         if (!initial) changed.push(r.id);

@@ -1,8 +1,7 @@
 // Where a rehearsal's scratch journals live: a SQLite file in each scratch folder, or a PostgreSQL schema of its own per folder.
 
 import * as path from 'node:path';
-import { isPostgresUrl, openStore } from '../runtime/store';
-import { createSchema, dropSchemasStartingWith } from '../runtime/store/pg/scratchSchemas';
+import { createScratchSchema, dropScratchSchemas, isPostgresUrl, openStore } from '../runtime/store';
 
 /**
  * A scratch folder's journal. With a PostgreSQL server (`--journal postgres://…`) every folder gets a schema of its own in
@@ -29,14 +28,14 @@ const clean = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '_')
 /** Creates the scratch folder's schema and its journal's tables, so reading it before the first run finds it empty. */
 export function createScratch(dir: string, db: string | null): void {
   if (db === null) return;
-  createSchema(db, schemaOf(dir));
+  createScratchSchema(db, schemaOf(dir));
   openStore(journalOf(dir, db)).close();
 }
 
 /** Drops every schema the rehearsal rooted at `root` created. */
 export function dropScratch(root: string, db: string | null): void {
   if (db === null) return;
-  dropSchemasStartingWith(db, prefixOf(root));
+  dropScratchSchemas(db, prefixOf(root));
 }
 
 /** Whether a --journal given to rehearse is a server to rehearse on (a file path is refused: each campaign has its own file). */

@@ -9,18 +9,11 @@ import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './in
 import { requireWellFormed } from './wellFormed';
 import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
-import { acquireRun, createRun, type ForkPoint } from './store/lease';
-import type { ForkSeed } from './store/fork';
-import { endSession, withNewSession } from './store/owner';
-import { RunWriter, type Durability, type Lease } from './store/writer';
-import type { Store } from './store';
+import { endSession, withNewSession, storageError, type Claimed, type Durability, type ForkPoint, type ForkSeed, type Lease, type ReadScope, type RunWriter, type Store } from './store';
 import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
-import { releaseLease, type Claimed } from './store/queue';
-import type { ReadScope } from './store/reader';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
-import { storageError } from './store/storageError';
 import { maskedLog } from './warnings';
 import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
@@ -74,9 +67,7 @@ export async function forkRun(store: Store, agent: AgentDefinition, opts: NewRun
 
 async function createAndDrive(store: Store, agent: AgentDefinition, runId: string, input: ParsedInput, opts: NewRunOptions, forkedFrom?: ForkPoint): Promise<RunOutcome> {
   const lease = withNewSession(opts.role ?? 'cli', (owner) =>
-    createRun(
-      store.db,
-      store.reader,
+    store.createRun(
       { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(forkedFrom ? { forkedFrom } : {}) },
       owner,
     ),
@@ -96,7 +87,7 @@ export async function driveClaimed(store: Store, agent: AgentDefinition, claimed
     input = readBackFirst(store.reader, row, READS[claimed.kind], false);
   } catch (err) {
     if (!(err instanceof LogbookError) || err.code !== ErrorCodes.JOURNAL_INVALID) throw err;
-    releaseLease(store.db, lease);
+    store.releaseLease(lease);
     return { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats: emptyStats(), status: 'interrupted', error: { name: err.name, message: err.message, code: err.code } };
   }
   if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
@@ -146,10 +137,10 @@ export async function resumeRun(
 ): Promise<RunOutcome> {
   const decisions = journaledDecisions(opts.decisions, 'resume');
   const input = checkResumable(store, agent, runId, decisions);
-  const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
+  const lease = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
   let writer: RunWriter | undefined;
   try {
-    writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId), opts.durability);
+    writer = store.openWriter(lease, opts.durability);
     for (const [id, d] of Object.entries(decisions)) {
       const a = store.reader.action(runId, id);
       if (a) writer.decision(a.step_idx, id, d.decision, d.result);
@@ -165,7 +156,7 @@ export async function resumeRun(
 function letGo(store: Store, lease: Lease, writer: RunWriter | undefined): void {
   try {
     if (writer) writer.release();
-    else releaseLease(store.db, lease);
+    else store.releaseLease(lease);
   } catch {
     // The lease left behind is dead: its session ends here, and its process (this one) knows it.
   } finally {
@@ -189,7 +180,7 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
 
 async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, parsedInput: ParsedInput, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
   const input = parsedInput.value;
-  const writer = existingWriter ?? new RunWriter(store.db, lease, store.reader.nextActionSeq(lease.runId), opts.durability);
+  const writer = existingWriter ?? store.openWriter(lease, opts.durability);
   const stats = emptyStats();
   const log = maskedLog(opts.log);
   const session = new RunSession({ reader: store.reader, writer, agent, input, faults: opts.faults ?? new Faults(), hooks: opts.hooks, stats, log });
@@ -265,7 +256,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
         writer.release();
         released = true;
         // A new session: the one that failed has let the lease go, and another driver may have taken it meanwhile.
-        const relock = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }));
+        const relock = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }));
         const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
         return { ...base, status: compensation.status, error, compensation };
       }
@@ -333,10 +324,10 @@ export function recordApproval(store: Store, runId: string, actionId: string, ap
   if (a.status !== 'awaiting-approval' || a.approval !== 'pending') {
     throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${actionId} is not waiting for approval (it is ${a.approval === 'approved' ? 'already approved' : a.status}).`, 'Only actions shown as "awaiting approval" can be approved or rejected.', { runId, actionId });
   }
-  const lease = withNewSession(role, (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }));
+  const lease = withNewSession(role, (owner) => store.acquireRun(runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }));
   let writer: RunWriter | undefined;
   try {
-    writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
+    writer = store.openWriter(lease);
     writer.approval(a.step_idx, actionId, approved, note);
   } finally {
     letGo(store, lease, writer);

@@ -7,7 +7,7 @@ import type { AgentDefinition } from './define';
 import { fromJournalJson, journalInvalid, journalTextDamage, toJournalJson, type JournalPlace } from './json';
 import { validate } from './schema';
 import { warnSecretFields } from './warnings';
-import type { ReadScope, JournalReader } from './store/reader';
+import type { ReadScope, JournalReader } from './store';
 import type { RunRow } from './store/rows';
 
 declare const PARSED: unique symbol;

@@ -5,7 +5,7 @@ import type { ActionDefinition, EffectContext } from './define';
 import { actionPlace, fromJournalJson, toJournalJson } from './json';
 import { reconcilePlan, type ReconcileHow } from './policy';
 import type { ActionRow } from './store/rows';
-import type { RunWriter } from './store/writer';
+import type { RunWriter } from './store';
 import type { Decision } from './types';
 import { journaledDecision, type DecisionInput } from './decisions';
 import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';

@@ -2,7 +2,7 @@
 // is not a query each: a redone step can hold thousands of committed actions that its script asks for again, in order.
 
 import { READ_AHEAD_BYTES, ReadAhead, textSize } from './readAhead';
-import type { JournalReader } from './store/reader';
+import type { JournalReader } from './store';
 import type { ReplayActionRow } from './store/rows';
 
 /** Past this many unclaimed rows, or this much text (a script asking in another order), stop prefetching. */

@@ -24,7 +24,7 @@ const EXPECTED_FILES = [
   'dist/campaignChild.js',
   'dist/cli.js',
   'dist/debugAdapter.js',
-  'dist/pgWorker.js',
+  'dist/pgThread.js',
   'dist/runner.js',
   'dist/runtime.js',
   'dist/types/ai/attemptState.d.ts',

@@ -7,6 +7,7 @@ import { CLI, FIXTURES } from '../helpers';
 import { openStore, type Store } from '../../src/runtime/store';
 import { enqueueRun } from '../../src/runtime/store/queue';
 import { loadScript } from '../../src/loader/loadScript';
+import { dbOf } from '../../src/runtime/store/db';
 
 export const WORKER_SCRIPTS = path.join(FIXTURES, 'workers');
 export const LEDGER_SCRIPT = path.join(WORKER_SCRIPTS, 'ledger.ts');
@@ -153,7 +154,7 @@ export async function detachMany(e: Env, runs: ReadonlyArray<{ id: string; input
   const script = await loadScript(LEDGER_SCRIPT);
   const s = openStore(e.db);
   try {
-    for (const r of runs) enqueueRun(s.db, s.reader, { id: r.id, agent: script.agent.name, script: script.path, scriptVersion: script.version, input: JSON.stringify(r.input) });
+    for (const r of runs) enqueueRun(dbOf(s.db), s.reader, { id: r.id, agent: script.agent.name, script: script.path, scriptVersion: script.version, input: JSON.stringify(r.input) });
   } finally {
     s.close();
   }

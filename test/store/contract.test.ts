@@ -14,6 +14,7 @@ import { sqliteOf } from '../../src/runtime/store/sqlite';
 import { ErrorCodes, LogbookError, exitCodeOf } from '../../src/runtime/errors';
 import { ROOT, tmpDir } from '../helpers';
 import { usePgServer, type PgServer } from '../pg/server';
+import { dbOf } from '../../src/runtime/store/db';
 
 interface Backend {
   readonly name: 'sqlite' | 'postgres';
@@ -65,28 +66,28 @@ function contract(backend: () => Backend): void {
   afterEach(() => store.close());
 
   it('creates a run holding epoch 1, and refuses a second run with the same id', () => {
-    const lease = createRun(store.db, store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('creator'));
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('creator'));
     assert.equal(lease.epoch, 1);
     const row = store.reader.run('r1');
     assert.equal(row?.status, 'running');
     assert.equal(row?.lease_epoch, 1);
-    assert.ok((row?.lease_expires ?? 0) > store.db.now(), 'the lease expires in the future by the clock leases are measured by');
-    assert.equal(code(() => createRun(store.db, store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('x'))), ErrorCodes.RUN_EXISTS);
+    assert.ok((row?.lease_expires ?? 0) > dbOf(store.db).now(), 'the lease expires in the future by the clock leases are measured by');
+    assert.equal(code(() => createRun(dbOf(store.db), store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('x'))), ErrorCodes.RUN_EXISTS);
   });
 
   it('fences: a live holder keeps the run; after a takeover the stale epoch writes 0 rows and throws LB_LEASE_LOST', () => {
-    createRun(store.db, store.reader, { id: 'r2', agent: 'a', script: 's.ts', input: null }, liveOwner('holder'));
+    createRun(dbOf(store.db), store.reader, { id: 'r2', agent: 'a', script: 's.ts', input: null }, liveOwner('holder'));
     assert.equal(code(() => acquireRun(store.db, store.reader, 'r2', liveOwner('rival'), { status: 'running', newAttempt: true, purpose: 'resume' })), ErrorCodes.LEASE_HELD);
 
-    const first = createRun(store.db, store.reader, { id: 'r3', agent: 'a', script: 's.ts', input: null }, deadOwner('first'));
+    const first = createRun(dbOf(store.db), store.reader, { id: 'r3', agent: 'a', script: 's.ts', input: null }, deadOwner('first'));
     const stale = new RunWriter(store.db, first, 1);
     stale.stepCompleted(0, '"one"');
     const taken = acquireRun(store.db, store.reader, 'r3', liveOwner('second'), { status: 'running', newAttempt: true, purpose: 'resume' });
     assert.equal(taken.epoch, 2);
     const events = store.reader.eventCount('r3');
     // The fence itself: the renewing UPDATE with the old epoch matches no row.
-    const renew = store.db.prepare(store.db.dialect.renewLease);
-    assert.equal(renew.run(...store.db.dialect.renewParams(Date.now(), 1000, 'r3', first.token, first.epoch)).changes, 0);
+    const renew = dbOf(store.db).prepare(dbOf(store.db).dialect.renewLease);
+    assert.equal(renew.run(...dbOf(store.db).dialect.renewParams(Date.now(), 1000, 'r3', first.token, first.epoch)).changes, 0);
     assert.equal(code(() => stale.actionStarted(action('k1'), false)), ErrorCodes.LEASE_LOST);
     // A transaction that reads a result half-way (the commit's event seq) is fenced before that read, too.
     assert.equal(code(() => stale.actionCommitted(0, 'k1', '"r"')), ErrorCodes.LEASE_LOST);
@@ -102,7 +103,7 @@ function contract(backend: () => Backend): void {
   });
 
   it('brackets an action: started is visible to another process before execute, committed after, and both replay', async () => {
-    const lease = createRun(store.db, store.reader, { id: 'b1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'b1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
     const w = new RunWriter(store.db, lease, 1);
     w.stepStarted(0, 'send', false);
     w.actionStarted(action('email:1'), false);
@@ -129,20 +130,20 @@ function contract(backend: () => Backend): void {
   });
 
   it('commits lazily without leaving the connection at lazy durability, and the lazy record is kept', () => {
-    const lease = createRun(store.db, store.reader, { id: 'l1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'l1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
     const w = new RunWriter(store.db, lease, 1);
     w.note('custom.note', { n: 1 });
-    const durable = store.db.kind === 'sqlite' ? sqliteOf(store.db).pragma('synchronous', { simple: true }) : store.db.prepare('SHOW synchronous_commit').pluck().get();
-    assert.equal(durable, store.db.kind === 'sqlite' ? 2 : 'on', 'the next commit is durable again');
+    const durable = dbOf(store.db).kind === 'sqlite' ? sqliteOf(store.db).pragma('synchronous', { simple: true }) : dbOf(store.db).prepare('SHOW synchronous_commit').pluck().get();
+    assert.equal(durable, dbOf(store.db).kind === 'sqlite' ? 2 : 'on', 'the next commit is durable again');
     assert.equal(store.reader.events('l1').at(-1)?.kind, 'custom.note');
     w.release();
   });
 
   it('migrates idempotently: reopening changes nothing, and two processes opening a fresh journal at once migrate once', async () => {
-    assert.equal(store.db.schemaVersion(), LATEST_VERSION);
+    assert.equal(dbOf(store.db).schemaVersion(), LATEST_VERSION);
     store.close();
     store = openStore(target);
-    assert.equal(store.db.schemaVersion(), LATEST_VERSION);
+    assert.equal(dbOf(store.db).schemaVersion(), LATEST_VERSION);
     const other = backend().fresh();
     const open = "const s = openStore(target); console.log(s.db.schemaVersion()); s.close();";
     const both = await Promise.all([inChild(other, open), inChild(other, open), inChild(other, open)]);
@@ -152,8 +153,8 @@ function contract(backend: () => Backend): void {
     }
     const check = openStore(other);
     try {
-      if (check.db.kind === 'postgres') {
-        assert.equal(check.db.prepare('SELECT COUNT(*) FROM logbook_schema').pluck().get(), LATEST_VERSION, 'one row per migration: each applied once');
+      if (dbOf(check.db).kind === 'postgres') {
+        assert.equal(dbOf(check.db).prepare('SELECT COUNT(*) FROM logbook_schema').pluck().get(), LATEST_VERSION, 'one row per migration: each applied once');
       }
       assert.equal(check.reader.runCount(), 0);
     } finally {
@@ -162,35 +163,35 @@ function contract(backend: () => Backend): void {
   });
 
   it('finds the first journaled value that is not JSON in a read scope, and only in it (issue 19 case 3)', () => {
-    createRun(store.db, store.reader, { id: 'd1', agent: 'a', script: 's.ts', input: '{}' }, deadOwner('damage'));
-    const step = store.db.prepare("INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at) VALUES ('d1', ?, ?, ?, ?, NULL, 1, 0)");
+    createRun(dbOf(store.db), store.reader, { id: 'd1', agent: 'a', script: 's.ts', input: '{}' }, deadOwner('damage'));
+    const step = dbOf(store.db).prepare("INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at) VALUES ('d1', ?, ?, ?, ?, NULL, 1, 0)");
     step.run(0, 'first', 'completed', '{"ok":1}');
     step.run(1, 'second', 'completed', '{"ok":2}');
     step.run(2, 'open', 'started', null);
-    const act = store.db.prepare(
+    const act = dbOf(store.db).prepare(
       "INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, compensation_executions) VALUES ('d1', ?, ?, ?, 't', 1, 'idempotent', ?, ?, ?, 1, 1, 0, 0)",
     );
     act.run('done', 1, 0, '{}', 'committed', '{"r":1}');
     act.run('in-open', 2, 2, '{}', 'committed', '{"r":2}');
     const all = { steps: Number.MAX_SAFE_INTEGER, actions: 'all' } as const;
     assert.equal(store.reader.firstDamage('d1', all), undefined, 'an intact run has none');
-    store.db.prepare("UPDATE steps SET result = '{not json' WHERE run_id = 'd1' AND idx = 1").run();
+    dbOf(store.db).prepare("UPDATE steps SET result = '{not json' WHERE run_id = 'd1' AND idx = 1").run();
     assert.deepEqual(store.reader.firstDamage('d1', all), { runId: 'd1', table: 'steps', idx: 1, name: 'second', column: 'result' });
     assert.equal(store.reader.firstDamage('d1', { steps: 1, actions: 'none' }), undefined, 'a fork at step #2 reads only step #1');
-    store.db.prepare("UPDATE steps SET result = '{\"ok\":2}' WHERE run_id = 'd1' AND idx = 1").run();
-    store.db.prepare("UPDATE actions SET result = 'nope' WHERE run_id = 'd1' AND id = 'done'").run();
+    dbOf(store.db).prepare("UPDATE steps SET result = '{\"ok\":2}' WHERE run_id = 'd1' AND idx = 1").run();
+    dbOf(store.db).prepare("UPDATE actions SET result = 'nope' WHERE run_id = 'd1' AND id = 'done'").run();
     assert.equal(store.reader.firstDamage('d1', { steps: Number.MAX_SAFE_INTEGER, actions: 'open' }), undefined, 'a resume does not read a committed action of a completed step');
     assert.deepEqual(store.reader.firstDamage('d1', all), { runId: 'd1', table: 'actions', id: 'done', stepIdx: 0, column: 'result' });
-    store.db.prepare("UPDATE actions SET args = '[' WHERE run_id = 'd1' AND id = 'in-open'").run();
+    dbOf(store.db).prepare("UPDATE actions SET args = '[' WHERE run_id = 'd1' AND id = 'in-open'").run();
     assert.deepEqual(store.reader.firstDamage('d1', { steps: 0, actions: 'open' }), { runId: 'd1', table: 'actions', id: 'in-open', stepIdx: 2, column: 'args' });
     // The journal still answers afterwards (on PostgreSQL, the failed cast must not have broken the connection).
     assert.equal(store.reader.run('d1')?.id, 'd1');
   });
 
   it('refuses a journal of a newer schema, untouched', () => {
-    createRun(store.db, store.reader, { id: 'n1', agent: 'a', script: 's.ts', input: null }, deadOwner('w'));
-    if (store.db.kind === 'sqlite') sqliteOf(store.db).pragma(`user_version = ${LATEST_VERSION + 1}`);
-    else store.db.prepare("INSERT INTO logbook_schema (version, name) VALUES (?, 'from the future')").run(LATEST_VERSION + 1);
+    createRun(dbOf(store.db), store.reader, { id: 'n1', agent: 'a', script: 's.ts', input: null }, deadOwner('w'));
+    if (dbOf(store.db).kind === 'sqlite') sqliteOf(dbOf(store.db)).pragma(`user_version = ${LATEST_VERSION + 1}`);
+    else dbOf(store.db).prepare("INSERT INTO logbook_schema (version, name) VALUES (?, 'from the future')").run(LATEST_VERSION + 1);
     store.close();
     let refused: unknown;
     try {
@@ -251,7 +252,7 @@ function storageCases(server: () => PgServer): void {
     }
   });
 
-  it('renews the lease from the worker thread while the main thread is blocked in a long execute', async () => {
+  it('renews the lease from the PG thread while the main thread is blocked in a long execute', async () => {
     const url = server().createDatabase();
     const script = `
       const { createRun } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store/lease'))});
@@ -261,7 +262,7 @@ function storageCases(server: () => PgServer): void {
       const lease = createRun(s.db, s.reader, { id: 'hb', agent: 'a', script: 's.ts', input: null }, beginSession('test'));
       const w = new RunWriter(s.db, lease, 1);
       const first = s.reader.run('hb').lease_expires;
-      // A synchronous effect that holds the main thread for 3 TTLs: only the worker thread can renew meanwhile.
+      // A synchronous effect that holds the main thread for 3 TTLs: only the PG thread can renew meanwhile.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2700);
       const during = s.reader.run('hb').lease_expires;
       w.note('after.block', {});
@@ -286,7 +287,7 @@ function storageCases(server: () => PgServer): void {
     const url = server().createDatabase();
     const s = openStore(url);
     try {
-      const lease = createRun(s.db, s.reader, { id: 'd1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
+      const lease = createRun(dbOf(s.db), s.reader, { id: 'd1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
       const w = new RunWriter(s.db, lease, 1);
       w.actionStarted(action('k'), false);
       server().stop('immediate');

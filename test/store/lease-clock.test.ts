@@ -14,6 +14,7 @@ import { currentNode, hostField, type Owner } from '../../src/runtime/store/owne
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
 import { tmpDir } from '../helpers';
 import { usePgServer } from '../pg/server';
+import { dbOf } from '../../src/runtime/store/db';
 
 const owner = (): Owner => ({ token: `t-${Math.random()}`, pid: process.pid, pidStart: null, host: hostField(os.hostname(), currentNode()), label: 'live test' });
 const isLost = (e: unknown): boolean => e instanceof LogbookError && e.code === ErrorCodes.LEASE_LOST;
@@ -27,7 +28,7 @@ function cases(target: () => string): void {
   afterEach(() => store.close());
 
   it('a lease whose trusted time has passed: aborted when asked, assertLease throws, nothing is written, the lease is handed back', () => {
-    const lease = createRun(store.db, store.reader, { id: 'old', agent: 'a', script: 's.ts', input: null }, owner());
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'old', agent: 'a', script: 's.ts', input: null }, owner());
     assert.ok(lease.sentAt !== undefined && lease.sentAt <= monoNow(), 'the grant is timed on the monotonic clock');
     const w = new RunWriter(store.db, { ...lease, sentAt: monoNow() - LEASE_TTL_MS } satisfies Lease, 1);
     const events = store.reader.eventCount('old');
@@ -46,7 +47,7 @@ function cases(target: () => string): void {
   });
 
   it('a stall that lets no timer run, with an execute in flight: the first question after it gets the truth, naming that execute', () => {
-    const lease = createRun(store.db, store.reader, { id: 'stall', agent: 'a', script: 's.ts', input: null }, owner());
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'stall', agent: 'a', script: 's.ts', input: null }, owner());
     // Trusted for 40 ms more from now (and nothing renews it: no write is made before the stall).
     const w = new RunWriter(store.db, { ...lease, sentAt: monoNow() - (LEASE_TTL_MS - LEASE_MARGIN_MS) + 40 }, 1);
     const ended = w.effectStarting('card.capture', 'k');

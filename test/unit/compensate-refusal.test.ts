@@ -11,6 +11,7 @@ import { createRun } from '../../src/runtime/store/lease';
 import { beginSession } from '../../src/runtime/store/owner';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { tmpDir } from '../helpers';
+import { dbOf } from '../../src/runtime/store/db';
 
 const shop = defineAgent({
   name: 'refusal-shop',
@@ -29,7 +30,7 @@ const shop = defineAgent({
 function legacyRun(file: string, runId: string, inDoubt: boolean): void {
   const store = openStore(file);
   try {
-    const w = new RunWriter(store.db, createRun(store.db, store.reader, { id: runId, agent: shop.name, script: `api:${shop.name}`, input: '{}' }, beginSession('older deploy')), 1);
+    const w = new RunWriter(dbOf(store.db), createRun(dbOf(store.db), store.reader, { id: runId, agent: shop.name, script: `api:${shop.name}`, input: '{}' }, beginSession('older deploy')), 1);
     const id = `legacy:${runId}`;
     w.stepStarted(0, 'charge', false);
     w.actionStarted({ id, stepIdx: 0, type: 'refusal.legacy-charge', version: 1, effect: 'non-idempotent', args: '{}' }, false);

@@ -20,6 +20,7 @@ import {
 } from '../../src/runtime';
 import { currentNode, hostField, processStartTime } from '../../src/runtime/store/owner';
 import { tmpDir } from '../helpers';
+import { dbOf } from '../../src/runtime/store/db';
 
 const quiet = { log: () => undefined };
 
@@ -370,7 +371,7 @@ describe('engine', () => {
     const holder = spawn('sleep', ['30']);
     try {
       const pid = holder.pid!;
-      store.db
+      dbOf(store.db)
         .prepare("UPDATE runs SET status='running', lease_token='other', lease_owner=?, lease_pid=?, lease_pid_start=?, lease_host=?, lease_expires=? WHERE id='lease'")
         .run(`pid ${pid} (test)`, pid, processStartTime(pid), hostField(os.hostname(), currentNode()), Date.now() + 60_000);
       assert.equal(store.reader.view(store.reader.run('lease')!).effectiveStatus, 'running');
@@ -395,7 +396,7 @@ describe('engine', () => {
       run: async (run) => {
         await run.step('one', () => run.do(action, { n: 1 }));
         // Another owner takes the lease mid-run (as if this process had been presumed dead).
-        store.db.prepare("UPDATE runs SET lease_token='thief', lease_epoch=lease_epoch+1 WHERE id='fence'").run();
+        dbOf(store.db).prepare("UPDATE runs SET lease_token='thief', lease_epoch=lease_epoch+1 WHERE id='fence'").run();
         other = run.step('two', () => run.do(action, { n: 2 }));
         return other;
       },

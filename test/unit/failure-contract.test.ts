@@ -12,6 +12,7 @@ import { actionJson, showRun } from '../../src/cli/inspect';
 import { MIGRATIONS } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
+import { dbOf } from '../../src/runtime/store/db';
 
 const quiet = { log: () => undefined };
 const defs = (type: string) => actionRegistry().get(type);
@@ -389,7 +390,7 @@ describe('failure contract: the journal schema', () => {
     const rw = openStore(file);
     try {
       assert.ok((sqliteOf(rw.db).pragma('user_version', { simple: true }) as number) >= 2, 'migrated past version 2');
-      const plan = rw.db.prepare("EXPLAIN QUERY PLAN SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq").all('old') as Array<{ detail: string }>;
+      const plan = dbOf(rw.db).prepare("EXPLAIN QUERY PLAN SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq").all('old') as Array<{ detail: string }>;
       assert.match(plan.map((p) => p.detail).join(' '), /actions_in_doubt_after_error/);
       assert.deepEqual(rw.reader.inDoubtAfterError('old').map((a) => a.id), ['k']);
     } finally {

@@ -4,8 +4,9 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, forkRun, openStore, startRun, type Store } from '../../src/runtime';
-import { copyStepsForFork } from '../../src/runtime/store';
+import { copyStepsForFork } from '../../src/runtime/store/fork';
 import { tmpDir } from '../helpers';
+import { dbOf } from '../../src/runtime/store/db';
 
 const effects: string[] = [];
 const note = defineAction({
@@ -57,16 +58,16 @@ describe('fork (store)', () => {
   });
 
   it('refuses a fork point past an unfinished step and writes nothing', () => {
-    store.db.prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('o', 'fork-test', 's', '{}', 'running', 1, 0, 0)").run();
-    store.db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('o', 0, 'a', 'completed', 1, 0), ('o', 1, 'b', 'started', 1, 0)").run();
-    store.db.prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('f', 'fork-test', 's', '{}', 'running', 1, 0, 0)").run();
-    assert.throws(() => copyStepsForFork(store.db, store.reader, 'o', 'f', 2), /step #2 "b" has no checkpoint/);
-    assert.throws(() => copyStepsForFork(store.db, store.reader, 'o', 'f', 4), /step #2 "b" has no checkpoint/);
-    store.db.prepare("UPDATE steps SET status = 'completed' WHERE run_id = 'o'").run();
-    assert.throws(() => copyStepsForFork(store.db, store.reader, 'o', 'f', 3), /step #3 was never journaled/);
-    assert.throws(() => copyStepsForFork(store.db, store.reader, 'nope', 'f', 1), /not in this journal/);
+    dbOf(store.db).prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('o', 'fork-test', 's', '{}', 'running', 1, 0, 0)").run();
+    dbOf(store.db).prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('o', 0, 'a', 'completed', 1, 0), ('o', 1, 'b', 'started', 1, 0)").run();
+    dbOf(store.db).prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('f', 'fork-test', 's', '{}', 'running', 1, 0, 0)").run();
+    assert.throws(() => copyStepsForFork(dbOf(store.db), store.reader, 'o', 'f', 2), /step #2 "b" has no checkpoint/);
+    assert.throws(() => copyStepsForFork(dbOf(store.db), store.reader, 'o', 'f', 4), /step #2 "b" has no checkpoint/);
+    dbOf(store.db).prepare("UPDATE steps SET status = 'completed' WHERE run_id = 'o'").run();
+    assert.throws(() => copyStepsForFork(dbOf(store.db), store.reader, 'o', 'f', 3), /step #3 was never journaled/);
+    assert.throws(() => copyStepsForFork(dbOf(store.db), store.reader, 'nope', 'f', 1), /not in this journal/);
     assert.equal(store.reader.stepCount('f'), 0);
-    assert.equal(copyStepsForFork(store.db, store.reader, 'o', 'f', 1), 1);
+    assert.equal(copyStepsForFork(dbOf(store.db), store.reader, 'o', 'f', 1), 1);
     assert.equal(store.reader.step('f', 0)?.attempt, 0);
   });
 

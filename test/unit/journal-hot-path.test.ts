@@ -14,6 +14,7 @@ import { buildJournal } from '../../bench/journalBuilder';
 import { JOURNAL_AGENT, journalAgent, journalSend, probe } from '../../bench/journalAgent';
 import { tmpDir } from '../helpers';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
+import { dbOf } from '../../src/runtime/store/db';
 
 const quiet = { log: () => undefined };
 
@@ -44,7 +45,7 @@ describe('replay of completed steps', () => {
     assert.equal(first.status, 'completed');
     ran.length = 0;
     // A longer script resumed over the same journal (marked failed so it may resume): three replayed, two new.
-    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     const second = await resumeRun(store, stepsAgent((i) => `s${i}`, 5, ran), first.runId, quiet);
     store.close();
     assert.equal(second.status, 'completed');
@@ -58,7 +59,7 @@ describe('replay of completed steps', () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
     const ran: string[] = [];
     const first = await startRun(store, stepsAgent((i) => `s${i}`, 2, ran), { script: 's.ts', input: {}, ...quiet });
-    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     ran.length = 0;
     const second = await resumeRun(store, stepsAgent((i) => (i === 1 ? 'renamed' : `s${i}`), 3, ran), first.runId, quiet);
     store.close();
@@ -70,7 +71,7 @@ describe('replay of completed steps', () => {
   it('pauses a host at every replayed step (the full path) when the host asks to pause', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
     const first = await startRun(store, stepsAgent((i) => `s${i}`, 3, []), { script: 's.ts', input: {}, ...quiet });
-    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     const seen: PauseEvent[] = [];
     const second = await resumeRun(store, stepsAgent((i) => `s${i}`, 3, []), first.runId, { hooks: { pause: (ev) => void seen.push(ev) }, ...quiet });
     store.close();
@@ -107,7 +108,7 @@ describe('replay of completed steps', () => {
       },
     });
     const first = await startRun(store, agent, { script: 'c.ts', input: {}, ...quiet });
-    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     const second = await resumeRun(store, agent, first.runId, quiet);
     store.close();
     assert.equal(second.output, 'boom');
@@ -187,7 +188,7 @@ describe('read-ahead of journal rows', () => {
         },
       });
     const first = await startRun(store, agent(40), { script: 'b.ts', input: {}, ...quiet });
-    store.db.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
+    dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     const reads: Array<{ rows: number; bytes: number }> = [];
     const original = store.reader.replaySteps.bind(store.reader);
     store.reader.replaySteps = (runId, from, to) => {
@@ -390,12 +391,12 @@ describe('a read-only action', () => {
 describe('the lease fence and lazy commits', () => {
   it('refuses the next write, lazy or durable, once another process has taken the run', () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
-    const lease = createRun(store.db, store.reader, { id: 'fence', agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'fence', agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
     const writer = new RunWriter(store.db, lease, 1);
     writer.note('before', {});
     // The lease lapses (as a holder on another host whose lease expired) and another owner takes the run:
     // epoch and token change under this writer. (On this host a living pid keeps its lease even past expiry.)
-    store.db.prepare("UPDATE runs SET lease_expires = 0, lease_host = 'another-host' WHERE id = 'fence'").run();
+    dbOf(store.db).prepare("UPDATE runs SET lease_expires = 0, lease_host = 'another-host' WHERE id = 'fence'").run();
     acquireRun(store.db, store.reader, 'fence', beginSession('thief'), { status: 'running', newAttempt: true, purpose: 'test' });
     for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => {
       // Written behind: the transaction that writes it is the one refused.
@@ -409,13 +410,13 @@ describe('the lease fence and lazy commits', () => {
 
   it('pushes the lease expiry forward on the first write and on status changes, and stays at synchronous=FULL', () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
-    const lease = createRun(store.db, store.reader, { id: 'renew', agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
-    store.db.prepare("UPDATE runs SET lease_expires = 1 WHERE id = 'renew'").run();
+    const lease = createRun(dbOf(store.db), store.reader, { id: 'renew', agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
+    dbOf(store.db).prepare("UPDATE runs SET lease_expires = 1 WHERE id = 'renew'").run();
     const writer = new RunWriter(store.db, lease, 1, 'group');
     writer.note('lazy', {});
     const afterFirst = store.reader.run('renew')?.lease_expires ?? 0;
     assert.ok(afterFirst > Date.now(), 'the first write renewed the lease');
-    store.db.prepare("UPDATE runs SET lease_expires = 2 WHERE id = 'renew'").run();
+    dbOf(store.db).prepare("UPDATE runs SET lease_expires = 2 WHERE id = 'renew'").run();
     writer.note('lazy again', {});
     assert.equal(store.reader.run('renew')?.lease_expires, 2, 'a write inside the renewal interval only reads the lease');
     writer.runStatus('needs-decision');

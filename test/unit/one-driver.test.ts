@@ -11,6 +11,7 @@ import { openStore } from '../../src/runtime/store';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
 import { beginSession, endSession, leaseIsLive } from '../../src/runtime/store/owner';
 import { ROOT, tmpDir } from '../helpers';
+import { dbOf } from '../../src/runtime/store/db';
 
 const quiet = { log: (): void => undefined };
 
@@ -180,9 +181,9 @@ describe('a session of this process that ended without releasing its lease', () 
     const store = openStore(path.join(tmpDir('logbook-one-driver-'), 'journal.db'));
     try {
       const live = beginSession('api');
-      createRun(store.db, store.reader, { id: 'live', agent: 'a', script: 's.ts', input: null }, live);
+      createRun(dbOf(store.db), store.reader, { id: 'live', agent: 'a', script: 's.ts', input: null }, live);
       const gone = beginSession('api');
-      createRun(store.db, store.reader, { id: 'gone', agent: 'a', script: 's.ts', input: null }, gone);
+      createRun(dbOf(store.db), store.reader, { id: 'gone', agent: 'a', script: 's.ts', input: null }, gone);
       endSession(gone.token); // as a driver whose release failed: its session is over, its lease left behind
       const opts = { status: 'running' as const, newAttempt: true, purpose: 'resume' };
       const held = (e: unknown): boolean => e instanceof LogbookError && e.code === ErrorCodes.LEASE_HELD;

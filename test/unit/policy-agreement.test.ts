@@ -20,6 +20,7 @@ import { outcomeExit } from '../../src/cli/cliMain';
 import { exitCodeFor } from '../../src/adapter/crashReport';
 import { RECONCILE_WHY, boundaryText } from '../../src/runner/boundaryText';
 import { tmpDir } from '../helpers';
+import { dbOf } from '../../src/runtime/store/db';
 
 const quiet = { log: () => undefined };
 const EFFECTS: Effect[] = ['read-only', 'idempotent', 'non-idempotent'];
@@ -77,7 +78,7 @@ function define(c: Combo): ActionDefinition {
 function journal(store: Store, c: Combo, runId: string): string {
   const def = define(c);
   const id = `${def.type}:${runId}`;
-  const lease = createRun(store.db, store.reader, { id: runId, agent: 'agree', script: 'inline', input: '{}' }, beginSession('test'));
+  const lease = createRun(dbOf(store.db), store.reader, { id: runId, agent: 'agree', script: 'inline', input: '{}' }, beginSession('test'));
   const w = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
   w.stepStarted(0, 's0', false);
   const na = { id, stepIdx: 0, type: def.type, version: 1, effect: c.effect, args: '{}' };

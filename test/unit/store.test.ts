@@ -8,6 +8,7 @@ import { ErrorCodes, LogbookError, openStore } from '../../src/runtime';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/runtime/store/migrations';
 import { fileHash, tmpDir } from '../helpers';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
+import { dbOf } from '../../src/runtime/store/db';
 
 function expectCode(fn: () => unknown, code: string): LogbookError {
   try {
@@ -38,7 +39,7 @@ describe('store', () => {
   it('applies migrations as data, each bumping user_version', () => {
     assert.deepEqual(MIGRATIONS.map((m) => m.version), MIGRATIONS.map((_, i) => i + 1));
     const s = openStore(path.join(tmpDir(), 'j.db'));
-    const tables = s.db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").pluck().all();
+    const tables = dbOf(s.db).prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").pluck().all();
     assert.ok(['actions', 'events', 'runs', 'steps'].every((t) => tables.includes(t)));
     s.close();
   });
@@ -77,7 +78,7 @@ describe('store', () => {
   it('validates rows read back: a hand-edited row is reported, not trusted', () => {
     const file = path.join(tmpDir(), 'j.db');
     const s = openStore(file);
-    s.db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('x', 'a', 's', 'exploded', 1, 0, 0)").run();
+    dbOf(s.db).prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('x', 'a', 's', 'exploded', 1, 0, 0)").run();
     const err = expectCode(() => s.reader.run('x'), ErrorCodes.JOURNAL_INVALID);
     assert.match(err.message, /status/);
     s.close();

@@ -10,6 +10,7 @@ import { createRun } from '../../src/runtime/store/lease';
 import { beginSession } from '../../src/runtime/store/owner';
 import { tmpDir } from '../helpers';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
+import { dbOf } from '../../src/runtime/store/db';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -19,7 +20,7 @@ function kinds(store: Store, runId: string): string[] {
 
 function newWriter(id: string): { store: Store; writer: RunWriter } {
   const store = openStore(path.join(tmpDir(), 'j.db'));
-  const lease = createRun(store.db, store.reader, { id, agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
+  const lease = createRun(dbOf(store.db), store.reader, { id, agent: 'a', script: 'a.ts', input: null }, beginSession('test'));
   return { store, writer: new RunWriter(store.db, lease, 0) };
 }
 

@@ -1,21 +1,25 @@
 // The store's one synchronous database interface, which the SQLite file and the PostgreSQL journal both implement.
 //
 // ## Store interface
-// Everything above this file (writer, reader, leases, fork, CLI delete, the reader process) talks to a `Db`: prepared
-// statements with `run/get/all/iterate/pluck/raw`, `transaction(fn).immediate()`, `exec`, `close`. It is synchronous
-// on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on a worker thread's answer the way
-// better-sqlite3 blocks on fsync, so one runtime code path serves both and the hot paths carry no awaits.
+// Callers outside the store see only JournalStore (store/journalStore.ts), the domain operations, implemented once
+// over this `Db` (store/sqlJournal.ts); the store's own modules (writer, reader, leases, queue, fork, overview,
+// deleteRun) talk to a `Db`: prepared statements with `run/get/all/iterate/pluck/raw`, `transaction(fn).immediate()`,
+// `exec`, `close`. It is synchronous on purpose: better-sqlite3 is, and PgDb (store/pg/pgDb.ts) blocks its caller on
+// its thread's answer the way better-sqlite3 blocks on fsync, so one runtime code path serves both and the hot paths
+// carry no awaits.
 //
-// SQLite's `Db` IS the better-sqlite3 Database (store/sqlite.ts only adds `kind`, `dialect`, `now`, `changed`), so
-// a statement on the SQLite path costs exactly what it did before this interface existed.
+// SQLite's `Db` IS the better-sqlite3 Database (store/sqlite.ts only adds `kind`, `dialect`, `now`, `changed`,
+// `leaseClock`, `writeSupport`), so a statement on the SQLite path costs exactly what it did before this interface existed.
 //
 // Shared SQL uses `?` placeholders (PgDb rewrites them to `$n`) and only what both engines accept. Where they differ,
-// put the difference in `Dialect` below, never an `if (kind === …)` spread over callers:
+// put the difference in `Dialect` or `Db` below, never an `if (kind === …)` in a shared module (only store/sqlite.ts
+// and store/pg/* may read `kind`; only they and index.ts, which picks the engine by the target, import store/pg):
 // - a SQL fragment (`indexedBy`, `forUpdate`, `claimLock`, `returningSeq`, `insertOrder`) concatenated into the shared text;
 // - a whole statement (`renewLease`, `dataVersion`) when the fragments would be unreadable;
-// - a behaviour (`leaseByExpiry`, how lazy commits are made) read by the one module that needs it.
-// Add the member to `Dialect`, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts), and cover it
-// in test/store/contract.test.ts, which runs the same cases against both.
+// - a behaviour read by the one module that needs it (`leaseByExpiry`; `leaseClock`; `writeSupport`: how a writer
+//   commits lazily, fences, and who renews its lease).
+// Add the member, give both implementations a value (store/sqlite.ts, store/pg/dialect.ts or pgDb.ts), and cover it
+// in test/store/contract.test.ts or journal-store.test.ts, which run the same cases against both.
 
 export { isPostgresUrl, redactUrl } from '../../shared/journalTarget';
 
@@ -58,7 +62,7 @@ export interface Dialect {
   readonly returningSeq: string;
   /**
    * An expression for the seq of the event this transaction inserted last, used where the writer would otherwise read
-   * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the worker thread and
+   * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the PG thread and
    * back). Null where that read is free (SQLite's lastInsertRowid): the writer binds the seq it read.
    */
   readonly lastEventSeq: string | null;
@@ -85,6 +89,22 @@ export interface Dialect {
   readonly notJson: ((column: string) => string) | null;
 }
 
+declare const connectionBrand: unique symbol;
+
+/**
+ * The store's connection as callers hold it (JournalStore.db): opaque, nothing can be read off it (no `kind`, no
+ * `prepare`). It exists for callers that still hand it to the store's functions (acquireRun, RunWriter) rather than
+ * calling JournalStore's methods.
+ */
+export interface JournalConnection {
+  readonly [connectionBrand]: 'JournalConnection';
+}
+
+/** The `Db` behind an opaque connection: for the store's own modules (and tests), never for callers. */
+export function dbOf(c: Db | JournalConnection): Db {
+  return c as unknown as Db;
+}
+
 export interface Db {
   readonly kind: DbKind;
   readonly dialect: Dialect;
@@ -101,6 +121,44 @@ export interface Db {
   changed(runId: string): void;
   /** The journal's schema version (SQLite's user_version; PostgreSQL's logbook_schema). */
   schemaVersion(): number;
+  /**
+   * The time leases are measured by, given this machine's `now`: SQLite's is `now` itself (the file lives on this
+   * machine, so nothing is read); PostgreSQL's is the server's clock, the one all machines share (one read).
+   */
+  leaseClock(now: number): number;
+  /** What a RunWriter does differently per engine (lazy commits, the fence, who renews), prepared for one writer. */
+  writeSupport(): WriteSupport;
+}
+
+/** The engine-specific half of a RunWriter (store/writer.ts), so the writer itself never asks which engine it is on. */
+export interface WriteSupport {
+  /**
+   * Statements run just before and just after a lazy (not fsynced) transaction: SQLite's `PRAGMA synchronous`, which
+   * applies outside a transaction only. Undefined where laziness is set inside it (`lazyInside`).
+   */
+  readonly lazyAround: { readonly before: Statement; readonly after: Statement } | undefined;
+  /** Run first inside a lazy transaction: PostgreSQL's `SET LOCAL synchronous_commit = off`. */
+  readonly lazyInside: Statement | undefined;
+  /**
+   * Queues the transaction's fencing renewal for the engine to check before it sends anything after it (PostgreSQL,
+   * see PgDb.fence); the transaction then throws an error `isFenceLost` recognises. Undefined where the writer reads
+   * the row count itself (SQLite: nothing else can commit inside BEGIN IMMEDIATE).
+   */
+  readonly fence: ((sql: string, params: unknown[]) => void) | undefined;
+  isFenceLost(err: unknown): boolean;
+  /**
+   * Has the engine renew the lease on its own every third of `ttlMs` (PostgreSQL's thread, so a busy caller cannot
+   * starve it) and returns the cell it publishes acknowledged renewals in (monotonic µs of the send; -1 once it found
+   * the lease taken). Undefined where the writer's heartbeat renews (SQLite).
+   */
+  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void): BigInt64Array | undefined;
+  dropLease(lease: LeaseKey): void;
+}
+
+export interface LeaseKey {
+  readonly runId: string;
+  readonly token: string;
+  readonly epoch: number;
 }
 
 /** The NOTIFY channel PostgreSQL writers announce changed runs on; the payload is the run id. */

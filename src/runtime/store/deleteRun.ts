@@ -1,7 +1,8 @@
 // Deleting a run and its whole journal (steps, actions, events) in one immediate transaction, refused while it is held.
 
 import { ErrorCodes, LogbookError, runNotFound } from '../errors';
-import type { Store } from './index';
+import type { Db } from './db';
+import type { JournalReader } from './reader';
 
 export interface DeletedCounts {
   readonly steps: number;
@@ -10,21 +11,21 @@ export interface DeletedCounts {
 }
 
 /** Removes run `runId` and every row of it; LB_RUN_NOT_FOUND, or LB_LEASE_HELD while a live process drives it. */
-export function deleteRun(store: Store, runId: string): DeletedCounts {
+export function deleteRun(db: Db, reader: JournalReader, runId: string): DeletedCounts {
   let counts: DeletedCounts = { steps: 0, actions: 0, events: 0 };
-  const tx = store.db.transaction(() => {
-    const row = store.reader.run(runId);
+  const tx = db.transaction(() => {
+    const row = reader.run(runId);
     if (!row) throw runNotFound(runId);
-    if (store.reader.view(row).leaseLive) {
+    if (reader.view(row).leaseLive) {
       throw new LogbookError(ErrorCodes.LEASE_HELD, `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`, 'Stop that process (or kill the run) first, then delete it.', { runId });
     }
-    const events = store.db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
-    const actions = store.db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;
-    const steps = store.db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId).changes;
-    store.db.prepare('DELETE FROM runs WHERE id = ?').run(runId);
+    const events = db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
+    const actions = db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;
+    const steps = db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId).changes;
+    db.prepare('DELETE FROM runs WHERE id = ?').run(runId);
     counts = { steps, actions, events };
   });
   tx.immediate();
-  store.db.changed(runId);
+  db.changed(runId);
   return counts;
 }

@@ -1,20 +1,16 @@
 // The journal store: a SQLite file or a PostgreSQL database behind one Db interface, its reader, and the lease-fenced writers.
 
 import * as path from 'node:path';
-import { isPostgresUrl, type Db } from './db';
+import { isPostgresUrl } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import { journalTargetProblem, resolveTarget as resolvePlainTarget } from '../../shared/journalTarget';
+import type { JournalStore } from './journalStore';
 import { openJournalDb } from './open';
-import { openPgJournal } from './pg/open';
-import { JournalReader } from './reader';
+import { openPgJournal } from './pg/openPg';
+import { SqlJournal } from './sqlJournal';
 
-export interface Store {
-  readonly db: Db;
-  /** The journal's file, or its connection string without the password (safe to print). */
-  readonly file: string;
-  readonly reader: JournalReader;
-  close(): void;
-}
+/** The journal, open: the domain interface (store/journalStore.ts) both engines implement. */
+export type Store = JournalStore;
 
 /**
  * Refuses, with LB_USAGE and before anything is opened or created, a target that is not what it looks like: a URL
@@ -35,22 +31,25 @@ export function resolveTarget(target: string, base?: string): string {
 /** A `postgres://` or `postgresql://` URL opens PostgreSQL; anything else is a SQLite file path (resolved against cwd). */
 export function openStore(target: string, opts: { readonly?: boolean } = {}): Store {
   requireUsableTarget(target);
-  const db = isPostgresUrl(target) ? openPgJournal(target, opts) : openJournalDb(path.resolve(target), opts);
-  return {
-    db,
-    file: db.name,
-    reader: new JournalReader(db, db.name),
-    close: () => {
-      if (db.open) db.close();
-    },
-  };
+  return new SqlJournal(isPostgresUrl(target) ? openPgJournal(target, opts) : openJournalDb(path.resolve(target), opts));
 }
 
+// What callers outside the store may use (eslint.config.mjs refuses imports of the store's other modules): the
+// interface and the types its operations take and give, the target helpers, and process-level sessions (owners).
+export type { JournalStore, JournalConnection } from './journalStore';
 export { DEFAULT_DB } from './open';
-export { isPostgresUrl, redactUrl, NOTIFY_CHANNEL, type Db } from './db';
-export { JournalReader, type RunView } from './reader';
-export { RunWriter, type Lease, type Durability } from './writer';
-export { createRun, acquireRun, type ForkPoint } from './lease';
-export { beginSession, endSession, withNewSession, processOwner } from './owner';
-export { copyStepsForFork, seedForkActions, INHERITED_ATTEMPT, type ForkSeed } from './fork';
-export type { RunRow, StepRow, ActionRow, EventRow } from './rows';
+export { isPostgresUrl, redactUrl, NOTIFY_CHANNEL } from './db';
+export type { JournalReader, RunView, ReadScope } from './reader';
+export type { JournalOverview, ActionCount, LeasedRun } from './overview';
+export { RunWriter, type Lease, type Durability, type NewAction } from './writer';
+export type { NewRun, ForkPoint, AcquireOptions } from './lease';
+export type { Claimed, ClaimKind, Known, QueuedRun, WorkerInfo } from './queue';
+export type { ForkSeed } from './fork';
+export type { DeletedCounts } from './deleteRun';
+export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow } from './rows';
+export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
+export { isStorageError, storageError } from './storageError';
+export { createSchema as createScratchSchema, dropSchemasStartingWith as dropScratchSchemas } from './pg/scratchSchemas';
+// For callers that still hand the opaque connection to the store (runtime/compensate.ts, `new RunWriter(store.db, …)`
+// above): prefer JournalStore's methods (acquireRun, openWriter).
+export { acquireRun } from './lease';

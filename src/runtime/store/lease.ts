@@ -1,6 +1,6 @@
 // Run leases: creating a run, and taking over one whose holder is gone, each bumping the epoch that fences writes.
 
-import type { Db } from './db';
+import { dbOf, type Db, type JournalConnection } from './db';
 import { ErrorCodes, LogbookError, runNotFound } from '../errors';
 import type { StoredRunStatus } from '../types';
 import { JournalReader } from './reader';
@@ -33,7 +33,7 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
   // This process trusts it from before the server's clock is read: the expiry is later than sentAt + TTL.
   const sentAt = monoNow();
   const now = Date.now();
-  const expires = db.kind === 'sqlite' ? now + LEASE_TTL_MS : db.now() + LEASE_TTL_MS;
+  const expires = db.leaseClock(now) + LEASE_TTL_MS;
   const tx = db.transaction(() => {
     if (reader.run(run.id)) {
       throw runExists(run.id);
@@ -83,7 +83,8 @@ export interface AcquireOptions {
 }
 
 /** Takes the lease of an existing run for a new session; fails naming the holder if a live session has it. */
-export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: Owner, opts: AcquireOptions): Lease {
+export function acquireRun(conn: Db | JournalConnection, reader: JournalReader, runId: string, owner: Owner, opts: AcquireOptions): Lease {
+  const db = dbOf(conn);
   const sentAt = monoNow();
   const now = Date.now();
   let lease: Lease | undefined;
@@ -95,7 +96,7 @@ export function acquireRun(db: Db, reader: JournalReader, runId: string, owner: 
     const row = found === undefined ? undefined : checked(RunRow, found, 'run', reader.file);
     if (!row) throw runNotFound(runId);
     // Liveness by the clock leases are measured by, read after the lock: the server's on PostgreSQL.
-    const clock = db.kind === 'sqlite' ? now : db.now();
+    const clock = db.leaseClock(now);
     // No exception for "this process": a lease belongs to one session, and a live session's lease is never taken,
     // not even by another session of the same process (a second journal.resume while the first still drives).
     if (row.lease_token && leaseIsLive(row, clock, db.dialect.leaseByExpiry)) {

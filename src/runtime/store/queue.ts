@@ -77,7 +77,7 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
   const sentAt = monoNow();
   const tx = db.transaction(() => {
     const now = Date.now();
-    const clock = db.kind === 'sqlite' ? now : db.now();
+    const clock = db.leaseClock(now);
     const picked = pick.get(clock, ...k.params, ...skip) as { id: string } | undefined;
     if (!picked) return;
     const row = reader.run(picked.id);
@@ -174,7 +174,7 @@ export function waitingReason(db: Db, row: RunRow, leaseLive: boolean): string |
   const version = row.script_version ?? null;
   if (version === null) return 'no worker takes it: it was started without a script version; resume it with `logbook resume`';
   const short = version.slice(0, 8);
-  const clock = db.kind === 'sqlite' ? now : db.now();
+  const clock = db.leaseClock(now);
   if (!queued && row.lease_token !== null && row.lease_expires !== null && row.lease_expires > clock) {
     return `its holder is gone; a worker takes it when the lease expires (in ${Math.ceil((row.lease_expires - clock) / 1000)} s)`;
   }

@@ -39,7 +39,7 @@ export class JournalReader {
   private readonly q;
 
   constructor(
-    readonly db: Db,
+    private readonly db: Db,
     readonly file: string,
   ) {
     const { insertOrder } = db.dialect;

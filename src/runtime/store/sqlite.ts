@@ -1,7 +1,7 @@
 // The SQLite side of the store interface: the better-sqlite3 Database itself, given the dialect members `Db` adds.
 
 import type Database from 'better-sqlite3';
-import type { Db, Dialect } from './db';
+import { dbOf, type Db, type Dialect, type JournalConnection, type WriteSupport } from './db';
 
 export const SQLITE_DIALECT: Dialect = {
   lastEventSeq: null,
@@ -28,12 +28,34 @@ export function sqliteDb(raw: Database.Database): Db {
     now: Date.now,
     changed: (): void => undefined,
     schemaVersion: (): number => Number(raw.pragma('user_version', { simple: true })),
+    leaseClock: (now: number): number => now,
+    writeSupport: (): WriteSupport => sqliteWriteSupport(raw),
   };
   return Object.assign(raw, extra);
 }
 
+function sqliteWriteSupport(raw: Database.Database): WriteSupport {
+  // NORMAL, never OFF: at OFF a WAL checkpoint that a lazy commit triggers would not fsync the database file
+  // before the WAL restarts over the frames it copied, so a power loss could lose durable commits.
+  const before = raw.prepare('PRAGMA synchronous = NORMAL');
+  const after = raw.prepare('PRAGMA synchronous = FULL');
+  // SQLite applies `PRAGMA synchronous = …` when the statement is compiled: preparing the two left the level at FULL,
+  // and the first run of each is a no-op (the run's first lazy commit was fsynced). One run of each, now, primes them.
+  before.run();
+  after.run();
+  return {
+    lazyAround: { before, after },
+    lazyInside: undefined,
+    fence: undefined,
+    isFenceLost: () => false,
+    holdLease: () => undefined,
+    dropLease: () => undefined,
+  };
+}
+
 /** The better-sqlite3 Database behind a SQLite `Db`, for what only SQLite has (pragmas); throws on PostgreSQL. */
-export function sqliteOf(db: Db): Database.Database {
+export function sqliteOf(conn: Db | JournalConnection): Database.Database {
+  const db = dbOf(conn);
   if (db.kind !== 'sqlite') throw new Error(`${db.name} is a ${db.kind} journal, not a SQLite file.`);
   return db as unknown as Database.Database;
 }

@@ -4,8 +4,7 @@
 // Records that nothing depends on until the run writes again (a read-only action's result, a step's start) are
 // "written behind": held in memory and written first, in order, inside the run's next transaction.
 
-import { leaseTtlMs, type Db, type RunResult } from './db';
-import { PgFenceLost, type PgDb } from './pg/pgDb';
+import { dbOf, leaseTtlMs, type Db, type JournalConnection, type RunResult, type WriteSupport } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import { storageError } from './storageError';
 import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } from '../types';
@@ -72,44 +71,42 @@ export class RunWriter {
   private readonly lostLease = new AbortController();
   /** Why the lease is lost, once it is (read here rather than through the signal, whose `aborted` checks the lease). */
   private lost: LogbookError | undefined;
-  /** When the latest renewal this thread saw acknowledged was sent (monotonic ms); the PG thread's own are in `pgRenewed`. */
+  /** When the latest renewal this thread saw acknowledged was sent (monotonic ms); the engine's own are in `engineRenewed`. */
   private renewSentAt: number;
-  /** PostgreSQL: the worker thread's last acknowledged renewal (monotonic µs, when it was sent), or -1 once it found the lease taken. */
-  private readonly pgRenewed: BigInt64Array | undefined;
+  /**
+   * Where the engine renews the lease itself (PostgreSQL's thread): its last acknowledged renewal (monotonic µs, when
+   * it was sent), or -1 once it found the lease taken. Undefined where this writer's heartbeat renews (SQLite).
+   */
+  private readonly engineRenewed: BigInt64Array | undefined;
   /** Fires when the lease stops being trusted, so a listener of ctx.signal hears it without anyone asking. */
   private deadlineTimer: NodeJS.Timeout | undefined;
   /** Effects whose execute (or inverse) runs now, by id: an LB_LEASE_LOST names them, as they may still send. */
   private readonly effects = new Map<string, string>();
   /** What execute, verify and compensate get to check the lease with (see EffectContext). */
   readonly leaseChecks: Pick<EffectContext, 'signal' | 'assertLease' | 'leaseValid'>;
-  /** PostgreSQL only: the worker thread renews the lease and announces changed runs. */
-  private readonly pg: PgDb | undefined;
-  /** PostgreSQL lazy commit: `SET LOCAL synchronous_commit = off` inside the transaction (SQLite switches the pragma around it). */
-  private readonly lazyLocal;
+  /** What the engine does its own way: lazy commits, the fence, renewing the lease (Db.writeSupport). */
+  private readonly w: WriteSupport;
   private readonly renewParams: Db['dialect']['renewParams'];
 
   /** The run's status as this session last wrote it (or took it with), for RUN_TRANSITIONS. */
   private status: StoredRunStatus | undefined;
 
+  private readonly db: Db;
+
   constructor(
-    private readonly db: Db,
+    conn: Db | JournalConnection,
     readonly lease: Lease,
     nextActionSeq: number,
     readonly durability: Durability = 'full',
   ) {
+    const db = (this.db = dbOf(conn));
     this.nextSeq = nextActionSeq;
     this.status = lease.status;
     const t = db.transaction((fn: () => unknown) => fn());
     this.tx = (fn) => t.immediate(fn);
-    const sqlite = db.kind === 'sqlite';
-    this.pg = sqlite ? undefined : (db as PgDb);
-    this.lazyLocal = sqlite ? undefined : db.prepare('SET LOCAL synchronous_commit = off');
+    this.w = db.writeSupport();
     this.renewParams = db.dialect.renewParams;
     this.s = {
-      // NORMAL, never OFF: at OFF a WAL checkpoint that a lazy commit triggers would not fsync the database file
-      // before the WAL restarts over the frames it copied, so a power loss could lose durable commits.
-      syncLazy: sqlite ? db.prepare('PRAGMA synchronous = NORMAL') : undefined,
-      syncFull: sqlite ? db.prepare('PRAGMA synchronous = FULL') : undefined,
       renew: db.prepare(db.dialect.renewLease),
       holds: db.prepare('SELECT 1 FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
       event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)${db.dialect.returningSeq}`),
@@ -146,12 +143,8 @@ export class RunWriter {
       compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
       compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
     };
-    // SQLite applies `PRAGMA synchronous = …` when the statement is compiled: preparing the two left the level at FULL,
-    // and the first run of each is a no-op (the run's first lazy commit was fsynced). One run of each, now, primes them.
-    this.s.syncLazy?.run();
-    this.s.syncFull?.run();
     this.renewSentAt = lease.sentAt ?? monoNow();
-    this.pgRenewed = this.pg?.holdLease(lease, LEASE_TTL_MS, (reason) => void this.loseLease(reason));
+    this.engineRenewed = this.w.holdLease(lease, LEASE_TTL_MS, (reason) => void this.loseLease(reason));
     this.leaseChecks = { signal: this.checkedSignal(), assertLease: () => this.assertHolds(), leaseValid: () => this.leaseValid() };
     this.armDeadline();
   }
@@ -184,8 +177,8 @@ export class RunWriter {
 
   /** When the lease stops being trusted by this process's clock: the last acknowledged renewal's send time + TTL − margin. */
   private trustedUntil(): number {
-    const pg = this.pgRenewed ? Number(Atomics.load(this.pgRenewed, 0)) / 1000 : 0;
-    return Math.max(this.renewSentAt, pg) + LEASE_TTL_MS - LEASE_MARGIN_MS;
+    const engine = this.engineRenewed ? Number(Atomics.load(this.engineRenewed, 0)) / 1000 : 0;
+    return Math.max(this.renewSentAt, engine) + LEASE_TTL_MS - LEASE_MARGIN_MS;
   }
 
   /**
@@ -194,7 +187,7 @@ export class RunWriter {
    */
   leaseValid(): boolean {
     if (this.lost !== undefined) return false;
-    if (this.pgRenewed !== undefined && Atomics.load(this.pgRenewed, 0) < 0n) {
+    if (this.engineRenewed !== undefined && Atomics.load(this.engineRenewed, 0) < 0n) {
       this.loseLease('another process took it over');
       return false;
     }
@@ -232,7 +225,7 @@ export class RunWriter {
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.lostLease.abort(err);
-    this.pg?.dropLease(this.lease);
+    this.w.dropLease(this.lease);
     return err;
   }
 
@@ -277,10 +270,10 @@ export class RunWriter {
    * (SELECT … FOR UPDATE, then its epoch bump) — so it waits for this commit, and every later transaction of this
    * writer fails its fence. The rest of the transaction is thereby fenced by the same statement's row lock.
    *
-   * On PostgreSQL the row count is checked by the worker thread, not here (PgDb.fence): it runs the UPDATE, and only
+   * On PostgreSQL the row count is checked by the PG thread, not here (PgDb.fence): it runs the UPDATE, and only
    * if it changed the row does it send the statements queued after it, then COMMIT; otherwise it rolls back and
    * nothing after the UPDATE ever reaches the server. The order on the connection is the same as when this thread read
-   * the count itself, so the row-lock argument above is unchanged; what goes is a hop to the worker thread and back
+   * the count itself, so the row-lock argument above is unchanged; what goes is a hop to the PG thread and back
    * per transaction: the whole transaction is one request. (Fencing each write in its own statement would be as sound,
    * but every statement would repeat the runs lookup, and the renewal would still be one more statement.)
    */
@@ -293,7 +286,7 @@ export class RunWriter {
     try {
       this.writeFenced(durable, fn, renew);
     } catch (err) {
-      if (err instanceof PgFenceLost) throw this.loseLease('another process took it over');
+      if (this.w.isFenceLost(err)) throw this.loseLease('another process took it over');
       // A locked, full, read-only or damaged journal is not the script failing: every later write of this run throws
       // the same error, so a script that catches it cannot go on unjournaled, and the engine stops the run resumable.
       const storage = storageError(err, this.db.name);
@@ -309,10 +302,10 @@ export class RunWriter {
     let renewed = false;
     const pending = this.pending;
     const body = (): void => {
-      if (!durable) this.lazyLocal?.run();
+      if (!durable) this.w.lazyInside?.run();
       let fenced: boolean;
-      if (this.pg !== undefined) {
-        this.pg.fence(this.db.dialect.renewLease, this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
+      if (this.w.fence !== undefined) {
+        this.w.fence(this.db.dialect.renewLease, this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
         fenced = true;
         renewed = true;
       } else if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
@@ -326,20 +319,21 @@ export class RunWriter {
       for (const record of pending) record();
       fn(now);
     };
-    if (durable || this.s.syncLazy === undefined) {
+    const around = durable ? undefined : this.w.lazyAround;
+    if (around === undefined) {
       this.tx(body);
     } else {
-      this.s.syncLazy.run();
+      around.before.run();
       try {
         this.tx(body);
       } finally {
-        this.s.syncFull?.run();
+        around.after.run();
       }
     }
     // Committed: the renewal inside it is acknowledged.
     if (renewed && sentAt > this.renewSentAt) this.renewSentAt = sentAt;
     if (pending.length > 0) this.clearPending();
-    this.pg?.changed(this.lease.runId);
+    this.db.changed(this.lease.runId);
   }
 
   /**
@@ -390,10 +384,10 @@ export class RunWriter {
 
   /**
    * Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). On PostgreSQL
-   * the worker thread renews it (so a busy main thread cannot starve it); here only what waits behind is written.
+   * the PG thread renews it (so a busy main thread cannot starve it); here only what waits behind is written.
    */
   heartbeat(): void {
-    if (this.pg) this.writePending();
+    if (this.engineRenewed !== undefined) this.writePending();
     else this.write(false, () => undefined, true);
   }
 
@@ -419,16 +413,16 @@ export class RunWriter {
     this.clearPending();
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
-    this.pg?.dropLease(this.lease);
-    this.s.syncLazy?.run();
+    this.w.dropLease(this.lease);
+    this.w.lazyAround?.before.run();
     try {
       // Fenced by token and epoch, so it is also safe once the lease is lost: a run taken over is left alone, and one
       // this process only stopped trusting (no one took it) becomes resumable at once.
       this.s.release.run(this.lease.runId, this.lease.token, this.lease.epoch);
     } finally {
-      this.s.syncFull?.run();
+      this.w.lazyAround?.after.run();
     }
-    this.pg?.changed(this.lease.runId);
+    this.db.changed(this.lease.runId);
   }
 
   runStatus(status: StoredRunStatus, opts: { output?: string | null; error?: unknown; kind?: string; data?: unknown } = {}): void {

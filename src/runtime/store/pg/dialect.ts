@@ -1,7 +1,7 @@
 // What PostgreSQL's SQL says differently from SQLite's, for the store interface (see store/db.ts).
 
 import type { Dialect } from '../db';
-import { PG_NOW } from './protocol';
+import { PG_NOW } from './threadProtocol';
 
 export const PG_DIALECT: Dialect = {
   indexedBy: () => '',

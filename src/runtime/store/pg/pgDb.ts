@@ -1,4 +1,4 @@
-// PgDb: the store interface on PostgreSQL, synchronous like better-sqlite3: the pg client runs on a worker thread and
+// PgDb: the store interface on PostgreSQL, synchronous like better-sqlite3: the pg client runs on a thread and
 // this thread blocks on Atomics.wait until its answer is posted (then takes it with receiveMessageOnPort).
 
 import * as fs from 'node:fs';
@@ -6,25 +6,25 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { ErrorCodes, LogbookError } from '../../errors';
-import { redactUrl, type Db, type RunResult, type Statement, type Transaction } from '../db';
+import { redactUrl, type Db, type LeaseKey, type RunResult, type Statement, type Transaction, type WriteSupport } from '../db';
 import { PG_DIALECT } from './dialect';
-import { pgFailure } from './errors';
-import { FENCE_LOST_CODE, PG_NOW, WORKER_GONE, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgWorkerData } from './protocol';
+import { pgFailure } from './pgErrors';
+import { FENCE_LOST_CODE, PG_NOW, THREAD_GONE, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgThreadData } from './threadProtocol';
 
-/** Where the worker's code is: next to the bundle in dist/, or the TypeScript source under tsx (tests). */
-function workerEntry(): { file: string; execArgv: string[] } {
-  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'pgWorker.ts'), execArgv: ['--require', createRequire(__filename).resolve('tsx/cjs')] };
-  return { file: path.join(__dirname, 'pgWorker.js'), execArgv: [] };
+/** Where the thread's code is: next to the bundle in dist/, or the TypeScript source under tsx (tests). */
+function threadEntry(): { file: string; execArgv: string[] } {
+  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'pgThread.ts'), execArgv: ['--require', createRequire(__filename).resolve('tsx/cjs')] };
+  return { file: path.join(__dirname, 'pgThread.js'), execArgv: [] };
 }
 
-/** A worker whose heartbeat is this old is dead: its beats come every WORKER_BEAT_MS, even while it waits on the server. */
-const WORKER_SILENT_MS = 10_000;
+/** A thread whose heartbeat is this old is dead: its beats come every THREAD_BEAT_MS, even while it waits on the server. */
+const THREAD_SILENT_MS = 10_000;
 
-function workerFailure(name: string, what: string): LogbookError {
+function threadFailure(name: string, what: string): LogbookError {
   return new LogbookError(
     ErrorCodes.DB_IO,
-    `The PostgreSQL journal ${name} cannot be used: ${what}. Nothing journaled was lost: a transaction the worker had not committed was rolled back by the server.`,
-    'Reinstall Logbook if a file is missing (dist/pgWorker.js must sit next to the CLI), then run the command again (`logbook resume <run-id>` for a run it stopped).',
+    `The PostgreSQL journal ${name} cannot be used: ${what}. Nothing journaled was lost: a transaction the thread had not committed was rolled back by the server.`,
+    'Reinstall Logbook if a file is missing (dist/pgThread.js must sit next to the CLI), then run the command again (`logbook resume <run-id>` for a run it stopped).',
     { db: name },
   );
 }
@@ -116,7 +116,7 @@ class PgStatement implements Statement {
   }
 }
 
-/** A transaction's fence (PgDb.fence) changed no row: the worker rolled the transaction back, and nothing of it was written. */
+/** A transaction's fence (PgDb.fence) changed no row: the thread rolled the transaction back, and nothing of it was written. */
 export class PgFenceLost extends Error {
   constructor() {
     super('The transaction was not written: its fencing statement changed no row.');
@@ -129,20 +129,20 @@ export interface PgDbOptions {
   readonly notifyEveryMs?: number;
   /** A statement that gets no answer for this long fails as LB_DB_UNREACHABLE. */
   readonly queryTimeoutMs?: number;
-  /** Bounds the worker thread's heap (MB): a runaway result then ends the worker (LB_DB_IO), not the process. */
-  readonly workerHeapMb?: number;
+  /** Bounds the PG thread's heap (MB): a runaway result then ends the thread (LB_DB_IO), not the process. */
+  readonly threadHeapMb?: number;
 }
 
 export class PgDb implements Db {
   readonly kind = 'postgres' as const;
   readonly dialect = PG_DIALECT;
   readonly name: string;
-  private readonly worker: Worker;
+  private readonly thread: Worker;
   private readonly flag: Int32Array;
   private readonly port: MessagePort;
   private readonly events: MessagePort;
   private closed = false;
-  /** Set once the worker thread is gone: every later call throws it. */
+  /** Set once the PG thread is gone: every later call throws it. */
   private dead: LogbookError | undefined;
   private readonly beat: BigInt64Array;
   private readonly statements = new Map<string, string>();
@@ -156,23 +156,23 @@ export class PgDb implements Db {
 
   constructor(url: string, opts: PgDbOptions = {}) {
     this.name = redactUrl(url);
-    const entry = workerEntry();
-    if (!fs.existsSync(entry.file)) throw workerFailure(this.name, `its worker thread's code ${entry.file} is missing`);
+    const entry = threadEntry();
+    if (!fs.existsSync(entry.file)) throw threadFailure(this.name, `its PostgreSQL thread's code ${entry.file} is missing`);
     const sab = new SharedArrayBuffer(16);
     this.flag = new Int32Array(sab, 0, 1);
     this.beat = new BigInt64Array(sab, 8, 1);
-    // Counts as a beat until the worker's first (its start-up, under tsx a compile, takes a while).
+    // Counts as a beat until the thread's first (its start-up, under tsx a compile, takes a while).
     Atomics.store(this.beat, 0, BigInt(Date.now()));
     const req = new MessageChannel();
     const ev = new MessageChannel();
     this.port = req.port1;
     this.events = ev.port1;
-    const data: PgWorkerData = { url, flag: sab, requests: req.port2, events: ev.port2, notifyEveryMs: opts.notifyEveryMs ?? 50, queryTimeoutMs: opts.queryTimeoutMs ?? 60_000 };
-    const limits = opts.workerHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } };
-    this.worker = new Worker(entry.file, { workerData: data, transferList: [req.port2, ev.port2], execArgv: entry.execArgv, stdout: false, stderr: false, ...limits });
+    const data: PgThreadData = { url, flag: sab, requests: req.port2, events: ev.port2, notifyEveryMs: opts.notifyEveryMs ?? 50, queryTimeoutMs: opts.queryTimeoutMs ?? 60_000 };
+    const limits = opts.threadHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: opts.threadHeapMb } };
+    this.thread = new Worker(entry.file, { workerData: data, transferList: [req.port2, ev.port2], execArgv: entry.execArgv, stdout: false, stderr: false, ...limits });
     // Its death is seen by the heartbeat; the event only keeps it from being an uncaught 'error'.
-    this.worker.on('error', () => undefined);
-    this.worker.unref();
+    this.thread.on('error', () => undefined);
+    this.thread.unref();
     this.events.on('message', (e: PgEvent) => this.lostListeners.get(e.runId)?.(e));
     this.events.unref();
   }
@@ -181,21 +181,21 @@ export class PgDb implements Db {
     return !this.closed;
   }
 
-  /** Sends one request and blocks this thread until the worker answers it. */
+  /** Sends one request and blocks this thread until the thread answers it. */
   private request(req: PgRequest, during: string): PgResultMsg[] {
     if (this.dead) throw this.dead;
     if (this.closed) throw new Error(`The PostgreSQL journal ${this.name} is closed.`);
-    if (Atomics.load(this.flag, 0) === WORKER_GONE) throw this.workerDied('its worker thread exited');
+    if (Atomics.load(this.flag, 0) === THREAD_GONE) throw this.threadDied('its PostgreSQL thread exited');
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(req);
     for (;;) {
-      // Waits in slices, so a worker that dies without answering is noticed (a dead thread never wakes this one).
+      // Waits in slices, so a thread that dies without answering is noticed (a dead thread never wakes this one).
       Atomics.wait(this.flag, 0, 0, 250);
       const got = receiveMessageOnPort(this.port);
       if (got === undefined) {
-        if (Atomics.load(this.flag, 0) === WORKER_GONE) throw this.workerDied(`its worker thread exited while ${during}`);
+        if (Atomics.load(this.flag, 0) === THREAD_GONE) throw this.threadDied(`its PostgreSQL thread exited while ${during}`);
         const silent = Date.now() - Number(Atomics.load(this.beat, 0));
-        if (silent > WORKER_SILENT_MS) throw this.workerDied(`its worker thread stopped (no sign of life for ${silent} ms) while ${during}`);
+        if (silent > THREAD_SILENT_MS) throw this.threadDied(`its PostgreSQL thread stopped (no sign of life for ${silent} ms) while ${during}`);
         continue;
       }
       const reply = got.message as PgReply;
@@ -211,16 +211,16 @@ export class PgDb implements Db {
     }
   }
 
-  /** The worker is gone: so is its connection, and with it any transaction it held open (the server rolls it back). */
-  private workerDied(what: string): LogbookError {
-    this.dead = workerFailure(this.name, what);
+  /** The thread is gone: so is its connection, and with it any transaction it held open (the server rolls it back). */
+  private threadDied(what: string): LogbookError {
+    this.dead = threadFailure(this.name, what);
     this.closed = true;
     this.depth = 0;
     this.batch = [];
     this.begun = false;
     this.events.close();
     this.port.close();
-    void this.worker.terminate();
+    void this.thread.terminate();
     return this.dead;
   }
 
@@ -253,9 +253,9 @@ export class PgDb implements Db {
   }
 
   /**
-   * Queues the transaction's fencing statement (an UPDATE whose WHERE clause holds the lease): the worker checks its
+   * Queues the transaction's fencing statement (an UPDATE whose WHERE clause holds the lease): the thread checks its
    * row count itself, before it sends the statements after it, so the caller need not read it (which would cost a hop
-   * to the worker thread). If it changed no row, the worker rolls back and the transaction throws PgFenceLost.
+   * to the PG thread). If it changed no row, the thread rolls back and the transaction throws PgFenceLost.
    */
   fence(sql: string, params: unknown[]): void {
     if (this.depth === 0) throw new Error('PgDb.fence belongs inside a transaction.');
@@ -355,12 +355,27 @@ export class PgDb implements Db {
     return (this.prepare('SELECT COALESCE(MAX(version), 0) FROM logbook_schema').pluck().get() as number | null) ?? 0;
   }
 
+  leaseClock(): number {
+    return this.now();
+  }
+
+  writeSupport(): WriteSupport {
+    return {
+      lazyAround: undefined,
+      lazyInside: this.prepare('SET LOCAL synchronous_commit = off'),
+      fence: (sql, params) => this.fence(sql, params),
+      isFenceLost: (err) => err instanceof PgFenceLost,
+      holdLease: (lease, ttlMs, onLost) => this.holdLease(lease, ttlMs, onLost),
+      dropLease: (lease) => this.dropLease(lease),
+    };
+  }
+
   /**
-   * Renews the run's lease from the worker thread every third of `ttlMs` until `dropLease`; `onLost` is called (on this
+   * Renews the run's lease from the PG thread every third of `ttlMs` until `dropLease`; `onLost` is called (on this
    * thread's event loop) when a renewal finds another epoch, or none succeeded for a whole TTL. Returns the slot where
-   * the worker publishes its acknowledged renewals (see PgSignal's `renewed`).
+   * the thread publishes its acknowledged renewals (see PgSignal's `renewed`).
    */
-  holdLease(lease: { runId: string; token: string; epoch: number }, ttlMs: number, onLost: (reason: string) => void): BigInt64Array {
+  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void): BigInt64Array {
     this.lostListeners.set(lease.runId, (e) => {
       if (e.epoch === lease.epoch) onLost(e.reason);
     });
@@ -370,7 +385,7 @@ export class PgDb implements Db {
     return new BigInt64Array(renewed);
   }
 
-  dropLease(lease: { runId: string; token: string; epoch: number }): void {
+  dropLease(lease: LeaseKey): void {
     this.lostListeners.delete(lease.runId);
     this.post({ kind: 'lease', op: 'drop', runId: lease.runId, token: lease.token, epoch: lease.epoch, ttlMs: 0 });
   }
@@ -383,7 +398,7 @@ export class PgDb implements Db {
       this.closed = true;
       this.events.close();
       this.port.close();
-      void this.worker.terminate();
+      void this.thread.terminate();
     }
   }
 }

@@ -1,4 +1,4 @@
-// Messages between PgDb (the caller's thread, blocked on Atomics.wait) and the pg client on its worker thread.
+// Messages between PgDb (the caller's thread, blocked on Atomics.wait) and the pg client on its PostgreSQL thread.
 
 import type { MessagePort } from 'node:worker_threads';
 
@@ -8,7 +8,7 @@ export interface PgStatementMsg {
   readonly params: readonly unknown[];
   readonly array: boolean;
   /**
-   * The transaction's fence: if this statement changes no row, the worker rolls the transaction back at once, sends
+   * The transaction's fence: if this statement changes no row, the thread rolls the transaction back at once, sends
    * nothing more of the batch, and answers with FENCE_LOST_CODE (see PgDb.fence).
    */
   readonly fence?: boolean;
@@ -17,7 +17,7 @@ export interface PgStatementMsg {
 /** The code of the error a batch ends with when its fencing statement changed no row (not a SQLSTATE: those are 5 characters). */
 export const FENCE_LOST_CODE = 'LB_FENCE_LOST';
 
-/** Requests the caller waits for: the worker answers each with exactly one PgReply, then wakes it. */
+/** Requests the caller waits for: the thread answers each with exactly one PgReply, then wakes it. */
 export type PgRequest =
   /**
    * `continues`: the batch goes on with a transaction an earlier batch began. It must run on that very connection:
@@ -38,7 +38,7 @@ export type PgSignal =
       readonly epoch: number;
       readonly ttlMs: number;
       /**
-       * 'hold': one BigInt64 the worker keeps current: when its latest acknowledged renewal was sent (monotonic µs,
+       * 'hold': one BigInt64 the thread keeps current: when its latest acknowledged renewal was sent (monotonic µs,
        * leaseClock.monoMicros), or -1 once a renewal found the lease taken. The caller reads it without waiting for a message.
        */
       readonly renewed?: SharedArrayBuffer;
@@ -62,15 +62,15 @@ export interface PgErrorMsg {
 
 export type PgReply = { readonly ok: true; readonly results: readonly PgResultMsg[] } | { readonly ok: false; readonly error: PgErrorMsg };
 
-/** Events the worker raises on its own (the caller listens without blocking). */
+/** Events the thread raises on its own (the caller listens without blocking). */
 export type PgEvent = { readonly kind: 'lease-lost'; readonly runId: string; readonly epoch: number; readonly reason: string };
 
-export interface PgWorkerData {
+export interface PgThreadData {
   readonly url: string;
   /**
-   * Int32 slot 0: 0 while a request is pending, 1 once its reply is posted, WORKER_GONE once the worker is exiting.
-   * Bytes 8–15 (a BigInt64): the worker's heartbeat, Date.now() every WORKER_BEAT_MS, which the blocked caller reads
-   * to tell a slow answer from a worker that died without a word (out of memory, terminated).
+   * Int32 slot 0: 0 while a request is pending, 1 once its reply is posted, THREAD_GONE once the thread is exiting.
+   * Bytes 8–15 (a BigInt64): the thread's heartbeat, Date.now() every THREAD_BEAT_MS, which the blocked caller reads
+   * to tell a slow answer from a thread that died without a word (out of memory, terminated).
    */
   readonly flag: SharedArrayBuffer;
   readonly requests: MessagePort;
@@ -82,7 +82,7 @@ export interface PgWorkerData {
 /** The server's clock in epoch milliseconds: the one clock leases on PostgreSQL are measured by. */
 export const PG_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
-/** The flag's value once the worker is exiting: no reply will come. */
-export const WORKER_GONE = 2;
-/** How often the worker writes its heartbeat. */
-export const WORKER_BEAT_MS = 100;
+/** The flag's value once the thread is exiting: no reply will come. */
+export const THREAD_GONE = 2;
+/** How often the thread writes its heartbeat. */
+export const THREAD_BEAT_MS = 100;

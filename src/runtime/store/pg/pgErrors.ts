@@ -1,7 +1,7 @@
 // PostgreSQL failures as Logbook errors: a server that cannot be reached, refuses the role, or is full is storage (exit 5).
 
 import { ErrorCodes, LogbookError, type ErrorCode } from '../../errors';
-import type { PgErrorMsg } from './protocol';
+import type { PgErrorMsg } from './threadProtocol';
 
 const KEEP = 'Nothing journaled was lost: the run stays resumable, and its in-doubt actions are still recorded.';
 
@@ -39,7 +39,7 @@ const REMEDY: Partial<Record<ErrorCode, (where: string) => string>> = {
   [ErrorCodes.DB_IO]: () => 'The server reported damaged data: check its log and its disk, then run `logbook resume <run-id>`.',
 };
 
-/** The Logbook error for a failure reported by the worker while `during` on the journal `where` (a redacted URL). */
+/** The Logbook error for a failure reported by the thread while `during` on the journal `where` (a redacted URL). */
 export function pgFailure(e: PgErrorMsg, where: string, during: string): Error {
   const code = storageCode(e);
   if (code === undefined) return new PgError(e.message, e.code, e.detail);

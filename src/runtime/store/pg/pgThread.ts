@@ -5,12 +5,12 @@ import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
 import { monoMicros } from '../leaseClock';
-import { FENCE_LOST_CODE, PG_NOW, WORKER_BEAT_MS, WORKER_GONE, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgWorkerData } from './protocol';
+import { FENCE_LOST_CODE, PG_NOW, THREAD_BEAT_MS, THREAD_GONE, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgThreadData } from './threadProtocol';
 
 // int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
-const data = workerData as PgWorkerData;
+const data = workerData as PgThreadData;
 const flag = new Int32Array(data.flag);
 const beat = new BigInt64Array(data.flag, 8, 1);
 
@@ -18,9 +18,9 @@ const beat = new BigInt64Array(data.flag, 8, 1);
 // flag for an exit this thread gets to announce.
 const beatNow = (): void => void Atomics.store(beat, 0, BigInt(Date.now()));
 beatNow();
-setInterval(beatNow, WORKER_BEAT_MS).unref();
+setInterval(beatNow, THREAD_BEAT_MS).unref();
 process.on('exit', () => {
-  Atomics.store(flag, 0, WORKER_GONE);
+  Atomics.store(flag, 0, THREAD_GONE);
   Atomics.notify(flag, 0);
 });
 const requests: MessagePort = data.requests;

@@ -2,7 +2,7 @@
 
 import { ErrorCodes, LogbookError } from '../../errors';
 import { LATEST_VERSION } from '../migrations';
-import { PG_MIGRATIONS } from './migrations';
+import { PG_MIGRATIONS } from './pgMigrations';
 import { PgDb } from './pgDb';
 
 /** pg_advisory_xact_lock key of schema migrations ("Logb" in ASCII): two processes starting at once migrate once. */

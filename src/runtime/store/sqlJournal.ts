@@ -1,0 +1,87 @@
+// JournalStore over a `Db`: the one implementation both engines share, each through its own Db and Dialect
+// (store/sqlite.ts, store/pg/pgDb.ts), so the domain operations are written once and behave alike on both.
+
+import type { Db, JournalConnection } from './db';
+import { deleteRun, type DeletedCounts } from './deleteRun';
+import type { JournalStore } from './journalStore';
+import { acquireRun, createRun, type AcquireOptions, type NewRun } from './lease';
+import { JournalOverview } from './overview';
+import { leaseIsLive, type LeaseFields, type Owner } from './owner';
+import { claimRun, enqueueRun, forgetWorker, recordWorker, releaseLease, waitingReason, type Claimed, type Known, type QueuedRun, type WorkerInfo } from './queue';
+import { JournalReader } from './reader';
+import type { RunRow } from './rows';
+import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './writer';
+
+export class SqlJournal implements JournalStore {
+  readonly file: string;
+  readonly reader: JournalReader;
+
+  constructor(private readonly conn: Db) {
+    this.file = conn.name;
+    this.reader = new JournalReader(conn, conn.name);
+  }
+
+  get db(): JournalConnection {
+    return this.conn as unknown as JournalConnection;
+  }
+
+  createRun(run: NewRun, owner: Owner): Lease {
+    return createRun(this.conn, this.reader, run, owner);
+  }
+
+  enqueueRun(run: QueuedRun): void {
+    enqueueRun(this.conn, this.reader, run);
+  }
+
+  acquireRun(runId: string, owner: Owner, opts: AcquireOptions): Lease {
+    return acquireRun(this.conn, this.reader, runId, owner, opts);
+  }
+
+  claimRun(owner: Owner, known: readonly Known[], opts: { readonly skip?: ReadonlySet<string>; readonly ttlMs?: number } = {}): Claimed | undefined {
+    return claimRun(this.conn, this.reader, owner, known, opts.ttlMs ?? LEASE_TTL_MS, opts.skip);
+  }
+
+  openWriter(lease: Lease, durability?: Durability): RunWriter {
+    return new RunWriter(this.conn, lease, this.reader.nextActionSeq(lease.runId), durability);
+  }
+
+  releaseLease(lease: Lease): boolean {
+    return releaseLease(this.conn, lease);
+  }
+
+  deleteRun(runId: string): DeletedCounts {
+    return deleteRun(this.conn, this.reader, runId);
+  }
+
+  recordWorker(w: WorkerInfo): void {
+    recordWorker(this.conn, w);
+  }
+
+  forgetWorker(name: string, owner: string): void {
+    forgetWorker(this.conn, name, owner);
+  }
+
+  waitingReason(row: RunRow, leaseLive: boolean): string | undefined {
+    return waitingReason(this.conn, row, leaseLive);
+  }
+
+  overview(): JournalOverview {
+    return new JournalOverview(this.conn, this.file);
+  }
+
+  leaseClock(): number {
+    return this.conn.leaseClock(Date.now());
+  }
+
+  leaseIsLive(lease: LeaseFields, now: number): boolean {
+    return leaseIsLive(lease, now, this.conn.dialect.leaseByExpiry);
+  }
+
+  schemaVersion(): number {
+    return this.conn.schemaVersion();
+  }
+
+  close(): void {
+    if (this.conn.open) this.conn.close();
+  }
+}
