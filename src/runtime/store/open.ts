@@ -23,7 +23,7 @@ function corrupt(file: string, err: unknown): LogbookError {
   return new LogbookError(
     ErrorCodes.DB_CORRUPT,
     `${file} is not a readable Logbook journal (${describe(err)}).`,
-    'Point --db at the right file, or move this one aside to start a fresh journal; it was not modified.',
+    'Point --journal at the right file, or move this one aside to start a fresh journal; it was not modified.',
     { file },
   );
 }
@@ -57,7 +57,7 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
 function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
   const abs = path.resolve(file);
   if (opts.readonly && !fs.existsSync(abs)) {
-    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no journal at ${abs}.`, 'Start a run first (`logbook run <script>`), or pass --db with the journal you meant.', { file: abs });
+    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no journal at ${abs}.`, 'Start a run first (`logbook run <script>`), or pass --journal with the journal you meant.', { file: abs });
   }
   checkStorage(abs, opts.readonly === true);
   let db: SqliteDatabase;
@@ -110,7 +110,7 @@ function readonlyFolder(abs: string): LogbookError {
   return new LogbookError(
     ErrorCodes.DB_READONLY,
     `The journal ${abs} cannot be opened: its folder ${path.dirname(abs)} is read-only, and SQLite must create the journal's -shm file beside it even to read it. The journal itself was not touched.`,
-    'Make the folder writable for this user (or remount the volume read-write), or copy the journal with its -wal file to a writable folder and pass --db with the copy; do not delete the original (it holds in-doubt state).',
+    'Make the folder writable for this user (or remount the volume read-write), or copy the journal with its -wal file to a writable folder and pass --journal with the copy; do not delete the original (it holds in-doubt state).',
     { file: abs },
   );
 }
@@ -140,7 +140,7 @@ function checkStorage(abs: string, readonly: boolean): void {
     throw new LogbookError(
       ErrorCodes.DB_EMPTY,
       `The journal ${abs} is an empty file (0 bytes): it holds no runs.`,
-      'Pass --db with the journal you meant; a run started with `logbook run` turns this file into a journal. (A journal copied while in use needs its -wal file copied with it.)',
+      'Pass --journal with the journal you meant; a run started with `logbook run` turns this file into a journal. (A journal copied while in use needs its -wal file copied with it.)',
       { file: abs },
     );
   }
