@@ -50,7 +50,7 @@ describe('logbook rehearse on PostgreSQL', function () {
     assert.equal(pg.server.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'logbook\\_%'", database), '0', 'no schema left behind');
   });
 
-  it('refuses a file for --db, and --depth above 1 on PostgreSQL, saying why', () => {
+  it('refuses a file for --journal, and --depth above 1 on PostgreSQL, saying why', () => {
     const cwd = tmpDir('logbook-rehearse-pg-');
     const run = (extra: string[]) => spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), ...extra], { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     const file = run(['--journal', path.join(cwd, 'j.db')]);

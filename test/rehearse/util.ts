@@ -13,7 +13,7 @@ export interface RehearseRun {
 }
 
 /**
- * Runs `logbook rehearse <args>` (no --db: every campaign gets its own scratch journal). The report is read from
+ * Runs `logbook rehearse <args>` (no --journal: every campaign gets its own scratch journal). The report is read from
  * --json output, or with `human` from a --report file while stdout keeps the human output.
  */
 export function rehearse(cwd: string, args: string[], env: Record<string, string> = {}, human = false): RehearseRun {

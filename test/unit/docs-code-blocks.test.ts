@@ -94,7 +94,7 @@ describe('README and docs: code blocks', function () {
       assert.match(problems[5] ?? '', /--crash-at email\.send#1@mid-flight: /);
       assert.match(problems[6] ?? '', /--decide email:run-1:a@b=maybe: not <action-id>=happened\|not-happened/);
       assert.match(problems[7] ?? '', /no file examples\/no-such-agent\.ts/);
-      assert.deepEqual(await commandBlockProblems(planted('sh', "logbook resume run-1 --decide 'email:run-1:a@b=happened' --db x.db # a note")), []);
+      assert.deepEqual(await commandBlockProblems(planted('sh', "logbook resume run-1 --decide 'email:run-1:a@b=happened' --journal x.db # a note")), []);
     });
 
     it('a TypeScript block that misuses the API, or imports what the package does not export', () => {

@@ -117,7 +117,7 @@ export function cliOptions(usage: string): Map<string, Set<string>> {
   for (const line of usage.split('\n')) {
     const cmd = /^ {2}logbook ([a-z-]+)/.exec(line)?.[1];
     if (!cmd) continue;
-    const set = m.get(cmd) ?? new Set(['--db', '--json', '--help', '-h']);
+    const set = m.get(cmd) ?? new Set(['--journal', '--json', '--help', '-h']);
     for (const f of line.matchAll(/--[a-z][a-z-]*/g)) set.add(f[0]);
     m.set(cmd, set);
   }
