@@ -13,8 +13,8 @@ const ZOD_NAMESPACE = {
 const SQL_MESSAGE = 'SQL lives only in the store (src/runtime/store): add a domain operation there and call it.';
 const NO_SQL = [
   { selector: "CallExpression[callee.property.name='prepare']", message: SQL_MESSAGE },
-  { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA)\\s/]', message: SQL_MESSAGE },
-  { selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA)\\s/]', message: SQL_MESSAGE },
+  { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|LISTEN|NOTIFY|BEGIN|COMMIT|SET)\\s/]', message: SQL_MESSAGE },
+  { selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|LISTEN|NOTIFY|BEGIN|COMMIT|SET)\\s/]', message: SQL_MESSAGE },
 ];
 // Flat config replaces (does not merge) a rule set again by a later block, so every src/ block carries ZOD.
 // Every src/ folder. Import patterns match the specifier as written, so each folder's rules are stated once, as a

@@ -11,7 +11,7 @@ import { NOTIFY_CHANNEL, isPostgresUrl, openStore, redactUrl, type Store } from 
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { ENGLISH } from '../shared/zodEnglish';
 import { SecretMask } from '../shared/secrets';
-import { PgListener } from './listen';
+import { PgListener } from '../runtime/store';
 import { METHODS, Request, type ChangedNotice, type Method } from './readerProtocol';
 import { JournalQueries } from './queries';
 import { ChangeTracker, watchFolder } from './watch';

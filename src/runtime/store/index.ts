@@ -53,3 +53,5 @@ export { createSchema as createScratchSchema, dropSchemasStartingWith as dropScr
 // For callers that still hand the opaque connection to the store (runtime/compensate.ts, `new RunWriter(store.db, …)`
 // above): prefer JournalStore's methods (acquireRun, openWriter).
 export { acquireRun } from './lease';
+// The reader's change feed on PostgreSQL (LISTEN on a connection of its own): the statement stays in the store.
+export { PgListener, type ListenerEvents } from './pg/pgListener';

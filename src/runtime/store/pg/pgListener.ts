@@ -1,4 +1,4 @@
-// LISTEN on the PostgreSQL writers' channel, on a connection of the reader's own, reconnecting after any drop.
+// LISTEN on the PostgreSQL writers' channel, on a connection of the reader's own (the store's only SQL that is not a Db call), reconnecting after any drop.
 // The store's connection blocks its caller; this one only waits, so a notification reaches the reader at once.
 
 import type { Client } from 'pg';
