@@ -1,5 +1,6 @@
 // `logbook ls` and `logbook show`: the journal as tables for people and as JSON for machines.
 
+import { runFacts } from '../runtime/runFacts';
 import type { Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { runNotFound, type LogbookError } from '../runtime/errors';
@@ -29,25 +30,27 @@ export function damageJson(damage: Damage): Array<Record<string, unknown>> {
 }
 
 export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<string, unknown> {
-  const v = store.reader.view(row);
-  const at = (column: 'input' | 'output' | 'error') => (): JournalPlace => ({ runId: row.id, table: 'runs', column });
+  const f = runFacts(store, row);
+  damage.push(...f.damaged.map((d) => d.error));
+  // A damaged value is null in --json (an absent one is left out): the `damaged` list says why.
+  const shownValue = (column: 'input' | 'output', v: unknown): unknown => (f.damaged.some((d) => d.column === column) ? null : v);
   return {
-    id: row.id,
-    agent: row.agent,
-    status: v.effectiveStatus,
-    storedStatus: row.status,
-    attempt: row.attempt,
-    script: row.script,
-    input: shown(row.input, at('input'), damage),
-    output: shown(row.output, at('output'), damage),
-    error: shown(row.error, at('error'), damage, null),
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-    owner: v.leaseLive ? row.lease_owner : null,
-    leaseEpoch: row.lease_epoch,
-    scriptVersion: row.script_version ?? null,
-    waiting: store.waitingReason(row, v.leaseLive) ?? null,
-    forkedFrom: row.forked_from ? { runId: row.forked_from, step: row.forked_at_step } : null,
+    id: f.id,
+    agent: f.agent,
+    status: f.status,
+    storedStatus: f.storedStatus,
+    attempt: f.attempt,
+    script: f.script,
+    input: shownValue('input', f.input),
+    output: shownValue('output', f.output),
+    error: f.error,
+    createdAt: new Date(f.createdAt).toISOString(),
+    updatedAt: new Date(f.updatedAt).toISOString(),
+    owner: f.owner,
+    leaseEpoch: f.leaseEpoch,
+    scriptVersion: f.scriptVersion,
+    waiting: store.waitingReason(row, f.leaseLive) ?? null,
+    forkedFrom: f.forkedFrom,
   };
 }
 

@@ -5,10 +5,10 @@ import { ErrorCodes, LogbookError, describe } from './errors';
 import { startRun, resumeRun, recordApproval } from './engine';
 import { compensateRun } from './compensate';
 import type { CompensationReport, RunOutcome } from './outcomes';
-import { displayJournalJson, type JournalPlace } from './json';
 import type { InferInput, StandardSchema } from './schema';
 import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
 import type { RunRow } from './store/rows';
+import { runFacts } from './runFacts';
 import type { RunStatus } from './types';
 import type { DecisionInput } from './decisions';
 import type { OnDriving } from './hooks';
@@ -146,29 +146,22 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     return agent;
   };
 
+  // A damaged value is reported, not thrown: one damaged run must not hide the others (recoverInterrupted lists them all).
   const summary = (row: RunRow): RunSummary => {
-    const v = store.reader.view(row);
-    // A damaged value is reported, not thrown: one damaged run must not hide the others (recoverInterrupted lists them all).
-    const damaged: LogbookError[] = [];
-    const value = (text: string | null, column: 'input' | 'output' | 'error'): unknown => {
-      const d = displayJournalJson(text, (): JournalPlace => ({ runId: row.id, table: 'runs', column }));
-      if (d.ok) return d.value;
-      damaged.push(d.error);
-      return undefined;
-    };
+    const f = runFacts(store, row);
     return {
-      id: row.id,
-      agent: row.agent,
-      status: v.effectiveStatus,
-      ...(v.effectiveStatus === 'interrupted' ? { interruptedWhile: row.status === 'compensating' ? ('compensating' as const) : ('running' as const) } : {}),
-      attempt: row.attempt,
-      script: row.script,
-      input: value(row.input, 'input'),
-      output: value(row.output, 'output'),
-      error: row.error ? (value(row.error, 'error') ?? null) : null,
-      createdAt: new Date(row.created_at),
-      updatedAt: new Date(row.updated_at),
-      ...(damaged.length ? { damaged } : {}),
+      id: f.id,
+      agent: f.agent,
+      status: f.status,
+      ...(f.interruptedWhile ? { interruptedWhile: f.interruptedWhile } : {}),
+      attempt: f.attempt,
+      script: f.script,
+      input: f.input,
+      output: f.output,
+      error: f.error,
+      createdAt: new Date(f.createdAt),
+      updatedAt: new Date(f.updatedAt),
+      ...(f.damaged.length ? { damaged: f.damaged.map((d) => d.error) } : {}),
     };
   };
 
