@@ -19,7 +19,7 @@ import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
 import { isStorageError, storageError } from '../runtime/store/storageError';
 import { SecretMask, urlSecrets } from '../shared/secrets';
-import { currentJournalFlag, journalFlagValue } from '../shared/journalNames';
+import { currentJournalFlag, journalFlagCount, journalFlagValue } from '../shared/journalNames';
 
 const USAGE = `logbook — durable agent runs that resume instead of retry
 
@@ -261,6 +261,7 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
   const io = maskedIo(plainIo, argv);
   const [command, ...rest] = argv;
   try {
+    if (journalFlagCount(argv) > 1) throw usage('The journal is named more than once (--journal, or its old name --db): which one was meant is not clear. Pass --journal once.');
     const help = command === undefined ? undefined : commandHelp(command, rest);
     if (help !== undefined) {
       io.out(help);

@@ -63,6 +63,15 @@ export function currentJournalFlag(argv: readonly string[], warn: Warn): string[
   return out;
 }
 
+/**
+ * How many times `argv` (after currentJournalFlag) names the journal before a `--`: more than once is ambiguous
+ * (`--journal a --db b` would quietly take b), so the CLI refuses it.
+ */
+export function journalFlagCount(argv: readonly string[]): number {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).filter((a) => a === JOURNAL.flag || a.startsWith(`${JOURNAL.flag}=`)).length;
+}
+
 /** The value of `--journal F` / `--journal=F` (or the deprecated `--db`) in `argv`, for masking before parsing. */
 export function journalFlagValue(argv: readonly string[]): string | undefined {
   for (const flag of [JOURNAL.flag, LEGACY_JOURNAL.flag]) {

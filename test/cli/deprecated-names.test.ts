@@ -37,6 +37,13 @@ describe('deprecated names of the journal', () => {
     assert.match(r.warnings[0] ?? '', /--db is deprecated.*Write --journal instead\.$/);
   });
 
+  it('the journal named twice (--journal and --db) is refused before anything is opened', () => {
+    const other = path.join(dir, 'other.db');
+    const r = logbook(dir, ['ls', '--journal', journal, '--db', other], {});
+    assert.equal(r.status, 2);
+    assert.equal(fs.existsSync(other), false, 'neither journal was opened or created');
+  });
+
   it('$LOGBOOK_DB still names the journal and warns once; $LOGBOOK_JOURNAL wins over it, silently', () => {
     const old = logbook(dir, ['show', 'r1', '--json'], { LOGBOOK_DB: journal });
     assert.equal(old.status, 0);
