@@ -680,7 +680,7 @@ export class RunSession {
       const args = this.read(() => fromJournalJson(a.args, () => actionPlace(a, 'args')));
       if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, afterError ? { afterError: true, error: journaledError(a.error) } : {}), plan);
       const hooks = this.d.hooks;
-      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { ...(afterError ? { afterError: true } : {}), reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
+      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { ...(afterError ? { afterError: true, error: journaledError(a.error) } : {}), reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
       const out = await settleInDoubt(a, def, {
         writer: this.d.writer,
         ctx: this.ctx(a.id),
