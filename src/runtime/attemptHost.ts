@@ -48,7 +48,7 @@ export class AttemptHost {
 
   /** Whether a host pauses at boundaries: the fast paths, which have none, are off then. */
   get pauses(): boolean {
-    return this.d.hooks?.pause !== undefined;
+    return typeof this.d.hooks?.pause === 'function';
   }
 
   /**

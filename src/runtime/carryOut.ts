@@ -61,7 +61,7 @@ export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: Carry
     case 'run-again':
     case 'nothing-to-undo':
       // Read-only: going forward it runs again; settling, there is nothing to undo.
-      return notHappened('nothing-to-undo', 'read-only: nothing to undo', 're-executed');
+      return notHappened(plan.how, 'read-only: nothing to undo', 're-executed');
     case 're-execute-with-key':
       return { done: 'executed', how: plan.how, result: await d.execute('re-executed') };
     case 'decided-happened':
