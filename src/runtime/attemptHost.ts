@@ -56,7 +56,7 @@ export class AttemptHost {
    * then, so a run with no host takes no extra turn of the event loop, and parallel branches interleave as they did.
    */
   boundary(b: Boundary & Required<Pick<Boundary, 'event'>>): Promise<void> | undefined;
-  /** Without an event the boundary never waits: a stop check or a fault point alone. */
+  /** Without an event the boundary never waits: a stop check (entering run.do, a gate, a doubt to settle) or a fault point alone. */
   boundary(b: Omit<Boundary, 'event'>): void;
   boundary(b: Boundary): Promise<void> | undefined {
     if (b.stopFirst) this.checkStop();
@@ -69,8 +69,8 @@ export class AttemptHost {
     return undefined;
   }
 
-  /** A stop check on its own: a suspension, a failed journal, a lost lease, or the host asking the run to stop. */
-  checkStop(): void {
+  /** The stop check: a suspension, a failed journal, a lost lease, or the host asking the run to stop. */
+  private checkStop(): void {
     if (this.suspended) throw this.suspended;
     // A journal that failed stays failed for this attempt, even for a script that caught its error: nothing new starts.
     if (this.d.writer.broken) throw this.d.writer.broken;

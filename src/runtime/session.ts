@@ -309,7 +309,7 @@ export class RunSession {
   }
 
   private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: unknown, options?: DoOptions): Promise<R> {
-    this.h.checkStop();
+    this.h.boundary({ stopFirst: true });
     const frame = this.currentFrame();
     checkActionCall(action, frame);
     // An integration names the user's line it acted for; else the first frame of the user's own code calls run.do.
@@ -439,7 +439,7 @@ export class RunSession {
     // Every action still `started` here is a doubt no call of this attempt claimed: one its execute left after an
     // error the script caught, or one a crash left that the script, taking another branch, never called again.
     for (const a of this.read(() => this.d.reader.inDoubt(this.runId)).filter(only)) {
-      this.h.checkStop();
+      this.h.boundary({ stopFirst: true });
       const def = actionRegistry().get(a.type);
       if (!def) {
         throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
@@ -488,7 +488,7 @@ export class RunSession {
   /** An approval gate: execute once approved; otherwise wait for the host or suspend in awaiting-approval. */
   private async gate<S extends StandardSchema, R>(c: ActionCall<S, R>): Promise<R> {
     const { def, na, args, row, location } = c;
-    this.h.checkStop();
+    this.h.boundary({ stopFirst: true });
     if (row?.approval === 'approved') return this.bracket.execute(c, null);
     if (!row) this.d.writer.awaitingApproval(na);
     const current = row ?? this.read(() => this.d.reader.action(this.runId, na.id));

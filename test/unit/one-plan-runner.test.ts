@@ -25,7 +25,7 @@ function hits(file: string, re: RegExp): string[] {
 // A switch on how an action is reconciled, or any read of a plan's `how`: deciding by it is carryOut's alone.
 const SWITCH_ON_HOW = /switch\s*\(\s*[\w.?]*\bhow\s*\)|\bplan\.(plan\.)?how\b/;
 // A fault point, a pause or a stop check written out by hand instead of through AttemptHost.boundary.
-const HAND_BOUNDARY = /\bfaults\.hit\(|\bhooks\??\.pause\b|\bpauseAction\(/;
+const HAND_BOUNDARY = /\bfaults\.hit\(|\bhooks\??\.pause\b|\bpauseAction\(|\bcheckStop\(/;
 
 describe('one plan runner, one boundary', () => {
   it('carryOut.ts is the only runtime file that switches on plan.how (the pattern does find its switch)', () => {
@@ -35,7 +35,7 @@ describe('one plan runner, one boundary', () => {
     assert.deepEqual(elsewhere, [], 'carry a reconcile plan out through carryOut (src/runtime/carryOut.ts)');
   });
 
-  it('the session and its bracket hit fault points and pause only through the boundary (attemptHost.ts)', () => {
+  it('the session and its bracket hit fault points, pause and check for a stop only through the boundary (attemptHost.ts)', () => {
     const host = path.join(RUNTIME, 'attemptHost.ts');
     assert.ok(hits(host, HAND_BOUNDARY).length > 0, 'the pattern no longer matches the boundary it guards: update it');
     const files = ['session.ts', 'bracket.ts', 'carryOut.ts', 'settle.ts', 'apiChecks.ts'].map((f) => path.join(RUNTIME, f));
