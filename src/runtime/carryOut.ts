@@ -35,23 +35,23 @@ export interface CarryOutDeps<A, R> {
 
 /** What carrying out a plan did; `how` is the way it was brought to a known state. */
 export type Carried<R> =
-  /** It ran again through `execute`, which returned `result`. */
-  | { readonly done: 'executed'; readonly how: ReconcileHow; readonly result: R }
+  /** It ran again through `execute`, labelled `why`, which returned `result`. */
+  | { readonly done: 'executed'; readonly how: ReconcileHow; readonly why: RunAgainWhy; readonly result: R }
   /** Verify found it: committed with what verify returned, without executing. */
   | { readonly done: 'verified'; readonly how: 'verify'; readonly found: R }
   /** A person decided it happened: committed with the result they gave (journal JSON), or with none (null). */
   | { readonly done: 'decided-happened'; readonly how: 'decided-happened'; readonly result: string | null }
-  /** It did not happen, and the plan only learns the truth: marked failed. */
-  | { readonly done: 'marked-not-happened'; readonly how: ReconcileHow }
+  /** It did not happen, and the plan only learns the truth: marked failed; `why` is what going forward would have run it again as. */
+  | { readonly done: 'marked-not-happened'; readonly how: ReconcileHow; readonly why: RunAgainWhy }
   /** No rule and no host decides: a person must. Nothing was written. */
   | { readonly done: 'needs-decision'; readonly how: 'needs-decision' };
 
 /** Carries out `plan` for the in-doubt action `a` (its row in the journal). */
 export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: CarryOutDeps<A, R>): Promise<Carried<R>> {
   const notHappened = async (how: ReconcileHow, why: string, then: RunAgainWhy): Promise<Carried<R>> => {
-    if (plan.ifNotHappened === 'execute') return { done: 'executed', how, result: await d.execute(then) };
+    if (plan.ifNotHappened === 'execute') return { done: 'executed', how, why: then, result: await d.execute(then) };
     d.writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: why });
-    return { done: 'marked-not-happened', how };
+    return { done: 'marked-not-happened', how, why: then };
   };
   const happened = (result: string | null): Carried<R> => {
     d.writer.actionCommitted(a.step_idx, a.id, result, 'decided-happened');
@@ -63,7 +63,7 @@ export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: Carry
       // Read-only: going forward it runs again; settling, there is nothing to undo.
       return notHappened(plan.how, 'read-only: nothing to undo', 're-executed');
     case 're-execute-with-key':
-      return { done: 'executed', how: plan.how, result: await d.execute('re-executed') };
+      return { done: 'executed', how: plan.how, why: 're-executed', result: await d.execute('re-executed') };
     case 'decided-happened':
       return happened(a.result);
     case 'decided-not-happened':

@@ -458,7 +458,7 @@ export class RunSession {
         verifyFailed: (err) => this.verifyFailed(a.type, a.id, err),
       });
       if (out.happened === undefined) this.needsDecision(a.id, a.type, afterError);
-      else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.how === 'verify' ? (out.happened ? 'verified' : 'verified-absent') : out.happened ? 'decided-happened' : 'decided-not-happened' });
+      else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.reconciliation });
     }
   }
 

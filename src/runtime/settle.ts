@@ -7,9 +7,11 @@ import { carryOut } from './carryOut';
 import type { ActionRow } from './store/rows';
 import type { RunWriter } from './store/writer';
 import type { DecisionInput } from './decisions';
+import type { Reconciliation } from './types';
 
 export type SettleOutcome =
-  | { readonly happened: boolean; readonly how: ReconcileHow }
+  /** `reconciliation`: what the attempt's stats call it (the label a resume would have given it). */
+  | { readonly happened: boolean; readonly how: ReconcileHow; readonly reconciliation: Reconciliation }
   | { readonly happened: undefined; readonly how: 'needs-decision' };
 
 export interface SettleDeps {
@@ -32,11 +34,13 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, plan: R
   const out = await carryOut(plan, a, { writer: d.writer, def, args, ctx: d.ctx, ask: d.ask, verifyFailed: d.verifyFailed, execute: () => redoWithKey(a, def, args, d) });
   switch (out.done) {
     case 'executed':
+      return { happened: true, how: out.how, reconciliation: out.why };
     case 'verified':
+      return { happened: true, how: out.how, reconciliation: 'verified' };
     case 'decided-happened':
-      return { happened: true, how: out.how };
+      return { happened: true, how: out.how, reconciliation: 'decided-happened' };
     case 'marked-not-happened':
-      return { happened: false, how: out.how };
+      return { happened: false, how: out.how, reconciliation: out.why };
     case 'needs-decision':
       return { happened: undefined, how: out.how };
   }
