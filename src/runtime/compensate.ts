@@ -7,8 +7,9 @@ import { actionPlace, fromJournalJson, toJournalJson } from './json';
 import { journaledInput, readBackFirst } from './input';
 import { isStorageError } from './store/storageError';
 import { announceDriving, type ActionSnapshot, type OnDriving, type PauseKind, type RunSnapshot, type RuntimeHooks } from './hooks';
-import { reconcilePlan, type ReconcileHow } from './policy';
-import { journaledError, settleInDoubt } from './settle';
+import type { ReconcileHow } from './policy';
+import { journaledError, settleInDoubt, settlePlan } from './settle';
+import { decisionAsker } from './carryOut';
 import { acquireRun } from './store';
 import { endSession, withNewSession } from './store';
 import { RunWriter, type Lease } from './store';
@@ -125,13 +126,11 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     // one in doubt (verify, or redone with its key), so that one that happened is committed and its inverse walked.
     for (const a of [...store.reader.inDoubt(runId), ...store.reader.failedMayHaveHappened(runId)]) {
       const def = definition(a.type);
-      const ask = hooks?.decision
-        ? () => hooks.decision?.({ kind: 'action:decision', run: runSnap(), action: snapshot(a, def), plan: reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle') }) ?? Promise.resolve(undefined)
-        : undefined;
-      const out = await settleInDoubt(a, def, {
+      const plan = settlePlan(a, def);
+      const out = await settleInDoubt(a, def, plan, {
         writer,
         ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, ...writer.leaseChecks },
-        ...(ask ? { ask } : {}),
+        ask: decisionAsker(hooks, plan, runSnap, () => snapshot(a, def)),
         verifyFailed: (err) => new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id }),
       });
       if (out.happened === undefined) {

@@ -199,7 +199,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
       await opts.hooks.pause({ kind: 'run:entry', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'running', input } });
     }
     const output = await Promise.race([agent.run(session.api, input), guard.drained]);
-    await Promise.race([session.settle(), guard.drained]);
+    await Promise.race([session.awaitInFlight(), guard.drained]);
     if (session.suspended) throw session.suspended;
     // A completed run holds nothing in doubt: errors the script caught are settled before it completes.
     await session.settleLeftovers();
@@ -217,7 +217,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     }
     const stuck = thrown instanceof LogbookError && thrown.code === ErrorCodes.NEVER_SETTLED;
     // A run whose promises never settle cannot be waited for: what is still in flight is recorded as it stands.
-    if (!stuck) await Promise.race([session.settle(), guard.drained]).catch(() => undefined);
+    if (!stuck) await Promise.race([session.awaitInFlight(), guard.drained]).catch(() => undefined);
     // A lost lease (taken over, or past what this process's clock can prove) ends the attempt whatever the script threw
     // on its way out (it may have caught LB_LEASE_LOST): nothing is written, no policy fires. The fenced release below
     // leaves a run taken over alone and hands back one no one took.

@@ -1,31 +1,30 @@
-// One attempt of one run: the `run` object a script receives, with replay of steps and the action bracket.
+// One attempt of one run: the `run` object a script receives, with replay of steps and what run.do does with the journal.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isDefiniteFailure, markInDoubt } from './errors';
-import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions, type EffectContext, type ErrorClass } from './define';
+import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
+import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions } from './define';
 import { reviveError } from './errorRevive';
-import { requireWellFormed } from './wellFormed';
-import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
 import { isStorageError } from './store/storageError';
 import { actionPlace, fromJournalJson, toJournalJson, type JournalPlace } from './json';
-import { validate, type InferOutput, type StandardSchema } from './schema';
-import { InjectedFault, formatCrashSpec, type Faults } from './faults';
-import type { ActionPhase, ActionSnapshot, PauseEvent, PauseKind, RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
-import { actionPlan, afterExecuteError, failedMayHaveHappened, reconcilePlan, type ReconcilePlan } from './policy';
-import { journaledError, settleInDoubt } from './settle';
-import { journaledDecision, type JournaledDecision } from './decisions';
+import type { InferOutput, StandardSchema } from './schema';
+import type { Faults } from './faults';
+import type { RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
+import { actionPlan, type ReconcilePlan } from './policy';
+import { journaledError, settleInDoubt, settlePlan } from './settle';
+import { carryOut, decisionAsker } from './carryOut';
 import { callerLocation, validSite, wantLocations } from './location';
-import { ReadAhead, textSize } from './readAhead';
 import { StepActions } from './stepActions';
-import type { ActionRow, ReplayStepRow } from './store/rows';
+import { StepCursor } from './stepCursor';
+import { AttemptHost, actionSnapshot } from './attemptHost';
+import { Bracket, type ActionCall } from './bracket';
+import { actionKey, checkActionCall, checkStepCall, checkedArgs, checkedNote, keyConflict } from './apiChecks';
+import type { ActionRow } from './store/rows';
 import type { JournalReader } from './store';
 import type { NewAction, RunWriter } from './store';
-import type { Reconciliation, RunApi, RunStatus } from './types';
+import type { RunApi } from './types';
 import type { AttemptStats } from './outcomes';
-import { SECRET_FIELD_HINT, warnSecretFields } from './warnings';
 
 export type { AttemptStats } from './outcomes';
-
 
 export function emptyStats(): AttemptStats {
   return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
@@ -57,36 +56,7 @@ interface StepFrame {
    * Every run.do this step started and not yet settled, awaited or not: the step ends only once none is left; and the
    * first of them that stopped the run (needs a decision, awaits approval), which then stops the step too.
    */
-  readonly actions: { readonly pending: Set<Promise<unknown>>; stopped: RunSuspended | undefined };
-}
-
-/** Reads journaled steps as replay reaches them, a chunk at a time, ignoring rows this attempt wrote. */
-class StepCursor {
-  private chunk: ReplayStepRow[] = [];
-  private start = -1;
-  private end = -1;
-  private readonly ahead = new ReadAhead();
-
-  constructor(
-    private readonly reader: JournalReader,
-    private readonly runId: string,
-    private readonly attempt: number,
-    readonly count: number,
-  ) {}
-
-  get(idx: number): ReplayStepRow | undefined {
-    if (idx >= this.count) return undefined;
-    if (this.start < 0 || idx < this.start || idx >= this.end) {
-      const n = this.ahead.rows;
-      this.chunk = this.reader.replaySteps(this.runId, idx, idx + n);
-      this.start = idx;
-      this.end = idx + n;
-      this.ahead.update(this.chunk.length, textSize(this.chunk.map((r) => r.result)));
-    }
-    let row = this.chunk[idx - this.start];
-    if (row?.idx !== idx) row = this.chunk.find((r) => r.idx === idx);
-    return row && row.attempt < this.attempt ? row : undefined;
-  }
+  readonly actions: { readonly inFlight: Set<Promise<unknown>>; stopped: RunSuspended | undefined };
 }
 
 export interface SessionDeps {
@@ -102,25 +72,28 @@ export interface SessionDeps {
 
 export class RunSession {
   readonly api: RunApi;
-  /** Set when any branch suspended the run: every later step or action call stops before doing anything. */
-  suspended: RunSuspended | undefined;
+  private readonly h: AttemptHost;
+  private readonly bracket: Bracket;
   /** The steps inside which the run was suspended. */
   private readonly suspendedSteps = new Set<number>();
   private readonly runId: string;
   private readonly attempt: number;
   private readonly cursor: StepCursor;
-  private readonly inflight = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
-  private readonly pending = new Set<Promise<unknown>>();
+  /** The actions running now, by id: a second call with the same id waits for the first. */
+  private readonly running = new Map<string, { type: string; args: string; promise: Promise<unknown> }>();
+  /** Every step and action call of the script not yet settled, awaited or not. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private stepCounter = 0;
   private readonly runningSteps = new Map<number, string>();
-  private currentStatus: RunStatus = 'running';
   /** Fields of args named like a secret already warned about in this attempt: one warning per field. */
   private readonly warnedFields = new Set<string>();
 
   constructor(private readonly d: SessionDeps) {
     if (d.hooks?.captureLocations) wantLocations();
-    this.runId = d.writer.lease.runId;
-    this.attempt = d.writer.lease.attempt;
+    this.h = new AttemptHost({ writer: d.writer, faults: d.faults, hooks: d.hooks, agent: d.agent.name, input: d.input });
+    this.bracket = new Bracket({ host: this.h, writer: d.writer, stats: d.stats, log: d.log });
+    this.runId = this.h.runId;
+    this.attempt = this.h.attempt;
     this.cursor = new StepCursor(d.reader, this.runId, this.attempt, d.reader.stepCount(this.runId));
     const api: RunApi = {
       id: this.runId,
@@ -132,34 +105,39 @@ export class RunSession {
         const frame = this.currentFrame();
         return frame ? { index: frame.idx, name: frame.name } : undefined;
       },
-      note: (kind, data) => this.note(kind, data),
+      note: (kind, data) => this.d.writer.note(kind, checkedNote(kind, data), this.currentFrame()?.idx ?? null),
       log: (line) => this.d.log(String(line)),
     };
     this.api = Object.freeze(api);
   }
 
+  /** Set when any branch suspended the run: every later step or action call stops before doing anything. */
+  get suspended(): RunSuspended | undefined {
+    return this.h.suspended;
+  }
+
   /** What the run waits on right now, for a stuck or exiting process's message: the running steps and actions. */
   waitingOn(): string {
     const steps = [...this.runningSteps.values()].map((n) => `step ${JSON.stringify(n)}`);
-    const actions = [...this.inflight].map(([id, a]) => `${a.type} ${id}`);
+    const actions = [...this.running].map(([id, a]) => `${a.type} ${id}`);
     return [...steps, ...(actions.length ? [`action ${actions.join(', ')}`] : [])].join(', ');
   }
 
   /** Waits for every step and action still in flight (a branch of Promise.all may outlive the script's await). */
-  async settle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  async awaitInFlight(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
   /** Ties an action to the step it was started in, so that step cannot end while the action is unsettled. */
   private inStep<T>(p: Promise<T>): Promise<T> {
     const actions = this.currentFrame()?.actions;
     if (actions) {
-      actions.pending.add(p);
+      actions.inFlight.add(p);
       p.then(
-        () => void actions.pending.delete(p),
+        () => void actions.inFlight.delete(p),
         (err: unknown) => {
           if (err instanceof RunSuspended) actions.stopped ??= err;
-          actions.pending.delete(p);
+          actions.inFlight.delete(p);
         },
       );
     }
@@ -167,91 +145,23 @@ export class RunSession {
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
-    this.pending.add(p);
-    const done = (): void => void this.pending.delete(p);
+    this.inFlight.add(p);
+    const done = (): void => void this.inFlight.delete(p);
     p.then(done, done);
     return p;
   }
 
-  private note(kind: string, data: unknown): void {
-    if (typeof kind !== 'string' || kind.length === 0) {
-      throw new LogbookError(ErrorCodes.INVALID_ARGS, 'run.note was called without a kind.', 'Name the note, e.g. run.note("model.partial", { text }).');
-    }
-    requireWellFormed(kind, 'The kind of a note');
-    const json = toJournalJson(data, `The note ${kind}`, 'Pass plain JSON to run.note.');
-    this.d.writer.note(kind, json === null ? null : (JSON.parse(json) as unknown), this.currentFrame()?.idx ?? null);
-  }
-
-  // ---- pausing -------------------------------------------------------------------------------------------
-
-  private runSnapshot(): PauseEvent['run'] {
-    return { id: this.runId, agent: this.d.agent.name, attempt: this.attempt, status: this.currentStatus, input: this.d.input };
-  }
-
-  /** A typed boundary event (no prose: the host words it). */
-  private async pause(ev: Omit<PauseEvent, 'run'>): Promise<void> {
-    const hooks = this.d.hooks;
-    if (!hooks?.pause) return;
-    // A host that stops here shows the journal: the records written behind go in first.
-    this.d.writer.writePending();
-    await hooks.pause({ ...ev, run: this.runSnapshot() });
-  }
-
-  /** Callers test `hooks.pause` first, so a run with no host builds no snapshot and awaits nothing. */
-  private pauseAction(kind: PauseKind, action: ActionSnapshot, plan?: ReconcilePlan): Promise<void> {
-    return this.pause({ kind, action, ...(plan ? { plan } : {}) });
-  }
-
-  private checkStop(): void {
-    if (this.suspended) throw this.suspended;
-    // A journal that failed stays failed for this attempt, even for a script that caught its error: nothing new starts.
-    if (this.d.writer.broken) throw this.d.writer.broken;
-    // A lost lease stops the run before any new effect, even one no fenced write precedes (a read-only action).
-    this.d.writer.assertHolds();
-    if (this.d.hooks?.shouldStop?.()) {
-      this.suspended = new RunSuspended('interrupted', 'The host asked the run to stop; it is resumable.');
-      throw this.suspended;
-    }
-  }
-
-  private suspension(): RunSuspended | undefined {
-    return this.suspended;
-  }
-
   private suspend(s: RunSuspended): never {
-    this.suspended ??= s;
+    this.h.suspended ??= s;
     const frame = this.currentFrame();
     if (frame) this.suspendedSteps.add(frame.idx);
     throw s;
   }
 
-  // ---- steps ---------------------------------------------------------------------------------------------
-
-  /**
-   * Replay's fast path, taken for every journaled step of a resumed run: a completed step at the next position with
-   * the same name returns its checkpoint without an async frame or tracking. Anything else (a host that pauses, a
-   * nested call, a mismatch, a failed or unfinished step) returns undefined and takes the full path, which re-checks.
-   */
-  private replayFast<T>(name: unknown, fn: unknown): Promise<T> | undefined {
-    if (this.d.hooks?.pause || typeof name !== 'string' || typeof fn !== 'function') return undefined;
-    try {
-      return this.replayFastRead<T>(name);
-    } catch (err) {
-      this.readFailed(err);
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
-  }
-
-  private replayFastRead<T>(name: string): Promise<T> | undefined {
-    const journaled = this.cursor.get(this.stepCounter);
-    if (journaled?.status !== 'completed' || journaled.name !== name || this.currentFrame()) return undefined;
-    const idx = this.stepCounter++;
-    this.d.stats.stepsReplayed++;
-    return Promise.resolve(fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result')) as T);
-  }
-
-  private stepPlace(idx: number, name: string, column: 'result' | 'error'): JournalPlace {
-    return { runId: this.runId, table: 'steps', idx, name, column };
+  /** The step of this session the calling code runs inside, if any. */
+  private currentFrame(): StepFrame | undefined {
+    for (let c = stepContexts.getStore(); c; c = c.outer) if (c.session === this) return c.frame;
+    return undefined;
   }
 
   /**
@@ -273,22 +183,37 @@ export class RunSession {
     }
   }
 
+  // ---- steps ---------------------------------------------------------------------------------------------
+
+  /**
+   * Replay's fast path, taken for every journaled step of a resumed run: a completed step at the next position with
+   * the same name returns its checkpoint without an async frame or tracking. Anything else (a host that pauses, a
+   * nested call, a mismatch, a failed or unfinished step) returns undefined and takes the full path, which re-checks.
+   */
+  private replayFast<T>(name: unknown, fn: unknown): Promise<T> | undefined {
+    if (this.h.pauses || typeof name !== 'string' || typeof fn !== 'function') return undefined;
+    try {
+      return this.replayFastRead<T>(name);
+    } catch (err) {
+      this.readFailed(err);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private replayFastRead<T>(name: string): Promise<T> | undefined {
+    const journaled = this.cursor.get(this.stepCounter);
+    if (journaled?.status !== 'completed' || journaled.name !== name || this.currentFrame()) return undefined;
+    const idx = this.stepCounter++;
+    this.d.stats.stepsReplayed++;
+    return Promise.resolve(fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result')) as T);
+  }
+
+  private stepPlace(idx: number, name: string, column: 'result' | 'error'): JournalPlace {
+    return { runId: this.runId, table: 'steps', idx, name, column };
+  }
+
   private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    if (typeof name !== 'string' || name.length === 0) {
-      throw new LogbookError(ErrorCodes.STEP_MISUSE, 'run.step was called without a name.', 'Give every step a stable, descriptive name: run.step("load recipients", () => …).');
-    }
-    if (typeof fn !== 'function') {
-      throw new LogbookError(ErrorCodes.STEP_MISUSE, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
-    }
-    requireWellFormed(name, `The name of step #${this.stepCounter + 1}`);
-    const parent = this.currentFrame();
-    if (parent) {
-      throw new LogbookError(
-        ErrorCodes.STEP_MISUSE,
-        `run.step(${JSON.stringify(name)}) was called inside step ${JSON.stringify(parent.name)}; steps do not nest.`,
-        'Call the inner work with run.do inside the outer step, or make it a step of its own after it.',
-      );
-    }
+    checkStepCall(name, fn, this.stepCounter + 1, this.currentFrame()?.name);
     const idx = this.stepCounter++;
     const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
@@ -303,9 +228,8 @@ export class RunSession {
     if (journaled?.status === 'completed') {
       this.d.stats.stepsReplayed++;
       const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
-      if (this.d.hooks?.pause) {
-        await this.pause({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } });
-      }
+      const paused = this.h.boundary({ event: () => ({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } }) });
+      if (paused) await paused;
       return result;
     }
     if (journaled?.status === 'failed' && idx + 1 < this.cursor.count) {
@@ -313,13 +237,11 @@ export class RunSession {
       // same error (class, code, message) so the script's catch takes the same path again.
       throw this.read(() => reviveError(journaled.error, () => this.stepPlace(idx, name, 'error')));
     }
-    this.checkStop();
-    this.d.faults.hit('step:before', name);
     const redone = journaled !== undefined;
     const snapshot = (result?: unknown): StepSnapshot => ({ idx, name, replayed: false, redone, ...(result !== undefined ? { result } : {}), ...(location ? { location } : {}) });
-    if (this.d.hooks?.pause) await this.pause({ kind: 'step:before', step: snapshot() });
-    // A host that paused here may have asked to stop; nothing of this step is written yet.
-    this.checkStop();
+    // Nothing of this step is written before the stop check after the pause.
+    let paused = this.h.boundary({ stopFirst: true, fault: { point: 'step:before', target: name }, event: () => ({ kind: 'step:before', step: snapshot() }), stopAfter: true });
+    if (paused) await paused;
     const open = new Map<string, ActionRow>();
     if (redone) for (const a of this.read(() => this.d.reader.openActionsOfStep(this.runId, idx))) if (a.attempt < this.attempt) open.set(a.id, a);
     this.d.writer.stepStarted(idx, name, redone);
@@ -328,14 +250,14 @@ export class RunSession {
     let result: T;
     try {
       const journal = redone ? new StepActions(this.d.reader, this.runId, idx, this.attempt) : undefined;
-      const actions: StepFrame['actions'] = { pending: new Set(), stopped: undefined };
+      const actions: StepFrame['actions'] = { inFlight: new Set(), stopped: undefined };
       this.runningSteps.set(idx, name);
       try {
         result = await stepContexts.run({ session: this, frame: { idx, name, redone, location, open, journal, actions }, outer: stepContexts.getStore() }, fn);
       } finally {
         // A run.do the body did not await must not outlive the step: checkpointed before its action committed, a
         // crash would leave the step replayed as completed and the action in doubt for good.
-        while (actions.pending.size > 0) await Promise.allSettled([...actions.pending]);
+        while (actions.inFlight.size > 0) await Promise.allSettled([...actions.inFlight]);
         this.runningSteps.delete(idx);
       }
       if (actions.stopped) throw actions.stopped;
@@ -346,13 +268,13 @@ export class RunSession {
     }
     // A step in which the run was suspended (a catch-all retry loop that swallowed a stop for a decision, or an approval
     // gate inside a tool the model called, whose error an SDK caught) returns a result it never earned: not
-    // checkpointed. A parallel step that did finish still is. (Read through a call: the body may have set it.)
-    const caught = this.suspension();
+    // checkpointed. A parallel step that did finish still is. (Read through a getter: the body may have set it.)
+    const caught = this.suspended;
     if (caught && this.suspendedSteps.has(idx)) throw caught;
     const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
     this.d.writer.stepCompleted(idx, json);
-    this.d.faults.hit('step:after-checkpoint', name);
-    if (this.d.hooks?.pause) await this.pause({ kind: 'step:after', step: snapshot(result) });
+    paused = this.h.boundary({ fault: { point: 'step:after-checkpoint', target: name }, event: () => ({ kind: 'step:after', step: snapshot(result) }) });
+    if (paused) await paused;
     return result;
   }
 
@@ -365,7 +287,7 @@ export class RunSession {
    * validates and decides again, so every check and every error stays in one place.
    */
   private skipFast<R>(action: unknown, args: unknown): Promise<R> | undefined {
-    if (this.suspended || this.d.hooks?.pause || this.d.hooks?.shouldStop || !isAction(action)) return undefined;
+    if (this.h.suspended || this.h.pauses || this.d.hooks?.shouldStop || !isAction(action)) return undefined;
     const journal = this.currentFrame()?.journal;
     if (!journal) return undefined;
     try {
@@ -373,7 +295,7 @@ export class RunSession {
       if (v instanceof Promise || v.issues) return undefined;
       const argsJson = toJournalJson(v.value, action.type, '') ?? 'null';
       const key = action.key(v.value, this.api);
-      if (typeof key !== 'string' || key.length === 0 || this.inflight.has(key)) return undefined;
+      if (typeof key !== 'string' || key.length === 0 || this.running.has(key)) return undefined;
       const row = journal.peek(key);
       if (row?.status !== 'committed' || row.type !== action.type || row.version !== action.version || row.args !== argsJson) return undefined;
       // A damaged result throws here, and the full path reads the row again and stops the run.
@@ -387,38 +309,14 @@ export class RunSession {
   }
 
   private async doAction<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: unknown, options?: DoOptions): Promise<R> {
-    this.checkStop();
+    this.h.boundary({ stopFirst: true });
     const frame = this.currentFrame();
-    if (!isAction(action)) {
-      throw new LogbookError(ErrorCodes.INVALID_DEFINITION, 'run.do was called with something that is not an action.', 'Pass an action made with defineAction({...}).');
-    }
-    if (!frame) {
-      throw new LogbookError(
-        ErrorCodes.ACTION_OUTSIDE_STEP,
-        `run.do(${action.type}) was called outside a step.`,
-        `Wrap it in a step: await run.step("…", () => run.do(${action.type.replace(/\W+(\w)/g, (_, c: string) => c.toUpperCase())}, args)).`,
-      );
-    }
+    checkActionCall(action, frame);
     // An integration names the user's line it acted for; else the first frame of the user's own code calls run.do.
     const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
-    const v = await validate(action.args, args);
-    if (!v.ok) {
-      throw new LogbookError(ErrorCodes.INVALID_ARGS, `The args of ${action.type} are invalid: ${v.message}.`, `Fix the values passed to run.do(${action.type}, …) so they match its args schema.`, { type: action.type });
-    }
-    const parsed = v.value as InferOutput<S>;
-    const argsJson = toJournalJson(parsed, `The args of ${action.type}`, 'Pass plain JSON values (strings, numbers, booleans, arrays, plain objects) as action args.') ?? 'null';
-    if (SECRET_FIELD_HINT.test(argsJson)) warnSecretFields(parsed, 'args', `the args of ${action.type}`, this.d.log, this.warnedFields);
-    let key: unknown;
-    try {
-      key = action.key(parsed, this.api);
-    } catch (err) {
-      throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} threw: ${describe(err)}.`, 'Make key(args, run) a pure function of the args and run id.', { type: action.type });
-    }
-    if (typeof key !== 'string' || key.length === 0) {
-      throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} returned ${JSON.stringify(key)}, not a non-empty string.`, 'Return a string derived from the action\'s meaning, e.g. `email:${run.id}:${args.to}`.', { type: action.type });
-    }
-    requireWellFormed(key, `The key of ${action.type}`, { type: action.type });
-    const same = this.inflight.get(key);
+    const { parsed, json: argsJson } = await checkedArgs(action, args, this.d.log, this.warnedFields);
+    const key = actionKey(action, parsed, this.api);
+    const same = this.running.get(key);
     if (same) {
       // The same id in flight is the same effect only when both the type and the args agree, as in the journal's check.
       if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
@@ -426,38 +324,12 @@ export class RunSession {
     }
     const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson, inverse: typeof action.compensate === 'function' };
     const promise = this.runAction(frame, action, parsed, na, location);
-    this.inflight.set(key, { type: action.type, args: argsJson, promise });
+    this.running.set(key, { type: action.type, args: argsJson, promise });
     try {
-      return (await promise) as R;
+      return await promise;
     } finally {
-      this.inflight.delete(key);
+      this.running.delete(key);
     }
-  }
-
-  private snapshot(def: { readonly verify?: unknown; readonly compensate?: unknown; readonly approval?: boolean }, na: NewAction, args: unknown, phase: ActionPhase, row: ActionRow | undefined, location: SourceLocation | undefined, extra: Partial<ActionSnapshot> = {}): ActionSnapshot {
-    return {
-      id: na.id,
-      type: na.type,
-      version: na.version,
-      effect: na.effect,
-      args,
-      phase,
-      status: row?.status ?? 'new',
-      executions: row?.executions ?? 0,
-      stepIdx: na.stepIdx,
-      hasVerify: typeof def.verify === 'function',
-      hasCompensate: typeof def.compensate === 'function',
-      approval: def.approval === true,
-      ...(row?.reconciliation ? { reconciliation: row.reconciliation } : {}),
-      ...(location ? { location } : {}),
-      ...extra,
-    };
-  }
-
-  /** The step of this session the calling code runs inside, if any. */
-  private currentFrame(): StepFrame | undefined {
-    for (let c = stepContexts.getStore(); c; c = c.outer) if (c.session === this) return c.frame;
-    return undefined;
   }
 
   private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
@@ -472,21 +344,23 @@ export class RunSession {
         this.d.log(`warning: ${w}; continuing because its key is unchanged.`);
         this.d.writer.note('action.version-changed', { from: row.version, to: na.version }, na.stepIdx, na.id);
       }
+      const c = { def, na, args, row, location };
       const plan = actionPlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', status: row.status, afterError: row.error !== null, decision: row.decision, approval: row.approval });
       switch (plan.kind) {
         case 'skip': {
           this.d.stats.actionsSkipped++;
           const result = row.result === null && row.reconciliation === 'decided-happened' ? unrecorded(def, args) : (this.read(() => fromJournalJson(row.result, () => actionPlace(row, 'result'))) as R);
-          if (this.d.hooks?.pause) await this.pauseAction('action:skipped', this.snapshot(def, na, args, 'skipped', row, location, { result }));
+          const paused = this.h.boundary({ event: () => ({ kind: 'action:skipped', action: actionSnapshot(def, na, args, 'skipped', row, location, { result }) }) });
+          if (paused) await paused;
           return result;
         }
         case 'reconcile':
-          return this.reconcile(def, na, args, row, location, plan.plan);
+          return this.reconcile(c, plan.plan);
         case 'retry':
-          return this.execute(def, na, args, row, location, null);
+          return this.bracket.execute(c, null);
         case 'gate':
         case 'execute-approved':
-          return this.gate(def, na, args, row, location);
+          return this.gate(c);
         case 'rejected':
           throw new ApprovalRejectedError(na.type, na.id, row.approval_note ?? undefined);
       }
@@ -501,164 +375,60 @@ export class RunSession {
         );
       }
     }
-    if (def.effect === 'read-only') return this.observe(def, na, args, location);
-    if (def.approval) return this.gate(def, na, args, undefined, location);
-    return this.execute(def, na, args, undefined, location, null);
-  }
-
-  private ctx(id: string): EffectContext {
-    return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, ...this.d.writer.leaseChecks };
-  }
-
-  /** The bracket: `started` (durable, or lazy for a new idempotent action), execute, `committed` with the result. */
-  private async execute<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, reconciliation: Reconciliation | null): Promise<R> {
-    this.checkStop();
-    this.d.faults.hit('action:before-start', na.type);
-    const executions = row?.executions ?? 0;
-    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', row, location));
-    this.checkStop();
-    // A new idempotent action's `started` need not be fsynced: lost in a power cut, the action is simply not found and
-    // runs again with its key, which is what reconciling it in doubt would do. Its `committed` stays durable.
-    // One declared `started: 'with-result'` goes further: its `started` waits for its result's commit (see defineAction).
-    const fresh = row === undefined && reconciliation === null;
-    const behind = fresh && def.started === 'with-result' && def.effect === 'idempotent';
-    if (behind) this.d.writer.actionStartedBehind(na);
-    else this.d.writer.actionStarted(na, row !== undefined, reconciliation, def.effect !== 'idempotent' || !fresh);
-    this.d.faults.hit('action:after-start', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:after-start', this.snapshot(def, na, args, 'started', row, location, { status: 'started', executions }));
-    this.d.writer.actionExecuting(na.stepIdx, na.id, behind);
-    // The last check before the effect, synchronous with the call: past its lease by this process's clock, the run
-    // stops here (LB_LEASE_LOST), whatever was awaited since the writes above.
-    const ended = this.d.writer.effectStarting(na.type, na.id);
-    let result: R;
-    try {
-      result = await def.execute(args, this.ctx(na.id));
-      ended();
-      // Only a non-idempotent action is hurt by an error after its effect; for the others it is a failure, redone by key.
-      if (def.effect === 'non-idempotent') this.d.faults.hit('action:after-execute-throw', na.type);
-    } catch (err) {
-      ended();
-      await this.executeThrew(def, na, args, row, location, executions + 1, err);
-      throw err;
-    }
-    this.d.faults.hit('action:after-execute', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:after-execute', this.snapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }));
-    const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute; the action stays in doubt and is reconciled on resume.');
-    this.d.writer.actionCommitted(na.stepIdx, na.id, json, reconciliation);
-    this.d.stats.actionsExecuted++;
-    if (reconciliation) this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: reconciliation });
-    this.d.faults.hit('action:after-commit', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:committed', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }));
-    return result;
-  }
-
-  /**
-   * Execute threw. That is not proof that nothing happened: unless the error is definite (the definition's `failure`
-   * classifier or a DefiniteFailure says the outside system refused it), a non-idempotent action stays in doubt (started,
-   * with the error) and is reconciled like a crash in flight. The caller rethrows, so the script sees the error.
-   */
-  private async executeThrew<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined, executions: number, err: unknown): Promise<void> {
-    const error = errorRecord(err);
-    this.noteInjected(err, na);
-    const classified = this.classify(def, args, err);
-    if (afterExecuteError(def.effect, classified) === 'failed') {
-      // The journal keeps whether the effect may have happened all the same: compensation settles such an action first.
-      this.d.writer.actionFailed(na.stepIdx, na.id, failedMayHaveHappened(def.effect, classified) ? { ...error, mayHaveHappened: true } : error);
-      if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }));
-      return;
-    }
-    this.d.writer.actionInDoubt(na.stepIdx, na.id, error);
-    markInDoubt(err);
-    this.d.stats.leftInDoubt.push({ id: na.id, type: na.type, error: error.message });
-    if (this.d.hooks?.pause) {
-      const plan = reconcilePlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', decision: null }, 'resume');
-      await this.pauseAction('action:failed', this.snapshot(def, na, args, 'in-doubt', row, location, { status: 'started', executions, error, afterError: true }), plan);
-    }
-  }
-
-  /** A rehearsal learns from the journal that its armed throw point fired, even when the script caught the error. */
-  private noteInjected(err: unknown, na: NewAction): void {
-    if (err instanceof InjectedFault) this.d.writer.note('fault.injected', { spec: formatCrashSpec(err.spec) }, na.stepIdx, na.id);
-  }
-
-  private classify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, args: InferOutput<S>, err: unknown): ErrorClass | undefined {
-    if (isDefiniteFailure(err)) return 'not-happened';
-    if (!def.failure) return undefined;
-    try {
-      const c = def.failure(err, args);
-      if (c === 'not-happened' || c === 'in-doubt') return c;
-      this.d.log(`warning: the failure classifier of ${def.type} returned ${JSON.stringify(c)}, not "not-happened" or "in-doubt"; the action is kept in doubt.`);
-    } catch (thrown) {
-      this.d.log(`warning: the failure classifier of ${def.type} threw (${describe(thrown)}); the action is kept in doubt.`);
-    }
-    return 'in-doubt';
-  }
-
-  /** A read-only action: recorded for visibility, no bracket and no fsync. */
-  private async observe<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, location: SourceLocation | undefined): Promise<R> {
-    this.checkStop();
-    this.d.faults.hit('action:before-start', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:before-start', this.snapshot(def, na, args, 'before-start', undefined, location));
-    this.checkStop();
-    const ended = this.d.writer.effectStarting(na.type, na.id);
-    let result: R;
-    try {
-      result = await def.execute(args, this.ctx(na.id));
-    } catch (err) {
-      ended();
-      // Nothing was journaled for it: a read-only action that failed simply runs again next time.
-      if (this.d.hooks?.pause) await this.pauseAction('action:failed', this.snapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }));
-      throw err;
-    }
-    ended();
-    this.d.faults.hit('action:after-execute', na.type);
-    const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');
-    this.d.writer.actionObserved(na, json);
-    this.d.stats.actionsObserved++;
-    this.d.faults.hit('action:after-commit', na.type);
-    if (this.d.hooks?.pause) await this.pauseAction('action:committed', this.snapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }));
-    return result;
+    const c = { def, na, args, row: undefined, location };
+    if (def.effect === 'read-only') return this.bracket.observe(c);
+    if (def.approval) return this.gate(c);
+    return this.bracket.execute(c, null);
   }
 
   /** An in-doubt action (a crash in flight, or an error from execute) reached again: the policy's plan carried out. */
-  private async reconcile<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, plan: ReconcilePlan): Promise<R> {
-    this.checkStop();
+  private async reconcile<S extends StandardSchema, R>(c: ActionCall<S, R> & { readonly row: ActionRow }, plan: ReconcilePlan): Promise<R> {
+    const { def, na, args, row, location } = c;
     const afterError = row.error !== null;
-    const error = afterError ? journaledError(row.error) : undefined;
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', row, location, { afterError, ...(error ? { error } : {}) }), plan);
-    switch (plan.how) {
-      case 'run-again':
-      case 'nothing-to-undo':
-      case 're-execute-with-key':
-        return this.execute(def, na, args, row, location, 're-executed');
+    const inDoubt = () => actionSnapshot(def, na, args, 'in-doubt', row, location, { afterError, ...(afterError ? { error: journaledError(row.error) } : {}) });
+    const paused = this.h.boundary({ stopFirst: true, event: () => ({ kind: 'action:reconcile', action: inDoubt(), plan }) });
+    if (paused) await paused;
+    const out = await carryOut(plan, row, {
+      writer: this.d.writer,
+      def,
+      args,
+      ctx: this.h.ctx(na.id),
+      ask: decisionAsker(this.d.hooks, plan, () => this.h.runSnapshot(), inDoubt),
+      verifyFailed: (err) => this.verifyFailed(na.type, na.id, err),
+      execute: (why) => this.bracket.execute(c, why),
+    });
+    switch (out.done) {
+      case 'executed':
+        return out.result;
+      case 'verified':
+        return this.reconciled(c, 'verified', out.found, true);
       case 'decided-happened':
-        return this.applyDecision(def, na, args, row, location, { decision: 'happened', result: row.result });
-      case 'decided-not-happened':
-        return this.applyDecision(def, na, args, row, location, { decision: 'not-happened', result: null });
-      case 'verify':
-        return this.verify(def, na, args, row, location);
+        // Committed with the result the person gave (the JSON journaled just now), or with none: the definition's word.
+        return this.reconciled(c, 'decided-happened', out.result === null ? unrecorded(def, args) : (JSON.parse(out.result) as R), out.result !== null);
       case 'needs-decision':
-      case 'unknown':
-        break;
+        return this.needsDecision(na.id, na.type, afterError);
+      case 'marked-not-happened':
+        // A resume plan executes what did not happen (ifNotHappened: 'execute'): it never only marks it.
+        throw new Error(`internal: a resume plan marked ${na.type} ${na.id} not happened instead of executing it`);
     }
-    const ev = { kind: 'action:decision' as const, run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', row, location, { reconciliation: 'needs-decision' as const, afterError, ...(error ? { error } : {}) }) };
-    const given = this.d.hooks?.decision ? await this.d.hooks.decision(ev) : undefined;
-    if (given) {
-      const decided = journaledDecision(na.id, given, 'the decision hook');
-      this.d.writer.decision(na.stepIdx, na.id, decided.decision, decided.result);
-      return this.applyDecision(def, na, args, row, location, decided);
-    }
-    return this.needsDecision(na.id, na.type, afterError);
+  }
+
+  /** Committed without executing (verify found it, or a person decided it happened): counted, and shown to the host. */
+  private async reconciled<S extends StandardSchema, R>(c: ActionCall<S, R>, how: 'verified' | 'decided-happened', result: R, shown: boolean): Promise<R> {
+    const { def, na, args, row, location } = c;
+    this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: how });
+    const paused = this.h.boundary({ event: () => ({ kind: 'action:reconciled', action: actionSnapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: how, ...(shown ? { result } : {}) }) }) });
+    if (paused) await paused;
+    return result;
   }
 
   private needsDecision(id: string, type: string, afterError: boolean): never {
     this.d.stats.reconciled.push({ id, type, outcome: 'needs-decision' });
-    this.currentStatus = 'needs-decision';
+    this.h.status = 'needs-decision';
     this.d.writer.runStatus('needs-decision', { data: { actionId: id, type, reason: `${type} has no verify`, ...(afterError ? { afterError } : {}) } });
     const how = afterError ? 'execute threw an error that does not prove nothing happened' : 'it was started but not committed';
     return this.suspend(new RunSuspended('needs-decision', `${type} ${id} is in doubt (${how}), and it has no verify: a person must decide whether it happened.`, id));
   }
-
 
   /**
    * Before a run completes: an action left in doubt by an error the script caught (its step completed, or failed and was
@@ -669,26 +439,26 @@ export class RunSession {
     // Every action still `started` here is a doubt no call of this attempt claimed: one its execute left after an
     // error the script caught, or one a crash left that the script, taking another branch, never called again.
     for (const a of this.read(() => this.d.reader.inDoubt(this.runId)).filter(only)) {
-      this.checkStop();
+      this.h.boundary({ stopFirst: true });
       const def = actionRegistry().get(a.type);
       if (!def) {
         throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
       }
       const afterError = a.error !== null;
-      const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+      const plan = settlePlan(a, def);
       const na: NewAction = { id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args };
       const args = this.read(() => fromJournalJson(a.args, () => actionPlace(a, 'args')));
-      if (this.d.hooks?.pause) await this.pauseAction('action:reconcile', this.snapshot(def, na, args, 'in-doubt', a, undefined, afterError ? { afterError: true, error: journaledError(a.error) } : {}), plan);
-      const hooks = this.d.hooks;
-      const ask = hooks?.decision ? () => hooks.decision?.({ kind: 'action:decision', run: this.runSnapshot(), plan, action: this.snapshot(def, na, args, 'in-doubt', a, undefined, { ...(afterError ? { afterError: true } : {}), reconciliation: 'needs-decision' }) }) ?? Promise.resolve(undefined) : undefined;
-      const out = await settleInDoubt(a, def, {
+      const inDoubt = () => actionSnapshot(def, na, args, 'in-doubt', a, undefined, afterError ? { afterError: true, error: journaledError(a.error) } : {});
+      const paused = this.h.boundary({ event: () => ({ kind: 'action:reconcile', action: inDoubt(), plan }) });
+      if (paused) await paused;
+      const out = await settleInDoubt(a, def, plan, {
         writer: this.d.writer,
-        ctx: this.ctx(a.id),
-        ...(ask ? { ask } : {}),
+        ctx: this.h.ctx(a.id),
+        ask: decisionAsker(this.d.hooks, plan, () => this.h.runSnapshot(), inDoubt),
         verifyFailed: (err) => this.verifyFailed(a.type, a.id, err),
       });
       if (out.happened === undefined) this.needsDecision(a.id, a.type, afterError);
-      else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.how === 'verify' ? (out.happened ? 'verified' : 'verified-absent') : out.happened ? 'decided-happened' : 'decided-not-happened' });
+      else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.reconciliation });
     }
   }
 
@@ -707,7 +477,6 @@ export class RunSession {
   }
 
   private verifyFailed(type: string, id: string, err: unknown): LogbookError {
-    if (err instanceof LogbookError && err.code === ErrorCodes.VERIFY_TIMEOUT) return err;
     return new LogbookError(
       ErrorCodes.VERIFY_FAILED,
       `verify of ${type} ${id} threw: ${describe(err)}. The action is still in doubt and nothing was executed.`,
@@ -716,66 +485,26 @@ export class RunSession {
     );
   }
 
-  /** A person's decision carried out: not happened, it executes; happened, it is committed with the result they gave
-   *  (what run.do returns), or with none, and run.do returns the definition's `unrecordedResult`. */
-  private async applyDecision<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined, decided: JournaledDecision): Promise<R> {
-    if (decided.decision === 'not-happened') return this.execute(def, na, args, row, location, 'decided-not-happened');
-    this.d.writer.actionCommitted(na.stepIdx, na.id, decided.result, 'decided-happened');
-    this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'decided-happened' });
-    const result = decided.result === null ? unrecorded(def, args) : (JSON.parse(decided.result) as R); // the JSON journaled just now
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'decided-happened', ...(decided.result !== null ? { result } : {}) }));
-    return result;
-  }
-
-  private async verify<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow, location: SourceLocation | undefined): Promise<R> {
-    let found: R | undefined;
-    try {
-      found = await withTimeout(def.verify?.(args, this.ctx(na.id)), def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS, () => verifyTimedOut(na, this.runId, def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS));
-    } catch (err) {
-      throw this.verifyFailed(na.type, na.id, err);
-    }
-    if (found === undefined) return this.execute(def, na, args, row, location, 'verified-absent');
-    const verified: R = found;
-    const json = toJournalJson(found, `The verified result of ${na.type} ${na.id}`, 'Return plain JSON (or undefined when not found) from verify.');
-    this.d.writer.actionCommitted(na.stepIdx, na.id, json, 'verified');
-    this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: 'verified' });
-    if (this.d.hooks?.pause) await this.pauseAction('action:reconciled', this.snapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: 'verified', result: verified }));
-    return verified;
-  }
-
   /** An approval gate: execute once approved; otherwise wait for the host or suspend in awaiting-approval. */
-  private async gate<S extends StandardSchema, R>(def: ActionDefinition<S, R>, na: NewAction, args: InferOutput<S>, row: ActionRow | undefined, location: SourceLocation | undefined): Promise<R> {
-    this.checkStop();
-    if (row?.approval === 'approved') return this.execute(def, na, args, row, location, null);
+  private async gate<S extends StandardSchema, R>(c: ActionCall<S, R>): Promise<R> {
+    const { def, na, args, row, location } = c;
+    this.h.boundary({ stopFirst: true });
+    if (row?.approval === 'approved') return this.bracket.execute(c, null);
     if (!row) this.d.writer.awaitingApproval(na);
     const current = row ?? this.read(() => this.d.reader.action(this.runId, na.id));
-    const ev = { kind: 'action:approval' as const, run: this.runSnapshot(), action: this.snapshot(def, na, args, 'awaiting-approval', current, location) };
-    if (this.d.hooks?.pause) await this.pauseAction('action:approval', ev.action);
+    const ev = { kind: 'action:approval' as const, run: this.h.runSnapshot(), action: actionSnapshot(def, na, args, 'awaiting-approval', current, location) };
+    const paused = this.h.boundary({ event: () => ({ kind: 'action:approval', action: ev.action }) });
+    if (paused) await paused;
     const decided = this.d.hooks?.approval ? await this.d.hooks.approval(ev) : undefined;
     if (decided) {
       this.d.writer.approval(na.stepIdx, na.id, decided.approved, decided.note ?? null);
       if (!decided.approved) throw new ApprovalRejectedError(na.type, na.id, decided.note);
-      return this.execute(def, na, args, current, location, null);
+      return this.bracket.execute({ ...c, row: current }, null);
     }
-    this.currentStatus = 'awaiting-approval';
+    this.h.status = 'awaiting-approval';
     this.d.writer.runStatus('awaiting-approval', { data: { actionId: na.id, type: na.type } });
     return this.suspend(new RunSuspended('awaiting-approval', `${na.type} ${na.id} waits for approval.`, na.id));
   }
-}
-
-function keyConflict(type: string, id: string, before: string, now: string, beforeType?: string): LogbookError {
-  return new LogbookError(
-    ErrorCodes.KEY_CONFLICT,
-    beforeType && beforeType !== type
-      ? `Action id ${id} was used by ${beforeType} and now by ${type} (args ${clip(before)} then ${clip(now)}): two action types cannot share an id. Nothing new was executed.`
-      : `Action id ${id} was used twice by ${type} with different args (${clip(before)} then ${clip(now)}). Nothing new was executed.`,
-    'Make the key include whatever distinguishes the two effects (e.g. the action type or the recipient), or pass the same args.',
-    { id, type, before, now, ...(beforeType ? { beforeType } : {}) },
-  );
-}
-
-function clip(s: string): string {
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
 /** What run.do returns for an action decided happened with no result given: the definition's word for it, or undefined. */

@@ -1,85 +1,64 @@
-// Settling one in-doubt action without going forward (before compensating, or at a run's end): the policy's plan carried out.
+// Settling one in-doubt action without going forward (before compensating, or at a run's end): its settle plan carried out.
 
-import { ErrorCodes, LogbookError } from './errors';
 import type { ActionDefinition, EffectContext } from './define';
 import { actionPlace, fromJournalJson, toJournalJson } from './json';
-import { reconcilePlan, type ReconcileHow } from './policy';
+import { reconcilePlan, type ReconcileHow, type ReconcilePlan } from './policy';
+import { carryOut } from './carryOut';
 import type { ActionRow } from './store/rows';
 import type { RunWriter } from './store';
-import type { Decision } from './types';
-import { journaledDecision, type DecisionInput } from './decisions';
-import { VERIFY_TIMEOUT_MS, verifyTimedOut, withTimeout } from './timeout';
+import type { DecisionInput } from './decisions';
+import type { Reconciliation } from './types';
 
 export type SettleOutcome =
-  | { readonly happened: boolean; readonly how: ReconcileHow }
+  /** `reconciliation`: what the attempt's stats call it (the label a resume would have given it). */
+  | { readonly happened: boolean; readonly how: ReconcileHow; readonly reconciliation: Reconciliation }
   | { readonly happened: undefined; readonly how: 'needs-decision' };
 
 export interface SettleDeps {
   readonly writer: RunWriter;
   readonly ctx: EffectContext;
-  /** Asks a host for a decision when the plan needs one; undefined leaves the action waiting. */
-  readonly ask?: () => Promise<DecisionInput | undefined>;
+  /** Asks a host for a decision when the plan needs one (see decisionAsker); undefined leaves the action waiting. */
+  readonly ask?: (() => Promise<DecisionInput | undefined>) | undefined;
   /** The error to raise when verify throws (it says what was, and was not, done). */
   readonly verifyFailed: (err: unknown) => Error;
 }
 
+/** The policy's plan for settling `a`, which the caller shows its host before settleInDoubt carries it out. */
+export function settlePlan(a: ActionRow, def: ActionDefinition): ReconcilePlan {
+  return reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+}
+
 /** Brings an in-doubt action to committed (it happened) or failed (it did not), as far as the policy allows without a person. */
-export async function settleInDoubt(a: ActionRow, def: ActionDefinition, d: SettleDeps): Promise<SettleOutcome> {
-  const plan = reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+export async function settleInDoubt(a: ActionRow, def: ActionDefinition, plan: ReconcilePlan, d: SettleDeps): Promise<SettleOutcome> {
   const args = fromJournalJson(a.args, () => actionPlace(a, 'args')) as never;
-  const notHappened = (how: ReconcileHow, why: string): SettleOutcome => {
-    d.writer.actionFailed(a.step_idx, a.id, { name: 'NotHappened', message: why });
-    return { happened: false, how };
-  };
-  // Happened: committed with the result the person gave (journaled with the decision), or with none.
-  const decided = (decision: Decision, result: string | null, how: ReconcileHow): SettleOutcome => {
-    if (decision === 'not-happened') return notHappened(how, 'a person decided it did not happen');
-    d.writer.actionCommitted(a.step_idx, a.id, result, 'decided-happened');
-    return { happened: true, how };
-  };
-  switch (plan.how) {
-    case 'run-again':
-    case 'nothing-to-undo':
-      return notHappened('nothing-to-undo', 'read-only: nothing to undo');
+  const out = await carryOut(plan, a, { writer: d.writer, def, args, ctx: d.ctx, ask: d.ask, verifyFailed: d.verifyFailed, execute: () => redoWithKey(a, def, args, d) });
+  switch (out.done) {
+    case 'executed':
+      return { happened: true, how: out.how, reconciliation: out.why };
+    case 'verified':
+      return { happened: true, how: out.how, reconciliation: 'verified' };
     case 'decided-happened':
-      return decided('happened', a.result, plan.how);
-    case 'decided-not-happened':
-      return decided('not-happened', null, plan.how);
-    case 'verify': {
-      let found: unknown;
-      try {
-        found = await withTimeout(def.verify?.(args, d.ctx), def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS, () => verifyTimedOut(a, d.ctx.runId, def.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS));
-      } catch (err) {
-        if (err instanceof LogbookError && err.code === ErrorCodes.VERIFY_TIMEOUT) throw err;
-        throw d.verifyFailed(err);
-      }
-      if (found === undefined) return notHappened('verify', 'verify found no trace of it');
-      d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(found, `The verified result of ${a.type}`, 'Return plain JSON from verify.'), 'verified');
-      return { happened: true, how: 'verify' };
-    }
-    case 're-execute-with-key': {
-      // Safe to redo with its key: bring it to a known state (committed).
-      d.writer.actionStarted({ id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args }, true, 're-executed');
-      d.writer.actionExecuting(a.step_idx, a.id);
-      const ended = d.writer.effectStarting(a.type, a.id);
-      let result: unknown;
-      try {
-        result = await def.execute(args, d.ctx);
-      } finally {
-        ended();
-      }
-      d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
-      return { happened: true, how: 're-execute-with-key' };
-    }
+      return { happened: true, how: out.how, reconciliation: 'decided-happened' };
+    case 'marked-not-happened':
+      return { happened: false, how: out.how, reconciliation: out.why };
     case 'needs-decision':
-    case 'unknown': {
-      const given = d.ask ? await d.ask() : undefined;
-      if (!given) return { happened: undefined, how: 'needs-decision' };
-      const { decision, result } = journaledDecision(a.id, given, 'the decision hook');
-      d.writer.decision(a.step_idx, a.id, decision, result);
-      return decided(decision, result, decision === 'happened' ? 'decided-happened' : 'decided-not-happened');
-    }
+      return { happened: undefined, how: out.how };
   }
+}
+
+/** An action safe to redo with its key, brought to a known state (committed): no fault point, no pause. */
+async function redoWithKey(a: ActionRow, def: ActionDefinition, args: never, d: SettleDeps): Promise<unknown> {
+  d.writer.actionStarted({ id: a.id, stepIdx: a.step_idx, type: a.type, version: a.version, effect: a.effect, args: a.args }, true, 're-executed');
+  d.writer.actionExecuting(a.step_idx, a.id);
+  const ended = d.writer.effectStarting(a.type, a.id);
+  let result: unknown;
+  try {
+    result = await def.execute(args, d.ctx);
+  } finally {
+    ended();
+  }
+  d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(result, `The result of ${a.type}`, 'Return plain JSON from execute.'), 're-executed');
+  return result;
 }
 
 /** The journal's record of an error (JSON with name, message, code), as a boundary event carries it. */

@@ -42,4 +42,16 @@ describe('cli: a doubt the resumed script never claims', () => {
     assert.equal(pay.reconciliation, 'verified');
     assert.deepEqual(sent(dir), ['pay:b2:10'], 'paid once');
   });
+  it('idempotent, no verify: the resume redoes it with its key and reports it re-executed, not decided by a person', () => {
+    const dir = tmpDir();
+    const env = { BRANCH_EFFECT: 'idempotent' };
+    const crashed = cli(dir, ['run', SCRIPT, '--run-id', 'b3', '--crash-at', 'branch.pay#1@after-execute'], env);
+    assert.equal(crashed.signal, 'SIGKILL', crashed.stderr);
+    const resumed = cli(dir, ['resume', 'b3'], env);
+    assert.equal(resumed.status, 0, resumed.stdout + resumed.stderr);
+    const pay = show(dir, 'b3').actions.find((a: { id: string }) => a.id === 'pay:b3:10');
+    assert.equal(pay.status, 'committed');
+    assert.equal(pay.reconciliation, 're-executed');
+    assert.match(resumed.stdout, /reconciled branch\.pay pay:b3:10: re-executed/, resumed.stdout);
+  });
 });

@@ -269,6 +269,32 @@ describe('failure contract: errors from execute', () => {
     assert.deepEqual(p.seen, ['fc.caught2:c2x:1'], 'marked not happened, never executed again');
   });
 
+  it('the decision prompt for a caught doubt at the run\'s end carries the error execute threw, as one reached again does', async () => {
+    const action = charge('fc.caught4');
+    const agent = defineAgent({
+      name: 'fc-caught4',
+      input: z.object({}),
+      run: async (run) => {
+        try {
+          await run.step('charge', () => run.do(action, { n: 1 }));
+        } catch {
+          // gave up
+        }
+        return run.step('after', () => 'done');
+      },
+    });
+    p.throwAfter = timeout();
+    const asked: Array<{ afterError?: boolean; error?: { message: string } }> = [];
+    const out = await startRun(store, agent, {
+      script: 'inline', input: {}, runId: 'c4', ...quiet,
+      hooks: { decision: (ev) => { if (ev.action) asked.push(ev.action); return Promise.resolve(undefined); } },
+    });
+    assert.equal(out.status, 'needs-decision');
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]?.afterError, true);
+    assert.match(asked[0]?.error?.message ?? '', /ETIMEDOUT/, 'the host is told which error left it in doubt');
+  });
+
   it('a caught doubt in a completed step, then the run fails: no verify, the run stops for a decision, which the next resume applies', async () => {
     const action = charge('fc.caught3');
     let fail = true;

@@ -1,0 +1,132 @@
+// What one attempt shows and asks its host: the boundary (fault point, pause, stop check), snapshots and effect contexts.
+
+import { RunSuspended } from './errors';
+import type { EffectContext } from './define';
+import type { FaultPoint, Faults } from './faults';
+import type { ActionPhase, ActionSnapshot, PauseEvent, RunSnapshot, RuntimeHooks, SourceLocation } from './hooks';
+import type { ActionRow } from './store/rows';
+import type { NewAction, RunWriter } from './store';
+import type { RunStatus } from './types';
+
+/**
+ * One boundary of an attempt. Its parts always run in this order:
+ * 1. `stopFirst`: a stop check before anything of the phase happens (entering a step's or an action's bracket);
+ * 2. `fault`: the fault point, hit before the host sees the boundary, so a kill there leaves what a debugger that
+ *    stops there shows, and a rehearsal's counts do not depend on whether a host is attached;
+ * 3. `event`: the host's pause, built only when a host pauses (a run with none builds no snapshot and awaits nothing);
+ * 4. `stopAfter`: a stop check after the pause, only at a boundary before a write: a host that paused there may have
+ *    asked to stop, and nothing of the phase is written yet. After a write there is none: what was written stands, and
+ *    the next boundary stops.
+ */
+export interface Boundary {
+  readonly stopFirst?: boolean;
+  readonly fault?: { readonly point: FaultPoint; readonly target: string };
+  readonly event?: () => Omit<PauseEvent, 'run'>;
+  readonly stopAfter?: boolean;
+}
+
+export interface AttemptHostDeps {
+  readonly writer: RunWriter;
+  readonly faults: Faults;
+  readonly hooks: RuntimeHooks | undefined;
+  readonly agent: string;
+  readonly input: unknown;
+}
+
+export class AttemptHost {
+  /** Set when any branch suspended the run: every later boundary stops before doing anything. */
+  suspended: RunSuspended | undefined;
+  /** The run's status as the host is told it (a stop for a decision or an approval changes it). */
+  status: RunStatus = 'running';
+  readonly runId: string;
+  readonly attempt: number;
+
+  constructor(private readonly d: AttemptHostDeps) {
+    this.runId = d.writer.lease.runId;
+    this.attempt = d.writer.lease.attempt;
+  }
+
+  /** Whether a host pauses at boundaries: the fast paths, which have none, are off then. */
+  get pauses(): boolean {
+    return typeof this.d.hooks?.pause === 'function';
+  }
+
+  /**
+   * The boundary (see Boundary for its order). Returns a promise only when the host pauses: callers await it only
+   * then, so a run with no host takes no extra turn of the event loop, and parallel branches interleave as they did.
+   */
+  boundary(b: Boundary & Required<Pick<Boundary, 'event'>>): Promise<void> | undefined;
+  /** Without an event the boundary never waits: a stop check (entering run.do, a gate, a doubt to settle) or a fault point alone. */
+  boundary(b: Omit<Boundary, 'event'>): void;
+  boundary(b: Boundary): Promise<void> | undefined {
+    if (b.stopFirst) this.checkStop();
+    if (b.fault) this.d.faults.hit(b.fault.point, b.fault.target);
+    if (b.event && this.d.hooks?.pause) {
+      const ev = b.event();
+      return b.stopAfter ? this.pauseThenCheck(ev) : this.pause(ev);
+    }
+    if (b.stopAfter) this.checkStop();
+    return undefined;
+  }
+
+  /** The stop check: a suspension, a failed journal, a lost lease, or the host asking the run to stop. */
+  private checkStop(): void {
+    if (this.suspended) throw this.suspended;
+    // A journal that failed stays failed for this attempt, even for a script that caught its error: nothing new starts.
+    if (this.d.writer.broken) throw this.d.writer.broken;
+    // A lost lease stops the run before any new effect, even one no fenced write precedes (a read-only action).
+    this.d.writer.assertHolds();
+    if (this.d.hooks?.shouldStop?.()) {
+      this.suspended = new RunSuspended('interrupted', 'The host asked the run to stop; it is resumable.');
+      throw this.suspended;
+    }
+  }
+
+  runSnapshot(): RunSnapshot {
+    return { id: this.runId, agent: this.d.agent, attempt: this.attempt, status: this.status, input: this.d.input };
+  }
+
+  ctx(id: string): EffectContext {
+    return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, ...this.d.writer.leaseChecks };
+  }
+
+  private async pause(ev: Omit<PauseEvent, 'run'>): Promise<void> {
+    // A host that stops here shows the journal: the records written behind go in first.
+    this.d.writer.writePending();
+    await this.d.hooks?.pause?.({ ...ev, run: this.runSnapshot() });
+  }
+
+  private async pauseThenCheck(ev: Omit<PauseEvent, 'run'>): Promise<void> {
+    await this.pause(ev);
+    this.checkStop();
+  }
+}
+
+/** An action as the host sees it at a boundary. */
+export function actionSnapshot(
+  def: { readonly verify?: unknown; readonly compensate?: unknown; readonly approval?: boolean },
+  na: NewAction,
+  args: unknown,
+  phase: ActionPhase,
+  row: ActionRow | undefined,
+  location: SourceLocation | undefined,
+  extra: Partial<ActionSnapshot> = {},
+): ActionSnapshot {
+  return {
+    id: na.id,
+    type: na.type,
+    version: na.version,
+    effect: na.effect,
+    args,
+    phase,
+    status: row?.status ?? 'new',
+    executions: row?.executions ?? 0,
+    stepIdx: na.stepIdx,
+    hasVerify: typeof def.verify === 'function',
+    hasCompensate: typeof def.compensate === 'function',
+    approval: def.approval === true,
+    ...(row?.reconciliation ? { reconciliation: row.reconciliation } : {}),
+    ...(location ? { location } : {}),
+    ...extra,
+  };
+}
