@@ -8,7 +8,7 @@ import emailCampaign from './email-campaign';
 import orderFulfilment from './order-fulfilment';
 
 const agents: Record<string, AnyAgent> = { [emailCampaign.name]: emailCampaign, [orderFulfilment.name]: orderFulfilment };
-const journal = openJournal({ file: process.env.LOGBOOK_JOURNAL ?? '.logbook/journal.db', agents: Object.values(agents), role: 'api-server' });
+const journal = openJournal({ journal: process.env.LOGBOOK_JOURNAL ?? '.logbook/journal.db', agents: Object.values(agents), role: 'api-server' });
 
 /** Runs this process is driving; a shutdown waits for them so none is left half-written on purpose. */
 const driving = new Set<Promise<unknown>>();

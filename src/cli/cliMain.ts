@@ -217,7 +217,7 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
 async function scriptFor(store: Store, runId: string, override: unknown): ReturnType<typeof loadScript> {
   if (typeof override === 'string') return loadScript(override);
   const row = store.reader.run(runId);
-  if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List runs with `logbook ls` (and check --journal).');
+  if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.target}.`, 'List runs with `logbook ls` (and check --journal).');
   return loadScript(row.script);
 }
 

@@ -104,7 +104,7 @@ export class JobLoop {
       if (hit) return hit.id;
       if (page.length < 100) break;
     }
-    throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run of agent ${agent.name} in ${store.file} to take as "latest".`, 'Start a run first, or name the run id in the launch configuration.');
+    throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run of agent ${agent.name} in ${store.target} to take as "latest".`, 'Start a run first, or name the run id in the launch configuration.');
   }
 
   /** Runs one job; a failure before the run was announced fails the launch (thrown), later ones end the run. */
@@ -163,7 +163,7 @@ export class JobLoop {
 
   private async compensate(store: Store, work: Extract<Work, { kind: 'compensate' }>, common: Common): Promise<Outcome> {
     const row = store.reader.run(work.runId);
-    if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${work.runId} in ${store.file} to compensate.`, 'Name a run listed by `logbook ls` (and check "database").');
+    if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${work.runId} in ${store.target} to compensate.`, 'Name a run listed by `logbook ls` (and check "database").');
     const input = journaledInput(row).value;
     this.state.current = { runId: work.runId, attempt: row.attempt + 1, input, job: 'compensate', announced: false };
     this.announce(work.runId, row.agent, row.attempt + 1);

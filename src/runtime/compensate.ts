@@ -10,9 +10,8 @@ import { announceDriving, type ActionSnapshot, type OnDriving, type PauseKind, t
 import type { ReconcileHow } from './policy';
 import { journaledError, settleInDoubt, settlePlan } from './settle';
 import { decisionAsker } from './carryOut';
-import { acquireRun } from './store';
 import { endSession, withNewSession } from './store';
-import { RunWriter, type Lease } from './store';
+import type { Lease } from './store';
 import type { ActionRow } from './store/rows';
 import type { Store } from './store';
 import { journaledDecisions, type DecisionInput } from './decisions';
@@ -39,7 +38,7 @@ export async function compensateRun(store: Store, runId: string, opts: Compensat
   checkCompensable(store, runId);
   // The inverses get the journal's args and results: a damaged one is refused before the attempt counter moves.
   readBackFirst(store.reader, row, { steps: 0, actions: 'all' });
-  const lease = withNewSession(opts.role ?? 'cli', (owner) => acquireRun(store.db, store.reader, runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
+  const lease = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
   return compensateWithLease(store, lease, opts);
 }
 
@@ -86,7 +85,7 @@ function inverseDefinition(store: Store, runId: string, a: ActionRow): ActionDef
 
 export async function compensateWithLease(store: Store, lease: Lease, opts: CompensateOptions): Promise<CompensationReport> {
   const runId = lease.runId;
-  const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq(runId));
+  const writer = store.openWriter(lease);
   // As while a run goes forward: a long inverse must not outlast the lease this process can prove by its clock.
   const stopHeartbeat = writer.keepAlive();
   const faults = opts.faults ?? new Faults();

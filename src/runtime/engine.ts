@@ -209,7 +209,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input } });
     return { ...base, status: 'completed', output };
   } catch (thrown) {
-    const storage = writer.broken ?? storageError(thrown, store.file, 'running the script');
+    const storage = writer.broken ?? storageError(thrown, store.target, 'running the script');
     if (storage) {
       // The journal failed, not the script: no status is written (it could not be) and no declared policy fires.
       log(`${agent.name}: run ${lease.runId} stopped because its journal failed; it is resumable. [${storage.code}] ${storage.message}`);
@@ -262,7 +262,7 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
       }
       return { ...base, status: 'failed', error };
     } catch (late) {
-      const why = late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD) ? late : storageError(late, store.file, 'recording the failure');
+      const why = late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD) ? late : storageError(late, store.target, 'recording the failure');
       if (!why) throw late;
       log(`${agent.name}: run ${lease.runId} failed (${describe(err)}), and then [${why.code}] ${why.message}`);
       return { ...base, status: why.code === ErrorCodes.LEASE_HELD ? 'failed' : 'interrupted', error: { name: why.name, message: why.message, code: why.code } };

@@ -9,6 +9,7 @@ import type { InferInput, StandardSchema } from './schema';
 import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
 import type { RunRow } from './store/rows';
 import { runFacts } from './runFacts';
+import { deprecationLine, warnOnce } from '../shared/journalNames';
 import type { RunStatus } from './types';
 import type { DecisionInput } from './decisions';
 import type { OnDriving } from './hooks';
@@ -18,7 +19,12 @@ import type { OnDriving } from './hooks';
 export type AnyAgent = AgentDefinition<any, any>;
 
 export interface JournalOptions {
-  /** The journal file (created if missing). Default: `.logbook/journal.db` under the working directory. */
+  /**
+   * The journal: a SQLite file (created if missing) or a `postgres://` URL. Default: `.logbook/journal.db` under the
+   * working directory. The name `--journal`, `$LOGBOOK_JOURNAL` and the `journal` setting give it elsewhere.
+   */
+  readonly journal?: string;
+  /** @deprecated The old name of `journal` (same meaning); it still works, and `log` says so once. */
   readonly file?: string;
   /** The agents this host can resume and compensate, found by the name each run journaled. */
   readonly agents?: readonly AnyAgent[];
@@ -88,7 +94,9 @@ export type Recovered =
  * with LB_LEASE_HELD naming the holder, and writes nothing; it never joins or takes over the run in flight.
  */
 export interface Journal {
-  /** The absolute path of the journal file. */
+  /** The journal's target: the absolute path of its file, or its connection string without the password. */
+  readonly target: string;
+  /** @deprecated The old name of `target`. */
   readonly file: string;
   /** Starts a new run of `agent` with `input` (validated by its schema) and drives it until it stops. */
   start<S extends StandardSchema, O>(agent: AgentDefinition<S, O>, input: InferInput<S>, opts?: StartOptions): Promise<RunOutcome>;
@@ -132,13 +140,17 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     if (seen && seen !== a) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `openJournal: two different agents are named ${JSON.stringify(a.name)}.`, 'Give each agent its own name: runs find their agent by it.');
     agents.set(a.name, a as AgentDefinition);
   }
-  const store: Store = openStore(resolveTarget(opts.file ?? DEFAULT_DB));
+  if (opts.journal !== undefined && opts.file !== undefined) {
+    throw new LogbookError(ErrorCodes.USAGE, 'openJournal: both "journal" and its deprecated name "file" are set.', 'Keep "journal" and remove "file".');
+  }
+  if (opts.file !== undefined) warnOnce('openJournal.file', deprecationLine('openJournal\'s option "file"', '"journal"'), opts.log ?? ((l) => process.stderr.write(`${l}\n`)));
+  const store: Store = openStore(resolveTarget(opts.journal ?? opts.file ?? DEFAULT_DB));
   const role = opts.role ?? 'api';
   const engine = { role, ...(opts.log ? { log: opts.log } : {}) };
 
   const agentOf = (runId: string): AgentDefinition => {
     const row = store.reader.run(runId);
-    if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.file}.`, 'List the runs with journal.runs().');
+    if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.target}.`, 'List the runs with journal.runs().');
     const agent = agents.get(row.agent);
     if (!agent) {
       throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, which this journal was not opened with.`, `Pass it in openJournal({ agents: [...] }) (known: ${[...agents.keys()].join(', ') || 'none'}).`, { runId, agent: row.agent });
@@ -166,7 +178,8 @@ export function openJournal(opts: JournalOptions = {}): Journal {
   };
 
   const journal: Journal = {
-    file: store.file,
+    target: store.target,
+    file: store.target,
     async start(agent, input, o = {}) {
       checkOptions('journal.start', o, START_KEYS);
       const registered = agent as unknown as AgentDefinition;

@@ -125,7 +125,7 @@ describe('ai: deciding an in-doubt tool call', function () {
           return r.text;
         }),
     });
-    const journal = openJournal({ file: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
+    const journal = openJournal({ journal: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
     try {
       for (const id of ['h', 'w']) {
         await journal.start(agent, {}, { runId: id });
@@ -195,7 +195,7 @@ describe('ai: deciding an in-doubt tool call', function () {
           return { a, b, c: c === undefined ? 'undefined' : c };
         }),
     });
-    const journal = openJournal({ file: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
+    const journal = openJournal({ journal: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
     try {
       assert.equal((await journal.start(agent, {}, { runId: 'p' })).status, 'failed');
       fail = false;

@@ -55,7 +55,7 @@ export class Driver {
 
   /** Another openJournal on the same target in the same process (a second module of one server). */
   openJournal(): Journal {
-    return this.proc.own(openJournal({ file: this.t.db, agents: [this.agent()], role: this.proc.role, log: quiet }));
+    return this.proc.own(openJournal({ journal: this.t.db, agents: [this.agent()], role: this.proc.role, log: quiet }));
   }
 
   private store() {

@@ -180,7 +180,7 @@ describe('cli: a damaged journal is a journal error, not the script failing (iss
       sql(dir, "UPDATE steps SET result = '{not json' WHERE run_id = 'api-step' AND idx = 0");
       sql(dir, "UPDATE runs SET input = '{not json' WHERE id = 'api-input'");
       const before = { step: snapshot(dir, 'api-step'), input: snapshot(dir, 'api-input') };
-      const journal = openJournal({ file: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
+      const journal = openJournal({ journal: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
       try {
         const isJournalInvalid = (err: unknown): boolean => err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID;
         await assert.rejects(journal.resume('api-step'), (err) => isJournalInvalid(err) && /step #1 "quote", column result/.test((err as Error).message));

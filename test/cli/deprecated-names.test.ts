@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { CLI, EXAMPLES, ROOT, tmpDir } from '../helpers';
 import { currentJournalFlag, journalFromEnv } from '../../src/shared/journalNames';
 import { launchJsonSchema, resolveLaunch } from '../../src/adapter/launchConfig';
+import { openJournal } from '../../src/runtime/journal';
 
 function logbook(dir: string, args: string[], env: Record<string, string | undefined>) {
   const base: NodeJS.ProcessEnv = { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' };
@@ -75,6 +76,18 @@ describe('deprecated names of the journal', () => {
     const schema = launchJsonSchema().properties as Record<string, { deprecationMessage?: string }>;
     assert.match(schema.database?.deprecationMessage ?? '', /journal/);
     assert.equal(schema.journal?.deprecationMessage, undefined);
+  });
+
+  it('openJournal\'s "file" is read as "journal", warning once through log; both at once are refused', () => {
+    const said: string[] = [];
+    const old = openJournal({ file: journal, log: (l) => said.push(l) });
+    assert.equal(old.target, journal);
+    assert.equal(old.file, old.target);
+    assert.deepEqual(old.runs().map((r) => r.id), ['r1']);
+    openJournal({ file: journal, log: (l) => said.push(l) });
+    assert.equal(said.filter((l) => l.includes('deprecated')).length, 1, said.join('\n'));
+    assert.deepEqual(openJournal({ journal, log: () => assert.fail('no warning') }).runs().length, 1);
+    assert.throws(() => openJournal({ journal, file: journal }), /both "journal" and its deprecated name "file" are set.*remove "file"/);
   });
 
   it('the manifest contributes logbook.journal and marks logbook.databasePath deprecated', () => {

@@ -61,7 +61,7 @@ describe('cli: every attempt sees the input parsed once (issue 19 case 2)', func
       const { agent } = await loadScript(PRICED);
       // Two runs killed by the CLI after their charge: one resumed by id, one found at boot.
       for (const id of ['api-resume', 'api-boot']) assert.equal(cli(dir, ['run', PRICED, '--input', input, '--run-id', id, '--crash-at', 'priced.charge#1@after-commit']).signal, 'SIGKILL');
-      const journal = openJournal({ file: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
+      const journal = openJournal({ journal: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
       try {
         const started = await journal.start(agent, RAW, { runId: 'api-start' });
         assert.equal(started.status, 'completed');

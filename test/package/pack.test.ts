@@ -95,7 +95,7 @@ import { openJournal, LogbookError, type RunSummary } from 'agent-logbook';
 import welcome from './welcome.js';
 
 export async function main(): Promise<RunSummary[]> {
-  const journal = openJournal({ file: '.logbook/journal.db', agents: [welcome] });
+  const journal = openJournal({ journal: '.logbook/journal.db', agents: [welcome] });
   try {
     const out = await journal.start(welcome, {}, { runId: 'typed-1' });
     if (out.status !== 'completed') throw new LogbookError('LB_USAGE', 'not completed', 'look at it');
@@ -111,12 +111,12 @@ export async function main(): Promise<RunSummary[]> {
 
 /** Plain JavaScript hosts, to prove the bundle loads by import (ESM named exports of a CommonJS bundle) and by require. */
 const HOST_MJS = `import { openJournal } from 'agent-logbook';
-const journal = openJournal({ file: '.logbook/journal.db' });
+const journal = openJournal({ journal: '.logbook/journal.db' });
 console.log(JSON.stringify(journal.runs().map((r) => [r.id, r.status, r.attempt])));
 journal.close();
 `;
 const HOST_CJS = `const { openJournal, defineAgent, ErrorCodes } = require('agent-logbook');
-const journal = openJournal({ file: '.logbook/journal.db' });
+const journal = openJournal({ journal: '.logbook/journal.db' });
 console.log(JSON.stringify({ interrupted: journal.interrupted().length, defineAgent: typeof defineAgent, code: ErrorCodes.USAGE }));
 journal.close();
 `;

@@ -61,7 +61,7 @@ describe('host API: a compensation refused before any inverse runs', () => {
     it(`${inDoubt ? 'an in-doubt' : 'a committed'} action of a type this process does not define: LB_UNKNOWN_ACTION_TYPE, and the run is unchanged`, async () => {
       const file = path.join(tmpDir('logbook-refusal-'), 'journal.db');
       legacyRun(file, 'k1', inDoubt);
-      const journal = openJournal({ file, agents: [shop], log: () => undefined });
+      const journal = openJournal({ journal: file, agents: [shop], log: () => undefined });
       try {
         const before = journaled(file, 'k1');
         const err = await journal.compensate('k1').then(
@@ -102,7 +102,7 @@ describe('host API: a compensation refused before any inverse runs', () => {
       },
     });
     const lines: string[] = [];
-    const journal = openJournal({ file, agents: [declared], log: (l) => lines.push(l) });
+    const journal = openJournal({ journal: file, agents: [declared], log: (l) => lines.push(l) });
     try {
       const out = await journal.resume('k2');
       assert.equal(out.status, 'failed', JSON.stringify(out));

@@ -44,7 +44,7 @@ describe('host API (openJournal)', () => {
   beforeEach(() => {
     dir = tmpDir();
     effects.length = 0;
-    journal = openJournal({ file: path.join(dir, 'journal.db'), agents: [shop], ...quiet });
+    journal = openJournal({ journal: path.join(dir, 'journal.db'), agents: [shop], ...quiet });
   });
   afterEach(() => journal.close());
 
@@ -80,7 +80,7 @@ describe('host API (openJournal)', () => {
     const missing = await journal.resume('nope').catch((e: unknown) => e);
     assert.ok(missing instanceof LogbookError && missing.code === ErrorCodes.RUN_NOT_FOUND, String(missing));
 
-    const other = openJournal({ file: path.join(dir, 'journal.db'), ...quiet });
+    const other = openJournal({ journal: path.join(dir, 'journal.db'), ...quiet });
     try {
       await journal.start(shop, { cents: 2 }, { runId: 'o-4' });
       const unknown = await other.resume('o-4').catch((e: unknown) => e);

@@ -18,7 +18,7 @@ const noInput = defineAgent({
 
 describe('defineAgent without input', () => {
   it('runs with {} when given nothing or {}, and refuses any other input with LB_INVALID_INPUT, writing nothing', async () => {
-    const journal = openJournal({ file: path.join(tmpDir('no-input'), 'journal.db'), agents: [noInput] });
+    const journal = openJournal({ journal: path.join(tmpDir('no-input'), 'journal.db'), agents: [noInput] });
     try {
       const a = await journal.start(noInput, undefined, { runId: 'n-1' });
       const b = await journal.start(noInput, {}, { runId: 'n-2' });

@@ -107,7 +107,7 @@ describe('one driving session per run, in one process (host API)', () => {
     file = path.join(dir, 'journal.db');
     provider.reset();
     failPrepare = false;
-    journal = openJournal({ file, agents: [shop], role: 'orders-api', ...quiet });
+    journal = openJournal({ journal: file, agents: [shop], role: 'orders-api', ...quiet });
   });
   afterEach(() => journal.close());
 
@@ -142,7 +142,7 @@ describe('one driving session per run, in one process (host API)', () => {
 
   it('a second openJournal on the same file in the same process is refused too', async () => {
     // The same role, as two modules of one server that each open the journal would have.
-    const other = openJournal({ file, agents: [shop], role: 'orders-api', ...quiet });
+    const other = openJournal({ journal: file, agents: [shop], role: 'orders-api', ...quiet });
     try {
       const { err } = await whileInFlight('j1', () => journal.start(shop, { cents: 900 }, { runId: 'j1' }), () => other.resume('j1'));
       assert.match(err.message, /\(orders-api\) session [0-9a-f]{8}/);
@@ -195,7 +195,7 @@ describe('a session of this process that ended without releasing its lease', () 
       assert.equal(leaseIsLive(row('gone'), later), false, 'past its expiry a lease of an ended session is dead');
       assert.equal(leaseIsLive(row('live'), later), true, 'a live session of this process is live even past its expiry');
       // Expire it as its stopped heartbeat would, then take it over.
-      new Database(store.file).prepare('UPDATE runs SET lease_expires = ? WHERE id = ?').run(Date.now() - 1, 'gone');
+      new Database(store.target).prepare('UPDATE runs SET lease_expires = ? WHERE id = ?').run(Date.now() - 1, 'gone');
       assert.equal(store.reader.view(row('gone')).effectiveStatus, 'interrupted');
       const taken = acquireRun(store.db, store.reader, 'gone', beginSession('api'), opts);
       assert.equal(taken.epoch, 2);
@@ -222,14 +222,14 @@ describe('a run driven by a worker thread of this process', () => {
         key: (_a, run) => 'charge:' + run.id,
         execute: () => new Promise((r) => { release = () => r({ ok: true }); parentPort.postMessage('in-flight'); }) });
       const agent = defineAgent({ name: 'thread-agent', input: z.object({}), run: async (run) => run.step('pay', () => run.do(charge, {})) });
-      const journal = openJournal({ file: workerData.file, agents: [agent], log: () => {} });
+      const journal = openJournal({ journal: workerData.file, agents: [agent], log: () => {} });
       journal.start(agent, {}, { runId: 't1' }).then((o) => { journal.close(); parentPort.postMessage('done:' + o.status); });`;
     const worker = new Worker(source, { eval: true, workerData: { file, runtime, zod: require.resolve('zod') } });
     const messages: string[] = [];
     const next = (): Promise<string> => new Promise((resolve) => worker.once('message', (m: string) => (messages.push(m), resolve(m))));
     try {
       assert.equal(await next(), 'in-flight');
-      const journal = openJournal({ file, agents: [threadAgent], ...quiet });
+      const journal = openJournal({ journal: file, agents: [threadAgent], ...quiet });
       try {
         const before = new Database(file, { readonly: true }).prepare('SELECT attempt, lease_epoch FROM runs WHERE id = ?').get('t1');
         await assert.rejects(journal.resume('t1'), (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.LEASE_HELD);

@@ -25,7 +25,7 @@ describe('run status transitions', () => {
 
   it('the store refuses an illegal change with LB_ILLEGAL_TRANSITION, as a journal error, and writes nothing', async () => {
     const file = path.join(tmpDir('transitions'), 'journal.db');
-    const journal = openJournal({ file, agents: [agent] });
+    const journal = openJournal({ journal: file, agents: [agent] });
     try {
       assert.equal((await journal.start(agent, {}, { runId: 't-1' })).status, 'completed');
     } finally {

@@ -31,7 +31,7 @@ describe('step contexts', () => {
       return original.apply(this, a);
     };
     const file = path.join(tmpDir('step-context'), 'journal.db');
-    const journal = openJournal({ file, agents: [agent] });
+    const journal = openJournal({ journal: file, agents: [agent] });
     try {
       for (let i = 0; i < 20; i++) {
         const out = await journal.start(agent, { n: i }, { runId: `s-${i}` });

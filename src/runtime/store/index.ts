@@ -41,7 +41,7 @@ export { DEFAULT_DB } from './open';
 export { isPostgresUrl, redactUrl, NOTIFY_CHANNEL } from './db';
 export type { JournalReader, RunView, ReadScope } from './reader';
 export type { JournalOverview, ActionCount, LeasedRun } from './overview';
-export { RunWriter, type Lease, type Durability, type NewAction } from './writer';
+export type { RunWriter, Lease, Durability, NewAction } from './writer';
 export type { NewRun, ForkPoint, AcquireOptions } from './lease';
 export type { Claimed, ClaimKind, Known, QueuedRun, WorkerInfo } from './queue';
 export type { ForkSeed } from './fork';
@@ -50,8 +50,5 @@ export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionR
 export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
 export { isStorageError, storageError } from './storageError';
 export { createSchema as createScratchSchema, dropSchemasStartingWith as dropScratchSchemas } from './pg/scratchSchemas';
-// For callers that still hand the opaque connection to the store (runtime/compensate.ts, `new RunWriter(store.db, …)`
-// above): prefer JournalStore's methods (acquireRun, openWriter).
-export { acquireRun } from './lease';
 // The reader's change feed on PostgreSQL (LISTEN on a connection of its own): the statement stays in the store.
 export { PgListener, type ListenerEvents } from './pg/pgListener';

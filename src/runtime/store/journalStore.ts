@@ -19,11 +19,11 @@ import type { Durability, Lease, RunWriter } from './writer';
 export type { JournalConnection };
 
 export interface JournalStore {
-  /** The journal's file, or its connection string without the password (safe to print). */
-  readonly file: string;
+  /** The journal's target: its file, or its connection string without the password (safe to print). */
+  readonly target: string;
   /** Reads: a run, runs by page, a run's steps and actions from a position, its events, what needs a person. */
   readonly reader: JournalReader;
-  /** Opaque: see JournalConnection. */
+  /** Opaque to every caller in src/ (nothing can be read off it): tests and benchmarks reach the Db with dbOf. */
   readonly db: JournalConnection;
 
   /** Creates a run held by `owner` (epoch 1, attempt 1); LB_RUN_EXISTS if the id is taken. A fork copies its origin's steps. */

@@ -93,7 +93,7 @@ export function acquireRun(conn: Db | JournalConnection, reader: JournalReader, 
   const locked = db.prepare(`SELECT * FROM runs WHERE id = ?${db.dialect.forUpdate}`);
   const tx = db.transaction(() => {
     const found = locked.get(runId);
-    const row = found === undefined ? undefined : checked(RunRow, found, 'run', reader.file);
+    const row = found === undefined ? undefined : checked(RunRow, found, 'run', reader.target);
     if (!row) throw runNotFound(runId);
     // Liveness by the clock leases are measured by, read after the lock: the server's on PostgreSQL.
     const clock = db.leaseClock(now);

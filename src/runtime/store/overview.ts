@@ -28,7 +28,7 @@ export class JournalOverview {
 
   constructor(
     db: Db,
-    private readonly file: string,
+    private readonly target: string,
   ) {
     this.q = {
       countByStatus: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND status = ?'),
@@ -59,13 +59,13 @@ export class JournalOverview {
 
   /** A page of step `idx`'s actions after `afterSeq`, each row checked. */
   actionsOfStep(runId: string, idx: number, afterSeq: number, limit: number): ActionRow[] {
-    return this.q.actionsOfStep.all(runId, idx, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.actionsOfStep.all(runId, idx, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   /** The newest run of the script at `script`, checked. */
   latestRunOf(script: string): RunRow | undefined {
     const r = this.q.latestForScript.get(script);
-    return r === undefined ? undefined : checked(RunRow, r, 'run', this.file);
+    return r === undefined ? undefined : checked(RunRow, r, 'run', this.target);
   }
 
   stepStatuses(runId: string): Iterable<{ name: string; status: StepRow['status']; attempt: number }> {

@@ -40,7 +40,7 @@ export class JournalReader {
 
   constructor(
     private readonly db: Db,
-    readonly file: string,
+    readonly target: string,
   ) {
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
@@ -136,7 +136,7 @@ export class JournalReader {
 
   run(id: string): RunRow | undefined {
     const r = this.q.run.get(id);
-    return r === undefined ? undefined : checked(RunRow, r, 'run', this.file);
+    return r === undefined ? undefined : checked(RunRow, r, 'run', this.target);
   }
 
   /** `now` is the clock leases are measured by (the database server's on PostgreSQL). */
@@ -146,12 +146,12 @@ export class JournalReader {
   }
 
   runs(limit = 100, offset = 0): RunRow[] {
-    return this.q.runs.all(limit, offset).map((r) => checked(RunRow, r, 'run', this.file));
+    return this.q.runs.all(limit, offset).map((r) => checked(RunRow, r, 'run', this.target));
   }
 
   latestRun(): RunRow | undefined {
     const r = this.q.latestRun.get();
-    return r === undefined ? undefined : checked(RunRow, r, 'run', this.file);
+    return r === undefined ? undefined : checked(RunRow, r, 'run', this.target);
   }
 
   runCount(): number {
@@ -159,17 +159,17 @@ export class JournalReader {
   }
 
   steps(runId: string, from: number, to: number): StepRow[] {
-    return this.q.stepsRange.all(runId, from, to).map((r) => checked(StepRow, r, 'step', this.file));
+    return this.q.stepsRange.all(runId, from, to).map((r) => checked(StepRow, r, 'step', this.target));
   }
 
   /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
   replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
-    return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map((r) => replayStepRow(r, this.file));
+    return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map((r) => replayStepRow(r, this.target));
   }
 
   step(runId: string, idx: number): StepRow | undefined {
     const r = this.q.step.get(runId, idx);
-    return r === undefined ? undefined : checked(StepRow, r, 'step', this.file);
+    return r === undefined ? undefined : checked(StepRow, r, 'step', this.target);
   }
 
   stepCount(runId: string): number {
@@ -178,15 +178,15 @@ export class JournalReader {
 
   action(runId: string, id: string): ActionRow | undefined {
     const r = this.q.action.get(runId, id);
-    return r === undefined ? undefined : checked(ActionRow, r, 'action', this.file);
+    return r === undefined ? undefined : checked(ActionRow, r, 'action', this.target);
   }
 
   actionsOfStep(runId: string, idx: number): ActionRow[] {
-    return this.q.actionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.actionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   openActionsOfStep(runId: string, idx: number): ActionRow[] {
-    return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   firstActionSeqOfStep(runId: string, stepIdx: number): number | undefined {
@@ -196,12 +196,12 @@ export class JournalReader {
 
   /** What replay needs of a step's actions in start order after `afterSeq` (walks the run's start order; steps rarely interleave). */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
-    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map((r) => replayActionRow(r, this.file));
+    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map((r) => replayActionRow(r, this.target));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
   actions(runId: string, afterSeq = 0, limit = 1000): ActionRow[] {
-    return this.q.actionsPage.all(runId, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.actionsPage.all(runId, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   *allActions(runId: string, page = 1000): Generator<ActionRow> {
@@ -220,19 +220,19 @@ export class JournalReader {
   }
 
   inDoubt(runId: string): ActionRow[] {
-    return this.q.inDoubt.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.inDoubt.all(runId).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   /** Actions whose execute threw an error that left them in doubt, in start order. */
   inDoubtAfterError(runId: string): ActionRow[] {
-    return this.q.inDoubtAfterError.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.inDoubtAfterError.all(runId).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   /** Idempotent actions journaled failed after an error that was not definite: their effect may have happened. */
   failedMayHaveHappened(runId: string): ActionRow[] {
     return this.q.failedUncompensated
       .all(runId)
-      .map((r) => checked(ActionRow, r, 'action', this.file))
+      .map((r) => checked(ActionRow, r, 'action', this.target))
       .filter((a) => {
         try {
           return (JSON.parse(a.error ?? 'null') as { mayHaveHappened?: unknown } | null)?.mayHaveHappened === true;
@@ -243,12 +243,12 @@ export class JournalReader {
   }
 
   pendingApprovals(runId: string): ActionRow[] {
-    return this.q.pendingApprovals.all(runId).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.pendingApprovals.all(runId).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   /** Committed actions newest-first by commit order, strictly older than `beforeCommitSeq`. */
   committedDesc(runId: string, beforeCommitSeq: number, limit: number): ActionRow[] {
-    return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => checked(ActionRow, r, 'action', this.file));
+    return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
   /** Every committed action newest-first by commit order, a page at a time: the order compensation undoes them in. */
@@ -265,12 +265,12 @@ export class JournalReader {
   }
 
   events(runId: string, afterSeq = 0, limit = 1000): EventRow[] {
-    return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => checked(EventRow, r, 'event', this.file));
+    return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => checked(EventRow, r, 'event', this.target));
   }
 
   /** Events by position (0-based) rather than by seq: what a debugger's paged variable view asks for. */
   eventsAt(runId: string, offset: number, limit: number): EventRow[] {
-    return this.q.eventsAt.all(runId, limit, offset).map((r) => checked(EventRow, r, 'event', this.file));
+    return this.q.eventsAt.all(runId, limit, offset).map((r) => checked(EventRow, r, 'event', this.target));
   }
 
   eventCount(runId: string): number {

@@ -13,11 +13,11 @@ import type { RunRow } from './rows';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './writer';
 
 export class SqlJournal implements JournalStore {
-  readonly file: string;
+  readonly target: string;
   readonly reader: JournalReader;
 
   constructor(private readonly conn: Db) {
-    this.file = conn.name;
+    this.target = conn.name;
     this.reader = new JournalReader(conn, conn.name);
   }
 
@@ -66,7 +66,7 @@ export class SqlJournal implements JournalStore {
   }
 
   overview(): JournalOverview {
-    return new JournalOverview(this.conn, this.file);
+    return new JournalOverview(this.conn, this.target);
   }
 
   leaseClock(): number {
