@@ -10,7 +10,11 @@ import { fileURLToPath } from 'node:url';
 const root = path.dirname(fileURLToPath(import.meta.url));
 const workspace = path.join(root, '.tmp', 'vscode-ws');
 // In name order, as test/vscode/index.ts loads them for code-server: the suite's files build on each other's state.
-const files = fs.readdirSync(path.join(root, 'test', 'vscode')).filter((f) => f.endsWith('.test.ts')).sort().map((f) => `out/test/vscode/${f.replace(/\.ts$/, '.js')}`);
+const files = fs
+  .readdirSync(path.join(root, 'test', 'vscode'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort()
+  .map((f) => `out/test/vscode/${f.replace(/\.ts$/, '.js')}`);
 
 export default defineConfig([
   {

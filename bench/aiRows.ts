@@ -14,12 +14,18 @@ const model = (): MockLanguageModelV3 =>
     doGenerate: {
       content: [{ type: 'text', text: 'The refund is on its way.' }],
       finishReason: { unified: 'stop', raw: undefined },
-      usage: { inputTokens: { total: 40, noCache: 40, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 8, text: 8, reasoning: undefined } },
+      usage: {
+        inputTokens: { total: 40, noCache: 40, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: 8, text: 8, reasoning: undefined },
+      },
       warnings: [],
     },
   });
 
-const refundTool = tool({ inputSchema: z.object({ orderId: z.string(), amount: z.number() }), execute: (a) => ({ refundId: `re-${a.orderId}`, amount: a.amount }) });
+const refundTool = tool({
+  inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+  execute: (a) => ({ refundId: `re-${a.orderId}`, amount: a.amount }),
+});
 
 /** Per call in µs: generateText on the bare mock model, or through logbookModel inside a run's step. */
 export async function modelCalls(store: Store, count: number, journaled: boolean): Promise<number[]> {

@@ -50,7 +50,10 @@ function bracketSplit(ctx: Context, key: string, id: string): string {
   const b = r?.numbers?.bracketUs ?? Number.NaN;
   const bf = r?.numbers?.bracketRatioF ?? Number.NaN;
   const pages = ctx.pages[key];
-  const pageText = pages !== undefined && Number.isFinite(pages) ? `, which write ~${pages.toFixed(0)} WAL pages per action (the action row and its two index entries; then in each transaction an event row, its index entry and the AUTOINCREMENT counter)` : '';
+  const pageText =
+    pages !== undefined && Number.isFinite(pages)
+      ? `, which write ~${pages.toFixed(0)} WAL pages per action (the action row and its two index entries; then in each transaction an event row, its index entry and the AUTOINCREMENT counter)`
+      : '';
   return ` SQLite alone, running the bracket's same three transactions in raw SQL on the same schema (baseline B), costs ${bf.toFixed(2)} F here${pageText}; Logbook's code adds ${fmtUs(Math.max(0, us - b))} (args validation, key, the journal lookup, JSON checks). SQLite's one-row durable commit is S = ${(ctx.S / ctx.F).toFixed(2)} F.`;
 }
 
@@ -83,7 +86,10 @@ function reason(r: Row, ctx: Context): string {
   if (id.startsWith('checkpoint.')) {
     const us = num(rows, id, 'us');
     const cpu = num(rows, id, 'cpuUs');
-    const disk = F <= 300 ? `this run's F is ${(300 / F).toFixed(1)}× faster than the issue's 0.3 ms, which shrinks only the fsync's share` : `this run's F is ${(F / 300).toFixed(1)}× slower than the issue's 0.3 ms`;
+    const disk =
+      F <= 300
+        ? `this run's F is ${(300 / F).toFixed(1)}× faster than the issue's 0.3 ms, which shrinks only the fsync's share`
+        : `this run's F is ${(F / 300).toFixed(1)}× slower than the issue's 0.3 ms`;
     return `${fmtUs(cpu)} of the ${fmtUs(us)} is CPU time, user and kernel: SQLite copying the text into overflow pages and writing them to the WAL (about 250 pages per MB, two write calls each), and the WAL checkpoints that copy them on into the database every 1,000 pages; the runtime's serialisation and JSON-safety check take about 1.5 ms of it. SQLite alone, inserting the same 1 MB durably in a bare table, measured 15–22 ms on this machine. The budget is in milliseconds; ${disk}.`;
   }
   if (id === 'replay.step') {
@@ -97,7 +103,7 @@ function reason(r: Row, ctx: Context): string {
     return `The cost per action falls with size (${per.map((x) => `${x.toFixed(1)} µs`).join(', ')} from the smallest journal to the largest): a fresh process runs its first thousands of steps in V8's interpreter before the optimising compiler takes over, and the resume of an empty run alone costs the figure given in the note.`;
   }
   if (id.startsWith('ext.')) {
-    return 'Measured once per start of code-server, in its real extension host: a first request is cold only once, so this row is a single sample rather than a median of rounds, and it moves with the load of the machine (the extension host, the browser and the reader process all start together on two cores). The reader\'s own queries for it take a few milliseconds.';
+    return "Measured once per start of code-server, in its real extension host: a first request is cold only once, so this row is a single sample rather than a median of rounds, and it moves with the load of the machine (the extension host, the browser and the reader process all start together on two cores). The reader's own queries for it take a few milliseconds.";
   }
   if (id === 'resume.memory') {
     return 'Retained memory grew with the journal: something held per step survives a full GC.';
@@ -135,6 +141,8 @@ export function pgNotes(rows: readonly Row[], cores: number): string[] {
       `**Workers' throughput** (${workers.toFixed(0)} runs/s) is bound here by the ${cores} cores shared by 4 worker processes, their pg threads and the server's backends: 3 journal transactions per action (one worker-thread request each) plus a claim and a completion per run.`,
     );
   }
-  notes.push('Earlier PostgreSQL measurements, before and after one-request transactions, and what a hop through the worker thread costs: [docs/storage.md](docs/storage.md#what-a-journal-write-costs-on-postgresql).');
+  notes.push(
+    'Earlier PostgreSQL measurements, before and after one-request transactions, and what a hop through the worker thread costs: [docs/storage.md](docs/storage.md#what-a-journal-write-costs-on-postgresql).',
+  );
   return notes;
 }

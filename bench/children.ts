@@ -78,7 +78,11 @@ export function spawnJson<T>(script: string, args: readonly string[], opts: Spaw
       try {
         json = JSON.parse(line) as T;
       } catch {
-        reject(new Error(`${path.basename(script)} ${args.join(' ')}: no JSON result (exit ${code}, ${signal ?? 'no signal'}): ${stdout.slice(-300)} ${stderr.slice(-800)}`));
+        reject(
+          new Error(
+            `${path.basename(script)} ${args.join(' ')}: no JSON result (exit ${code}, ${signal ?? 'no signal'}): ${stdout.slice(-300)} ${stderr.slice(-800)}`,
+          ),
+        );
         return;
       }
       let syscalls: Record<string, number> | undefined;

@@ -32,7 +32,13 @@ async function main(): Promise<void> {
   const first = new Promise<DebugProtocol.StoppedEvent>((r) => (onStop = r));
   await Promise.all([
     dc.waitForEvent('initialized').then(() => dc.configurationDoneRequest()),
-    dc.launch({ program: path.join(ROOT, 'test', 'fixtures', 'dap', 'counter.ts'), input: { steps: STEPS }, stopOnEntry: true, cwd: dir, database: path.join(dir, 'journal.db') }),
+    dc.launch({
+      program: path.join(ROOT, 'test', 'fixtures', 'dap', 'counter.ts'),
+      input: { steps: STEPS },
+      stopOnEntry: true,
+      cwd: dir,
+      database: path.join(dir, 'journal.db'),
+    }),
   ]);
   await first;
   const toAfter: number[] = [];

@@ -21,10 +21,22 @@ export interface EngineConfig {
 export type EngineRound = Record<string, number>;
 
 /** Median wall time per run.do, and the median CPU time per run.do into `cpu`. */
-async function actions(store: Store, kind: 'non-idempotent' | 'read-only', count: number, durability: 'full' | 'group', cpu?: { perAction: number }): Promise<number> {
+async function actions(
+  store: Store,
+  kind: 'non-idempotent' | 'read-only',
+  count: number,
+  durability: 'full' | 'group',
+  cpu?: { perAction: number },
+): Promise<number> {
   const times: number[] = [];
   const cpus: number[] = [];
-  const outcome = await startRun(store, actionAgent(kind, count, times, cpus), { script: 'bench/workload.ts', input: {}, durability, log: () => undefined, role: 'bench' });
+  const outcome = await startRun(store, actionAgent(kind, count, times, cpus), {
+    script: 'bench/workload.ts',
+    input: {},
+    durability,
+    log: () => undefined,
+    role: 'bench',
+  });
   if (cpu) cpu.perAction = median(cpus);
   if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.runId} ended ${outcome.status}: ${outcome.error?.message ?? ''}`);
   return median(times);
@@ -33,7 +45,12 @@ async function actions(store: Store, kind: 'non-idempotent' | 'read-only', count
 async function checkpoints(store: Store, bytes: number, count: number, cpu: { perStep: number }): Promise<number> {
   const times: number[] = [];
   const cpus: number[] = [];
-  const outcome = await startRun(store, checkpointAgent(bytes, count, times, cpus), { script: 'bench/workload.ts', input: {}, log: () => undefined, role: 'bench' });
+  const outcome = await startRun(store, checkpointAgent(bytes, count, times, cpus), {
+    script: 'bench/workload.ts',
+    input: {},
+    log: () => undefined,
+    role: 'bench',
+  });
   if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.runId} ended ${outcome.status}: ${outcome.error?.message ?? ''}`);
   cpu.perStep = median(cpus);
   return median(times);
@@ -43,7 +60,14 @@ async function checkpoints(store: Store, bytes: number, count: number, cpu: { pe
  * One interleaved round. The probes run in a rotated order each round so that no figure always follows the same
  * neighbour (a checkpoint of 1 MB leaves dirty pages behind that the next fsync pays for).
  */
-export async function engineRound(store: Store, floor: FsyncFloor, sqliteFloor: SqliteFloor, raw: RawBracket, cfg: EngineConfig, round: number): Promise<EngineRound> {
+export async function engineRound(
+  store: Store,
+  floor: FsyncFloor,
+  sqliteFloor: SqliteFloor,
+  raw: RawBracket,
+  cfg: EngineConfig,
+  round: number,
+): Promise<EngineRound> {
   const out: EngineRound = {};
   const floorTimes: number[] = [];
   const sTimes: number[] = [];

@@ -100,12 +100,28 @@ export async function measureRehearsal(dir: string, recipients: number): Promise
 
 const ADAPTER = path.join(ROOT, 'dist', 'debugAdapter.js');
 
-async function startSession(dir: string, program: string, input: unknown, stopOnEntry: boolean): Promise<{ client: DapClient; threadId: number; launched: Promise<unknown> }> {
+async function startSession(
+  dir: string,
+  program: string,
+  input: unknown,
+  stopOnEntry: boolean,
+): Promise<{ client: DapClient; threadId: number; launched: Promise<unknown> }> {
   const client = new DapClient(ADAPTER, dir, { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' });
-  await client.request('initialize', { clientID: 'logbook-bench', adapterID: 'logbook', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsRunInTerminalRequest: false });
+  await client.request('initialize', {
+    clientID: 'logbook-bench',
+    adapterID: 'logbook',
+    linesStartAt1: true,
+    columnsStartAt1: true,
+    pathFormat: 'path',
+    supportsRunInTerminalRequest: false,
+  });
   const initialized = client.event('initialized');
   // Some adapters answer launch only after configurationDone: keep its promise and await it later.
-  const launched = client.request('launch', { type: 'logbook', request: 'launch', name: 'bench', program, input, database: path.join(dir, 'dap.db'), cwd: dir, stopOnEntry, noDebug: false }, 120_000);
+  const launched = client.request(
+    'launch',
+    { type: 'logbook', request: 'launch', name: 'bench', program, input, database: path.join(dir, 'dap.db'), cwd: dir, stopOnEntry, noDebug: false },
+    120_000,
+  );
   launched.catch(() => undefined);
   await initialized;
   await client.request('configurationDone');
@@ -158,7 +174,9 @@ export async function debuggerRunMs(dir: string, recipients: number): Promise<nu
 
 /** Wall time of the same run from the CLI, from spawn to exit. */
 export async function cliRunMs(dir: string, recipients: number): Promise<number> {
-  const r = await exec([CLI, 'run', EMAIL, '--input', JSON.stringify({ recipients }), '--journal', path.join(dir, 'cli.db')], dir, 120_000, { LOGBOOK_STATE_DIR: dir });
+  const r = await exec([CLI, 'run', EMAIL, '--input', JSON.stringify({ recipients }), '--journal', path.join(dir, 'cli.db')], dir, 120_000, {
+    LOGBOOK_STATE_DIR: dir,
+  });
   if (r.code !== 0) throw new Error(`logbook run exited ${r.code}: ${r.stderr.slice(-400)}`);
   return r.ms;
 }
@@ -198,7 +216,9 @@ export async function measureVscode(timeoutMs = 420_000): Promise<VscodeFigures>
   const r = await exec([path.join(ROOT, 'scripts', 'bench-vscode.mjs')], ROOT, timeoutMs);
   const figures = parseVscodeMeasures(`${r.stdout}\n${r.stderr}`);
   if (r.code !== 0 || figures.activationMs === undefined) {
-    throw new Error(`scripts/bench-vscode.mjs exited ${r.code} after ${(r.ms / 1000).toFixed(0)} s without its measures: ${(r.stderr || r.stdout).slice(-400)}`);
+    throw new Error(
+      `scripts/bench-vscode.mjs exited ${r.code} after ${(r.ms / 1000).toFixed(0)} s without its measures: ${(r.stderr || r.stdout).slice(-400)}`,
+    );
   }
   return figures;
 }

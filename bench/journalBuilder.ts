@@ -97,7 +97,12 @@ export function buildJournal(file: string, spec: JournalSpec): BuiltJournal {
         // The step that was in progress when the run died: started, with `rem` committed actions and no checkpoint.
         const s = completed;
         const at = base + s;
-        db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', 1, ?)").run(runId, s, journalShape.stepName(s), at);
+        db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', 1, ?)").run(
+          runId,
+          s,
+          journalShape.stepName(s),
+          at,
+        );
         insEvent.run(runId, at, 'step.started', s, null, JSON.stringify({ name: journalShape.stepName(s) }));
         const insAction = db.prepare(
           `INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at, commit_seq)

@@ -59,7 +59,13 @@ async function main(): Promise<void> {
     return;
   }
   const t0 = nowUs();
-  const outcome = await startRun(store, agent, { script: 'bench/peerChild.ts', input: { nodes: N, bytes: BYTES }, runId: RUN_ID, log: () => undefined, role: 'bench' });
+  const outcome = await startRun(store, agent, {
+    script: 'bench/peerChild.ts',
+    input: { nodes: N, bytes: BYTES },
+    runId: RUN_ID,
+    log: () => undefined,
+    role: 'bench',
+  });
   const totalMs = (nowUs() - t0) / 1000;
   const deltas = entries.slice(1).map((t, i) => t - (entries[i] as number));
   out({ ok: outcome.status === 'completed', perStepUs: median(deltas), totalMs, stateBytes: JSON.stringify(makeState(BYTES, 0)).length, ...settings() });

@@ -25,7 +25,11 @@ interface PeerRun {
 
 /** Installs bench/peers (its own package.json, its own node_modules) unless already there. */
 export function installPeers(log: (line: string) => void): void {
-  if (fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@langchain', 'langgraph-checkpoint-sqlite')) && fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@dbos-inc', 'dbos-sdk'))) return;
+  if (
+    fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@langchain', 'langgraph-checkpoint-sqlite')) &&
+    fs.existsSync(path.join(PEERS_DIR, 'node_modules', '@dbos-inc', 'dbos-sdk'))
+  )
+    return;
   log('installing bench/peers (LangGraph.js and its SQLite checkpointer, DBOS Transact) with npm; this happens once…');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const r = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: PEERS_DIR, stdio: 'inherit' });
@@ -73,13 +77,22 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
         const args = (db: string, mode: string, extra: string[] = []): string[] => [mode, db, String(N), String(bytes), String(at), ...extra];
         try {
           const lbRun = check((await spawnJson<PeerRun>(logbookChild, args(file('lb-steps.db'), 'steps'))).json, 'logbook steps');
-          const asyncRun = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-async.db'), 'steps', ['async']), { cwd: PEERS_DIR })).json, 'langgraph steps (async)');
-          const syncRun = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-sync.db'), 'steps', ['sync']), { cwd: PEERS_DIR })).json, 'langgraph steps (sync)');
+          const asyncRun = check(
+            (await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-async.db'), 'steps', ['async']), { cwd: PEERS_DIR })).json,
+            'langgraph steps (async)',
+          );
+          const syncRun = check(
+            (await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-sync.db'), 'steps', ['sync']), { cwd: PEERS_DIR })).json,
+            'langgraph steps (sync)',
+          );
           // Resume: a process dies inside the last step, a new one resumes to it.
           await spawnJson(logbookChild, args(file('lb-resume.db'), 'crash')).catch(() => undefined);
           const lbRes = check((await spawnJson<PeerRun>(logbookChild, args(file('lb-resume.db'), 'resume'))).json, 'logbook resume');
           await spawnJson(LANGGRAPH, args(file('lg-resume.db'), 'crash', ['sync']), { cwd: PEERS_DIR }).catch(() => undefined);
-          const lgRes = check((await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-resume.db'), 'resume', ['sync']), { cwd: PEERS_DIR })).json, 'langgraph resume');
+          const lgRes = check(
+            (await spawnJson<PeerRun>(LANGGRAPH, args(file('lg-resume.db'), 'resume', ['sync']), { cwd: PEERS_DIR })).json,
+            'langgraph resume',
+          );
           lbSettings = lbRun;
           lgSettings = syncRun;
           lb.push(lbRun.perStepUs ?? Number.NaN);
@@ -88,7 +101,9 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
           lbResume.push(lbRes.resumeUs ?? Number.NaN);
           lgResume.push(lgRes.resumeUs ?? Number.NaN);
           done = true;
-          log(`  peers ${bytes} B round ${r + 1}/${cfg.rounds}: logbook ${fmtUs(lbRun.perStepUs ?? NaN)}/step, langgraph ${fmtUs(syncRun.perStepUs ?? NaN)}/step (sync)`);
+          log(
+            `  peers ${bytes} B round ${r + 1}/${cfg.rounds}: logbook ${fmtUs(lbRun.perStepUs ?? NaN)}/step, langgraph ${fmtUs(syncRun.perStepUs ?? NaN)}/step (sync)`,
+          );
         } catch (err) {
           failures.push(`round ${r + 1}${attempt ? ' (again)' : ''}: ${(err instanceof Error ? err.message : String(err)).slice(0, 160)}`);
         } finally {
@@ -97,7 +112,15 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
       }
     }
     if (lb.length === 0) {
-      rows.push(errorRow(`peer.step.${bytes}`, 'peer: LangGraph.js + SqliteSaver', `per step and resume, ${N} steps of ${bytes} B: Logbook vs LangGraph`, 'report', new Error(`every round failed: ${failures.join('; ')}`)));
+      rows.push(
+        errorRow(
+          `peer.step.${bytes}`,
+          'peer: LangGraph.js + SqliteSaver',
+          `per step and resume, ${N} steps of ${bytes} B: Logbook vs LangGraph`,
+          'report',
+          new Error(`every round failed: ${failures.join('; ')}`),
+        ),
+      );
       continue;
     }
     const failed = failures.length ? ` ${failures.length} attempt(s) failed and are left out: ${failures.join('; ')}` : '';
@@ -115,7 +138,13 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
       budget: 'report',
       verdict: 'info',
       note: `LangGraph with its default durability "async" (checkpoint written while the next node runs): ${fmtUs(mAsync)} per step, Logbook = ${fmtRatio(mLb / mAsync)} of it. ${settings} Medians of ${lb.length} rounds.${failed}`,
-      numbers: { logbookUs: mLb, langgraphSyncUs: mSync, langgraphAsyncUs: mAsync, logbookSynchronous: lbSettings?.synchronous ?? -1, langgraphSynchronous: lgSettings?.synchronous ?? -1 },
+      numbers: {
+        logbookUs: mLb,
+        langgraphSyncUs: mSync,
+        langgraphAsyncUs: mAsync,
+        logbookSynchronous: lbSettings?.synchronous ?? -1,
+        langgraphSynchronous: lgSettings?.synchronous ?? -1,
+      },
     });
     const rLb = median(lbResume);
     const rLg = median(lgResume);

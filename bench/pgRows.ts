@@ -62,7 +62,11 @@ async function perStepUs(store: Store, steps: number, actions: boolean, runId: s
 /** A run killed for real (SIGKILL at its 4th action) by the CLI, then claimed here: µs from the claim to its first new action. */
 async function claimToFirstAction(url: string, runId: string): Promise<number> {
   const env = { ...process.env, LOGBOOK_LEASE_TTL_MS: '1000' };
-  spawnSync(process.execPath, [CLI, 'run', AGENT, '--input', '{"steps":8}', '--run-id', runId, '--crash-at', 'bench.deliver#4@before-start', '--journal', url], { env, encoding: 'utf8' });
+  spawnSync(
+    process.execPath,
+    [CLI, 'run', AGENT, '--input', '{"steps":8}', '--run-id', runId, '--crash-at', 'bench.deliver#4@before-start', '--journal', url],
+    { env, encoding: 'utf8' },
+  );
   const { agent, version } = await loadScript(AGENT);
   const store = openStore(url);
   try {
@@ -85,7 +89,11 @@ async function claimToFirstAction(url: string, runId: string): Promise<number> {
 async function workerThroughput(url: string, n: number, dir: string): Promise<{ runsPerS: number; ms: number }> {
   const { agent, version } = await loadScript(AGENT);
   const workers = [0, 1, 2, 3].map((i) =>
-    spawn(process.execPath, [CLI, 'worker', '--scripts', path.dirname(AGENT), '--name', `bench${i}`, '--concurrency', '4', '--poll-ms', '50', '--journal', url], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] }),
+    spawn(
+      process.execPath,
+      [CLI, 'worker', '--scripts', path.dirname(AGENT), '--name', `bench${i}`, '--concurrency', '4', '--poll-ms', '50', '--journal', url],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] },
+    ),
   );
   try {
     await Promise.all(
@@ -105,7 +113,8 @@ async function workerThroughput(url: string, n: number, dir: string): Promise<{ 
     try {
       const t0 = performance.now();
       dbOf(store.db).transaction(() => {
-        for (let i = 0; i < n; i++) enqueueRun(dbOf(store.db), store.reader, { id: `tp-${i}`, agent: agent.name, script: AGENT, scriptVersion: version, input: '{"steps":3}' });
+        for (let i = 0; i < n; i++)
+          enqueueRun(dbOf(store.db), store.reader, { id: `tp-${i}`, agent: agent.name, script: AGENT, scriptVersion: version, input: '{"steps":3}' });
       })();
       const done = dbOf(store.db).prepare("SELECT COUNT(*) FROM runs WHERE id LIKE 'tp-%' AND status = 'completed'").pluck();
       for (;;) {
@@ -126,7 +135,8 @@ async function workerThroughput(url: string, n: number, dir: string): Promise<{ 
 export async function pgRows(work: string, cfg: PgConfig, log: (line: string) => void): Promise<Row[]> {
   const harness = (await import(path.join(ROOT, 'scripts', 'pg-server.mjs'))) as Harness;
   if (!harness.pgBinDir()) {
-    const note = 'skipped: no PostgreSQL binaries (initdb) found; install Debian\'s postgresql (`node scripts/pg-server.mjs ensure` as root) or set LOGBOOK_PG_BIN';
+    const note =
+      "skipped: no PostgreSQL binaries (initdb) found; install Debian's postgresql (`node scripts/pg-server.mjs ensure` as root) or set LOGBOOK_PG_BIN";
     log(`  PostgreSQL rows ${note}`);
     return [{ id: 'pg', section: SECTION, figure: 'PostgreSQL rows', value: 'not measured', ratio: '—', budget: 'report', verdict: 'info', note }];
   }
@@ -164,45 +174,127 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
     const a = median(action);
     const s = median(step);
     const g = median(group);
-    rows.push({ id: 'pg.floor', section: SECTION, figure: "fsync floor of the server's data directory (4 KiB write + fsync)", value: fmtUs(f), ratio: '1 Fpg', budget: 'baseline', verdict: 'info', numbers: { us: f } });
-    rows.push({ id: 'pg.action', section: SECTION, figure: 'bracketed non-idempotent action on PostgreSQL (started + committed durable)', value: fmtUs(a), ratio: `${(a / f).toFixed(2)} Fpg`, budget: 'report (two commits: ≥ 2 Fpg)', verdict: 'info', note: 'a run of steps with one action each minus the same run without actions, in-process, server on this machine', numbers: { us: a, ratioF: a / f } });
-    rows.push({ id: 'pg.action.group', section: SECTION, figure: 'same, group commit (started durable; committed made durable by the next write)', value: fmtUs(g), ratio: `${(g / f).toFixed(2)} Fpg`, budget: 'report (one commit: ≥ 1 Fpg)', verdict: 'info', note: 'durability "group" of the engine: a crash before the next write leaves the action in doubt, and verify or a decision settles it', numbers: { us: g, ratioF: g / f } });
-    rows.push({ id: 'pg.step', section: SECTION, figure: 'step checkpoint on PostgreSQL (small result)', value: fmtUs(s), ratio: `${(s / f).toFixed(2)} Fpg`, budget: 'report (one commit: ≥ 1 Fpg)', verdict: 'info', numbers: { us: s, ratioF: s / f } });
+    rows.push({
+      id: 'pg.floor',
+      section: SECTION,
+      figure: "fsync floor of the server's data directory (4 KiB write + fsync)",
+      value: fmtUs(f),
+      ratio: '1 Fpg',
+      budget: 'baseline',
+      verdict: 'info',
+      numbers: { us: f },
+    });
+    rows.push({
+      id: 'pg.action',
+      section: SECTION,
+      figure: 'bracketed non-idempotent action on PostgreSQL (started + committed durable)',
+      value: fmtUs(a),
+      ratio: `${(a / f).toFixed(2)} Fpg`,
+      budget: 'report (two commits: ≥ 2 Fpg)',
+      verdict: 'info',
+      note: 'a run of steps with one action each minus the same run without actions, in-process, server on this machine',
+      numbers: { us: a, ratioF: a / f },
+    });
+    rows.push({
+      id: 'pg.action.group',
+      section: SECTION,
+      figure: 'same, group commit (started durable; committed made durable by the next write)',
+      value: fmtUs(g),
+      ratio: `${(g / f).toFixed(2)} Fpg`,
+      budget: 'report (one commit: ≥ 1 Fpg)',
+      verdict: 'info',
+      note: 'durability "group" of the engine: a crash before the next write leaves the action in doubt, and verify or a decision settles it',
+      numbers: { us: g, ratioF: g / f },
+    });
+    rows.push({
+      id: 'pg.step',
+      section: SECTION,
+      figure: 'step checkpoint on PostgreSQL (small result)',
+      value: fmtUs(s),
+      ratio: `${(s / f).toFixed(2)} Fpg`,
+      budget: 'report (one commit: ≥ 1 Fpg)',
+      verdict: 'info',
+      numbers: { us: s, ratioF: s / f },
+    });
 
     try {
       const claims: number[] = [];
       for (let r = 0; r < cfg.rounds; r++) claims.push(await claimToFirstAction(url, `pg-claim-${r}`));
       const c = median(claims);
-      rows.push({ id: 'pg.claim', section: SECTION, figure: 'claim to first new action of a recovered run (killed at its 4th action)', value: fmtUs(c), ratio: `${(c / f).toFixed(1)} Fpg`, budget: 'report (DBOS: ~1 s to recover a run)', verdict: 'info', note: 'from the claim transaction to the execute of the action the kill interrupted, 3 steps replayed; a worker finds the run within its --poll-ms (500 ms by default) after the lease expires', numbers: { us: c } });
+      rows.push({
+        id: 'pg.claim',
+        section: SECTION,
+        figure: 'claim to first new action of a recovered run (killed at its 4th action)',
+        value: fmtUs(c),
+        ratio: `${(c / f).toFixed(1)} Fpg`,
+        budget: 'report (DBOS: ~1 s to recover a run)',
+        verdict: 'info',
+        note: 'from the claim transaction to the execute of the action the kill interrupted, 3 steps replayed; a worker finds the run within its --poll-ms (500 ms by default) after the lease expires',
+        numbers: { us: c },
+      });
     } catch (err) {
       rows.push(errorRow('pg.claim', SECTION, 'claim to first new action of a recovered run', 'report', err));
     }
     try {
       const dir = fs.mkdtempSync(path.join(work, 'workers-'));
       const t = await workerThroughput(createDb(server.url, 'bench_workers'), cfg.workerRuns, dir);
-      rows.push({ id: 'pg.workers', section: SECTION, figure: `throughput of 4 workers (concurrency 4 each), ${cfg.workerRuns} queued runs of 3 actions`, value: `${t.runsPerS.toFixed(0)} runs/s`, ratio: `${(t.runsPerS * 3).toFixed(0)} actions/s`, budget: 'report', verdict: 'info', note: `${(t.ms / 1000).toFixed(1)} s from queueing to the last completion; 4 processes on ${os.cpus().length} cores with the server`, numbers: { runsPerS: t.runsPerS, ms: t.ms } });
+      rows.push({
+        id: 'pg.workers',
+        section: SECTION,
+        figure: `throughput of 4 workers (concurrency 4 each), ${cfg.workerRuns} queued runs of 3 actions`,
+        value: `${t.runsPerS.toFixed(0)} runs/s`,
+        ratio: `${(t.runsPerS * 3).toFixed(0)} actions/s`,
+        budget: 'report',
+        verdict: 'info',
+        note: `${(t.ms / 1000).toFixed(1)} s from queueing to the last completion; 4 processes on ${os.cpus().length} cores with the server`,
+        numbers: { runsPerS: t.runsPerS, ms: t.ms },
+      });
     } catch (err) {
       rows.push(errorRow('pg.workers', SECTION, 'throughput of 4 workers', 'report', err));
     }
     if (cfg.peers) {
       try {
-        if (!fs.existsSync(path.join(__dirname, 'peers', 'node_modules', '@dbos-inc', 'dbos-sdk'))) throw new Error('bench/peers has no @dbos-inc/dbos-sdk: run `npm install` in bench/peers (or `npm run bench -- --peers` once)');
+        if (!fs.existsSync(path.join(__dirname, 'peers', 'node_modules', '@dbos-inc', 'dbos-sdk')))
+          throw new Error('bench/peers has no @dbos-inc/dbos-sdk: run `npm install` in bench/peers (or `npm run bench -- --peers` once)');
         const dbosSteps: number[] = [];
         let version = '?';
         for (let r = 0; r < cfg.rounds; r++) {
-          const res = (await spawnJson<{ ok: boolean; perStepUs?: number; dbos?: string; error?: string }>(DBOS, [createDb(server.url, `dbos_${r}`), String(cfg.steps)], { cwd: path.dirname(DBOS) })).json;
+          const res = (
+            await spawnJson<{ ok: boolean; perStepUs?: number; dbos?: string; error?: string }>(DBOS, [createDb(server.url, `dbos_${r}`), String(cfg.steps)], {
+              cwd: path.dirname(DBOS),
+            })
+          ).json;
           if (!res.ok || res.perStepUs === undefined) throw new Error(res.error ?? 'DBOS failed');
           dbosSteps.push(res.perStepUs);
           version = res.dbos ?? version;
         }
         const d = median(dbosSteps);
         const ratio = a / d;
-        rows.push({ id: 'pg.dbos', section: SECTION, figure: `peer: DBOS Transact ${version} step (records its result) vs our bracketed action`, value: `${fmtUs(d)} vs ${fmtUs(a)}`, ratio: `${ratio.toFixed(2)}× DBOS`, budget: '≤ 1× DBOS step', verdict: ratio <= 1 ? 'PASS' : 'FAIL', note: `DBOS step ${(d / f).toFixed(2)} Fpg; with group commit our bracket is ${(g / d).toFixed(2)}× DBOS; same server, same run; median of ${cfg.rounds} workflows of ${cfg.steps} steps`, numbers: { dbosUs: d, actionUs: a, ratio, groupUs: g, groupRatio: g / d } });
+        rows.push({
+          id: 'pg.dbos',
+          section: SECTION,
+          figure: `peer: DBOS Transact ${version} step (records its result) vs our bracketed action`,
+          value: `${fmtUs(d)} vs ${fmtUs(a)}`,
+          ratio: `${ratio.toFixed(2)}× DBOS`,
+          budget: '≤ 1× DBOS step',
+          verdict: ratio <= 1 ? 'PASS' : 'FAIL',
+          note: `DBOS step ${(d / f).toFixed(2)} Fpg; with group commit our bracket is ${(g / d).toFixed(2)}× DBOS; same server, same run; median of ${cfg.rounds} workflows of ${cfg.steps} steps`,
+          numbers: { dbosUs: d, actionUs: a, ratio, groupUs: g, groupRatio: g / d },
+        });
       } catch (err) {
         rows.push(errorRow('pg.dbos', SECTION, 'peer: DBOS Transact step vs our bracketed action', '≤ 1× DBOS step', err));
       }
     } else {
-      rows.push({ id: 'pg.dbos', section: SECTION, figure: 'peer: DBOS Transact step vs our bracketed action', value: 'not run', ratio: '—', budget: '≤ 1× DBOS step', verdict: 'info', note: 'run `npm run bench -- --peers` (installs bench/peers once)' });
+      rows.push({
+        id: 'pg.dbos',
+        section: SECTION,
+        figure: 'peer: DBOS Transact step vs our bracketed action',
+        value: 'not run',
+        ratio: '—',
+        budget: '≤ 1× DBOS step',
+        verdict: 'info',
+        note: 'run `npm run bench -- --peers` (installs bench/peers once)',
+      });
     }
   } finally {
     server.destroy();

@@ -16,7 +16,9 @@ export class RawBracket {
     // openStore: the same file setup as the runtime (WAL, synchronous=FULL read back, migrations).
     this.store = openStore(path.join(dir, 'raw-bracket.db'));
     const db = dbOf(this.store.db);
-    db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)").run();
+    db.prepare(
+      "INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)",
+    ).run();
     this.q = {
       holds: db.prepare("SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1").pluck(),
       event: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES ('raw', 1, ?, ?, 0, ?, ?)"),
@@ -64,12 +66,30 @@ export class RawBracket {
       const now = Date.now();
       const t0 = nowUs();
       this.run(true, () => {
-        q.insert.run(id, this.n, JSON.stringify({ call: id, model: 'bench/bench-1', params: { prompt: [{ role: 'user', content: [{ type: 'text', text: `Customer ${this.n} asks for a refund.` }] }] } }), now);
+        q.insert.run(
+          id,
+          this.n,
+          JSON.stringify({
+            call: id,
+            model: 'bench/bench-1',
+            params: { prompt: [{ role: 'user', content: [{ type: 'text', text: `Customer ${this.n} asks for a refund.` }] }] },
+          }),
+          now,
+        );
         q.event.run(now, 'action.started', id, '{"type":"model.generate","effect":"idempotent","version":1,"inverse":false}');
         q.executing.run(id);
         q.event.run(now, 'action.executing', id, null);
         const seq = Number(q.event.run(now, 'action.committed', id, null).lastInsertRowid);
-        q.commit.run(JSON.stringify({ content: [{ type: 'text', text: 'The refund is on its way.' }], finishReason: { unified: 'stop' }, usage: { inputTokens: { total: 40 }, outputTokens: { total: 8 } } }), now, seq, id);
+        q.commit.run(
+          JSON.stringify({
+            content: [{ type: 'text', text: 'The refund is on its way.' }],
+            finishReason: { unified: 'stop' },
+            usage: { inputTokens: { total: 40 }, outputTokens: { total: 8 } },
+          }),
+          now,
+          seq,
+          id,
+        );
       });
       times.push(nowUs() - t0);
     }

@@ -38,13 +38,19 @@ function section(md: string, heading: string): string[] {
  * build. Rows' raw numbers are not in the file; the notes computed from them print NaN, which masking absorbs.
  */
 export function reportOf(md: string): BenchReport {
-  const machine = new Map(section(md, 'Machine').filter((l) => l.startsWith('| ') && !l.startsWith('| |')).map((l) => cells(l) as [string, string]));
+  const machine = new Map(
+    section(md, 'Machine')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| |'))
+      .map((l) => cells(l) as [string, string]),
+  );
   const cell = (k: string): string => machine.get(k) ?? assert.fail(`the Machine table has no ${k}`);
   const cpu = /^(.*), (\d+) cores$/.exec(cell('CPU'));
   const dir = /^(.*) \((.*)\)$/.exec(cell('journal directory'));
-  const load = cell('load average (start → end)').split(' → ').map((x) => x.split(' ').map(Number));
+  const load = cell('load average (start → end)')
+    .split(' → ')
+    .map((x) => x.split(' ').map(Number));
   const config = /^(\S+), (\d+) rounds, (\d+) s in all$/.exec(cell('configuration'));
-  assert.ok(cpu && dir && config, 'the Machine table has its rows in the generator\'s format');
+  assert.ok(cpu && dir && config, "the Machine table has its rows in the generator's format");
   const m: Machine = {
     date: cell('date'),
     cpu: cpu[1] ?? '',
@@ -67,7 +73,17 @@ export function reportOf(md: string): BenchReport {
       const [id = '', figure = '', value = '', ratio = '', budget = '', result = '', note = ''] = cells(l);
       // Rows' raw numbers are not in the file: every key reads NaN, so the notes' sentences still render.
       const numbers = new Proxy({}, { get: () => Number.NaN, has: () => true }) as Record<string, number>;
-      return { id: id.replace(/`/g, ''), section: '', figure, value, ratio, budget, verdict: result.replace(/\*/g, '') as Verdict, ...(note ? { note } : {}), numbers };
+      return {
+        id: id.replace(/`/g, ''),
+        section: '',
+        figure,
+        value,
+        ratio,
+        budget,
+        verdict: result.replace(/\*/g, '') as Verdict,
+        ...(note ? { note } : {}),
+        numbers,
+      };
     });
   const builds: Build[] = section(md, 'Journal builds (not part of any figure)')
     .filter((l) => /^\| \S/.test(l) && !l.startsWith('| journal |'))

@@ -147,18 +147,28 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   out.push('');
   out.push('## Baselines (same run)');
   out.push('');
-  out.push(`- **F**, the fsync floor: overwrite 4 KiB in place + \`fsync\`, in the journal's directory: **${fmt(rep.baselines.fUs)}** (median; per round: ${rep.baselines.fRoundsUs.map(fmt).join(', ')}).`);
-  out.push(`- **S**, SQLite's durable commit: one small row in its own immediate transaction, WAL (cycled, as in a long run), \`synchronous=FULL\`, same directory: **${fmt(rep.baselines.sUs)}** (${(rep.baselines.sUs / rep.baselines.fUs).toFixed(2)} F).`);
+  out.push(
+    `- **F**, the fsync floor: overwrite 4 KiB in place + \`fsync\`, in the journal's directory: **${fmt(rep.baselines.fUs)}** (median; per round: ${rep.baselines.fRoundsUs.map(fmt).join(', ')}).`,
+  );
+  out.push(
+    `- **S**, SQLite's durable commit: one small row in its own immediate transaction, WAL (cycled, as in a long run), \`synchronous=FULL\`, same directory: **${fmt(rep.baselines.sUs)}** (${(rep.baselines.sUs / rep.baselines.fUs).toFixed(2)} F).`,
+  );
   out.push(`- **T**, S's commit at \`synchronous=NORMAL\` (no fsync): **${fmt(rep.baselines.tUs)}**.`);
-  out.push(`- **B**, the action bracket's three transactions (started, executing, committed) in raw SQL on the journal's own schema, no Logbook code: **${fmt(rep.baselines.bFullUs)}** (${(rep.baselines.bFullUs / rep.baselines.fUs).toFixed(2)} F) with two durable, **${fmt(rep.baselines.bGroupUs)}** (${(rep.baselines.bGroupUs / rep.baselines.fUs).toFixed(2)} F) with one (group commit).`);
-  out.push(`- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU (reading the CPU clock, a getrusage call, is most of that; it cancels out in the overheads, which subtract this).`);
+  out.push(
+    `- **B**, the action bracket's three transactions (started, executing, committed) in raw SQL on the journal's own schema, no Logbook code: **${fmt(rep.baselines.bFullUs)}** (${(rep.baselines.bFullUs / rep.baselines.fUs).toFixed(2)} F) with two durable, **${fmt(rep.baselines.bGroupUs)}** (${(rep.baselines.bGroupUs / rep.baselines.fUs).toFixed(2)} F) with one (group commit).`,
+  );
+  out.push(
+    `- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU (reading the CPU clock, a getrusage call, is most of that; it cancels out in the overheads, which subtract this).`,
+  );
   out.push('');
   out.push('## Figures');
   out.push('');
   out.push('| id | figure | median | ratio | budget | result | note |');
   out.push('|---|---|---|---|---|---|---|');
   for (const r of rep.rows) {
-    out.push(`| \`${r.id}\` | ${mdCell(r.figure)} | ${mdCell(r.value)} | ${mdCell(r.ratio)} | ${mdCell(r.budget)} | ${r.verdict === 'PASS' ? 'PASS' : r.verdict === 'FAIL' ? '**FAIL**' : r.verdict} | ${mdCell(r.note ?? '')} |`);
+    out.push(
+      `| \`${r.id}\` | ${mdCell(r.figure)} | ${mdCell(r.value)} | ${mdCell(r.ratio)} | ${mdCell(r.budget)} | ${r.verdict === 'PASS' ? 'PASS' : r.verdict === 'FAIL' ? '**FAIL**' : r.verdict} | ${mdCell(r.note ?? '')} |`,
+    );
   }
   out.push('');
   if (rep.builds.length > 0) {
@@ -181,7 +191,9 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   }
   const missed = rep.rows.filter((r) => r.verdict === 'FAIL').length;
   const built = rep.rows.filter((r) => r.verdict === 'PASS' || r.verdict === 'FAIL').length;
-  out.push(`${built - missed} of ${built} budgeted rows that are built here meet their budget${missed ? `; ${missed} do not (see Notes for by how much and why)` : ''}.`);
+  out.push(
+    `${built - missed} of ${built} budgeted rows that are built here meet their budget${missed ? `; ${missed} do not (see Notes for by how much and why)` : ''}.`,
+  );
   out.push('');
   return `${out.join('\n')}\n`;
 }

@@ -51,7 +51,29 @@ async function main(): Promise<void> {
   cResume = cpuUs();
   tResume = nowUs();
   const outcome = await resumeRun(store, journalAgent, runId, { log: () => undefined, role: 'bench' });
-  report({ ok: false, resumeUs: 0, resumeCpuUs: 0, openUs, sinceStartMs: 0, maxRssKb: 0, retainedHeapKb: 0, executedBefore: probe.executed, error: `the run ended (${outcome.status}) without reaching action ${at}: ${outcome.error?.message ?? ''}` });
+  report({
+    ok: false,
+    resumeUs: 0,
+    resumeCpuUs: 0,
+    openUs,
+    sinceStartMs: 0,
+    maxRssKb: 0,
+    retainedHeapKb: 0,
+    executedBefore: probe.executed,
+    error: `the run ended (${outcome.status}) without reaching action ${at}: ${outcome.error?.message ?? ''}`,
+  });
 }
 
-main().catch((err: unknown) => report({ ok: false, resumeUs: 0, resumeCpuUs: 0, openUs: 0, sinceStartMs: 0, maxRssKb: 0, retainedHeapKb: 0, executedBefore: probe.executed, error: String(err) }));
+main().catch((err: unknown) =>
+  report({
+    ok: false,
+    resumeUs: 0,
+    resumeCpuUs: 0,
+    openUs: 0,
+    sinceStartMs: 0,
+    maxRssKb: 0,
+    retainedHeapKb: 0,
+    executedBefore: probe.executed,
+    error: String(err),
+  }),
+);

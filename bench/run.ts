@@ -147,7 +147,9 @@ async function main(): Promise<number> {
     round['replay.action'] = slope(skip, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeUs');
     round['replay.action.cpu'] = slope(skip, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeCpuUs');
     rounds.push(round);
-    log(`  round ${r + 1}/${cfg.rounds}: F ${fmtUs(round.F ?? NaN)}, action ${fmtUs(round['action.full'] ?? NaN)} full / ${fmtUs(round['action.group'] ?? NaN)} group, replay ${fmtUs(round['replay.step.cpu'] ?? NaN)} cpu/step`);
+    log(
+      `  round ${r + 1}/${cfg.rounds}: F ${fmtUs(round.F ?? NaN)}, action ${fmtUs(round['action.full'] ?? NaN)} full / ${fmtUs(round['action.group'] ?? NaN)} group, replay ${fmtUs(round['replay.step.cpu'] ?? NaN)} cpu/step`,
+    );
   }
   store.close();
   floor.close();
@@ -174,7 +176,11 @@ async function main(): Promise<number> {
       return { fsync: (syscalls?.fsync ?? 0) + (syscalls?.fdatasync ?? 0), pwrite: syscalls?.pwrite64 ?? 0 };
     };
     const n = cfg.fsyncCountActions;
-    for (const [key, kind, durability] of [['full', 'non-idempotent', 'full'], ['group', 'non-idempotent', 'group'], ['readOnly', 'read-only', 'full']] as const) {
+    for (const [key, kind, durability] of [
+      ['full', 'non-idempotent', 'full'],
+      ['group', 'non-idempotent', 'group'],
+      ['readOnly', 'read-only', 'full'],
+    ] as const) {
       const base = await count(kind, 0, durability);
       const more = await count(kind, n, durability);
       fsyncs[key] = (more.fsync - base.fsync) / n;
@@ -183,7 +189,9 @@ async function main(): Promise<number> {
     }
   }
   const fsyncNote = (key: string): string =>
-    fsyncs ? `${fsyncs[key]?.toFixed(2)} fsync and ~${pages?.[key]?.toFixed(0)} WAL pages written per action (strace, ${cfg.fsyncCountActions} actions)` : 'strace not available: fsyncs not counted';
+    fsyncs
+      ? `${fsyncs[key]?.toFixed(2)} fsync and ~${pages?.[key]?.toFixed(0)} WAL pages written per action (strace, ${cfg.fsyncCountActions} actions)`
+      : 'strace not available: fsyncs not counted';
 
   // ---- action rows --------------------------------------------------------------------------------------------------
   const section = 'engine (in-process)';
@@ -191,13 +199,33 @@ async function main(): Promise<number> {
     const full = median(perRound(rounds, 'action.full'));
     const ratio = fr('action.full');
     const j = judge(ratio, 5);
-    rows.push({ id: 'action.full', section, figure: 'non-idempotent action, full engine (started + committed durable)', value: fmtUs(full), ratio: `${ratio.toFixed(2)} F`, budget: '≤ 2.5 × (2F) = 5 F', verdict: j.verdict, note: [j.miss, fsyncNote('full'), `SQLite alone, same transactions: ${fr('bracket.full').toFixed(2)} F`].filter(Boolean).join('; '), numbers: { us: full, ratioF: ratio, ratioS: full / S, bracketUs: median(perRound(rounds, 'bracket.full')), bracketRatioF: fr('bracket.full') } });
+    rows.push({
+      id: 'action.full',
+      section,
+      figure: 'non-idempotent action, full engine (started + committed durable)',
+      value: fmtUs(full),
+      ratio: `${ratio.toFixed(2)} F`,
+      budget: '≤ 2.5 × (2F) = 5 F',
+      verdict: j.verdict,
+      note: [j.miss, fsyncNote('full'), `SQLite alone, same transactions: ${fr('bracket.full').toFixed(2)} F`].filter(Boolean).join('; '),
+      numbers: { us: full, ratioF: ratio, ratioS: full / S, bracketUs: median(perRound(rounds, 'bracket.full')), bracketRatioF: fr('bracket.full') },
+    });
   }
   {
     const group = median(perRound(rounds, 'action.group'));
     const ratio = fr('action.group');
     const j = judge(ratio, 1.3);
-    rows.push({ id: 'action.group', section, figure: 'same, group commit (committed made durable by the next write)', value: fmtUs(group), ratio: `${ratio.toFixed(2)} F`, budget: '≤ 1.3 F', verdict: j.verdict, note: [j.miss, fsyncNote('group'), `SQLite alone, same transactions: ${fr('bracket.group').toFixed(2)} F`].filter(Boolean).join('; '), numbers: { us: group, ratioF: ratio, ratioS: group / S, bracketUs: median(perRound(rounds, 'bracket.group')), bracketRatioF: fr('bracket.group') } });
+    rows.push({
+      id: 'action.group',
+      section,
+      figure: 'same, group commit (committed made durable by the next write)',
+      value: fmtUs(group),
+      ratio: `${ratio.toFixed(2)} F`,
+      budget: '≤ 1.3 F',
+      verdict: j.verdict,
+      note: [j.miss, fsyncNote('group'), `SQLite alone, same transactions: ${fr('bracket.group').toFixed(2)} F`].filter(Boolean).join('; '),
+      numbers: { us: group, ratioF: ratio, ratioS: group / S, bracketUs: median(perRound(rounds, 'bracket.group')), bracketRatioF: fr('bracket.group') },
+    });
   }
   {
     const ro = median(perRound(rounds, 'action.readOnly'));
@@ -214,7 +242,13 @@ async function main(): Promise<number> {
       ratio: `${(cpuOverhead / T).toFixed(2)} T`,
       budget: 'no fsync; ≤ 20 µs',
       verdict,
-      note: [j.miss, fsyncNote('readOnly'), fsyncs ? "a fraction above 0 is SQLite checkpointing the WAL (every ~1000 pages, and only then), not the action's own commit" : ''].filter(Boolean).join('; '),
+      note: [
+        j.miss,
+        fsyncNote('readOnly'),
+        fsyncs ? "a fraction above 0 is SQLite checkpointing the WAL (every ~1000 pages, and only then), not the action's own commit" : '',
+      ]
+        .filter(Boolean)
+        .join('; '),
       numbers: { us: ro, overheadUs: wallOverhead, overheadCpuUs: cpuOverhead, fsyncPerAction: fsyncs?.readOnly ?? -1 },
     });
   }
@@ -232,8 +266,20 @@ async function main(): Promise<number> {
       ratio: `${model.toFixed(2)} F`,
       budget: '≤ 1.5 F above the call',
       verdict: jm.verdict,
-      note: [jm.miss, `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`, `SQLite alone, the call's one durable transaction in raw SQL: ${fr('bracket.model').toFixed(2)} F`].filter(Boolean).join('; '),
-      numbers: { us: median(perRound(rounds, 'ai.model')), bareUs: median(perRound(rounds, 'ai.model.bare')), overheadF: model, bracketUs: median(perRound(rounds, 'bracket.model')), bracketRatioF: fr('bracket.model') },
+      note: [
+        jm.miss,
+        `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`,
+        `SQLite alone, the call's one durable transaction in raw SQL: ${fr('bracket.model').toFixed(2)} F`,
+      ]
+        .filter(Boolean)
+        .join('; '),
+      numbers: {
+        us: median(perRound(rounds, 'ai.model')),
+        bareUs: median(perRound(rounds, 'ai.model.bare')),
+        overheadF: model,
+        bracketUs: median(perRound(rounds, 'bracket.model')),
+        bracketRatioF: fr('bracket.model'),
+      },
     });
     const toolOver = over('ai.tool');
     const jt = judge(toolOver, 5);
@@ -258,17 +304,45 @@ async function main(): Promise<number> {
     const cpu = median(perRound(rounds, `${key}.cpu`));
     const j = budgetUs === undefined ? judge(ratio, 1.5) : judge(v, budgetUs);
     const atRef = budgetUs === undefined ? '' : `at the issue's F of 0.3 ms the budget is ${(budgetUs / 300).toFixed(0)} F; this run's F is ${fmtUs(F)}`;
-    rows.push({ id: key, section, figure: `step checkpoint of ${size} state`, value: fmtUs(v), ratio: `${ratio.toFixed(2)} F`, budget: budgetUs === undefined ? '≤ 1.5 F' : `≤ ${budgetUs / 1000} ms`, verdict: j.verdict, note: [j.miss, `${fmtUs(cpu)} of it CPU`, j.miss ? atRef : ''].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu, ratioF: ratio } });
+    rows.push({
+      id: key,
+      section,
+      figure: `step checkpoint of ${size} state`,
+      value: fmtUs(v),
+      ratio: `${ratio.toFixed(2)} F`,
+      budget: budgetUs === undefined ? '≤ 1.5 F' : `≤ ${budgetUs / 1000} ms`,
+      verdict: j.verdict,
+      note: [j.miss, `${fmtUs(cpu)} of it CPU`, j.miss ? atRef : ''].filter(Boolean).join('; '),
+      numbers: { us: v, cpuUs: cpu, ratioF: ratio },
+    });
   }
   const [a0, a1] = cfg.replayActionSizes;
   for (const [key, what, how] of [
-    ['replay.step', 'replay on resume, per journaled step (completed: its checkpoint returned)', `each extra step between the ${sizeLabel(lo)}- and ${sizeLabel(hi)}-step journals, fresh processes`],
-    ['replay.action', 'replay on resume, per journaled action (committed: skipped)', `each extra action of an unfinished step between ${sizeLabel(a0)} and ${sizeLabel(a1)} of them, fresh processes`],
+    [
+      'replay.step',
+      'replay on resume, per journaled step (completed: its checkpoint returned)',
+      `each extra step between the ${sizeLabel(lo)}- and ${sizeLabel(hi)}-step journals, fresh processes`,
+    ],
+    [
+      'replay.action',
+      'replay on resume, per journaled action (committed: skipped)',
+      `each extra action of an unfinished step between ${sizeLabel(a0)} and ${sizeLabel(a1)} of them, fresh processes`,
+    ],
   ] as const) {
     const v = median(perRound(rounds, key));
     const cpu = median(perRound(rounds, `${key}.cpu`));
     const j = judge(cpu, 5);
-    rows.push({ id: key, section: 'replay and resume (fresh child processes)', figure: what, value: `${fmtUs(v)} / ${fmtUs(cpu)} cpu`, ratio: `${fmtRatio(v / plain)} plain call, ${Math.round(1e6 / cpu).toLocaleString('en-US')}/s`, budget: '≤ 5 µs', verdict: j.verdict, note: [j.miss, how].filter(Boolean).join('; '), numbers: { us: v, cpuUs: cpu } });
+    rows.push({
+      id: key,
+      section: 'replay and resume (fresh child processes)',
+      figure: what,
+      value: `${fmtUs(v)} / ${fmtUs(cpu)} cpu`,
+      ratio: `${fmtRatio(v / plain)} plain call, ${Math.round(1e6 / cpu).toLocaleString('en-US')}/s`,
+      budget: '≤ 5 µs',
+      verdict: j.verdict,
+      note: [j.miss, how].filter(Boolean).join('; '),
+      numbers: { us: v, cpuUs: cpu },
+    });
   }
 
   // ---- resume rows -------------------------------------------------------------------------------------------------
@@ -294,7 +368,14 @@ async function main(): Promise<number> {
       ratio: `${(cpu / s.size).toFixed(2)} µs/action`,
       budget: `≤ ${fmtUs(budget)}`,
       verdict: j.verdict,
-      note: [j.miss, `peak RSS ${mib(rss)}, heap retained ${mib(heap)}`, `${wall.toFixed(0)} ms from process start`, `resuming an empty run: ${fmtUs(baseCpu)} cpu`].filter(Boolean).join('; '),
+      note: [
+        j.miss,
+        `peak RSS ${mib(rss)}, heap retained ${mib(heap)}`,
+        `${wall.toFixed(0)} ms from process start`,
+        `resuming an empty run: ${fmtUs(baseCpu)} cpu`,
+      ]
+        .filter(Boolean)
+        .join('; '),
       numbers: { us, cpuUs: cpu, wallMs: wall, maxRssKb: rss, retainedHeapKb: heap, perActionCpuUs: cpu / s.size },
     });
   }
@@ -316,7 +397,12 @@ async function main(): Promise<number> {
         ratio: `${fmtRatio(growth)} (RSS ${fmtRatio(rssL / rssS)})`,
         budget: 'flat (retained ≤ 1.25×)',
         verdict: j.verdict,
-        note: [j.miss, `an empty run retains ${mib(baseHeap)} and peaks at ${mib(baseRss)}; peak RSS above the retained heap is garbage V8 has not yet collected, which a bigger replay lets grow before a full GC`].filter(Boolean).join('; '),
+        note: [
+          j.miss,
+          `an empty run retains ${mib(baseHeap)} and peaks at ${mib(baseRss)}; peak RSS above the retained heap is garbage V8 has not yet collected, which a bigger replay lets grow before a full GC`,
+        ]
+          .filter(Boolean)
+          .join('; '),
         numbers: { largestKb: rssL, smallestKb: rssS, emptyKb: baseRss, retainedLargestKb: heapL, retainedSmallestKb: heapS },
       });
     }
@@ -344,12 +430,28 @@ async function main(): Promise<number> {
   if (opts.peers) {
     try {
       installPeers(log);
-      rows.push(...(await peerRows(work, children.peerChild, { nodes: cfg.peerNodes, bytes: cfg.peerBytes, rounds: Math.max(1, Math.min(cfg.peerRounds, cfg.rounds)) }, log)));
+      rows.push(
+        ...(await peerRows(
+          work,
+          children.peerChild,
+          { nodes: cfg.peerNodes, bytes: cfg.peerBytes, rounds: Math.max(1, Math.min(cfg.peerRounds, cfg.rounds)) },
+          log,
+        )),
+      );
     } catch (err) {
       rows.push(errorRow('peer', 'peer: LangGraph.js + SqliteSaver', 'LangGraph.js with its SQLite checkpointer', 'report', err));
     }
   } else {
-    rows.push({ id: 'peer', section: 'peer: LangGraph.js + SqliteSaver', figure: 'LangGraph.js with its SQLite checkpointer', value: 'not run', ratio: '—', budget: 'report', verdict: 'info', note: 'run `npm run bench -- --peers` (installs bench/peers once)' });
+    rows.push({
+      id: 'peer',
+      section: 'peer: LangGraph.js + SqliteSaver',
+      figure: 'LangGraph.js with its SQLite checkpointer',
+      value: 'not run',
+      ratio: '—',
+      budget: 'report',
+      verdict: 'info',
+      note: 'run `npm run bench -- --peers` (installs bench/peers once)',
+    });
   }
 
   machine.loadAvgEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
@@ -357,13 +459,24 @@ async function main(): Promise<number> {
     config: cfg.name,
     machine,
     rounds: cfg.rounds,
-    baselines: { fUs: F, fRoundsUs: perRound(rounds, 'F'), sUs: S, tUs: T, bFullUs: median(perRound(rounds, 'bracket.full')), bGroupUs: median(perRound(rounds, 'bracket.group')), plainUs: plain, plainCpuUs: plainCpu },
+    baselines: {
+      fUs: F,
+      fRoundsUs: perRound(rounds, 'F'),
+      sUs: S,
+      tUs: T,
+      bFullUs: median(perRound(rounds, 'bracket.full')),
+      bGroupUs: median(perRound(rounds, 'bracket.group')),
+      plainUs: plain,
+      plainCpuUs: plainCpu,
+    },
     rows,
     builds,
     notes: reportNotes({ F, S, T, rows, pages: pages ?? {}, cores: machine.cores }),
     durationS: (Date.now() - started) / 1000,
   };
-  process.stdout.write(`\n${formatTable(rows)}\n\nF = ${fmtUs(F)} (fsync floor, same directory), S = ${fmtUs(S)} (SQLite durable commit), T = ${fmtUs(T)} (SQLite commit without fsync), plain call = ${fmtUs(plain)}; ${machine.cpu} × ${machine.cores}, Node ${machine.node}, SQLite ${sqlite}; ${Math.round(report.durationS)} s\n`);
+  process.stdout.write(
+    `\n${formatTable(rows)}\n\nF = ${fmtUs(F)} (fsync floor, same directory), S = ${fmtUs(S)} (SQLite durable commit), T = ${fmtUs(T)} (SQLite commit without fsync), plain call = ${fmtUs(plain)}; ${machine.cpu} × ${machine.cores}, Node ${machine.node}, SQLite ${sqlite}; ${Math.round(report.durationS)} s\n`,
+  );
   if (opts.out) {
     fs.writeFileSync(opts.out, formatMarkdown(report, []));
     log(`wrote ${path.relative(process.cwd(), opts.out) || opts.out}`);
@@ -385,19 +498,41 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
     const dir = fs.mkdtempSync(path.join(work, 'rehearse-'));
     try {
       const r = await measureRehearsal(dir, cfg.rehearsalRecipients);
-      rows.push({ id: 'rehearse.throughput', section: sec, figure: 'rehearsal throughput, email example, --points all --jobs 2', value: `${r.killsPerMinute.toFixed(0)} kills/min`, ratio: '—', budget: 'report', verdict: 'info', note: `${r.kills} kills in ${(r.wallMs / 1000).toFixed(1)} s, input ${r.input}, exit ${r.exitCode}`, numbers: { killsPerMinute: r.killsPerMinute, kills: r.kills, wallMs: r.wallMs } });
+      rows.push({
+        id: 'rehearse.throughput',
+        section: sec,
+        figure: 'rehearsal throughput, email example, --points all --jobs 2',
+        value: `${r.killsPerMinute.toFixed(0)} kills/min`,
+        ratio: '—',
+        budget: 'report',
+        verdict: 'info',
+        note: `${r.kills} kills in ${(r.wallMs / 1000).toFixed(1)} s, input ${r.input}, exit ${r.exitCode}`,
+        numbers: { killsPerMinute: r.killsPerMinute, kills: r.kills, wallMs: r.wallMs },
+      });
     } catch (err) {
       rows.push(errorRow('rehearse.throughput', sec, 'rehearsal throughput, email example, --points all --jobs 2', 'report', err));
     }
   } else {
-    rows.push(notBuilt('rehearse.throughput', sec, 'rehearsal throughput, email example, --points all --jobs 2', 'report', 'src/rehearse is not in this checkout'));
+    rows.push(
+      notBuilt('rehearse.throughput', sec, 'rehearsal throughput, email example, --points all --jobs 2', 'report', 'src/rehearse is not in this checkout'),
+    );
   }
   if (features.debugAdapter) {
     const dir = fs.mkdtempSync(path.join(work, 'dap-'));
     try {
       const n = await measureDapNext(dir, cfg.dapSteps);
       const j = judge(n.p50Us, 5000);
-      rows.push({ id: 'dap.next', section: sec, figure: `debug adapter \`next\` round trip (request → stopped), ${n.count} steps`, value: fmtUs(n.p50Us), ratio: `${(n.p50Us / F).toFixed(1)} F`, budget: '≤ 5 ms p50', verdict: j.verdict, note: [j.miss, `p90 ${fmtUs(n.p90Us)}`].filter(Boolean).join('; '), numbers: { p50Us: n.p50Us, p90Us: n.p90Us } });
+      rows.push({
+        id: 'dap.next',
+        section: sec,
+        figure: `debug adapter \`next\` round trip (request → stopped), ${n.count} steps`,
+        value: fmtUs(n.p50Us),
+        ratio: `${(n.p50Us / F).toFixed(1)} F`,
+        budget: '≤ 5 ms p50',
+        verdict: j.verdict,
+        note: [j.miss, `p90 ${fmtUs(n.p90Us)}`].filter(Boolean).join('; '),
+        numbers: { p50Us: n.p50Us, p90Us: n.p90Us },
+      });
     } catch (err) {
       rows.push(errorRow('dap.next', sec, 'debug adapter `next` round trip, 1,000 steps', '≤ 5 ms p50', err));
     }
@@ -407,7 +542,10 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
       const short = { dbg: [] as number[], cli: [] as number[] };
       const long = { dbg: [] as number[], cli: [] as number[] };
       for (let r = 0; r < cfg.dapRounds; r++) {
-        for (const [m, n] of [[short, cfg.dapRecipients], [long, cfg.dapLongRecipients]] as const) {
+        for (const [m, n] of [
+          [short, cfg.dapRecipients],
+          [long, cfg.dapLongRecipients],
+        ] as const) {
           m.cli.push(await cliRunMs(fs.mkdtempSync(path.join(work, 'cli-')), n));
           m.dbg.push(await debuggerRunMs(fs.mkdtempSync(path.join(work, 'dbg-')), n));
         }
@@ -415,18 +553,37 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
       const debuggerOverCli = (m: typeof short): number => median(m.dbg.map((d, i) => d / (m.cli[i] ?? NaN)));
       const marginal = median(long.dbg.map((d, i) => (d - (short.dbg[i] ?? NaN)) / ((long.cli[i] ?? NaN) - (short.cli[i] ?? NaN))));
       const fixedMs = median(short.dbg.map((d, i) => d - (short.cli[i] ?? NaN)));
-      for (const [id, m, n] of [['dap.overhead', short, cfg.dapRecipients], ['dap.overhead.long', long, cfg.dapLongRecipients]] as const) {
+      for (const [id, m, n] of [
+        ['dap.overhead', short, cfg.dapRecipients],
+        ['dap.overhead.long', long, cfg.dapLongRecipients],
+      ] as const) {
         const ratio = debuggerOverCli(m);
         const j = judge(ratio, 1.2);
-        const note = [j.miss, 'both from process spawn to the end of the run', `the debugger costs ${fixedMs.toFixed(0)} ms more to get going (a second process: the adapter, and its DAP handshake) and ${fmtRatio(marginal)} per unit of work beyond that (the difference between the ${cfg.dapRecipients}- and ${cfg.dapLongRecipients}-recipient runs)`];
-        rows.push({ id, section: sec, figure: `email example (${n} recipients) under the debugger, no breakpoints, vs CLI`, value: `${median(m.dbg).toFixed(0)} vs ${median(m.cli).toFixed(0)} ms`, ratio: `${fmtRatio(ratio)} CLI`, budget: '≤ 1.2×', verdict: j.verdict, note: note.filter(Boolean).join('; '), numbers: { ratio, debuggerMs: median(m.dbg), cliMs: median(m.cli), marginal, fixedMs } });
+        const note = [
+          j.miss,
+          'both from process spawn to the end of the run',
+          `the debugger costs ${fixedMs.toFixed(0)} ms more to get going (a second process: the adapter, and its DAP handshake) and ${fmtRatio(marginal)} per unit of work beyond that (the difference between the ${cfg.dapRecipients}- and ${cfg.dapLongRecipients}-recipient runs)`,
+        ];
+        rows.push({
+          id,
+          section: sec,
+          figure: `email example (${n} recipients) under the debugger, no breakpoints, vs CLI`,
+          value: `${median(m.dbg).toFixed(0)} vs ${median(m.cli).toFixed(0)} ms`,
+          ratio: `${fmtRatio(ratio)} CLI`,
+          budget: '≤ 1.2×',
+          verdict: j.verdict,
+          note: note.filter(Boolean).join('; '),
+          numbers: { ratio, debuggerMs: median(m.dbg), cliMs: median(m.cli), marginal, fixedMs },
+        });
       }
     } catch (err) {
       rows.push(errorRow('dap.overhead', sec, 'a run under the debugger with no breakpoints vs the CLI', '≤ 1.2×', err));
     }
   } else {
     rows.push(notBuilt('dap.next', sec, 'debug adapter `next` round trip, 1,000 steps', '≤ 5 ms p50', 'dist/debugAdapter.js is not built in this checkout'));
-    rows.push(notBuilt('dap.overhead', sec, 'a run under the debugger with no breakpoints vs the CLI', '≤ 1.2×', 'dist/debugAdapter.js is not built in this checkout'));
+    rows.push(
+      notBuilt('dap.overhead', sec, 'a run under the debugger with no breakpoints vs the CLI', '≤ 1.2×', 'dist/debugAdapter.js is not built in this checkout'),
+    );
   }
   const runVscode = features.vscodeBench && opts.vscode !== false && (opts.vscode === true || features.vscodeTools);
   let vscodeDone = false;
@@ -437,7 +594,17 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
       const row = (id: string, figure: string, ms: number | undefined, budgetMs: number): Row => {
         if (ms === undefined) return errorRow(id, sec, figure, `≤ ${budgetMs} ms`, new Error('the VS Code benchmark printed no such measure'));
         const j = judge(ms, budgetMs);
-        return { id, section: sec, figure, value: `${ms.toFixed(1)} ms`, ratio: '—', budget: `≤ ${budgetMs} ms`, verdict: j.verdict, note: [j.miss, 'in code-server + headless Chromium (scripts/bench-vscode.mjs)'].filter(Boolean).join('; '), numbers: { ms } };
+        return {
+          id,
+          section: sec,
+          figure,
+          value: `${ms.toFixed(1)} ms`,
+          ratio: '—',
+          budget: `≤ ${budgetMs} ms`,
+          verdict: j.verdict,
+          note: [j.miss, 'in code-server + headless Chromium (scripts/bench-vscode.mjs)'].filter(Boolean).join('; '),
+          numbers: { ms },
+        };
       };
       rows.push(row('ext.activation', 'extension activation', v.activationMs, 100));
       rows.push(row('ext.sidebar', `sidebar first level with ${(v.treeRuns ?? 0).toLocaleString('en-US')} runs`, v.treeRootMs, 200));
@@ -448,15 +615,39 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
   }
   if (!vscodeDone) {
     if (!runVscode) {
-      const why = !features.extension ? 'src/extension is not in this checkout' : features.vscodeBench ? 'needs a VS Code host: run with --vscode (sets up .e2e-tools on first use) or after `npm test` has' : 'needs a VS Code host; scripts/bench-vscode.mjs is not in this checkout';
-      if (features.extension) rows.push({ id: 'ext.activation', section: sec, figure: 'extension activation', value: 'not measured', ratio: '—', budget: '≤ 100 ms', verdict: 'info', note: why });
+      const why = !features.extension
+        ? 'src/extension is not in this checkout'
+        : features.vscodeBench
+          ? 'needs a VS Code host: run with --vscode (sets up .e2e-tools on first use) or after `npm test` has'
+          : 'needs a VS Code host; scripts/bench-vscode.mjs is not in this checkout';
+      if (features.extension)
+        rows.push({
+          id: 'ext.activation',
+          section: sec,
+          figure: 'extension activation',
+          value: 'not measured',
+          ratio: '—',
+          budget: '≤ 100 ms',
+          verdict: 'info',
+          note: why,
+        });
       else rows.push(notBuilt('ext.activation', sec, 'extension activation', '≤ 100 ms', why));
     }
     if (features.extension && features.reader) {
       rows.push(...(await readerRows(work, cfg, sec)));
     } else {
-      rows.push(notBuilt('ext.sidebar', sec, `sidebar first level with ${cfg.sidebarRuns.toLocaleString('en-US')} runs`, '≤ 200 ms', 'the extension and dist/readerMain.js are not in this checkout'));
-      rows.push(notBuilt('ext.firstPage', sec, 'first page of a 100,000-action run', '≤ 100 ms', 'the extension and dist/readerMain.js are not in this checkout'));
+      rows.push(
+        notBuilt(
+          'ext.sidebar',
+          sec,
+          `sidebar first level with ${cfg.sidebarRuns.toLocaleString('en-US')} runs`,
+          '≤ 200 ms',
+          'the extension and dist/readerMain.js are not in this checkout',
+        ),
+      );
+      rows.push(
+        notBuilt('ext.firstPage', sec, 'first page of a 100,000-action run', '≤ 100 ms', 'the extension and dist/readerMain.js are not in this checkout'),
+      );
     }
   }
   return rows;
@@ -477,7 +668,17 @@ async function readerRows(work: string, cfg: BenchConfig, sec: string): Promise<
     for (let i = 0; i < 4; i++) times.push((await reader.request('runs', { offset: 0, limit: 100 })).us);
     const v = median(times);
     const j = judge(v, 200_000);
-    rows.push({ id: 'ext.sidebar', section: sec, figure: `sidebar first level with ${cfg.sidebarRuns.toLocaleString('en-US')} runs (reader request)`, value: fmtUs(v), ratio: '—', budget: '≤ 200 ms', verdict: j.verdict, note: [j.miss, `first request ${fmtUs(first.us)}; the reader's part only, not the tree's rendering`].filter(Boolean).join('; '), numbers: { us: v, firstUs: first.us } });
+    rows.push({
+      id: 'ext.sidebar',
+      section: sec,
+      figure: `sidebar first level with ${cfg.sidebarRuns.toLocaleString('en-US')} runs (reader request)`,
+      value: fmtUs(v),
+      ratio: '—',
+      budget: '≤ 200 ms',
+      verdict: j.verdict,
+      note: [j.miss, `first request ${fmtUs(first.us)}; the reader's part only, not the tree's rendering`].filter(Boolean).join('; '),
+      numbers: { us: v, firstUs: first.us },
+    });
   } catch (err) {
     rows.push(errorRow('ext.sidebar', sec, `sidebar first level with ${cfg.sidebarRuns} runs`, '≤ 200 ms', err));
   }
@@ -487,7 +688,17 @@ async function readerRows(work: string, cfg: BenchConfig, sec: string): Promise<
     for (let i = 0; i < 5; i++) times.push((await reader.request('steps', { runId: `resume-${size}`, from: 0, limit: 100 })).us);
     const v = median(times);
     const j = judge(v, 100_000);
-    rows.push({ id: 'ext.firstPage', section: sec, figure: `first page of a ${size.toLocaleString('en-US')}-action run (reader request)`, value: fmtUs(v), ratio: '—', budget: '≤ 100 ms', verdict: j.verdict, note: [j.miss, "the reader's part only"].filter(Boolean).join('; '), numbers: { us: v } });
+    rows.push({
+      id: 'ext.firstPage',
+      section: sec,
+      figure: `first page of a ${size.toLocaleString('en-US')}-action run (reader request)`,
+      value: fmtUs(v),
+      ratio: '—',
+      budget: '≤ 100 ms',
+      verdict: j.verdict,
+      note: [j.miss, "the reader's part only"].filter(Boolean).join('; '),
+      numbers: { us: v },
+    });
   } catch (err) {
     rows.push(errorRow('ext.firstPage', sec, `first page of a ${size}-action run`, '≤ 100 ms', err));
   } finally {

@@ -7,7 +7,11 @@ import { buildSuite, harness, prepareWorkspace } from './test-vscode.mjs';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tests = await buildSuite('test/vscode-bench', path.join(root, 'out', 'test', 'vscode-bench'));
 const ws = prepareWorkspace('bench-ws');
-const made = spawnSync(process.execPath, [path.join(root, 'scripts', 'bench', 'make-journal.mjs'), path.join(ws, '.logbook', 'journal.db'), path.join(ws, 'agent.ts')], { stdio: 'inherit' });
+const made = spawnSync(
+  process.execPath,
+  [path.join(root, 'scripts', 'bench', 'make-journal.mjs'), path.join(ws, '.logbook', 'journal.db'), path.join(ws, 'agent.ts')],
+  { stdio: 'inherit' },
+);
 if (made.status !== 0) process.exit(1);
 const env = { LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook') };
 process.exit(await harness(['--ext', root, '--tests', tests, '--workspace', ws, '--env', JSON.stringify(env), '--timeout', '300']));

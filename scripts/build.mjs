@@ -27,7 +27,11 @@ const entries = [
   { in: 'src/runtime/public.ts', out: 'dist/runtime.js' },
   { in: 'src/runner/runnerMain.ts', out: 'dist/runner.js' },
   // agent-logbook/ai: the SDKs are optional peers, and the runtime is the package's own (never a second copy).
-  { in: 'src/ai/index.ts', out: 'dist/ai.js', external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
+  {
+    in: 'src/ai/index.ts',
+    out: 'dist/ai.js',
+    external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
+  },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
   { in: 'src/runtime/store/pg/pgThread.ts', out: 'dist/pgThread.js', external: ['pg', 'pg-native'] },
@@ -39,7 +43,13 @@ const entries = [
 mkdirSync(join(root, 'dist'), { recursive: true });
 await Promise.all(
   entries.map((e) =>
-    esbuild.build({ ...common, entryPoints: [e.in], outfile: e.out, ...(e.banner ? { banner: { js: e.banner } } : {}), ...(e.external ? { external: [...common.external, ...e.external] } : {}) }),
+    esbuild.build({
+      ...common,
+      entryPoints: [e.in],
+      outfile: e.out,
+      ...(e.banner ? { banner: { js: e.banner } } : {}),
+      ...(e.external ? { external: [...common.external, ...e.external] } : {}),
+    }),
   ),
 );
 chmodSync(join(root, 'dist/cli.js'), 0o755);

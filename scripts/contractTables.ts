@@ -12,9 +12,15 @@ export const CONTRACT_DOC = path.join(__dirname, '..', 'docs', 'contract.md');
 const HOW: Record<ReconcileHow, { resume: string; settle: string }> = {
   'run-again': { resume: 'runs again', settle: 'runs again' },
   'nothing-to-undo': { resume: 'nothing to undo', settle: 'nothing to undo' },
-  verify: { resume: '`verify`: found → committed with what it found, not executed; not found → executed with the same key', settle: '`verify`: found → compensated like any committed action; not found → marked not happened' },
+  verify: {
+    resume: '`verify`: found → committed with what it found, not executed; not found → executed with the same key',
+    settle: '`verify`: found → compensated like any committed action; not found → marked not happened',
+  },
   're-execute-with-key': { resume: 'executed again with the same key', settle: 'executed again with the same key, then compensated' },
-  'needs-decision': { resume: 'the run stops `needs-decision` (exit 3) until a person decides `happened` (with its result) or `not-happened`', settle: 'the compensation stops `needs-decision` (exit 3) until a person decides' },
+  'needs-decision': {
+    resume: 'the run stops `needs-decision` (exit 3) until a person decides `happened` (with its result) or `not-happened`',
+    settle: 'the compensation stops `needs-decision` (exit 3) until a person decides',
+  },
   'decided-happened': { resume: 'committed with the decided result', settle: 'compensated' },
   'decided-not-happened': { resume: 'executed', settle: 'marked not happened' },
   unknown: { resume: 'refused until the script loads', settle: 'refused until the script loads' },
@@ -22,7 +28,7 @@ const HOW: Record<ReconcileHow, { resume: string; settle: string }> = {
 
 const BEFORE: Record<Effect, string> = {
   'read-only': 'nothing: its result is written behind, with the next transaction',
-  idempotent: '`started`, a lazy commit (no fsync); or with its result, declared `started: \'with-result\'`',
+  idempotent: "`started`, a lazy commit (no fsync); or with its result, declared `started: 'with-result'`",
   'non-idempotent': '`started`, durable (`synchronous=FULL`, fsync) before `execute` is called',
 };
 
@@ -33,7 +39,10 @@ const AFTER_ERROR: Record<'failed' | 'in-doubt', string> = {
 
 /** The table of effect classes: one row per effect and whether it has a verify. */
 export function effectTable(): string {
-  const rows: string[] = ['| action | durable before `execute` | `execute` throws | in doubt on resume | in doubt when compensating |', '|---|---|---|---|---|'];
+  const rows: string[] = [
+    '| action | durable before `execute` | `execute` throws | in doubt on resume | in doubt when compensating |',
+    '|---|---|---|---|---|',
+  ];
   for (const effect of ['read-only', 'idempotent', 'non-idempotent'] as const) {
     for (const hasVerify of effect === 'read-only' ? [false] : [true, false]) {
       const resume = reconcilePlan({ effect, hasVerify, decision: null }, 'resume').how;
@@ -55,11 +64,31 @@ export function errorTable(): string {
   // the end of a compensation whose inverse threw. Not refusals: they are outcomes of the run.
   const outcomes: string[] = [ErrorCodes.APPROVAL_REJECTED, ErrorCodes.ACTION_FAILED, ErrorCodes.COMPENSATE_FAILED];
   const groups: Array<{ kind: string; does: string; codes: string[] }> = [
-    { kind: 'the journal or its storage failed (exit 5)', does: 'never the script\'s failure: nothing more is written, no declared policy (`onFailure`) fires, the run stays resumable once the storage is fixed', codes: codes.filter((c) => isStorageCode(c)) },
-    { kind: 'another process holds the run (exit 4)', does: 'nothing is written; try again when the holder ends (a lease lost mid-run ends the attempt before any new effect starts)', codes: codes.filter((c) => exitCodeOf(c as never) === EXIT.busy) },
-    { kind: 'the script or its definitions are wrong', does: 'the run fails, and is never compensated automatically: fix the script, then resume', codes: codes.filter((c) => isScriptBugCode(c)) },
-    { kind: 'the run\'s own outcome', does: 'an error the script sees or throws (`ApprovalRejectedError` at a rejected gate, `ActionFailedError` from an `execute`): the script\'s failure unless it catches it, so `onFailure` applies; an inverse that threw ends the compensation `compensation-failed` (compensate again once fixed)', codes: outcomes },
-    { kind: 'a refused command (exit 2)', does: 'refused before anything is journaled: a refused command changes nothing', codes: codes.filter((c) => !outcomes.includes(c) && !isStorageCode(c) && !isScriptBugCode(c) && exitCodeOf(c as never) === EXIT.usage) },
+    {
+      kind: 'the journal or its storage failed (exit 5)',
+      does: "never the script's failure: nothing more is written, no declared policy (`onFailure`) fires, the run stays resumable once the storage is fixed",
+      codes: codes.filter((c) => isStorageCode(c)),
+    },
+    {
+      kind: 'another process holds the run (exit 4)',
+      does: 'nothing is written; try again when the holder ends (a lease lost mid-run ends the attempt before any new effect starts)',
+      codes: codes.filter((c) => exitCodeOf(c as never) === EXIT.busy),
+    },
+    {
+      kind: 'the script or its definitions are wrong',
+      does: 'the run fails, and is never compensated automatically: fix the script, then resume',
+      codes: codes.filter((c) => isScriptBugCode(c)),
+    },
+    {
+      kind: "the run's own outcome",
+      does: "an error the script sees or throws (`ApprovalRejectedError` at a rejected gate, `ActionFailedError` from an `execute`): the script's failure unless it catches it, so `onFailure` applies; an inverse that threw ends the compensation `compensation-failed` (compensate again once fixed)",
+      codes: outcomes,
+    },
+    {
+      kind: 'a refused command (exit 2)',
+      does: 'refused before anything is journaled: a refused command changes nothing',
+      codes: codes.filter((c) => !outcomes.includes(c) && !isStorageCode(c) && !isScriptBugCode(c) && exitCodeOf(c as never) === EXIT.usage),
+    },
   ];
   const rows = ['| kind | what happens to the run | codes |', '|---|---|---|'];
   for (const g of groups) rows.push(`| ${g.kind} | ${g.does} | ${g.codes.map((c) => `\`${c}\``).join(', ')} |`);
@@ -70,11 +99,14 @@ const BLOCKS: Record<string, () => string> = { 'effect-table': effectTable, 'err
 
 /** `doc` with every generated block rendered again from the policy. */
 export function renderContract(doc: string): string {
-  return doc.replace(/(<!-- generated: ([a-z-]+) -->)\n(?:(?!<!-- generated:)[\s\S])*?(<!-- \/generated -->)/g, (_all, open: string, name: string, close: string) => {
-    const make = BLOCKS[name];
-    if (!make) throw new Error(`docs/contract.md: no generator for block "${name}" (known: ${Object.keys(BLOCKS).join(', ')}).`);
-    return `${open}\n${make()}\n${close}`;
-  });
+  return doc.replace(
+    /(<!-- generated: ([a-z-]+) -->)\n(?:(?!<!-- generated:)[\s\S])*?(<!-- \/generated -->)/g,
+    (_all, open: string, name: string, close: string) => {
+      const make = BLOCKS[name];
+      if (!make) throw new Error(`docs/contract.md: no generator for block "${name}" (known: ${Object.keys(BLOCKS).join(', ')}).`);
+      return `${open}\n${make()}\n${close}`;
+    },
+  );
 }
 
 if (require.main === module) {

@@ -6,7 +6,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const out = await esbuild.build({ entryPoints: [join(root, 'src/manifest/contributions.ts')], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'warning' });
+const out = await esbuild.build({
+  entryPoints: [join(root, 'src/manifest/contributions.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  write: false,
+  logLevel: 'warning',
+});
 const mod = { exports: {} };
 new Function('module', 'exports', 'require', out.outputFiles[0].text)(mod, mod.exports, createRequire(join(root, 'package.json')));
 const generated = mod.exports.contributions();

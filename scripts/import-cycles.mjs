@@ -26,7 +26,9 @@ function resolveImport(from, spec) {
 export function findCycles(root) {
   const graph = new Map();
   for (const file of sources(root)) {
-    const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const text = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     const deps = new Set();
     for (const m of text.matchAll(SPECIFIER)) {
       const target = resolveImport(file, m[1] ?? m[2] ?? m[3]);

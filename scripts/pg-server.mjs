@@ -22,7 +22,10 @@ export function pgBinDir() {
   if (process.env.LOGBOOK_PG_BIN) return process.env.LOGBOOK_PG_BIN;
   const base = '/usr/lib/postgresql';
   if (fs.existsSync(base)) {
-    const versions = fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+    const versions = fs
+      .readdirSync(base)
+      .filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) return path.join(base, versions[0], 'bin');
   }
   const found = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
@@ -34,7 +37,9 @@ export function ensurePostgres() {
   const bin = pgBinDir();
   if (bin) return bin;
   if (!isRoot()) {
-    throw new Error('PostgreSQL is not installed (no initdb found). Install it: `sudo apt-get install -y postgresql`, or set LOGBOOK_PG_BIN to the folder holding initdb and pg_ctl.');
+    throw new Error(
+      'PostgreSQL is not installed (no initdb found). Install it: `sudo apt-get install -y postgresql`, or set LOGBOOK_PG_BIN to the folder holding initdb and pg_ctl.',
+    );
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update'], { stdio: 'inherit', env });
@@ -154,7 +159,9 @@ async function main(argv) {
   } else if (cmd === 'start') {
     // A fixed default port, so the documented connection string stays the same between tries.
     const s = await startServer({ dir, port: Number(opt('--port') ?? 54329) });
-    process.stdout.write(`PostgreSQL is running (data in ${s.data}, log ${s.log}).\nexport LOGBOOK_JOURNAL=${s.url}\nStop it with: node scripts/pg-server.mjs stop --dir ${dir}\n`);
+    process.stdout.write(
+      `PostgreSQL is running (data in ${s.data}, log ${s.log}).\nexport LOGBOOK_JOURNAL=${s.url}\nStop it with: node scripts/pg-server.mjs stop --dir ${dir}\n`,
+    );
   } else if (cmd === 'stop') {
     process.stdout.write(stopServer(dir) ? `Stopped the server in ${dir}.\n` : `No server is running in ${dir}.\n`);
   } else {

@@ -38,7 +38,8 @@ try {
     const ready = path.join(signals, `${name}.ready`);
     const deadline = Date.now() + 180_000;
     while (!fs.existsSync(ready)) {
-      if (Date.now() > deadline || finished !== undefined) throw new Error(`scene ${name} was never staged${finished !== undefined ? ` (the scenes ended with ${finished})` : ''}`);
+      if (Date.now() > deadline || finished !== undefined)
+        throw new Error(`scene ${name} was never staged${finished !== undefined ? ` (the scenes ended with ${finished})` : ''}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     if (name === SCENES[0]) await widenSidebar(session.page);

@@ -42,7 +42,24 @@ try {
   // install script (which would fetch a binary from GitHub or compile SQLite). --engine-strict=false: npm runs on this
   // Node (20 in CI), and ai@7 declares node >=22, which is the Node that runs it here.
   const tarball = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', scratch], { cwd: root }))[0].filename;
-  sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--engine-strict=false', '--loglevel=error', path.join(scratch, tarball), `better-sqlite3@${version('better-sqlite3')}`, 'zod@^4', `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`, ...AI7], { cwd: scratch });
+  sh(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
+      '--engine-strict=false',
+      '--loglevel=error',
+      path.join(scratch, tarball),
+      `better-sqlite3@${version('better-sqlite3')}`,
+      'zod@^4',
+      `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`,
+      ...AI7,
+    ],
+    { cwd: scratch },
+  );
   const release = path.join(scratch, 'node_modules', 'better-sqlite3', 'build', 'Release');
   fs.mkdirSync(release, { recursive: true });
   fs.copyFileSync(node24.file, path.join(release, 'better_sqlite3.node'));
@@ -52,7 +69,17 @@ try {
 
   // The fixture agent against ai@7's own types: logbookModel / logbookTools / generateText / streamText as a user writes them.
   const tsconfig = {
-    compilerOptions: { strict: true, noEmit: true, skipLibCheck: true, target: 'ES2022', lib: ['ES2022', 'DOM'], module: 'nodenext', moduleResolution: 'nodenext', types: ['node'], typeRoots: [path.join(root, 'node_modules', '@types')] },
+    compilerOptions: {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: 'ES2022',
+      lib: ['ES2022', 'DOM'],
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      types: ['node'],
+      typeRoots: [path.join(root, 'node_modules', '@types')],
+    },
     files: ['agent.ts'],
   };
   fs.writeFileSync(path.join(scratch, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));

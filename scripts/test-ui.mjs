@@ -39,7 +39,11 @@ async function perform(page, q) {
     }
     case 'texts': {
       // Every match's visible text and aria-label, without waiting: the host polls for what it expects.
-      return locate(page, q).evaluateAll((els) => els.filter((e) => e.offsetParent !== null || e.getClientRects().length > 0).map((e) => ({ text: e.textContent ?? '', label: e.getAttribute('aria-label') ?? '' })));
+      return locate(page, q).evaluateAll((els) =>
+        els
+          .filter((e) => e.offsetParent !== null || e.getClientRects().length > 0)
+          .map((e) => ({ text: e.textContent ?? '', label: e.getAttribute('aria-label') ?? '' })),
+      );
     }
     case 'screenshot':
       await page.screenshot({ path: q.path });
@@ -78,7 +82,14 @@ async function suite(dir, { trust }) {
   const tests = await buildSuite(dir, path.join(root, 'out', dir));
   const ws = prepareWorkspace(`${path.basename(dir)}-ws`, trust ? { 'security.workspace.trust.enabled': true } : {});
   const signals = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-ui-'));
-  const env = { LOGBOOK_REPO_ROOT: root, LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook'), LOGBOOK_UI_DIR: signals, ...(process.env.LOGBOOK_VSCODE_TESTS ? { LOGBOOK_VSCODE_TESTS: process.env.LOGBOOK_VSCODE_TESTS } : {}), ...(process.env.LOGBOOK_UI_SHOTS ? { LOGBOOK_UI_SHOTS: process.env.LOGBOOK_UI_SHOTS } : {}) };
+  const env = {
+    LOGBOOK_REPO_ROOT: root,
+    LOGBOOK_TEST_NODE: process.execPath,
+    LOGBOOK_STATE_DIR: path.join(ws, '.logbook'),
+    LOGBOOK_UI_DIR: signals,
+    ...(process.env.LOGBOOK_VSCODE_TESTS ? { LOGBOOK_VSCODE_TESTS: process.env.LOGBOOK_VSCODE_TESTS } : {}),
+    ...(process.env.LOGBOOK_UI_SHOTS ? { LOGBOOK_UI_SHOTS: process.env.LOGBOOK_UI_SHOTS } : {}),
+  };
   const session = await openWorkbench({ ext: root, tests, workspace: ws, env, trust });
   try {
     const code = await Promise.race([serve(session, signals), new Promise((r) => setTimeout(() => r('timeout'), 900_000))]);

@@ -15,7 +15,10 @@ export async function buildSuite(dir = 'test/vscode', outDir = out) {
   const files = fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.test.ts') || f.endsWith('.scene.ts'));
   await esbuild.build({
     // Flat output: the mocha entry loads every *.test.js / *.scene.js beside it.
-    entryPoints: Object.fromEntries([['index', path.join(root, 'test', 'vscode', 'index.ts')], ...files.map((f) => [f.replace(/\.ts$/, ''), path.join(root, dir, f)])]),
+    entryPoints: Object.fromEntries([
+      ['index', path.join(root, 'test', 'vscode', 'index.ts')],
+      ...files.map((f) => [f.replace(/\.ts$/, ''), path.join(root, dir, f)]),
+    ]),
     outdir: outDir,
     bundle: true,
     platform: 'node',
@@ -36,7 +39,17 @@ export function prepareWorkspace(name = 'vscode-ws', settings = {}) {
   fs.copyFileSync(path.join(root, 'test', 'fixtures', 'ext', 'desk-agent.ts'), path.join(ws, 'agent.ts'));
   fs.writeFileSync(
     path.join(ws, '.vscode', 'settings.json'),
-    JSON.stringify({ 'logbook.runtimeExecutable': process.execPath, 'logbook.journal': '.logbook/journal.db', 'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, ...settings }, null, 2),
+    JSON.stringify(
+      {
+        'logbook.runtimeExecutable': process.execPath,
+        'logbook.journal': '.logbook/journal.db',
+        'workbench.startupEditor': 'none',
+        'security.workspace.trust.enabled': false,
+        ...settings,
+      },
+      null,
+      2,
+    ),
   );
   return ws;
 }
@@ -57,7 +70,11 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const ws = prepareWorkspace();
   // --prepare-only: the suite and the workspace for another runner (`npm run test:electron`, .vscode-test.mjs).
   if (process.argv.includes('--prepare-only')) process.exit(0);
-  const env = { LOGBOOK_TEST_NODE: process.execPath, LOGBOOK_STATE_DIR: path.join(ws, '.logbook'), ...(process.env.LOGBOOK_VSCODE_TESTS ? { LOGBOOK_VSCODE_TESTS: process.env.LOGBOOK_VSCODE_TESTS } : {}) };
+  const env = {
+    LOGBOOK_TEST_NODE: process.execPath,
+    LOGBOOK_STATE_DIR: path.join(ws, '.logbook'),
+    ...(process.env.LOGBOOK_VSCODE_TESTS ? { LOGBOOK_VSCODE_TESTS: process.env.LOGBOOK_VSCODE_TESTS } : {}),
+  };
   const code = await harness(['--ext', root, '--tests', tests, '--workspace', ws, '--env', JSON.stringify(env), '--timeout', '600', ...process.argv.slice(2)]);
   process.exit(code);
 }

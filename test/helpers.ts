@@ -43,7 +43,6 @@ export function cliAsync(dir: string, args: string[], env: Record<string, string
   });
 }
 
- 
 export function cliJson<T = any>(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; json: T; stderr: string } {
   const r = cli(dir, [...args, '--json'], env);
   let json: T;
@@ -55,7 +54,6 @@ export function cliJson<T = any>(dir: string, args: string[], env: Record<string
   return { status: r.status, json, stderr: r.stderr };
 }
 
- 
 export function show(dir: string, runId: string): any {
   return cliJson(dir, ['show', runId]).json;
 }

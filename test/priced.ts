@@ -16,7 +16,11 @@ export const OUTPUT = { quoted: 1250, charged: 1250, amount: 1250, memo: 'none',
 
 function lines(dir: string, file: string): Array<Record<string, unknown>> {
   try {
-    return fs.readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    return fs
+      .readFileSync(path.join(dir, file), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   } catch {
     return [];
   }

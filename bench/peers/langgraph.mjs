@@ -81,5 +81,11 @@ if (mode === 'resume') {
   const total = performance.now() - t0;
   const deltas = entries.slice(1).map((t, i) => (t - entries[i]) * 1000);
   deltas.sort((a, b) => a - b);
-  out({ ok: true, perStepUs: deltas[Math.floor(deltas.length / 2)] ?? NaN, totalMs: total, stateBytes: JSON.stringify(makeState(BYTES, 0)).length, ...settings() });
+  out({
+    ok: true,
+    perStepUs: deltas[Math.floor(deltas.length / 2)] ?? NaN,
+    totalMs: total,
+    stateBytes: JSON.stringify(makeState(BYTES, 0)).length,
+    ...settings(),
+  });
 }

@@ -26,7 +26,10 @@ export const bsVersion = () => JSON.parse(fs.readFileSync(path.join(bsDir, 'pack
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
-  if (r.error || r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`})\n${`${r.stdout}${r.stderr}`.split('\n').slice(-25).join('\n')}`);
+  if (r.error || r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`})\n${`${r.stdout}${r.stderr}`.split('\n').slice(-25).join('\n')}`,
+    );
   return r.stdout;
 }
 
@@ -37,7 +40,9 @@ function runAsync(cmd, args, opts = {}) {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} failed (exit ${code})\n${out.split('\n').slice(-25).join('\n')}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} failed (exit ${code})\n${out.split('\n').slice(-25).join('\n')}`)),
+    );
   });
 }
 
@@ -53,7 +58,11 @@ function publish(tmp, dest) {
 
 function nodeGyp() {
   const npmDir = path.dirname(path.dirname(fs.realpathSync(run('sh', ['-c', 'command -v npm']).trim())));
-  const candidates = [path.join(npmDir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'), path.join(npmDir, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'), '/usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js'];
+  const candidates = [
+    path.join(npmDir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    path.join(npmDir, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    '/usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js',
+  ];
   const hit = candidates.find((c) => fs.existsSync(c));
   if (!hit) throw new Error(`node-gyp not found (looked in ${candidates.join(', ')}); it ships with npm`);
   return hit;
@@ -76,7 +85,8 @@ export function nodePackage(version) {
 }
 
 /** The cache folder of one build: every version that shapes the binary is in its name. */
-const buildDir = (bs, major, platform, arch) => path.join(cacheDir(), `better-sqlite3-${bs}-node-${platform === 'linux' && arch === 'x64' ? NODES[major] : `v${ABIS[major]}`}-${platform}-${arch}`);
+const buildDir = (bs, major, platform, arch) =>
+  path.join(cacheDir(), `better-sqlite3-${bs}-node-${platform === 'linux' && arch === 'x64' ? NODES[major] : `v${ABIS[major]}`}-${platform}-${arch}`);
 
 /** Builds (or reuses) better_sqlite3.node for one Node on linux-x64; returns { major, version, abi, file, nodeBin }. */
 export async function buildFor(major, { jobs = 2 } = {}) {
@@ -95,11 +105,15 @@ export async function buildFor(major, { jobs = 2 } = {}) {
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true });
     for (const f of ['binding.gyp', 'package.json', 'src', 'deps']) fs.cpSync(path.join(bsDir, f), path.join(tmp, f), { recursive: true });
-    await runAsync(nodeBin, [nodeGyp(), 'rebuild', '--release', `--nodedir=${nodeDir}`, `--jobs=${jobs}`], { cwd: tmp, env: { ...process.env, npm_config_nodedir: nodeDir } });
+    await runAsync(nodeBin, [nodeGyp(), 'rebuild', '--release', `--nodedir=${nodeDir}`, `--jobs=${jobs}`], {
+      cwd: tmp,
+      env: { ...process.env, npm_config_nodedir: nodeDir },
+    });
     // Only the binary is kept: the object files are ~60 MB per build.
     for (const f of fs.readdirSync(tmp)) if (f !== 'build') fs.rmSync(path.join(tmp, f), { recursive: true, force: true });
     for (const f of fs.readdirSync(path.join(tmp, 'build'))) if (f !== 'Release') fs.rmSync(path.join(tmp, 'build', f), { recursive: true, force: true });
-    for (const f of fs.readdirSync(path.join(tmp, 'build', 'Release'))) if (f !== 'better_sqlite3.node') fs.rmSync(path.join(tmp, 'build', 'Release', f), { recursive: true, force: true });
+    for (const f of fs.readdirSync(path.join(tmp, 'build', 'Release')))
+      if (f !== 'better_sqlite3.node') fs.rmSync(path.join(tmp, 'build', 'Release', f), { recursive: true, force: true });
     publish(tmp, work);
     console.log(`[native] built Node ${version} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }
@@ -157,7 +171,8 @@ export async function allFor(target = 'linux-x64') {
   const queue = [...majors];
   await Promise.all(
     Array.from({ length: at }, async () => {
-      for (let m = queue.shift(); m !== undefined; m = queue.shift()) results.push(await (target === 'linux-x64' ? buildFor(m, { jobs }) : prebuiltFor(m, target)));
+      for (let m = queue.shift(); m !== undefined; m = queue.shift())
+        results.push(await (target === 'linux-x64' ? buildFor(m, { jobs }) : prebuiltFor(m, target)));
     }),
   );
   return results.sort((a, b) => a.major - b.major);

@@ -70,9 +70,7 @@ function esbuildFor(target, stageModules) {
  * (vsce refuses to pack them), so they become plain text naming the file.
  */
 export function packagedReadme(text) {
-  return text
-    .replace(/!\[([^\]]*)\]\((?![a-z]+:|#)([^)]+)\)/g, '*$1 (in the repository: `$2`)*')
-    .replace(/\[([^\]]+)\]\((?![a-z]+:|#)([^)]+)\)/g, '$1 (`$2`)');
+  return text.replace(/!\[([^\]]*)\]\((?![a-z]+:|#)([^)]+)\)/g, '*$1 (in the repository: `$2`)*').replace(/\[([^\]]+)\]\((?![a-z]+:|#)([^)]+)\)/g, '$1 (`$2`)');
 }
 
 export async function stage(target = DEFAULT_TARGET) {
@@ -98,11 +96,31 @@ export async function stage(target = DEFAULT_TARGET) {
   for (const name of staged) {
     const from = path.join(root, 'node_modules', name);
     const skip = SKIP[name];
-    fs.cpSync(from, path.join(dir, 'node_modules', name), { recursive: true, dereference: true, filter: (s) => !skip || !skip.has(path.relative(from, s).split(path.sep)[0]) });
+    fs.cpSync(from, path.join(dir, 'node_modules', name), {
+      recursive: true,
+      dereference: true,
+      filter: (s) => !skip || !skip.has(path.relative(from, s).split(path.sep)[0]),
+    });
   }
   esbuildFor(target, path.join(dir, 'node_modules'));
   const built = await placeAll(path.join(dir, 'dist'), target);
-  fs.writeFileSync(path.join(dir, '.vscodeignore'), ['**/*.map', '**/*.tsbuildinfo', 'node_modules/**/test/**', 'node_modules/**/*.md', '!README.md', 'node_modules/**/*.d.ts', '!dist/types/**', 'node_modules/zod/src/**', 'node_modules/zod/v3/**', ...installOnly, 'node_modules/zod/**/*.d.cts', ''].join('\n'));
+  fs.writeFileSync(
+    path.join(dir, '.vscodeignore'),
+    [
+      '**/*.map',
+      '**/*.tsbuildinfo',
+      'node_modules/**/test/**',
+      'node_modules/**/*.md',
+      '!README.md',
+      'node_modules/**/*.d.ts',
+      '!dist/types/**',
+      'node_modules/zod/src/**',
+      'node_modules/zod/v3/**',
+      ...installOnly,
+      'node_modules/zod/**/*.d.cts',
+      '',
+    ].join('\n'),
+  );
   return { dir, built };
 }
 
@@ -124,7 +142,9 @@ export async function packageTarget(target = DEFAULT_TARGET) {
   fs.rmSync(file, { force: true });
   run(process.execPath, [vsce, 'package', '--target', target, '--allow-missing-repository', '--allow-star-activation', '-o', file], { cwd: dir });
   const mb = (fs.statSync(file).size / 1024 / 1024).toFixed(1);
-  console.log(`[package] ${path.relative(root, file)} (${mb} MB) with SQLite builds for ${built.map((b) => `Node ${b.major} (ABI ${b.abi})`).join(', ')} (${TARGETS[target].how})`);
+  console.log(
+    `[package] ${path.relative(root, file)} (${mb} MB) with SQLite builds for ${built.map((b) => `Node ${b.major} (ABI ${b.abi})`).join(', ')} (${TARGETS[target].how})`,
+  );
   return { file, dir, built };
 }
 

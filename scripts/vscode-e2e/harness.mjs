@@ -11,8 +11,14 @@ import { setup, REPO_ROOT } from './setup.mjs';
 export { REPO_ROOT };
 
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
 ];
 
 // Run by Node 24 as the leader of code-server's process group: when the harness goes away, even by SIGKILL,
@@ -41,29 +47,53 @@ let handlersInstalled = false;
 function installProcessHandlers() {
   if (handlersInstalled) return;
   handlersInstalled = true;
-  const killAll = () => { for (const s of sessions) s.killSync(); };
+  const killAll = () => {
+    for (const s of sessions) s.killSync();
+  };
   process.on('exit', killAll);
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
-    process.on(sig, () => { console.error(`[e2e] ${sig}: stopping code-server and chromium`); killAll(); process.exit(code); });
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ]) {
+    process.on(sig, () => {
+      console.error(`[e2e] ${sig}: stopping code-server and chromium`);
+      killAll();
+      process.exit(code);
+    });
   }
 }
 
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer().once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
   });
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const tail = (file, n) => { try { return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n'); } catch { return '(missing)'; } };
+const tail = (file, n) => {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n');
+  } catch {
+    return '(missing)';
+  }
+};
 
 function findFiles(dir, test, out = []) {
   let entries = [];
-  try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return out; }
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
   for (const e of entries) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) findFiles(p, test, out); else if (test(e.name)) out.push(p);
+    if (e.isDirectory()) findFiles(p, test, out);
+    else if (test(e.name)) out.push(p);
   }
   return out;
 }
@@ -77,7 +107,9 @@ function killByCmdline(needle) {
       if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) continue;
       const pgid = pgidOf(pid);
       process.kill(pgid > 1 && pgid !== ownPgid ? -pgid : Number(pid), 'SIGKILL');
-    } catch { /* gone already */ }
+    } catch {
+      /* gone already */
+    }
   }
 }
 
@@ -86,8 +118,17 @@ function sweepStaleRunDirs() {
   for (const name of fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('vscode-e2e-'))) {
     const dir = path.join(os.tmpdir(), name);
     let owner;
-    try { owner = Number(fs.readFileSync(path.join(dir, 'harness.pid'), 'utf8')); } catch { continue; }
-    try { process.kill(owner, 0); continue; } catch (e) { if (e.code !== 'ESRCH') continue; }
+    try {
+      owner = Number(fs.readFileSync(path.join(dir, 'harness.pid'), 'utf8'));
+    } catch {
+      continue;
+    }
+    try {
+      process.kill(owner, 0);
+      continue;
+    } catch (e) {
+      if (e.code !== 'ESRCH') continue;
+    }
     killByCmdline(dir);
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -97,8 +138,15 @@ function sweepStaleRunDirs() {
 function isolatedEnv(runDir) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VSCODE_') && k !== 'ELECTRON_RUN_AS_NODE'));
   const home = path.join(runDir, 'home');
-  const dirs = { HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_DATA_HOME: `${home}/.local/share`, XDG_CACHE_HOME: `${home}/.cache`,
-    XDG_STATE_HOME: `${home}/.local/state`, XDG_RUNTIME_DIR: path.join(runDir, 'xdg-runtime'), TMPDIR: path.join(runDir, 'tmp') };
+  const dirs = {
+    HOME: home,
+    XDG_CONFIG_HOME: `${home}/.config`,
+    XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_CACHE_HOME: `${home}/.cache`,
+    XDG_STATE_HOME: `${home}/.local/state`,
+    XDG_RUNTIME_DIR: path.join(runDir, 'xdg-runtime'),
+    TMPDIR: path.join(runDir, 'tmp'),
+  };
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
   return { ...env, ...dirs };
 }
@@ -109,24 +157,55 @@ async function startCodeServer(tools, runDir, env, trust = false) {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const fd = fs.openSync(logFile, 'a');
-    const child = spawn(tools.nodeBin, ['-e', WATCHDOG, tools.codeServerEntry,
-      '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-      ...(trust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override',
-      '--user-data-dir', path.join(runDir, 'user'), '--extensions-dir', path.join(runDir, 'exts'),
-      '--config', path.join(runDir, 'config.yaml'),
-      // Without this code-server silently ignores the payload URL parameter and no test ever runs.
-      '--vscode-option', 'enable-smoke-test-driver',
-    ], { env, cwd: runDir, detached: true, stdio: ['pipe', fd, fd] });
+    const child = spawn(
+      tools.nodeBin,
+      [
+        '-e',
+        WATCHDOG,
+        tools.codeServerEntry,
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--auth',
+        'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        ...(trust ? [] : ['--disable-workspace-trust']),
+        '--disable-getting-started-override',
+        '--user-data-dir',
+        path.join(runDir, 'user'),
+        '--extensions-dir',
+        path.join(runDir, 'exts'),
+        '--config',
+        path.join(runDir, 'config.yaml'),
+        // Without this code-server silently ignores the payload URL parameter and no test ever runs.
+        '--vscode-option',
+        'enable-smoke-test-driver',
+      ],
+      { env, cwd: runDir, detached: true, stdio: ['pipe', fd, fd] },
+    );
     fs.closeSync(fd);
     let exited = false;
-    const exitedP = new Promise((r) => child.once('exit', (code, sig) => { exited = true; r(code ?? sig); }));
+    const exitedP = new Promise((r) =>
+      child.once('exit', (code, sig) => {
+        exited = true;
+        r(code ?? sig);
+      }),
+    );
     child.stdin.on('error', () => {});
     const deadline = Date.now() + 60_000;
     while (!exited && Date.now() < deadline) {
-      try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return { child, port, logFile, exitedP }; } catch { /* not yet */ }
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return { child, port, logFile, exitedP };
+      } catch {
+        /* not yet */
+      }
       await sleep(200);
     }
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     if (attempt >= 3 || !exited) throw new Error(`code-server did not become healthy on port ${port}\n${tail(logFile, 30)}`);
     await exitedP; // early exit, e.g. the port was taken meanwhile: try another one
   }
@@ -138,7 +217,16 @@ async function startCodeServer(tools, runDir, env, trust = false) {
  * With `tests`, the extension host runs that mocha index and `session.exitCode` resolves with its exit code.
  * Always `await session.close()` (or use withWorkbench); on exit/SIGINT/SIGTERM everything is killed anyway.
  */
-export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (line) => console.log(line), verbose = false, viewport = { width: 1400, height: 900 }, trust = false }) {
+export async function openWorkbench({
+  ext,
+  workspace,
+  tests,
+  env = {},
+  onLog = (line) => console.log(line),
+  verbose = false,
+  viewport = { width: 1400, height: 900 },
+  trust = false,
+}) {
   installProcessHandlers();
   const tools = setup({ quiet: true });
   const { chromium } = createRequire(import.meta.url)(tools.playwrightCore);
@@ -152,13 +240,21 @@ export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (
   let closing = false;
   const diagnostics = (n = 40) => {
     const hostLogs = findFiles(path.join(runDir, 'user', 'logs'), (f) => /exthost\.log$/i.test(f));
-    return [`--- code-server log (last ${n} lines) ---`, tail(path.join(runDir, 'code-server.log'), n),
-      ...hostLogs.flatMap((f) => [`--- ${path.relative(runDir, f)} (last ${n} lines) ---`, tail(f, n)])].join('\n');
+    return [
+      `--- code-server log (last ${n} lines) ---`,
+      tail(path.join(runDir, 'code-server.log'), n),
+      ...hostLogs.flatMap((f) => [`--- ${path.relative(runDir, f)} (last ${n} lines) ---`, tail(f, n)]),
+    ].join('\n');
   };
   const killSync = () => {
     if (closed) return;
     closed = true;
-    if (cs) try { process.kill(-cs.child.pid, 'SIGKILL'); } catch { /* gone */ }
+    if (cs)
+      try {
+        process.kill(-cs.child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     killByCmdline(runDir); // chromium, and crashpad handlers that leave chromium's group
     fs.rmSync(runDir, { recursive: true, force: true });
     sessions.delete(session);
@@ -168,7 +264,11 @@ export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (
     closing = true;
     if (context) await Promise.race([context.close().catch(() => {}), sleep(10_000)]);
     if (cs) {
-      try { process.kill(-cs.child.pid, 'SIGTERM'); } catch { /* gone */ }
+      try {
+        process.kill(-cs.child.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
       await Promise.race([cs.exitedP, sleep(5_000)]);
     }
     killSync();
@@ -185,15 +285,30 @@ export async function openWorkbench({ ext, workspace, tests, env = {}, onLog = (
     session.url = `http://${authority}/?folder=${encodeURIComponent(path.resolve(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: tools.chromium, headless: true, viewport, args: CHROMIUM_ARGS, env: childEnv,
-      handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false, // our handlers clean up
+      executablePath: tools.chromium,
+      headless: true,
+      viewport,
+      args: CHROMIUM_ARGS,
+      env: childEnv,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false, // our handlers clean up
     });
-    const page = context.pages()[0] ?? await context.newPage();
+    const page = context.pages()[0] ?? (await context.newPage());
     session.page = page;
     let settle;
-    session.exitCode = new Promise((r) => { settle = r; });
-    cs.exitedP.then((c) => { if (closing || closed) return; onLog(`[e2e] code-server exited unexpectedly (${c})`); settle(1); });
-    page.on('crash', () => { onLog('[e2e] page crashed'); settle(1); });
+    session.exitCode = new Promise((r) => {
+      settle = r;
+    });
+    cs.exitedP.then((c) => {
+      if (closing || closed) return;
+      onLog(`[e2e] code-server exited unexpectedly (${c})`);
+      settle(1);
+    });
+    page.on('crash', () => {
+      onLog('[e2e] page crashed');
+      settle(1);
+    });
     page.on('pageerror', (e) => verbose && onLog(`[pageerror] ${e.message}`));
     if (verbose) page.on('console', (m) => onLog(`[page:${m.type()}] ${m.text()}`));
     await page.exposeFunction('codeAutomationLog', (type, args) => {

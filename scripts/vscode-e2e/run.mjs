@@ -4,7 +4,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openWorkbench, REPO_ROOT } from './harness.mjs';
 
-const USAGE = 'usage: node scripts/vscode-e2e/run.mjs --ext <extensionRoot> --tests <compiled mocha index.js> --workspace <folder> [--env JSON] [--screenshot file.png] [--timeout secs] [--verbose]';
+const USAGE =
+  'usage: node scripts/vscode-e2e/run.mjs --ext <extensionRoot> --tests <compiled mocha index.js> --workspace <folder> [--env JSON] [--screenshot file.png] [--timeout secs] [--verbose]';
 
 function fail(msg) {
   console.error(`[e2e] ${msg}\n${USAGE}`);
@@ -13,15 +14,25 @@ function fail(msg) {
 
 let opts;
 try {
-  opts = parseArgs({ options: {
-    ext: { type: 'string' }, tests: { type: 'string' }, workspace: { type: 'string' }, env: { type: 'string' },
-    screenshot: { type: 'string' }, timeout: { type: 'string', default: '600' }, verbose: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h' },
-  } }).values;
+  opts = parseArgs({
+    options: {
+      ext: { type: 'string' },
+      tests: { type: 'string' },
+      workspace: { type: 'string' },
+      env: { type: 'string' },
+      screenshot: { type: 'string' },
+      timeout: { type: 'string', default: '600' },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }).values;
 } catch (e) {
   fail(e.message);
 }
-if (opts.help) { console.log(USAGE); process.exit(0); }
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 for (const k of ['ext', 'tests', 'workspace']) {
   if (!opts[k]) fail(`--${k} is required`);
   if (!fs.existsSync(opts[k])) fail(`--${k} ${opts[k]} does not exist`);
@@ -40,7 +51,13 @@ env = { LOGBOOK_REPO_ROOT: REPO_ROOT, ...Object.fromEntries(Object.entries(env).
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 // Last resort if closing itself hangs: exiting runs the harness's exit handler, which kills everything.
-setTimeout(() => { console.error(`[e2e] hard timeout after ${elapsed()}`); process.exit(124); }, (timeoutSec + 120) * 1000).unref();
+setTimeout(
+  () => {
+    console.error(`[e2e] hard timeout after ${elapsed()}`);
+    process.exit(124);
+  },
+  (timeoutSec + 120) * 1000,
+).unref();
 
 let session;
 let code;
@@ -48,16 +65,22 @@ try {
   session = await openWorkbench({ ext: opts.ext, tests: path.resolve(opts.tests), workspace: opts.workspace, env, verbose: opts.verbose });
   console.log(`[e2e] workbench opened in ${elapsed()}; running ${opts.tests}`);
   let timer;
-  code = await Promise.race([session.exitCode,
-    new Promise((r) => { timer = setTimeout(() => r('timeout'), timeoutSec * 1000); })]);
+  code = await Promise.race([
+    session.exitCode,
+    new Promise((r) => {
+      timer = setTimeout(() => r('timeout'), timeoutSec * 1000);
+    }),
+  ]);
   clearTimeout(timer);
   if (code === 'timeout') {
     console.error(`[e2e] TIMEOUT: the suite did not finish within ${timeoutSec}s`);
     code = 124;
   }
   if (opts.screenshot) {
-    await session.page.screenshot({ path: path.resolve(opts.screenshot) })
-      .then(() => console.log(`[e2e] screenshot ${opts.screenshot}`), (e) => console.error(`[e2e] screenshot failed: ${e.message}`));
+    await session.page.screenshot({ path: path.resolve(opts.screenshot) }).then(
+      () => console.log(`[e2e] screenshot ${opts.screenshot}`),
+      (e) => console.error(`[e2e] screenshot failed: ${e.message}`),
+    );
   }
   if (session.hiddenLogLines) console.log(`[e2e] ${session.hiddenLogLines} workbench log lines hidden (--verbose shows them)`);
   if (code !== 0) console.error(session.diagnostics());

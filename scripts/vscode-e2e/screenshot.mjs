@@ -3,10 +3,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { withWorkbench } from './harness.mjs';
 
-const { values: o } = parseArgs({ options: {
-  ext: { type: 'string' }, workspace: { type: 'string' }, out: { type: 'string', default: 'workbench.png' },
-  settle: { type: 'string', default: '5' }, // seconds to let extensions activate and views render
-} });
+const { values: o } = parseArgs({
+  options: {
+    ext: { type: 'string' },
+    workspace: { type: 'string' },
+    out: { type: 'string', default: 'workbench.png' },
+    settle: { type: 'string', default: '5' }, // seconds to let extensions activate and views render
+  },
+});
 if (!o.ext || !o.workspace) {
   console.error('usage: node scripts/vscode-e2e/screenshot.mjs --ext <extensionRoot> --workspace <folder> [--out file.png] [--settle secs]');
   process.exit(2);

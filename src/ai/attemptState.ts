@@ -75,7 +75,11 @@ const states = new WeakMap<RunApi, AiRunState>();
 
 export function stateOf(run: RunApi): AiRunState {
   if (typeof run !== 'object' || run === null || typeof run.currentStep !== 'function') {
-    throw new LogbookError(ErrorCodes.INVALID_ARGS, 'The first argument is not the run object of an agent.', 'Pass the `run` your agent\'s run(run, input) received, e.g. logbookModel(run, model).');
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      'The first argument is not the run object of an agent.',
+      "Pass the `run` your agent's run(run, input) received, e.g. logbookModel(run, model).",
+    );
   }
   let s = states.get(run);
   if (!s) states.set(run, (s = new AiRunState(run)));

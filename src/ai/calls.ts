@@ -91,7 +91,14 @@ function conflicting(err: unknown, call: string): { args: ModelCallArgs; type: s
   }
 }
 
-function driftError(state: AiRunState, place: CallPlace, call: string, before: { args: ModelCallArgs; type: string }, now: ModelCallArgs, type: string): LogbookError {
+function driftError(
+  state: AiRunState,
+  place: CallPlace,
+  call: string,
+  before: { args: ModelCallArgs; type: string },
+  now: ModelCallArgs,
+  type: string,
+): LogbookError {
   const lines = diffCalls(before.args, now);
   if (before.type && before.type !== type) lines.unshift(`call: ${before.type} → ${type}`);
   if (lines.length === 0) lines.push('(the args differ only in values that print the same)');
@@ -109,7 +116,13 @@ interface UsageLike {
 }
 
 /** Counts a call answered from the journal: its tokens, and their price when the table names the model. */
-export function countReplay(state: AiRunState, call: string, model: { provider: string; modelId: string }, usage: UsageLike | undefined, options: ModelOptions): void {
+export function countReplay(
+  state: AiRunState,
+  call: string,
+  model: { provider: string; modelId: string },
+  usage: UsageLike | undefined,
+  options: ModelOptions,
+): void {
   const input = usage?.inputTokens?.total ?? 0;
   const output = usage?.outputTokens?.total ?? 0;
   const price = options.prices?.[`${model.provider}/${model.modelId}`] ?? options.prices?.[model.modelId];

@@ -12,7 +12,8 @@ export function encode(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value !== 'object') return undefined;
   if (value instanceof Date) return { [TAG]: 'date', v: value.toISOString() } satisfies Tagged;
-  if (value instanceof Uint8Array) return { [TAG]: 'bytes', v: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') } satisfies Tagged;
+  if (value instanceof Uint8Array)
+    return { [TAG]: 'bytes', v: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') } satisfies Tagged;
   if (value instanceof ArrayBuffer) return encode(new Uint8Array(value));
   if (value instanceof URL) return { [TAG]: 'url', v: value.href } satisfies Tagged;
   if (value instanceof Error) return { [TAG]: 'error', v: errorFields(value) } satisfies Tagged;

@@ -69,7 +69,8 @@ export function messageText(m: unknown, max = CLIP): string {
 /** A message's role, and its parts as one text. */
 function messageParts(m: object): { role: string; body: string } {
   const msg = m as { role?: unknown; content?: unknown };
-  const content = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : Array.isArray(msg.content) ? (msg.content as Array<Record<string, unknown>>) : [];
+  const content =
+    typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : Array.isArray(msg.content) ? (msg.content as Array<Record<string, unknown>>) : [];
   const parts = content.map((p) => {
     switch (p.type) {
       case 'text':

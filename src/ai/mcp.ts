@@ -23,7 +23,8 @@ export interface McpToolInfo {
   title?: string | undefined;
   description?: string | undefined;
   inputSchema: Record<string, unknown>;
-  annotations?: { readOnlyHint?: boolean | undefined; idempotentHint?: boolean | undefined; destructiveHint?: boolean | undefined; title?: string | undefined } | undefined;
+  annotations?:
+    { readOnlyHint?: boolean | undefined; idempotentHint?: boolean | undefined; destructiveHint?: boolean | undefined; title?: string | undefined } | undefined;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- overrides are written for each tool's own input type */
@@ -63,7 +64,12 @@ const listTools = defineAction({
   key: (a) => `mcp:${a.server}:tools/list@${a.step + 1}`,
   execute: async () => {
     const list = listing.getStore();
-    if (!list) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, 'mcp.tools/list ran outside logbookMcpTools.', 'Call logbookMcpTools(run, client) instead of run.do.');
+    if (!list)
+      throw new LogbookError(
+        ErrorCodes.INVALID_DEFINITION,
+        'mcp.tools/list ran outside logbookMcpTools.',
+        'Call logbookMcpTools(run, client) instead of run.do.',
+      );
     return encode(await list());
   },
   description: "An MCP server's tools/list, journaled so a resume sees the same tools.",
@@ -130,13 +136,26 @@ export async function logbookMcpTools(run: RunApi, client: McpClientLike, option
   const at = callSite();
   const step = run.currentStep();
   if (!step) {
-    throw new LogbookError(ErrorCodes.ACTION_OUTSIDE_STEP, 'logbookMcpTools was called outside a step: its tools/list is journaled in the step that asks.', 'Call it inside a step: const tools = await run.step("…", async () => …) or in the step that calls the model.');
+    throw new LogbookError(
+      ErrorCodes.ACTION_OUTSIDE_STEP,
+      'logbookMcpTools was called outside a step: its tools/list is journaled in the step that asks.',
+      'Call it inside a step: const tools = await run.step("…", async () => …) or in the step that calls the model.',
+    );
   }
   const server = (options.server ?? client.getServerVersion?.()?.name ?? 'mcp').replace(/[^\w-]+/g, '-');
-  const infos = decode(await listing.run(() => listAll(client), () => run.do(listTools, { server, step: step.index }, { at }))) as McpToolInfo[];
+  const infos = decode(
+    await listing.run(
+      () => listAll(client),
+      () => run.do(listTools, { server, step: step.index }, { at }),
+    ),
+  ) as McpToolInfo[];
   for (const name of Object.keys(options.tools ?? {})) {
     if (!infos.some((t) => t.name === name)) {
-      throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookMcpTools: an override names the tool ${JSON.stringify(name)}, which server ${server} does not list (it lists ${infos.map((t) => t.name).join(', ') || 'nothing'}).`, 'Fix the name in the tools option.');
+      throw new LogbookError(
+        ErrorCodes.INVALID_DEFINITION,
+        `logbookMcpTools: an override names the tool ${JSON.stringify(name)}, which server ${server} does not list (it lists ${infos.map((t) => t.name).join(', ') || 'nothing'}).`,
+        'Fix the name in the tools option.',
+      );
     }
   }
   const out: ToolSet = {};

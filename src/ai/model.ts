@@ -69,15 +69,27 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       let live = false;
       let journaled: { value: unknown; call: string };
       try {
-        journaled = await journaledCall(state, generateAction, place, args, policy, async (a) => {
-          live = true;
-          return recorded(await (options.keyHeader ? model.doGenerate(keyed(params, options.keyHeader, `${run.id}:${a.call}`)) : doGenerate()));
-        }, at);
+        journaled = await journaledCall(
+          state,
+          generateAction,
+          place,
+          args,
+          policy,
+          async (a) => {
+            live = true;
+            return recorded(await (options.keyHeader ? model.doGenerate(keyed(params, options.keyHeader, `${run.id}:${a.call}`)) : doGenerate()));
+          },
+          at,
+        );
       } catch (err) {
         state.failed(place);
         throw err;
       }
-      const result = generateResultFor(decode(journaled.value) as Record<string, unknown>, callSpec(model), journaled.call) as unknown as LanguageModelV3GenerateResult;
+      const result = generateResultFor(
+        decode(journaled.value) as Record<string, unknown>,
+        callSpec(model),
+        journaled.call,
+      ) as unknown as LanguageModelV3GenerateResult;
       if (!live) countReplay(state, journaled.call, model, result.usage, options);
       state.ownTools(journaled.call, result.content);
       return { ...result, providerMetadata: withCallInfo(result.providerMetadata, journaled.call, !live) } as LanguageModelV3GenerateResult;
@@ -87,7 +99,9 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       state.throwIfHalted();
       const args = callArgs(model, params);
       const place = state.place(JSON.stringify(args), 'streamText');
-      const call = options.keyHeader ? (a: { call: string }) => model.doStream(keyed(params, options.keyHeader ?? '', `${run.id}:${a.call}`)) : () => doStream();
+      const call = options.keyHeader
+        ? (a: { call: string }) => model.doStream(keyed(params, options.keyHeader ?? '', `${run.id}:${a.call}`))
+        : () => doStream();
       return streamJournaled(state, place, call, {
         journal: (fn) => journaledCall(state, streamAction, place, args, policy, fn, at),
         forCall: (call, parts) => streamPartsFor(parts, callSpec(model), call),
@@ -109,6 +123,13 @@ function keyed(params: LanguageModelV3CallOptions, header: string, key: string):
  *  (AI SDK 7's structuredOutputText, the text its structured output parses, included). */
 function recorded(r: LanguageModelV3GenerateResult & { structuredOutputText?: string }): unknown {
   const response = r.response ? { id: r.response.id, timestamp: r.response.timestamp, modelId: r.response.modelId } : undefined;
-  return encode({ content: r.content, finishReason: r.finishReason, usage: r.usage, providerMetadata: r.providerMetadata, response, warnings: r.warnings, structuredOutputText: r.structuredOutputText });
+  return encode({
+    content: r.content,
+    finishReason: r.finishReason,
+    usage: r.usage,
+    providerMetadata: r.providerMetadata,
+    response,
+    warnings: r.warnings,
+    structuredOutputText: r.structuredOutputText,
+  });
 }
-

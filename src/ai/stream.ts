@@ -56,7 +56,12 @@ class PartialNotes {
   }
 }
 
-export async function streamJournaled(state: AiRunState, place: CallPlace, doStream: (args: ModelCallArgs) => PromiseLike<LanguageModelV3StreamResult>, j: StreamJournal): Promise<LanguageModelV3StreamResult> {
+export async function streamJournaled(
+  state: AiRunState,
+  place: CallPlace,
+  doStream: (args: ModelCallArgs) => PromiseLike<LanguageModelV3StreamResult>,
+  j: StreamJournal,
+): Promise<LanguageModelV3StreamResult> {
   let controller!: ReadableStreamDefaultController<Part>;
   let cancelled = false;
   // A reader that stops listening does not stop the call: it is paid for, so it is read to the end and journaled.
@@ -107,7 +112,8 @@ export async function streamJournaled(state: AiRunState, place: CallPlace, doStr
     const journaled = (decode(value) as { parts: Part[] }).parts;
     const parts = live ? journaled : j.forCall(call, journaled);
     // The finish part carries the step's provider metadata: there the step's callbacks learn whether it was replayed.
-    const mark = (p: Part): Part => (p.type === 'finish' ? { ...p, providerMetadata: withCallInfo(p.providerMetadata, call, !live) as typeof p.providerMetadata } : p);
+    const mark = (p: Part): Part =>
+      p.type === 'finish' ? { ...p, providerMetadata: withCallInfo(p.providerMetadata, call, !live) as typeof p.providerMetadata } : p;
     if (live) {
       for (const p of held) out.enqueue(mark(p));
     } else {

@@ -3,7 +3,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, callSite, defineAction, isAction, type ActionDefinition, type Effect, type EffectContext, type RunApi, type SourceLocation } from 'agent-logbook';
+import {
+  ErrorCodes,
+  LogbookError,
+  callSite,
+  defineAction,
+  isAction,
+  type ActionDefinition,
+  type Effect,
+  type EffectContext,
+  type RunApi,
+  type SourceLocation,
+} from 'agent-logbook';
 import { decode, encode } from './codec';
 import { entrySite } from './site';
 import { isControlError, stateOf, type AiRunState } from './attemptState';
@@ -64,7 +75,11 @@ const jobs = new AsyncLocalStorage<Job>();
 function currentJob(type: string): Job {
   const j = jobs.getStore();
   if (!j) {
-    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The tool action ${type} ran outside its tool (it was called with run.do directly).`, 'Call it through the tools logbookTools returned.');
+    throw new LogbookError(
+      ErrorCodes.INVALID_DEFINITION,
+      `The tool action ${type} ran outside its tool (it was called with run.do directly).`,
+      'Call it through the tools logbookTools returned.',
+    );
   }
   return j;
 }
@@ -156,10 +171,18 @@ export class GatedAction {
 function wrapTool(state: AiRunState, name: string, spec: ToolSpec, at: SourceLocation | undefined): Tool {
   const execute = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
   if (typeof execute !== 'function') {
-    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`, 'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.');
+    throw new LogbookError(
+      ErrorCodes.INVALID_DEFINITION,
+      `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`,
+      'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.',
+    );
   }
   if (!EFFECTS.includes(spec.effect)) {
-    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `logbookTools: the tool ${name} has effect ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `'${e}'`).join(', ')}: what happens if it runs twice?`);
+    throw new LogbookError(
+      ErrorCodes.INVALID_DEFINITION,
+      `logbookTools: the tool ${name} has effect ${JSON.stringify(spec.effect)}.`,
+      `Use one of ${EFFECTS.map((e) => `'${e}'`).join(', ')}: what happens if it runs twice?`,
+    );
   }
   const actions = new GatedAction(
     {

@@ -23,7 +23,9 @@ function usageOf(u: unknown): { input: number; output: number } | undefined {
   const x = u as { inputTokens?: { total?: unknown }; outputTokens?: { total?: unknown } } | undefined;
   const input = x?.inputTokens?.total;
   const output = x?.outputTokens?.total;
-  return typeof input === 'number' || typeof output === 'number' ? { input: typeof input === 'number' ? input : 0, output: typeof output === 'number' ? output : 0 } : undefined;
+  return typeof input === 'number' || typeof output === 'number'
+    ? { input: typeof input === 'number' ? input : 0, output: typeof output === 'number' ? output : 0 }
+    : undefined;
 }
 
 function reasonOf(r: unknown): string | undefined {
@@ -88,11 +90,31 @@ export interface AiCallSummary {
 export function aiCallSummary(type: string, argsJson: string, resultJson: string | null): AiCallSummary | undefined {
   const model = modelCallView(type, jsonOrUndefined(argsJson), jsonOrUndefined(resultJson));
   if (model) {
-    return { kind: 'model', name: model.model, lastMessages: model.lastMessages, text: model.text, toolCalls: model.toolCalls, tokens: model.tokens ?? null, finishReason: model.finishReason ?? null, input: null, output: null };
+    return {
+      kind: 'model',
+      name: model.model,
+      lastMessages: model.lastMessages,
+      text: model.text,
+      toolCalls: model.toolCalls,
+      tokens: model.tokens ?? null,
+      finishReason: model.finishReason ?? null,
+      input: null,
+      output: null,
+    };
   }
   const tool = toolNameOf(type);
   if (tool === undefined) return undefined;
-  return { kind: 'tool', name: tool, lastMessages: [], text: '', toolCalls: [], tokens: null, finishReason: null, input: clip(argsJson, TEXT), output: resultJson === null ? null : clip(resultJson, TEXT) };
+  return {
+    kind: 'tool',
+    name: tool,
+    lastMessages: [],
+    text: '',
+    toolCalls: [],
+    tokens: null,
+    finishReason: null,
+    input: clip(argsJson, TEXT),
+    output: resultJson === null ? null : clip(resultJson, TEXT),
+  };
 }
 
 /** One line for a tree row or a timeline bar: model, tokens and the answer's start; or tool(input) → result. */
@@ -107,14 +129,30 @@ export function aiCallLine(s: AiCallSummary): string {
 const fence = (value: unknown): string => '```json\n' + JSON.stringify(value, null, 2).replace(/```/g, '`\u200b``') + '\n```';
 
 /** A journaled model or tool call whole, as Markdown: every prompt message, the answer, its tool calls, then the raw JSON. */
-export function aiCallMarkdown(a: { readonly id: string; readonly type: string; readonly args: string; readonly result: string | null; readonly error: string | null; readonly durationMs: number | null }): string {
+export function aiCallMarkdown(a: {
+  readonly id: string;
+  readonly type: string;
+  readonly args: string;
+  readonly result: string | null;
+  readonly error: string | null;
+  readonly durationMs: number | null;
+}): string {
   const args = jsonOrUndefined(a.args);
   const result = jsonOrUndefined(a.result);
   const out: string[] = [];
   const model = modelCallView(a.type, args, result);
   const took = a.durationMs === null ? 'not finished' : `${a.durationMs} ms`;
   if (model) {
-    out.push(`# Model call \`${a.id}\``, '', `- model: \`${model.model}\``, `- action: ${a.type}`, `- tokens: ${model.tokens ? `${model.tokens.input} in, ${model.tokens.output} out` : 'not recorded'}`, `- finish reason: ${model.finishReason ?? 'none'}`, `- duration: ${took}`, '');
+    out.push(
+      `# Model call \`${a.id}\``,
+      '',
+      `- model: \`${model.model}\``,
+      `- action: ${a.type}`,
+      `- tokens: ${model.tokens ? `${model.tokens.input} in, ${model.tokens.output} out` : 'not recorded'}`,
+      `- finish reason: ${model.finishReason ?? 'none'}`,
+      `- duration: ${took}`,
+      '',
+    );
     const prompt = (args as { params?: { prompt?: unknown } } | undefined)?.params?.prompt;
     const messages = Array.isArray(prompt) ? (prompt as unknown[]) : [];
     out.push(`## Prompt (${messages.length} message${messages.length === 1 ? '' : 's'})`, '');
@@ -126,7 +164,8 @@ export function aiCallMarkdown(a: { readonly id: string; readonly type: string; 
     const calls = parts.filter((p) => p.type === 'tool-call');
     if (calls.length) {
       out.push('## Tool calls', '');
-      for (const c of calls) out.push(`- \`${String(c.toolName)}\` (${String(c.toolCallId)}): \`${typeof c.input === 'string' ? c.input : JSON.stringify(c.input)}\``);
+      for (const c of calls)
+        out.push(`- \`${String(c.toolName)}\` (${String(c.toolCallId)}): \`${typeof c.input === 'string' ? c.input : JSON.stringify(c.input)}\``);
       out.push('');
     }
   } else {

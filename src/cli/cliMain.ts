@@ -51,8 +51,19 @@ export function commandHelp(command: string, rest: readonly string[]): string | 
   const lines = USAGE.split('\n').filter((l) => l.startsWith(`  logbook ${command} `) || l === `  logbook ${command}`);
   if (!lines.length) return undefined;
   const all = USAGE.split('\n');
-  const crashSpecs = lines.some((l) => l.includes('--crash-at')) ? all.slice(all.findIndex((l) => l.startsWith('Crash specs:')), all.findIndex((l) => l.startsWith('Exit codes:'))) : [];
-  return ['Usage:', ...lines, 'Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL), --json', ...crashSpecs, 'All commands: `logbook --help`.'].join('\n');
+  const crashSpecs = lines.some((l) => l.includes('--crash-at'))
+    ? all.slice(
+        all.findIndex((l) => l.startsWith('Crash specs:')),
+        all.findIndex((l) => l.startsWith('Exit codes:')),
+      )
+    : [];
+  return [
+    'Usage:',
+    ...lines,
+    'Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL), --json',
+    ...crashSpecs,
+    'All commands: `logbook --help`.',
+  ].join('\n');
 }
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
@@ -64,12 +75,20 @@ function usage(problem: string): LogbookError {
 function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, positionals: number) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...options, journal: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true, tokens: true });
+    parsed = parseArgs({
+      args,
+      options: { ...options, journal: { type: 'string' }, json: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
   } catch (err) {
     throw usage(describe(err));
   }
   if (parsed.positionals.length !== positionals) {
-    throw usage(`Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`);
+    throw usage(
+      `Expected ${positionals} argument(s), got ${parsed.positionals.length}${parsed.positionals.length ? ` (${parsed.positionals.join(' ')})` : ''}.`,
+    );
   }
   return parsed;
 }
@@ -116,18 +135,28 @@ function parseDecisions(tokens: ReadonlyArray<{ kind: string; name?: string; val
       const id = d.slice(0, i);
       const v = d.slice(i + 1);
       if (i <= 0 || (v !== 'happened' && v !== 'not-happened')) {
-        throw new LogbookError(ErrorCodes.BAD_DECISION, `--decide ${JSON.stringify(d)} is not <action-id>=happened|not-happened.`, 'Write e.g. --decide email:run-1:bob@example.com=happened.');
+        throw new LogbookError(
+          ErrorCodes.BAD_DECISION,
+          `--decide ${JSON.stringify(d)} is not <action-id>=happened|not-happened.`,
+          'Write e.g. --decide email:run-1:bob@example.com=happened.',
+        );
       }
       out[id] = v;
       last = { id, decision: v, withResult: false };
     } else if (t.name === 'result') {
-      if (!last || last.withResult) throw usage('--result gives the result of the --decide <action-id>=happened right before it; this one follows no such --decide.');
-      if (last.decision !== 'happened') throw usage(`--result follows --decide ${last.id}=not-happened: an effect that did not happen has no result. Decide =happened, or leave --result out.`);
+      if (!last || last.withResult)
+        throw usage('--result gives the result of the --decide <action-id>=happened right before it; this one follows no such --decide.');
+      if (last.decision !== 'happened')
+        throw usage(`--result follows --decide ${last.id}=not-happened: an effect that did not happen has no result. Decide =happened, or leave --result out.`);
       let result: unknown;
       try {
         result = JSON.parse(t.value ?? '') as unknown;
       } catch (err) {
-        throw new LogbookError(ErrorCodes.USAGE, `--result for ${last.id} is not valid JSON: ${describe(err)}. Nothing was written.`, `Give the result the effect had as JSON, quoted for the shell, e.g. --decide ${last.id}=happened --result '{"chargeId": "ch_123"}'.`);
+        throw new LogbookError(
+          ErrorCodes.USAGE,
+          `--result for ${last.id} is not valid JSON: ${describe(err)}. Nothing was written.`,
+          `Give the result the effect had as JSON, quoted for the shell, e.g. --decide ${last.id}=happened --result '{"chargeId": "ch_123"}'.`,
+        );
       }
       out[last.id] = { decision: 'happened', result };
       last.withResult = true;
@@ -152,7 +181,11 @@ function readInput(values: { input?: unknown; 'input-file'?: unknown }): unknown
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `${from} is not valid JSON: ${describe(err)}.`, `Quote it for the shell, e.g. --input '{"recipients": 50}'.`);
+    throw new LogbookError(
+      ErrorCodes.INVALID_INPUT,
+      `${from} is not valid JSON: ${describe(err)}.`,
+      `Quote it for the shell, e.g. --input '{"recipients": 50}'.`,
+    );
   }
 }
 
@@ -185,16 +218,20 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): nu
   io.out(`${paint('bold', o.runId)}  ${o.agent}  ${runStatusWord(o.status)}  (attempt ${o.attempt})`);
   io.out(`  steps    ${s.stepsReplayed} replayed, ${s.stepsRedone} redone, ${s.stepsRun} run`);
   const reconciled = s.reconciled.map((r) => `${r.type} ${r.id}: ${r.outcome}`);
-  io.out(`  actions  ${s.actionsSkipped} skipped (already committed), ${s.reconciled.length} reconciled, ${s.actionsExecuted} executed${s.actionsObserved ? `, ${s.actionsObserved} read-only` : ''}`);
+  io.out(
+    `  actions  ${s.actionsSkipped} skipped (already committed), ${s.reconciled.length} reconciled, ${s.actionsExecuted} executed${s.actionsObserved ? `, ${s.actionsObserved} read-only` : ''}`,
+  );
   for (const r of reconciled) io.out(`           reconciled ${r}`);
   for (const w of s.warnings) io.out(paint('yellow', `  warning  ${w}`));
   if (o.status === 'completed') io.out(`  output   ${JSON.stringify(o.output)}`);
   if (o.error) io.out(paint('red', `  error    ${o.error.code ? `[${o.error.code}] ` : ''}${o.error.message}`));
   if (o.compensation) printCompensation(io, o.compensation, false);
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
-  if (o.status === 'needs-decision' && o.waitingOn) io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]`);
+  if (o.status === 'needs-decision' && o.waitingOn)
+    io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
-  for (const d of s.leftInDoubt) io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
+  for (const d of s.leftInDoubt)
+    io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
   if (runExit(o) === EXIT.storage) io.out(`  next     fix the journal's storage as the error says, then: logbook resume ${o.runId}`);
   return runExit(o);
@@ -205,7 +242,9 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
     io.out(JSON.stringify(r, null, 2));
     return outcomeExit(r.status);
   }
-  io.out(`  compensation  ${runStatusWord(r.status)}: ${r.compensated.length} inverse(s) applied${r.alreadyCompensated ? `, ${r.alreadyCompensated} already applied earlier` : ''}, ${r.irreversible.length} irreversible`);
+  io.out(
+    `  compensation  ${runStatusWord(r.status)}: ${r.compensated.length} inverse(s) applied${r.alreadyCompensated ? `, ${r.alreadyCompensated} already applied earlier` : ''}, ${r.irreversible.length} irreversible`,
+  );
   for (const c of r.compensated) io.out(`    undone        ${c.type} ${c.id}${c.redone ? ' (its inverse was in doubt; ran again with the same key)' : ''}`);
   for (const i of r.irreversible) io.out(paint('red', `    irreversible  ${i.type} ${i.id} (no compensate defined: handle it by hand)`));
   for (const s of r.settled) io.out(`    settled       ${s.type} ${s.id}: ${s.outcome}`);
@@ -217,7 +256,8 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
 async function scriptFor(store: Store, runId: string, override: unknown): ReturnType<typeof loadScript> {
   if (typeof override === 'string') return loadScript(override);
   const row = store.reader.run(runId);
-  if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.target}.`, 'List runs with `logbook ls` (and check --journal).');
+  if (!row)
+    throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.target}.`, 'List runs with `logbook ls` (and check --journal).');
   return loadScript(row.script);
 }
 
@@ -233,7 +273,11 @@ const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
 
 /** The shared arguments of commands that drive an existing run (resume, compensate). */
 function parseRunTarget(rest: string[]) {
-  const { values, positionals, tokens } = parse(rest, { decide: { type: 'string', multiple: true }, result: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt }, 1);
+  const { values, positionals, tokens } = parse(
+    rest,
+    { decide: { type: 'string', multiple: true }, result: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt },
+    1,
+  );
   const db = dbPath(values.journal);
   setStateDir(db);
   return {
@@ -261,7 +305,8 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
   const io = maskedIo(plainIo, argv);
   const [command, ...rest] = argv;
   try {
-    if (journalFlagCount(argv) > 1) throw usage('The journal is named more than once (--journal, or its old name --db): which one was meant is not clear. Pass --journal once.');
+    if (journalFlagCount(argv) > 1)
+      throw usage('The journal is named more than once (--journal, or its old name --db): which one was meant is not clear. Pass --journal once.');
     const help = command === undefined ? undefined : commandHelp(command, rest);
     if (help !== undefined) {
       io.out(help);
@@ -275,20 +320,27 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
         io.out(USAGE);
         return command === undefined ? EXIT.usage : EXIT.ok;
       case 'run': {
-        const { values, positionals } = parse(rest, { input: { type: 'string' }, 'input-file': { type: 'string' }, 'run-id': { type: 'string' }, detach: { type: 'boolean' }, ...crashOpt }, 1);
+        const { values, positionals } = parse(
+          rest,
+          { input: { type: 'string' }, 'input-file': { type: 'string' }, 'run-id': { type: 'string' }, detach: { type: 'boolean' }, ...crashOpt },
+          1,
+        );
         const db = dbPath(values.journal);
         setStateDir(db);
         const input = readInput(values);
         const runId = values['run-id'] ?? newRunId();
         if (values.detach) {
-          if (values['crash-at'] !== undefined) throw usage('--crash-at arms this process, and a detached run runs in a worker: pass --crash-at to `logbook worker` instead.');
+          if (values['crash-at'] !== undefined)
+            throw usage('--crash-at arms this process, and a detached run runs in a worker: pass --crash-at to `logbook worker` instead.');
           const script = await loadScript(positionals[0] ?? '');
           return await withStore(db, (store) => detachRun(store, script, input, runId, io, values.json === true));
         }
         const faults = faultsFrom(values['crash-at'], runId);
         const script = await loadScript(positionals[0] ?? '');
         checkTargets(faults);
-        const outcome = await withStore(db, (store) => startRun(store, script.agent, { script: script.path, scriptVersion: script.version, input, faults, runId }));
+        const outcome = await withStore(db, (store) =>
+          startRun(store, script.agent, { script: script.path, scriptVersion: script.version, input, faults, runId }),
+        );
         return printOutcome(io, outcome, values.json === true, faults);
       }
       case 'resume': {
@@ -367,7 +419,9 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
         // Shown with the damage marked; the command still fails as the journal error it is.
         const first = damage[0];
         if (first) {
-          io.err(`${paint('red', 'error')} [${first.code}] ${first.message}${damage.length > 1 ? ` (${damage.length - 1} more damaged value(s) listed above)` : ''}`);
+          io.err(
+            `${paint('red', 'error')} [${first.code}] ${first.message}${damage.length > 1 ? ` (${damage.length - 1} more damaged value(s) listed above)` : ''}`,
+          );
           return exitCodeOf(first.code);
         }
         return EXIT.ok;
@@ -380,7 +434,11 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
     }
   } catch (err) {
     // Raw SQLite failures (not fs errors of other files) reaching here are the journal's.
-    const storage = isStorageError(err) ? err : err instanceof Error && err.name === 'SqliteError' ? storageError(err, 'the journal', 'using the journal') : undefined;
+    const storage = isStorageError(err)
+      ? err
+      : err instanceof Error && err.name === 'SqliteError'
+        ? storageError(err, 'the journal', 'using the journal')
+        : undefined;
     if (storage) {
       io.err(`${paint('red', 'error')} [${storage.code}] ${storage.message}`);
       return EXIT.storage;

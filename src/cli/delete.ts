@@ -21,7 +21,11 @@ export const deleteCommand: CommandModule = {
     const store = openStore(dbPath(parsed.values.journal));
     try {
       const counts = store.deleteRun(runId);
-      io.out(parsed.values.json ? JSON.stringify({ deleted: runId, ...counts }, null, 2) : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`);
+      io.out(
+        parsed.values.json
+          ? JSON.stringify({ deleted: runId, ...counts }, null, 2)
+          : `deleted run ${runId} (${counts.steps} steps, ${counts.actions} actions, ${counts.events} events)`,
+      );
       return Promise.resolve(0);
     } finally {
       store.close();

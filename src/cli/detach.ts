@@ -12,7 +12,9 @@ export async function detachRun(store: Store, script: LoadedScript, rawInput: un
   if (json) io.out(JSON.stringify({ runId, status: 'queued', agent: script.agent.name, scriptVersion: script.version }));
   else {
     io.out(runId);
-    io.err(`queued ${runId} (${script.agent.name}, script version ${script.version.slice(0, 8)}): a \`logbook worker\` with this script starts it; \`logbook ls\` shows who holds it.`);
+    io.err(
+      `queued ${runId} (${script.agent.name}, script version ${script.version.slice(0, 8)}): a \`logbook worker\` with this script starts it; \`logbook ls\` shows who holds it.`,
+    );
   }
   return EXIT.ok;
 }

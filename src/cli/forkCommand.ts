@@ -27,7 +27,10 @@ function stepOf(store: Store, runId: string, spec: string): StepRow {
   const found = n !== undefined ? steps.find((s) => s.idx === n - 1) : steps.find((s) => s.name === spec);
   if (!found) {
     const list = steps.map((s) => `#${s.idx + 1} ${s.name}`).join(', ') || 'none';
-    throw usage(`Run ${runId} has no step ${n !== undefined ? `#${n}` : JSON.stringify(spec)} (its steps: ${list}).`, 'Pass --step with a step number or name that `logbook show` lists.');
+    throw usage(
+      `Run ${runId} has no step ${n !== undefined ? `#${n}` : JSON.stringify(spec)} (its steps: ${list}).`,
+      'Pass --step with a step number or name that `logbook show` lists.',
+    );
   }
   return found;
 }
@@ -37,12 +40,20 @@ function readAnswer(file: string): unknown {
   try {
     text = file === '-' ? fs.readFileSync(0, 'utf8') : fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `Cannot read the edited model answer ${file === '-' ? 'from stdin' : file}: ${describe(err)}.`, 'Check the path (or pipe the JSON in with `-`).');
+    throw new LogbookError(
+      ErrorCodes.INVALID_INPUT,
+      `Cannot read the edited model answer ${file === '-' ? 'from stdin' : file}: ${describe(err)}.`,
+      'Check the path (or pipe the JSON in with `-`).',
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `The edited model answer ${file === '-' ? '(stdin)' : file} is not JSON: ${describe(err)}.`, `Write ${EDITED_ANSWER_SHAPE}.`);
+    throw new LogbookError(
+      ErrorCodes.INVALID_INPUT,
+      `The edited model answer ${file === '-' ? '(stdin)' : file} is not JSON: ${describe(err)}.`,
+      `Write ${EDITED_ANSWER_SHAPE}.`,
+    );
   }
 }
 
@@ -51,13 +62,29 @@ function readAnswer(file: string): unknown {
  * its read-only actions before it (what the model saw), and the edited call with its new answer. An effect of the
  * origin before the edited call in that step would be done again by the fork, so that is refused.
  */
-function seedsFor(store: Store, runId: string, forkId: string, step: StepRow, callId: string | undefined, answer: unknown): { seeds: ForkSeed[]; call: ActionRow } {
+function seedsFor(
+  store: Store,
+  runId: string,
+  forkId: string,
+  step: StepRow,
+  callId: string | undefined,
+  answer: unknown,
+): { seeds: ForkSeed[]; call: ActionRow } {
   const rows = store.reader.actionsOfStep(runId, step.idx);
   const calls = rows.filter((a) => MODEL_CALL.test(a.id) && a.type.startsWith('model.'));
-  if (calls.length === 0) throw usage(`Step #${step.idx + 1} "${step.name}" of run ${runId} made no journaled model call, so there is no answer to edit.`, 'Pick a step whose model calls logbookModel journaled (`logbook show` lists them as model:<step>.<call>).');
+  if (calls.length === 0)
+    throw usage(
+      `Step #${step.idx + 1} "${step.name}" of run ${runId} made no journaled model call, so there is no answer to edit.`,
+      'Pick a step whose model calls logbookModel journaled (`logbook show` lists them as model:<step>.<call>).',
+    );
   const call = callId === undefined ? calls[0] : calls.find((a) => a.id === callId);
-  if (!call) throw usage(`Step #${step.idx + 1} "${step.name}" of run ${runId} has no model call ${callId ?? ''} (it has ${calls.map((a) => a.id).join(', ')}).`, 'Pass --call with one of them.');
-  if (call.status !== 'committed') throw usage(`Model call ${call.id} of run ${runId} is ${call.status}: it has no recorded answer to edit.`, 'Pick a committed model call.');
+  if (!call)
+    throw usage(
+      `Step #${step.idx + 1} "${step.name}" of run ${runId} has no model call ${callId ?? ''} (it has ${calls.map((a) => a.id).join(', ')}).`,
+      'Pass --call with one of them.',
+    );
+  if (call.status !== 'committed')
+    throw usage(`Model call ${call.id} of run ${runId} is ${call.status}: it has no recorded answer to edit.`, 'Pick a committed model call.');
   const edited = editModelAnswer(call.type, call.args, call.result, answer);
   if (!edited.ok) {
     throw new LogbookError(
@@ -72,12 +99,19 @@ function seedsFor(store: Store, runId: string, forkId: string, step: StepRow, ca
   if (effect) {
     throw usage(
       `Model call ${call.id} comes after ${effect.type} ${effect.id} in step "${step.name}": a fork from there would do that effect again in its own name.`,
-      `Edit an earlier model call of the step (${calls.filter((a) => a.seq < effect.seq).map((a) => a.id).join(', ') || 'none comes before it'}), or fork at a later step with --step.`,
+      `Edit an earlier model call of the step (${
+        calls
+          .filter((a) => a.seq < effect.seq)
+          .map((a) => a.id)
+          .join(', ') || 'none comes before it'
+      }), or fork at a later step with --step.`,
     );
   }
   // A tool's default key names its run (tool:<run id>:…): in the fork it is found under the fork's id.
   const own = `tool:${runId}:`;
-  const seeds: ForkSeed[] = before.filter((a) => a.status === 'committed').map((a) => (a.id.startsWith(own) ? { id: a.id, as: `tool:${forkId}:${a.id.slice(own.length)}` } : { id: a.id }));
+  const seeds: ForkSeed[] = before
+    .filter((a) => a.status === 'committed')
+    .map((a) => (a.id.startsWith(own) ? { id: a.id, as: `tool:${forkId}:${a.id.slice(own.length)}` } : { id: a.id }));
   seeds.push({ id: call.id, result: edited.result });
   return { seeds, call };
 }
@@ -90,7 +124,15 @@ export const forkCommand: CommandModule = {
     try {
       parsed = parseArgs({
         args,
-        options: { journal: { type: 'string' }, json: { type: 'boolean' }, step: { type: 'string' }, 'edit-model-answer': { type: 'string' }, call: { type: 'string' }, 'run-id': { type: 'string' }, script: { type: 'string' } },
+        options: {
+          journal: { type: 'string' },
+          json: { type: 'boolean' },
+          step: { type: 'string' },
+          'edit-model-answer': { type: 'string' },
+          call: { type: 'string' },
+          'run-id': { type: 'string' },
+          script: { type: 'string' },
+        },
         allowPositionals: true,
         strict: true,
       });
@@ -101,7 +143,8 @@ export const forkCommand: CommandModule = {
     const [from, ...extra] = parsed.positionals;
     if (!from || extra.length) throw usage('Expected exactly one run id to fork.');
     if (v.step === undefined) throw usage('Say where the fork starts with --step <n|name>.');
-    if (v.call !== undefined && v['edit-model-answer'] === undefined) throw usage('--call names the model call whose answer --edit-model-answer replaces; pass both.');
+    if (v.call !== undefined && v['edit-model-answer'] === undefined)
+      throw usage('--call names the model call whose answer --edit-model-answer replaces; pass both.');
     const answer = v['edit-model-answer'] === undefined ? undefined : readAnswer(v['edit-model-answer']);
     const db = dbPath(v.journal);
     setStateDir(db);
@@ -117,11 +160,20 @@ export const forkCommand: CommandModule = {
       const outcome = await forkRun(store, script.agent, { script: script.path, from, stepIdx: step.idx, runId, ...(edit ? { seeds: edit.seeds } : {}) });
       const exit = runExitCode(outcome.status);
       if (v.json) {
-        io.out(JSON.stringify({ ...outcome, forkedFrom: { runId: from, step: step.idx + 1, stepName: step.name, ...(edit ? { editedCall: edit.call.id } : {}) } }, null, 2));
+        io.out(
+          JSON.stringify(
+            { ...outcome, forkedFrom: { runId: from, step: step.idx + 1, stepName: step.name, ...(edit ? { editedCall: edit.call.id } : {}) } },
+            null,
+            2,
+          ),
+        );
         return exit;
       }
       io.out(`${paint('bold', outcome.runId)}  ${outcome.agent}  ${runStatusWord(outcome.status)}  (fork of ${from} at step #${step.idx + 1} "${step.name}")`);
-      if (edit) io.out(`  what-if  ${edit.call.id} answered with the edited answer; ${edit.seeds.length - 1} earlier call(s) and read-only action(s) of the step inherited`);
+      if (edit)
+        io.out(
+          `  what-if  ${edit.call.id} answered with the edited answer; ${edit.seeds.length - 1} earlier call(s) and read-only action(s) of the step inherited`,
+        );
       io.out(`  steps    ${outcome.stats.stepsReplayed} replayed, ${outcome.stats.stepsRun} run`);
       if (outcome.status === 'completed') io.out(`  output   ${JSON.stringify(outcome.output)}`);
       if (outcome.error) io.out(paint('red', `  error    ${outcome.error.code ? `[${outcome.error.code}] ` : ''}${outcome.error.message}`));

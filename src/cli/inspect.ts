@@ -56,7 +56,14 @@ export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<
 
 export function stepJson(s: StepRow, damage: Damage = []): Record<string, unknown> {
   const at = (column: 'result' | 'error') => (): JournalPlace => ({ runId: s.run_id, table: 'steps', idx: s.idx, name: s.name, column });
-  return { index: s.idx, name: s.name, status: s.status, attempt: s.attempt, result: shown(s.result, at('result'), damage), error: shown(s.error, at('error'), damage, null) };
+  return {
+    index: s.idx,
+    name: s.name,
+    status: s.status,
+    attempt: s.attempt,
+    result: shown(s.result, at('result'), damage),
+    error: shown(s.error, at('error'), damage, null),
+  };
 }
 
 export function actionJson(a: ActionRow, leaseLive: boolean, damage: Damage = []): Record<string, unknown> {
@@ -87,7 +94,12 @@ export function actionJson(a: ActionRow, leaseLive: boolean, damage: Damage = []
 
 export function listRuns(store: Store, json: boolean, limit: number, damage: Damage = []): string {
   const rows = store.reader.runs(limit);
-  if (json) return JSON.stringify(rows.map((r) => runJson(store, r, damage)), null, 2);
+  if (json)
+    return JSON.stringify(
+      rows.map((r) => runJson(store, r, damage)),
+      null,
+      2,
+    );
   if (rows.length === 0) return 'No runs yet. Start one with `logbook run <script>`.';
   return table(
     ['RUN', 'AGENT', 'STATUS', 'ATTEMPTS', 'STEPS', 'ACTIONS', 'STARTED', 'HELD BY / WAITS'],
@@ -95,7 +107,16 @@ export function listRuns(store: Store, json: boolean, limit: number, damage: Dam
       const v = store.reader.view(r);
       // Who drives it (a worker's name, host and pid), or why no worker has taken it yet.
       const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})` : (store.waitingReason(r, false) ?? '');
-      return [r.id, r.agent, runStatusWord(v.effectiveStatus), String(r.attempt), String(store.reader.stepCount(r.id)), String(store.reader.actionCount(r.id)), ago(r.created_at), holder];
+      return [
+        r.id,
+        r.agent,
+        runStatusWord(v.effectiveStatus),
+        String(r.attempt),
+        String(store.reader.stepCount(r.id)),
+        String(store.reader.actionCount(r.id)),
+        ago(r.created_at),
+        holder,
+      ];
     }),
   );
 }
@@ -108,7 +129,11 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
   const actions = [...store.reader.allActions(runId)];
   if (json) {
-    const shownRun = { run: runJson(store, row, damage), steps: steps.map((st) => stepJson(st, damage)), actions: actions.map((a) => actionJson(a, v.leaseLive, damage)) };
+    const shownRun = {
+      run: runJson(store, row, damage),
+      steps: steps.map((st) => stepJson(st, damage)),
+      actions: actions.map((a) => actionJson(a, v.leaseLive, damage)),
+    };
     return JSON.stringify(damage.length ? { ...shownRun, damaged: damageJson(damage) } : shownRun, null, 2);
   }
   // Each value is checked as JSON does; the table shows the text as it is.
@@ -127,7 +152,15 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   lines.push(
     table(
       ['#', 'STEP', 'STATUS'],
-      steps.map((s) => [String(s.idx + 1), clipChars(printable(s.name), 50), s.status === 'completed' ? paint('green', 'completed') : s.status === 'failed' ? paint('red', 'failed') : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted')]),
+      steps.map((s) => [
+        String(s.idx + 1),
+        clipChars(printable(s.name), 50),
+        s.status === 'completed'
+          ? paint('green', 'completed')
+          : s.status === 'failed'
+            ? paint('red', 'failed')
+            : paint('yellow', v.leaseLive ? 'in progress' : 'interrupted'),
+      ]),
     ),
   );
   if (actions.length > 0) {
@@ -154,7 +187,12 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   }
   if (doubt.length > 0) {
     lines.push('');
-    lines.push(paint('yellow', `${doubt.length} action(s) in doubt: \`logbook resume ${runId}\` reconciles them${doubt.some((a) => a.decision === null) ? ' (add --decide <action-id>=happened|not-happened for those without verify)' : ''}.`));
+    lines.push(
+      paint(
+        'yellow',
+        `${doubt.length} action(s) in doubt: \`logbook resume ${runId}\` reconciles them${doubt.some((a) => a.decision === null) ? ' (add --decide <action-id>=happened|not-happened for those without verify)' : ''}.`,
+      ),
+    );
   }
   for (const e of damage) lines.push(paint('red', `  damaged ${e.message}`));
   return lines.join('\n');

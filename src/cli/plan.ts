@@ -18,11 +18,15 @@ function steps(n: number): string {
 
 export function renderResumePlan(p: ResumePlan): string {
   const out: string[] = [];
-  out.push(`${paint('bold', `Plan for \`logbook resume ${p.runId}\``)}  ${p.agent}  ${runStatusWord(p.status)}  attempt ${p.attempt}  (dry run: nothing is executed)`);
+  out.push(
+    `${paint('bold', `Plan for \`logbook resume ${p.runId}\``)}  ${p.agent}  ${runStatusWord(p.status)}  attempt ${p.attempt}  (dry run: nothing is executed)`,
+  );
   if (p.blocker) out.push(paint('yellow', `  resume would refuse: ${p.blocker}`));
   if (!p.scriptLoaded) out.push(paint('yellow', `  the script ${p.script} could not be loaded: reconciliation is shown by effect only`));
   const ranges = p.replay.ranges.map((r) => (r.from === r.to ? `#${r.from + 1} ${r.firstName}` : `#${r.from + 1} ${r.firstName} … #${r.to + 1} ${r.lastName}`));
-  out.push(`  replay       ${steps(p.replay.count)} return their checkpointed results${ranges.length ? `: ${ranges.slice(0, 3).join(', ')}${ranges.length > 3 ? ', …' : ''}` : ''}`);
+  out.push(
+    `  replay       ${steps(p.replay.count)} return their checkpointed results${ranges.length ? `: ${ranges.slice(0, 3).join(', ')}${ranges.length > 3 ? ', …' : ''}` : ''}`,
+  );
   for (const f of p.replayedFailures) out.push(`  replay fail  #${f.index + 1} ${f.name}: its failure is thrown again (${f.error})`);
   for (const r of p.redo) out.push(`  redo         #${r.index + 1} ${r.name}: ${r.reason}`);
   for (const s of p.skipped) out.push(`  skip         ${s.type} ${s.id}: ${s.detail}`);
@@ -30,10 +34,15 @@ export function renderResumePlan(p: ResumePlan): string {
   for (const r of p.retry) out.push(`  retry        ${r.type} ${r.id}: ${r.detail}`);
   for (const a of p.approvals) out.push(`  approval     ${a.type} ${a.id}: ${a.detail}`);
   const known = p.firstTime.map((f) => `${f.type} ${f.id}`);
-  out.push(`  first time   ${known.length ? `${known.join(', ')}; then ` : ''}whatever the script does after step #${p.unjournaledFrom} (not in the journal yet)`);
+  out.push(
+    `  first time   ${known.length ? `${known.join(', ')}; then ` : ''}whatever the script does after step #${p.unjournaledFrom} (not in the journal yet)`,
+  );
   if (p.stops) {
     out.push(
-      paint('yellow', `  stops        ${p.stops.kind === 'needs-decision' ? `for a decision on ${p.stops.type} ${p.stops.actionId}: add --decide ${p.stops.actionId}=happened|not-happened` : `at the approval gate of ${p.stops.type} ${p.stops.actionId}: \`logbook approve ${p.runId} ${p.stops.actionId}\``}`),
+      paint(
+        'yellow',
+        `  stops        ${p.stops.kind === 'needs-decision' ? `for a decision on ${p.stops.type} ${p.stops.actionId}: add --decide ${p.stops.actionId}=happened|not-happened` : `at the approval gate of ${p.stops.type} ${p.stops.actionId}: \`logbook approve ${p.runId} ${p.stops.actionId}\``}`,
+      ),
     );
   }
   return out.join('\n');
@@ -46,17 +55,25 @@ export function renderCompensationPlan(p: CompensationPlan): string {
   for (const s of p.settleFirst) out.push(`  settle       ${s.type} ${s.id}: ${s.detail}`);
   for (const a of p.rejectApprovals) out.push(`  reject       ${a.type} ${a.id}: its pending approval is rejected`);
   if (p.inverses.length === 0) out.push('  inverses     none to apply');
-  p.inverses.forEach((i, n) => out.push(`  ${n === 0 ? 'inverses    ' : '            '} ${n + 1}. ${i.type} ${i.id}${i.when === 'always' ? '' : ` (${i.detail})`}`));
+  p.inverses.forEach((i, n) =>
+    out.push(`  ${n === 0 ? 'inverses    ' : '            '} ${n + 1}. ${i.type} ${i.id}${i.when === 'always' ? '' : ` (${i.detail})`}`),
+  );
   for (const i of p.irreversible) out.push(paint('red', `  irreversible ${i.type} ${i.id}: ${i.detail}; handle it by hand`));
   if (p.alreadyCompensated.length) out.push(`  done before  ${p.alreadyCompensated.length} inverse(s) already applied: not repeated`);
-  if (p.stops) out.push(paint('yellow', `  stops        for a decision on ${p.stops.type} ${p.stops.actionId}: add --decide ${p.stops.actionId}=happened|not-happened`));
+  if (p.stops)
+    out.push(paint('yellow', `  stops        for a decision on ${p.stops.type} ${p.stops.actionId}: add --decide ${p.stops.actionId}=happened|not-happened`));
   return out.join('\n');
 }
 
 async function plan(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: { compensate: { type: 'boolean' }, script: { type: 'string' }, journal: { type: 'string' }, json: { type: 'boolean' } } });
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: { compensate: { type: 'boolean' }, script: { type: 'string' }, journal: { type: 'string' }, json: { type: 'boolean' } },
+    });
   } catch (err) {
     throw new LogbookError(ErrorCodes.USAGE, describe(err), `Usage: ${USAGE}`);
   }

@@ -15,7 +15,7 @@ import { dbPath, setStateDir, type CommandModule, type Io } from './journalOptio
 const SCRIPT_EXT = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
 function usage(problem: string): LogbookError {
-  return new LogbookError(ErrorCodes.USAGE, problem, 'Run `logbook --help` for the worker\'s options.');
+  return new LogbookError(ErrorCodes.USAGE, problem, "Run `logbook --help` for the worker's options.");
 }
 
 function positiveInt(flag: string, v: string | undefined, dflt: number): number {
@@ -43,16 +43,24 @@ async function loadFolder(dir: string, only: readonly string[] | undefined, io: 
     }
     const seen = agents.get(s.agent.name);
     if (seen) {
-      throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `Two scripts in ${abs} define agent ${JSON.stringify(s.agent.name)}: ${path.basename(seen.path)} and ${f}.`, 'Run one version of an agent per worker: move the other script to another worker\'s folder.');
+      throw new LogbookError(
+        ErrorCodes.INVALID_DEFINITION,
+        `Two scripts in ${abs} define agent ${JSON.stringify(s.agent.name)}: ${path.basename(seen.path)} and ${f}.`,
+        "Run one version of an agent per worker: move the other script to another worker's folder.",
+      );
     }
     agents.set(s.agent.name, s);
   }
   if (only) {
     const missing = only.filter((a) => !agents.has(a));
-    if (missing.length > 0) throw usage(`--agents names ${missing.join(', ')}, which no script in ${abs} defines (found: ${[...agents.keys()].join(', ') || 'none'}).`);
+    if (missing.length > 0)
+      throw usage(`--agents names ${missing.join(', ')}, which no script in ${abs} defines (found: ${[...agents.keys()].join(', ') || 'none'}).`);
     for (const name of [...agents.keys()]) if (!only.includes(name)) agents.delete(name);
   }
-  if (agents.size === 0) throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `No agent script in ${abs}.`, 'Put scripts with `export default defineAgent(...)` in that folder.', { script: abs });
+  if (agents.size === 0)
+    throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `No agent script in ${abs}.`, 'Put scripts with `export default defineAgent(...)` in that folder.', {
+      script: abs,
+    });
   for (const s of agents.values()) io.out(`worker: has ${s.agent.name} ${s.version.slice(0, 8)} (${path.basename(s.path)})`);
   return agents;
 }
@@ -76,7 +84,13 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
   // The worker's identity for `ls`; each claim is a driving session of its own, with its own lease token.
   const owner = processOwner(role);
   const known: Known[] = [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version }));
-  const info = { name: o.name, owner: owner.label, host: owner.host, pid: owner.pid, agents: [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version, script: s.path })) };
+  const info = {
+    name: o.name,
+    owner: owner.label,
+    host: owner.host,
+    pid: owner.pid,
+    agents: [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version, script: s.path })),
+  };
   store.recordWorker(info);
   const seen = setInterval(() => {
     try {
@@ -219,7 +233,10 @@ export const workerCommand: CommandModule = {
       throw usage(describe(err));
     }
     if (values.scripts === undefined) throw usage('logbook worker needs --scripts <folder with agent scripts>.');
-    const only = values.agents?.split(',').map((a) => a.trim()).filter((a) => a.length > 0);
+    const only = values.agents
+      ?.split(',')
+      .map((a) => a.trim())
+      .filter((a) => a.length > 0);
     const db = dbPath(values.journal);
     setStateDir(db);
     const opts: WorkerOptions = {

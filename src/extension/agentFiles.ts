@@ -37,7 +37,13 @@ export class AgentFiles implements vscode.Disposable, vscode.CodeLensProvider {
           this.lensChanged.fire();
         }, RESCAN_MS);
       }),
-      vscode.languages.registerCodeLensProvider([{ language: 'typescript', scheme: 'file' }, { language: 'javascript', scheme: 'file' }], this),
+      vscode.languages.registerCodeLensProvider(
+        [
+          { language: 'typescript', scheme: 'file' },
+          { language: 'javascript', scheme: 'file' },
+        ],
+        this,
+      ),
       this.lensChanged,
     );
     this.update();
@@ -56,9 +62,24 @@ export class AgentFiles implements vscode.Disposable, vscode.CodeLensProvider {
     return agentLinesOf(doc).flatMap((line) => {
       const range = new vscode.Range(line, 0, line, 0);
       return [
-        new vscode.CodeLens(range, { title: `$(run) ${COMMANDS.runAgent.title}`, command: COMMANDS.runAgent.id, arguments: [doc.uri], tooltip: 'Run this agent with the logbook CLI in a terminal' }),
-        new vscode.CodeLens(range, { title: `$(debug-alt) ${COMMANDS.debugAgent.title}`, command: COMMANDS.debugAgent.id, arguments: [doc.uri], tooltip: 'Start a new run of this agent under the Logbook debugger' }),
-        new vscode.CodeLens(range, { title: '$(beaker) Rehearse', command: COMMANDS.rehearseAgent.id, arguments: [doc.uri], tooltip: 'Kill a run of this agent at each of its fault points, resume each, and check the invariants (Test Explorer)' }),
+        new vscode.CodeLens(range, {
+          title: `$(run) ${COMMANDS.runAgent.title}`,
+          command: COMMANDS.runAgent.id,
+          arguments: [doc.uri],
+          tooltip: 'Run this agent with the logbook CLI in a terminal',
+        }),
+        new vscode.CodeLens(range, {
+          title: `$(debug-alt) ${COMMANDS.debugAgent.title}`,
+          command: COMMANDS.debugAgent.id,
+          arguments: [doc.uri],
+          tooltip: 'Start a new run of this agent under the Logbook debugger',
+        }),
+        new vscode.CodeLens(range, {
+          title: '$(beaker) Rehearse',
+          command: COMMANDS.rehearseAgent.id,
+          arguments: [doc.uri],
+          tooltip: 'Kill a run of this agent at each of its fault points, resume each, and check the invariants (Test Explorer)',
+        }),
       ];
     });
   }

@@ -24,7 +24,11 @@ export function runCli(call: CliCall, args: readonly string[]): Promise<CliResul
   const argv = [call.cli, ...args, '--journal', call.db, '--json'];
   call.log('info', `$ ${call.node} ${argv.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
   return new Promise((resolve, reject) => {
-    const child = spawn(call.node, argv, { cwd: call.cwd, env: { ...process.env, ...call.env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(call.node, argv, {
+      cwd: call.cwd,
+      env: { ...process.env, ...call.env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -56,7 +60,10 @@ export function runCli(call: CliCall, args: readonly string[]): Promise<CliResul
 
 /** The message a person should read from a CLI failure: its `error [CODE] …` line, else the last stderr line. */
 export function cliProblem(r: CliResult): string {
-  const lines = r.stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = r.stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const err = lines.find((l) => l.startsWith('error')) ?? lines[lines.length - 1];
   const fromJson = (r.json as { error?: { message?: string } } | undefined)?.error?.message;
   return fromJson ?? err ?? `logbook exited with code ${r.code}`;

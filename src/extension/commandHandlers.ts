@@ -72,7 +72,9 @@ export class Commands {
 
   private trusted(what: string): boolean {
     if (vscode.workspace.isTrusted) return true;
-    void vscode.window.showWarningMessage(`Agent Logbook runs nothing in an untrusted workspace, so it cannot ${what}. Trust this folder to do it; browsing the journal works either way.`);
+    void vscode.window.showWarningMessage(
+      `Agent Logbook runs nothing in an untrusted workspace, so it cannot ${what}. Trust this folder to do it; browsing the journal works either way.`,
+    );
     return false;
   }
 
@@ -136,7 +138,11 @@ export class Commands {
       return undefined;
     }
     if (options(opt).confirm !== false) {
-      const ok = await vscode.window.showWarningMessage(`Kill run ${run.id}? Its process (pid ${run.ownerPid}) gets SIGKILL now, like a crash: an action in flight stays in doubt until you resume.`, { modal: true }, 'Kill');
+      const ok = await vscode.window.showWarningMessage(
+        `Kill run ${run.id}? Its process (pid ${run.ownerPid}) gets SIGKILL now, like a crash: an action in flight stays in doubt until you resume.`,
+        { modal: true },
+        'Kill',
+      );
       if (ok !== 'Kill') return undefined;
     }
     process.kill(run.ownerPid, 'SIGKILL');
@@ -151,7 +157,13 @@ export class Commands {
     const via = options(opt).via ?? (fs.existsSync(this.d.paths.debugAdapter) ? 'debugger' : 'cli');
     if (via === 'debugger') {
       const folder = vscode.workspace.workspaceFolders?.[0];
-      return vscode.debug.startDebugging(folder, { type: DEBUG_TYPE, request: 'launch', name: `Logbook: resume ${run.id}`, program: run.script, resume: run.id });
+      return vscode.debug.startDebugging(folder, {
+        type: DEBUG_TYPE,
+        request: 'launch',
+        name: `Logbook: resume ${run.id}`,
+        program: run.script,
+        resume: run.id,
+      });
     }
     return this.withProgress(`Resuming ${run.id}…`, ['resume', run.id]);
   }
@@ -161,14 +173,24 @@ export class Commands {
     const run = await this.pickRun(arg, 'Compensate which run?', COMPENSABLE);
     if (!run) return undefined;
     if (options(opt).confirm !== false) {
-      const ok = await vscode.window.showWarningMessage(`Compensate run ${run.id}? Its committed actions are undone newest-first with their inverses; actions without one are reported as irreversible.`, { modal: true }, 'Compensate');
+      const ok = await vscode.window.showWarningMessage(
+        `Compensate run ${run.id}? Its committed actions are undone newest-first with their inverses; actions without one are reported as irreversible.`,
+        { modal: true },
+        'Compensate',
+      );
       if (ok !== 'Compensate') return undefined;
     }
     const session = await this.d.sessions.find(run.id);
     if (session) return session.customRequest('compensate');
     if (options(opt).via === 'debugger') {
       const folder = vscode.workspace.workspaceFolders?.[0];
-      return vscode.debug.startDebugging(folder, { type: DEBUG_TYPE, request: 'launch', name: `Logbook: compensate ${run.id}`, program: run.script, compensate: run.id });
+      return vscode.debug.startDebugging(folder, {
+        type: DEBUG_TYPE,
+        request: 'launch',
+        name: `Logbook: compensate ${run.id}`,
+        program: run.script,
+        compensate: run.id,
+      });
     }
     return this.withProgress(`Compensating ${run.id}…`, ['compensate', run.id]);
   }
@@ -183,7 +205,8 @@ export class Commands {
       const steps = await this.d.reader.request('steps', { runId: run.id, from, limit: 1000 });
       for (const s of steps.steps.filter((x) => x.status !== 'completed' && x.status !== 'replayed')) {
         const acts = await this.d.reader.request('actions', { runId: run.id, stepIdx: s.idx, afterSeq: 0, limit: 1000 });
-        for (const a of acts.actions) if (ok(a.status, a.approval)) items.push({ label: a.type, description: a.id, ref: { runId: run.id, actionId: a.id, stepIdx: a.stepIdx } });
+        for (const a of acts.actions)
+          if (ok(a.status, a.approval)) items.push({ label: a.type, description: a.id, ref: { runId: run.id, actionId: a.id, stepIdx: a.stepIdx } });
       }
     }
     return (await vscode.window.showQuickPick(items, { placeHolder: `${what}: which action?` }))?.ref;
@@ -201,7 +224,12 @@ export class Commands {
     const session = await this.d.sessions.find(ref.runId);
     // A session paused at this gate takes the decision and goes on; otherwise the CLI records it and resumes.
     if (session) return session.customRequest(approve ? 'approve' : 'reject', { ...(note ? { note } : {}) });
-    return this.withProgress(`${approve ? 'Approving' : 'Rejecting'} ${ref.actionId}…`, [approve ? 'approve' : 'reject', ref.runId, ref.actionId, ...(note ? ['--note', note] : [])]);
+    return this.withProgress(`${approve ? 'Approving' : 'Rejecting'} ${ref.actionId}…`, [
+      approve ? 'approve' : 'reject',
+      ref.runId,
+      ref.actionId,
+      ...(note ? ['--note', note] : []),
+    ]);
   }
 
   async decide(arg: unknown, decision: 'happened' | 'not-happened', opt?: unknown): Promise<unknown> {
@@ -214,7 +242,8 @@ export class Commands {
     if (decision === 'happened' && text === undefined && options(opt).confirm !== false) {
       text = await vscode.window.showInputBox({
         title: `${ref.actionId} happened: its result (optional)`,
-        prompt: 'What the action returned, as JSON (e.g. {"chargeId": "ch_123"}), if you know it: the script, or the model, gets it. Leave empty if not: it is journaled as happened, result not recorded.',
+        prompt:
+          'What the action returned, as JSON (e.g. {"chargeId": "ch_123"}), if you know it: the script, or the model, gets it. Leave empty if not: it is journaled as happened, result not recorded.',
         placeHolder: '{"chargeId": "ch_123"}',
         ignoreFocusOut: true,
         validateInput: (v) => jsonProblem(v),
@@ -223,13 +252,22 @@ export class Commands {
     }
     const problem = text === undefined ? undefined : jsonProblem(text);
     if (problem) {
-      void vscode.window.showErrorMessage(`Agent Logbook: the result for ${ref.actionId} is not JSON (${problem}); nothing was decided. Give it as JSON, e.g. {"chargeId": "ch_123"}, or leave it empty.`);
+      void vscode.window.showErrorMessage(
+        `Agent Logbook: the result for ${ref.actionId} is not JSON (${problem}); nothing was decided. Give it as JSON, e.g. {"chargeId": "ch_123"}, or leave it empty.`,
+      );
       return undefined;
     }
     const result = text?.trim() ? text.trim() : undefined;
     const session = await this.d.sessions.find(ref.runId);
-    if (session) return session.customRequest('decide', { actionId: ref.actionId, decision, ...(result !== undefined ? { result: JSON.parse(result) as unknown } : {}) });
-    return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, ['resume', ref.runId, '--decide', `${ref.actionId}=${decision}`, ...(result !== undefined ? ['--result', result] : [])]);
+    if (session)
+      return session.customRequest('decide', { actionId: ref.actionId, decision, ...(result !== undefined ? { result: JSON.parse(result) as unknown } : {}) });
+    return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, [
+      'resume',
+      ref.runId,
+      '--decide',
+      `${ref.actionId}=${decision}`,
+      ...(result !== undefined ? ['--result', result] : []),
+    ]);
   }
 
   async delete(arg: unknown, opt?: unknown): Promise<unknown> {
@@ -293,7 +331,9 @@ export class Commands {
     if (!ref) return undefined;
     const rec = await this.d.reader.request('callRecord', { runId: ref.runId, actionId: ref.actionId });
     if (!rec) {
-      void vscode.window.showInformationMessage(`${ref.actionId} is not a model call or a tool call of agent-logbook/ai: its args and result are in its details.`);
+      void vscode.window.showInformationMessage(
+        `${ref.actionId} is not a model call or a tool call of agent-logbook/ai: its args and result are in its details.`,
+      );
       return undefined;
     }
     // An untitled document opened with content: closing it asks nothing, and nothing writes it back to the journal.
@@ -317,8 +357,13 @@ export class Commands {
     }
     const recorded = (() => {
       try {
-        const r = JSON.parse(a.result ?? '{}') as { content?: Array<{ type?: unknown; text?: unknown; delta?: unknown }>; parts?: Array<{ type?: unknown; text?: unknown; delta?: unknown }> };
-        return (r.content ?? r.parts ?? []).map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : p.type === 'text-delta' && typeof p.delta === 'string' ? p.delta : '')).join('');
+        const r = JSON.parse(a.result ?? '{}') as {
+          content?: Array<{ type?: unknown; text?: unknown; delta?: unknown }>;
+          parts?: Array<{ type?: unknown; text?: unknown; delta?: unknown }>;
+        };
+        return (r.content ?? r.parts ?? [])
+          .map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : p.type === 'text-delta' && typeof p.delta === 'string' ? p.delta : ''))
+          .join('');
       } catch {
         return '';
       }
@@ -335,7 +380,16 @@ export class Commands {
     const file = path.join(os.tmpdir(), `logbook-answer-${process.pid}-${Date.now()}.json`);
     fs.writeFileSync(file, JSON.stringify({ content: [{ type: 'text', text }] }));
     try {
-      const r = await this.withProgress(`What-if fork of ${a.runId} at ${a.id}…`, ['fork', a.runId, '--step', String(a.stepIdx + 1), '--call', a.id, '--edit-model-answer', file]);
+      const r = await this.withProgress(`What-if fork of ${a.runId} at ${a.id}…`, [
+        'fork',
+        a.runId,
+        '--step',
+        String(a.stepIdx + 1),
+        '--call',
+        a.id,
+        '--edit-model-answer',
+        file,
+      ]);
       const runId = (r.json as { runId?: unknown } | undefined)?.runId;
       if (typeof runId === 'string') await this.reveal(runId);
       return r;
@@ -413,7 +467,9 @@ export class Commands {
       fs.mkdirSync(path.dirname(uri.fsPath), { recursive: true });
       fs.writeFileSync(uri.fsPath, `${JSON.stringify({ version: '0.2.0', configurations: INITIAL_CONFIGURATIONS }, null, 2)}\n`);
     } else {
-      void vscode.window.showInformationMessage('launch.json exists: use "Add Configuration…" and pick a Logbook snippet (new run, resume latest, rehearse a crash).');
+      void vscode.window.showInformationMessage(
+        'launch.json exists: use "Add Configuration…" and pick a Logbook snippet (new run, resume latest, rehearse a crash).',
+      );
     }
     await vscode.window.showTextDocument(uri);
     return uri;

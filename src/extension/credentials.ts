@@ -38,7 +38,9 @@ export class Credentials {
     const db = c.journal;
     if (db === undefined || !isPostgresUrl(db)) {
       const why = c.journalProblem ?? `The journal is a SQLite file (${db ?? 'no folder open'}): it needs no password.`;
-      void vscode.window.showInformationMessage(`${why} A password is for a PostgreSQL journal: set ${SETTINGS.section}.${SETTINGS.journal} to postgres://user@host:port/database (without the password) first.`);
+      void vscode.window.showInformationMessage(
+        `${why} A password is for a PostgreSQL journal: set ${SETTINGS.section}.${SETTINGS.journal} to postgres://user@host:port/database (without the password) first.`,
+      );
       return undefined;
     }
     let role = opts.role;
@@ -55,7 +57,13 @@ export class Credentials {
     }
     const target = this.target(c, role === 'reader' ? 'reader' : 'writer') ?? db;
     const who = `${urlUser(target) ?? 'the default user'} on ${new URL(target).host || 'the local socket'}${new URL(target).pathname}`;
-    const password = opts.password ?? (await vscode.window.showInputBox({ password: true, ignoreFocusOut: true, prompt: `Password of ${who} (kept in VS Code's secret storage; empty deletes it)` }));
+    const password =
+      opts.password ??
+      (await vscode.window.showInputBox({
+        password: true,
+        ignoreFocusOut: true,
+        prompt: `Password of ${who} (kept in VS Code's secret storage; empty deletes it)`,
+      }));
     if (password === undefined) return undefined;
     const key = SECRET_PREFIX + credentialKey(target);
     if (password === '') {

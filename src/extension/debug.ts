@@ -59,7 +59,9 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
     if (!config.type && !config.request && !config.name) {
       const doc = activeScript();
       if (!doc) {
-        void vscode.window.showInformationMessage('Open an agent script (a .ts or .js file with `export default defineAgent(...)`) and press F5 again, or create a launch configuration.');
+        void vscode.window.showInformationMessage(
+          'Open an agent script (a .ts or .js file with `export default defineAgent(...)`) and press F5 again, or create a launch configuration.',
+        );
         return undefined;
       }
       config = agentLaunch(doc.fileName);
@@ -91,7 +93,10 @@ export class LogbookConfigurationProvider implements vscode.DebugConfigurationPr
    * Merges the environment once variables are substituted: the settings' (logbook.envFile, then logbook.env),
    * then the configuration's envFile, then its env. The adapter gets one env; a missing file stops the launch.
    */
-  resolveDebugConfigurationWithSubstitutedVariables(_folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): vscode.DebugConfiguration | undefined {
+  resolveDebugConfigurationWithSubstitutedVariables(
+    _folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): vscode.DebugConfiguration | undefined {
     const resolved: vscode.DebugConfiguration = { ...config };
     try {
       const cwd = typeof resolved.cwd === 'string' ? resolved.cwd : (readConfig().workspaceFolder ?? process.cwd());

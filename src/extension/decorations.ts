@@ -57,7 +57,10 @@ export class Decorations implements vscode.Disposable {
     private readonly log: Log,
   ) {
     const make = (color: string): vscode.TextEditorDecorationType =>
-      vscode.window.createTextEditorDecorationType({ after: { color: new vscode.ThemeColor(color), margin: '0 0 0 2em', fontStyle: 'italic' }, isWholeLine: false });
+      vscode.window.createTextEditorDecorationType({
+        after: { color: new vscode.ThemeColor(color), margin: '0 0 0 2em', fontStyle: 'italic' },
+        isWholeLine: false,
+      });
     this.types = { ok: make('editorCodeLens.foreground'), warn: make('editorWarning.foreground'), error: make('editorError.foreground') };
     this.subs.push(
       vscode.window.onDidChangeVisibleTextEditors(() => this.schedule(50)),
@@ -113,7 +116,11 @@ export class Decorations implements vscode.Disposable {
       const tone = parts.reduce<Tone>((t, p) => (TONE_RANK[p.tone] > TONE_RANK[t] ? p.tone : t), 'ok');
       const text = parts.map((p) => p.text).join('  ·  ');
       const end = editor.document.lineAt(line).range.end;
-      byTone[tone].push({ range: new vscode.Range(end, end), renderOptions: { after: { contentText: text } }, hoverMessage: `Latest run ${status.run?.id ?? ''}: ${text}` });
+      byTone[tone].push({
+        range: new vscode.Range(end, end),
+        renderOptions: { after: { contentText: text } },
+        hoverMessage: `Latest run ${status.run?.id ?? ''}: ${text}`,
+      });
       shown.push({ line, text, tone });
     }
     for (const tone of ['ok', 'warn', 'error'] as const) editor.setDecorations(this.types[tone], byTone[tone]);

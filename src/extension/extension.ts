@@ -51,7 +51,13 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   let config = readConfig();
   const credentials = new Credentials(context.secrets);
   const newReader = (): ReaderClient =>
-    new ReaderClient({ node: config.runtimeExecutable, script: paths.reader, cwd: config.workspaceFolder, log: logLine(log), env: credentials.env(config, credentials.target(config, 'reader')) });
+    new ReaderClient({
+      node: config.runtimeExecutable,
+      script: paths.reader,
+      cwd: config.workspaceFolder,
+      log: logLine(log),
+      env: credentials.env(config, credentials.target(config, 'reader')),
+    });
   let reader = newReader();
   const readerProxy: ReaderSource = {
     // A refused journal setting is the tree's problem line, like a reader that cannot open the journal.
@@ -71,8 +77,24 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   const debugConfig = new LogbookConfigurationProvider(log);
   const decorations = new Decorations(readerProxy, log);
   const statusBar = new RunStatusBar(readerProxy, sessions);
-  const timelines: TimelinePanels = new TimelinePanels(vscode.Uri.joinPath(context.extensionUri, 'media'), readerProxy, log, (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId), (runId) => sessions.pausesOf(runId));
-  const commands: Commands = new Commands({ model, reader: readerProxy, log, paths, view, sessions, openTimeline: (id) => timelines.show(id), credentials, rehearse: (file) => rehearsals.rehearseFile(file) });
+  const timelines: TimelinePanels = new TimelinePanels(
+    vscode.Uri.joinPath(context.extensionUri, 'media'),
+    readerProxy,
+    log,
+    (runId, stepIdx, actionId) => commands.reveal(runId, stepIdx, actionId),
+    (runId) => sessions.pausesOf(runId),
+  );
+  const commands: Commands = new Commands({
+    model,
+    reader: readerProxy,
+    log,
+    paths,
+    view,
+    sessions,
+    openTimeline: (id) => timelines.show(id),
+    credentials,
+    rehearse: (file) => rehearsals.rehearseFile(file),
+  });
   const rehearsals = new Rehearsals(paths, log, async (p, file, input) => (await debugKillPoint(p, file, input, log)) !== undefined);
   const notices: ChangedNotice[] = [];
   const agentFiles = new AgentFiles();
@@ -128,7 +150,11 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
     timelines,
     { dispose: () => reader.dispose() },
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, debugConfig),
-    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, { provideDebugConfigurations: () => debugConfig.provideDynamic() }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
+    vscode.debug.registerDebugConfigurationProvider(
+      DEBUG_TYPE,
+      { provideDebugConfigurations: () => debugConfig.provideDynamic() },
+      vscode.DebugConfigurationProviderTriggerKind.Dynamic,
+    ),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new LogbookAdapterFactory(paths.debugAdapter, log, credentials)),
     sessions.onDidChange(() => statusBar.schedule(0)),
     sessions.onDidChangePause(({ runId, paused }) => {
@@ -142,7 +168,10 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
       if (!affectsLogbook(e)) return;
       const next = readConfig();
       const restart =
-        next.runtimeExecutable !== config.runtimeExecutable || next.journal !== config.journal || next.readerRole !== config.readerRole || next.journalProblem !== config.journalProblem;
+        next.runtimeExecutable !== config.runtimeExecutable ||
+        next.journal !== config.journal ||
+        next.readerRole !== config.readerRole ||
+        next.journalProblem !== config.journalProblem;
       config = next;
       if (restart) restartReader('settings changed');
     }),
@@ -150,14 +179,34 @@ export function activate(context: vscode.ExtensionContext): LogbookApi {
   );
   const activatedInMs = performance.now() - t0;
   log.info(`activated in ${activatedInMs.toFixed(1)} ms`);
-  return { activatedInMs, model, provider, debugConfig, view, readerPid: () => reader.pid, source: readerProxy, decorations, statusBar, timelines, commands, sessions, agentFiles, rehearsals, notices };
+  return {
+    activatedInMs,
+    model,
+    provider,
+    debugConfig,
+    view,
+    readerPid: () => reader.pid,
+    source: readerProxy,
+    decorations,
+    statusBar,
+    timelines,
+    commands,
+    sessions,
+    agentFiles,
+    rehearsals,
+    notices,
+  };
 }
 
 /** A PostgreSQL journal that refused the password: say where VS Code keeps one. */
 function withPasswordHint(err: unknown): unknown {
   // pg reports a missing password (the server asked for one) without a SQLSTATE: recognise its words too.
-  if (!(err instanceof ReaderError) || (err.code !== 'LB_DB_AUTH' && !/client password must be a string|password authentication failed/i.test(err.message))) return err;
-  return new ReaderError(err.code, `${err.message} In VS Code: run "${paletteName('setJournalPassword')}" (for the role in ${SETTINGS.section}.${SETTINGS.readerRole}, when set).`);
+  if (!(err instanceof ReaderError) || (err.code !== 'LB_DB_AUTH' && !/client password must be a string|password authentication failed/i.test(err.message)))
+    return err;
+  return new ReaderError(
+    err.code,
+    `${err.message} In VS Code: run "${paletteName('setJournalPassword')}" (for the role in ${SETTINGS.section}.${SETTINGS.readerRole}, when set).`,
+  );
 }
 
 export function deactivate(): void {

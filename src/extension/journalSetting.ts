@@ -24,7 +24,10 @@ export interface JournalSetting {
  * Which of the journal's two settings is read: `logbook.journal`, else the deprecated `logbook.databasePath` (with the
  * line that says so); `name` is the one to quote when its value is refused.
  */
-export function pickJournalSetting(current: string | undefined, old: string | undefined): { value: string | undefined; name: string; deprecation: string | undefined } {
+export function pickJournalSetting(
+  current: string | undefined,
+  old: string | undefined,
+): { value: string | undefined; name: string; deprecation: string | undefined } {
   const currentName = `${SETTINGS.section}.${SETTINGS.journal}`;
   if (current !== undefined || old === undefined) return { value: current, name: currentName, deprecation: undefined };
   const oldName = `${SETTINGS.section}.${SETTINGS.legacyJournal}`;
@@ -37,7 +40,12 @@ export function pickJournalSetting(current: string | undefined, old: string | un
  * sidebar keeps the workspace's file). A password is allowed in the environment, a place for credentials, but
  * refused in settings files, which are often committed.
  */
-export function resolveJournalSetting(set: string | undefined, envDb: string | undefined, root: string | undefined, setting = `${SETTINGS.section}.${SETTINGS.journal}`): JournalSetting {
+export function resolveJournalSetting(
+  set: string | undefined,
+  envDb: string | undefined,
+  root: string | undefined,
+  setting = `${SETTINGS.section}.${SETTINGS.journal}`,
+): JournalSetting {
   // A target that is not what it looks like (postgress://…, a PostgreSQL URL that does not parse) is refused here,
   // where the setting is read: nothing opens it, and no file is made at a path spelled like a URL.
   const refused = (where: string, target: string): JournalSetting | undefined => {
@@ -83,7 +91,11 @@ export function journalFor(s: JournalSetting, readerRole: string | undefined, us
  * by credentialKey), else the one $LOGBOOK_JOURNAL carried (for its own user only). With neither, nothing: the child
  * inherits the editor's PGPASSWORD, or the pg client reads ~/.pgpass.
  */
-export async function passwordEnv(s: JournalSetting, target: string | undefined, stored: (key: string) => PromiseLike<string | undefined>): Promise<Record<string, string>> {
+export async function passwordEnv(
+  s: JournalSetting,
+  target: string | undefined,
+  stored: (key: string) => PromiseLike<string | undefined>,
+): Promise<Record<string, string>> {
   if (target === undefined || !isPostgresUrl(target)) return {};
   const secret = await stored(credentialKey(target));
   if (secret !== undefined) return { PGPASSWORD: secret };

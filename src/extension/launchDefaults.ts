@@ -13,11 +13,25 @@ export const CONFIGURATION_SNIPPETS = [
   {
     label: 'Logbook: Resume latest run',
     description: 'Resume the newest run of this agent, stopping before the replay starts.',
-    body: { type: DEBUG_TYPE, request: 'launch', name: 'Logbook: resume latest', program: '^"\\${workspaceFolder}/${1:agent.ts}"', resume: 'latest', stopOnEntry: true },
+    body: {
+      type: DEBUG_TYPE,
+      request: 'launch',
+      name: 'Logbook: resume latest',
+      program: '^"\\${workspaceFolder}/${1:agent.ts}"',
+      resume: 'latest',
+      stopOnEntry: true,
+    },
   },
   {
     label: 'Logbook: Rehearse a crash at an action',
     description: 'Start a run that is killed (SIGKILL) at a fault point, e.g. right after an action started.',
-    body: { type: DEBUG_TYPE, request: 'launch', name: 'Logbook: rehearse a crash', program: '^"\\${workspaceFolder}/${1:agent.ts}"', input: {}, crashAt: '${2:email.send#3@after-start}' },
+    body: {
+      type: DEBUG_TYPE,
+      request: 'launch',
+      name: 'Logbook: rehearse a crash',
+      program: '^"\\${workspaceFolder}/${1:agent.ts}"',
+      input: {},
+      crashAt: '${2:email.send#3@after-start}',
+    },
   },
 ];

@@ -79,7 +79,11 @@ export class ReaderClient {
     this.starts.push(now);
     this.stderrTail = [];
     this.opts.log('info', `starting the journal reader: ${this.opts.node} ${this.opts.script}`);
-    const child = spawn(this.opts.node, [this.opts.script], { cwd: this.opts.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...extraEnv, ELECTRON_RUN_AS_NODE: '1' } });
+    const child = spawn(this.opts.node, [this.opts.script], {
+      cwd: this.opts.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...extraEnv, ELECTRON_RUN_AS_NODE: '1' },
+    });
     this.child = child;
     readline.createInterface({ input: child.stdout }).on('line', (line) => this.onLine(line));
     readline.createInterface({ input: child.stderr }).on('line', (line) => {
@@ -95,7 +99,10 @@ export class ReaderClient {
       this.fail(child, msg);
     });
     child.on('exit', (code, signal) => {
-      const tail = this.stderrTail.filter((l) => l.trim()).slice(-6).join('\n');
+      const tail = this.stderrTail
+        .filter((l) => l.trim())
+        .slice(-6)
+        .join('\n');
       this.fail(child, `The journal reader exited (${signal ?? `code ${code}`})${tail ? `:\n${tail}` : ''}`);
     });
     if (this.db) child.stdin.write(`${JSON.stringify({ id: 0, method: 'open', params: { db: this.db } })}\n`);

@@ -182,10 +182,16 @@ export class Rehearsals implements vscode.Disposable {
     item.busy = true;
     try {
       let problem: string | undefined;
-      await this.spawnRehearsal(item.uri.fsPath, ['--list'], undefined, (e) => {
-        if (e.event === 'points') this.setPoints(item, e.available);
-        if (e.event === 'baseline-failed') problem = errorText(e.error);
-      }, (why) => (problem = why));
+      await this.spawnRehearsal(
+        item.uri.fsPath,
+        ['--list'],
+        undefined,
+        (e) => {
+          if (e.event === 'points') this.setPoints(item, e.available);
+          if (e.event === 'baseline-failed') problem = errorText(e.error);
+        },
+        (why) => (problem = why),
+      );
       item.error = problem ? new vscode.MarkdownString().appendText(problem) : undefined;
     } finally {
       item.busy = false;
@@ -221,7 +227,15 @@ export class Rehearsals implements vscode.Disposable {
     else if (state === 'failed') run.failed(item, messages, ms);
     else if (state === 'errored') run.errored(item, messages, ms);
     else run.skipped(item);
-    this.outcomes.set(item.id, { id: item.id, state, messages: messages.map((m) => ({ text: typeof m.message === 'string' ? m.message : m.message.value, line: m.location?.range.start.line, file: m.location?.uri.fsPath })) });
+    this.outcomes.set(item.id, {
+      id: item.id,
+      state,
+      messages: messages.map((m) => ({
+        text: typeof m.message === 'string' ? m.message : m.message.value,
+        line: m.location?.range.start.line,
+        file: m.location?.uri.fsPath,
+      })),
+    });
   }
 
   /** Which agents a request covers, each with the points asked for (undefined: the mode's selection). */
@@ -243,7 +257,12 @@ export class Rehearsals implements vscode.Disposable {
     try {
       const targets = this.targets(request);
       if (!vscode.workspace.isTrusted) {
-        for (const item of targets.keys()) this.note(run, item, 'errored', [new vscode.TestMessage('Agent Logbook rehearses nothing in an untrusted workspace: a rehearsal runs the agent script. Trust this folder to rehearse it.')]);
+        for (const item of targets.keys())
+          this.note(run, item, 'errored', [
+            new vscode.TestMessage(
+              'Agent Logbook rehearses nothing in an untrusted workspace: a rehearsal runs the agent script. Trust this folder to rehearse it.',
+            ),
+          ]);
         return;
       }
       for (const [item, only] of targets) {
@@ -264,7 +283,12 @@ export class Rehearsals implements vscode.Disposable {
     });
     this.failing.delete(file);
     this.decorate();
-    const args = mode.kind === 'all' ? ['--points', 'all'] : mode.kind === 'random' ? ['--random', String(mode.n), '--seed', mode.seed] : mode.specs.flatMap((s) => ['--point', s]);
+    const args =
+      mode.kind === 'all'
+        ? ['--points', 'all']
+        : mode.kind === 'random'
+          ? ['--random', String(mode.n), '--seed', mode.seed]
+          : mode.specs.flatMap((s) => ['--point', s]);
     const failed = new Map<number, string[]>();
     let total = 0;
     let done = 0;
@@ -272,42 +296,54 @@ export class Rehearsals implements vscode.Disposable {
     let finished = false;
     let problem: string | undefined;
     const text = readText(file);
-    await this.spawnRehearsal(file, args, token, (e) => {
-      if (e.event === 'points') {
-        // The uncrashed run gives the points afresh: a changed agent gets its new children.
-        const keep = new Map<string, vscode.TestItem>();
-        item.children.forEach((c) => keep.set(c.id, c));
-        if (e.available.some((p) => !keep.has(pointId(file, p))) || keep.size !== e.available.length) this.setPoints(item, e.available);
-        total = e.selected.length;
-        for (const p of e.selected) {
-          const child = item.children.get(pointId(file, p));
-          if (child) this.note(run, child, 'started');
+    await this.spawnRehearsal(
+      file,
+      args,
+      token,
+      (e) => {
+        if (e.event === 'points') {
+          // The uncrashed run gives the points afresh: a changed agent gets its new children.
+          const keep = new Map<string, vscode.TestItem>();
+          item.children.forEach((c) => keep.set(c.id, c));
+          if (e.available.some((p) => !keep.has(pointId(file, p))) || keep.size !== e.available.length) this.setPoints(item, e.available);
+          total = e.selected.length;
+          for (const p of e.selected) {
+            const child = item.children.get(pointId(file, p));
+            if (child) this.note(run, child, 'started');
+          }
+          run.appendOutput(`${item.label}: uncrashed run ${e.baseline.status}; rehearsing ${total} of ${e.available.length} kill points\r\n`);
+        } else if (e.event === 'result') {
+          done++;
+          const child = item.children.get(pointId(file, e.result.point));
+          if (!child) return;
+          if (!e.broken) {
+            this.note(run, child, 'passed', [], e.result.ms);
+          } else {
+            bad++;
+            const line = pointLine(text, e.result.point);
+            this.note(run, child, 'failed', [pointMessage(e.result, e.messages, e.reproduction, item.uri, line)], e.result.ms);
+            if (line !== undefined) failed.set(line, [...(failed.get(line) ?? []), `${e.result.point.spec}: ${e.messages[0] ?? 'broken'}`]);
+          }
+          run.appendOutput(`  ${done}/${total} ${e.broken ? 'BROKEN' : 'ok'}  ${e.result.point.spec}${e.broken ? `: ${e.messages.join('; ')}` : ''}\r\n`);
+        } else if (e.event === 'report') {
+          finished = true;
+          this.note(
+            run,
+            item,
+            e.report.ok ? 'passed' : 'failed',
+            e.report.ok ? [] : [new vscode.TestMessage(`${bad} of ${total} kill point(s) broke an invariant.`)],
+            e.report.ms,
+          );
+        } else if (e.event === 'baseline-failed') {
+          finished = true;
+          const msg = new vscode.TestMessage(errorText(e.error));
+          if (item.uri && item.range) msg.location = new vscode.Location(item.uri, item.range);
+          this.note(run, item, 'failed', [msg]);
+          item.children.forEach((c) => this.note(run, c, 'skipped'));
         }
-        run.appendOutput(`${item.label}: uncrashed run ${e.baseline.status}; rehearsing ${total} of ${e.available.length} kill points\r\n`);
-      } else if (e.event === 'result') {
-        done++;
-        const child = item.children.get(pointId(file, e.result.point));
-        if (!child) return;
-        if (!e.broken) {
-          this.note(run, child, 'passed', [], e.result.ms);
-        } else {
-          bad++;
-          const line = pointLine(text, e.result.point);
-          this.note(run, child, 'failed', [pointMessage(e.result, e.messages, e.reproduction, item.uri, line)], e.result.ms);
-          if (line !== undefined) failed.set(line, [...(failed.get(line) ?? []), `${e.result.point.spec}: ${e.messages[0] ?? 'broken'}`]);
-        }
-        run.appendOutput(`  ${done}/${total} ${e.broken ? 'BROKEN' : 'ok'}  ${e.result.point.spec}${e.broken ? `: ${e.messages.join('; ')}` : ''}\r\n`);
-      } else if (e.event === 'report') {
-        finished = true;
-        this.note(run, item, e.report.ok ? 'passed' : 'failed', e.report.ok ? [] : [new vscode.TestMessage(`${bad} of ${total} kill point(s) broke an invariant.`)], e.report.ms);
-      } else if (e.event === 'baseline-failed') {
-        finished = true;
-        const msg = new vscode.TestMessage(errorText(e.error));
-        if (item.uri && item.range) msg.location = new vscode.Location(item.uri, item.range);
-        this.note(run, item, 'failed', [msg]);
-        item.children.forEach((c) => this.note(run, c, 'skipped'));
-      }
-    }, (why) => (problem = why));
+      },
+      (why) => (problem = why),
+    );
     if (failed.size) this.failing.set(file, failed);
     if (!finished) {
       if (token.isCancellationRequested) {
@@ -325,7 +361,13 @@ export class Rehearsals implements vscode.Disposable {
    * Runs `logbook rehearse <file> --ndjson …` as its own process group on the configured Node (never in this host:
    * it loads better-sqlite3), feeding each event line to `onEvent`. Cancel: SIGINT to the group, then SIGKILL.
    */
-  private spawnRehearsal(file: string, args: string[], token: vscode.CancellationToken | undefined, onEvent: (e: RehearsalEvent) => void, onProblem: (why: string) => void): Promise<void> {
+  private spawnRehearsal(
+    file: string,
+    args: string[],
+    token: vscode.CancellationToken | undefined,
+    onEvent: (e: RehearsalEvent) => void,
+    onProblem: (why: string) => void,
+  ): Promise<void> {
     const c = readConfig();
     const s = readRehearseSetting();
     let env: Record<string, string>;
@@ -340,14 +382,28 @@ export class Rehearsals implements vscode.Disposable {
       onProblem(input.problem);
       return Promise.resolve();
     }
-    const argv = [this.paths.cli, 'rehearse', file, '--ndjson', '--input', JSON.stringify(input.value ?? {}), ...args, ...(s.jobs > 0 ? ['--jobs', String(s.jobs)] : [])];
+    const argv = [
+      this.paths.cli,
+      'rehearse',
+      file,
+      '--ndjson',
+      '--input',
+      JSON.stringify(input.value ?? {}),
+      ...args,
+      ...(s.jobs > 0 ? ['--jobs', String(s.jobs)] : []),
+    ];
     const cwd = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(file))?.uri.fsPath ?? c.workspaceFolder ?? path.dirname(file);
     this.log.info(`$ ${c.runtimeExecutable} ${argv.map((a) => (/[\s"{}]/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
     let child: ChildProcess;
     let resolveDone: () => void = () => undefined;
     const done = new Promise<void>((r) => (resolveDone = r));
     try {
-      child = spawn(c.runtimeExecutable, argv, { cwd, env: { ...process.env, ...env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      child = spawn(c.runtimeExecutable, argv, {
+        cwd,
+        env: { ...process.env, ...env, NO_COLOR: '1', ELECTRON_RUN_AS_NODE: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
     } catch (err) {
       onProblem(`Could not start "${c.runtimeExecutable}" (logbook.runtimeExecutable): ${err instanceof Error ? err.message : String(err)}.`);
       return Promise.resolve();
@@ -396,12 +452,19 @@ export class Rehearsals implements vscode.Disposable {
         resolve();
       };
       child.on('error', (err: NodeJS.ErrnoException) => {
-        onProblem(err.code === 'ENOENT' ? `Could not start "${c.runtimeExecutable}" (logbook.runtimeExecutable): no such executable. Set logbook.runtimeExecutable to a Node.js 20 or newer.` : `Could not run the rehearsal: ${err.message}.`);
+        onProblem(
+          err.code === 'ENOENT'
+            ? `Could not start "${c.runtimeExecutable}" (logbook.runtimeExecutable): no such executable. Set logbook.runtimeExecutable to a Node.js 20 or newer.`
+            : `Could not run the rehearsal: ${err.message}.`,
+        );
         finish();
       });
       child.on('close', (code, signal) => {
         if (code !== 0 && code !== 1) {
-          const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+          const lines = stderr
+            .split('\n')
+            .map((l) => l.trim())
+            .filter(Boolean);
           onProblem(lines.find((l) => l.startsWith('error')) ?? lines[lines.length - 1] ?? `logbook rehearse ended with ${signal ?? `exit ${code ?? '?'}`}`);
         }
         this.log.info(`logbook rehearse ${file} ended with ${signal ?? `exit ${code ?? '?'}`}`);
@@ -417,7 +480,9 @@ export class Rehearsals implements vscode.Disposable {
       if (!vscode.workspace.isTrusted) return;
       const points = (request.include ?? []).filter((i) => this.points.has(i.id));
       if (points.length === 0) {
-        void vscode.window.showInformationMessage('Debug a kill point: expand an agent in the Test Explorer (it lists its points after an uncrashed run) and debug one of them.');
+        void vscode.window.showInformationMessage(
+          'Debug a kill point: expand an agent in the Test Explorer (it lists its points after an uncrashed run) and debug one of them.',
+        );
         return;
       }
       for (const item of points.slice(0, 1)) {
@@ -458,7 +523,12 @@ export class Rehearsals implements vscode.Disposable {
         [...(lines ?? new Map<number, string[]>())].map(([line, msgs]) => ({
           range: new vscode.Range(line, 0, line, 0),
           hoverMessage: new vscode.MarkdownString().appendText(`Rehearsal: ${msgs.join('\n')}`),
-          renderOptions: { after: { contentText: `  ✗ rehearsal: ${msgs[0] ?? ''}${msgs.length > 1 ? ` (+${msgs.length - 1})` : ''}`, color: new vscode.ThemeColor('testing.message.error.decorationForeground') } },
+          renderOptions: {
+            after: {
+              contentText: `  ✗ rehearsal: ${msgs[0] ?? ''}${msgs.length > 1 ? ` (+${msgs.length - 1})` : ''}`,
+              color: new vscode.ThemeColor('testing.message.error.decorationForeground'),
+            },
+          },
         })),
       );
     }
@@ -497,8 +567,21 @@ function errorText(e: unknown): string {
   return typeof m === 'string' ? m : JSON.stringify(e);
 }
 
-function pointMessage(r: RehearsalCampaign, messages: readonly string[], repro: readonly string[], uri: vscode.Uri | undefined, line: number | undefined): vscode.TestMessage {
-  const text = [...messages, '', 'Reproduce:', ...repro.map((l) => `  ${l}`), '', 'Or debug this point: the run is killed here, then resumed stopping at the reconciliation.'].join('\n');
+function pointMessage(
+  r: RehearsalCampaign,
+  messages: readonly string[],
+  repro: readonly string[],
+  uri: vscode.Uri | undefined,
+  line: number | undefined,
+): vscode.TestMessage {
+  const text = [
+    ...messages,
+    '',
+    'Reproduce:',
+    ...repro.map((l) => `  ${l}`),
+    '',
+    'Or debug this point: the run is killed here, then resumed stopping at the reconciliation.',
+  ].join('\n');
   const m = new vscode.TestMessage(text);
   if (uri && line !== undefined) m.location = new vscode.Location(uri, new vscode.Position(line, 0));
   m.contextValue = r.point.spec;
@@ -526,7 +609,10 @@ export function inputFor(file: string, c: LogbookConfig, s: RehearseSetting): { 
     try {
       return { value: JSON.parse(fs.readFileSync(f, 'utf8')) as unknown };
     } catch (err) {
-      return { value: undefined, problem: `The launch configuration "${String(launch.name)}" reads its input from ${f}, which is not readable JSON (${err instanceof Error ? err.message : String(err)}). Fix inputFile in launch.json.` };
+      return {
+        value: undefined,
+        problem: `The launch configuration "${String(launch.name)}" reads its input from ${f}, which is not readable JSON (${err instanceof Error ? err.message : String(err)}). Fix inputFile in launch.json.`,
+      };
     }
   }
   if (launch?.input !== undefined) return { value: launch.input };

@@ -50,8 +50,14 @@ export class RunStatusBar implements vscode.Disposable {
     const look = paused ? pausedLook(paused) : RUN_LOOK[run.status];
     this.item.text = `$(${look.icon}) ${run.agent}: ${look.word}${run.leaseLive && !paused ? ` · ${run.stepCount} steps` : ''}${run.inDoubt ? ` · ${run.inDoubt} in doubt` : ''}`;
     this.item.tooltip = `Agent Logbook — run ${run.id} (${look.word}, attempt ${run.attempt}). Click for its timeline.`;
-    this.item.color = run.status === 'interrupted' || run.status === 'needs-decision' || run.status === 'awaiting-approval' ? new vscode.ThemeColor('statusBarItem.warningForeground') : undefined;
-    this.item.backgroundColor = run.status === 'interrupted' || run.status === 'needs-decision' || run.status === 'awaiting-approval' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.color =
+      run.status === 'interrupted' || run.status === 'needs-decision' || run.status === 'awaiting-approval'
+        ? new vscode.ThemeColor('statusBarItem.warningForeground')
+        : undefined;
+    this.item.backgroundColor =
+      run.status === 'interrupted' || run.status === 'needs-decision' || run.status === 'awaiting-approval'
+        ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : undefined;
     this.item.command = { command: COMMANDS.openTimeline.id, title: COMMANDS.openTimeline.title, arguments: [run.id] };
     this.item.show();
   }

@@ -42,7 +42,8 @@ export function runRef(arg: unknown): RunRef | undefined {
 export function actionRef(arg: unknown): ActionRef | undefined {
   if (isNode(arg)) {
     if (arg.kind === 'action') return { runId: arg.action.runId, actionId: arg.action.id, stepIdx: arg.action.stepIdx };
-    if (arg.kind === 'detail' && arg.parent.kind === 'action') return { runId: arg.parent.action.runId, actionId: arg.parent.action.id, stepIdx: arg.parent.action.stepIdx };
+    if (arg.kind === 'detail' && arg.parent.kind === 'action')
+      return { runId: arg.parent.action.runId, actionId: arg.parent.action.id, stepIdx: arg.parent.action.stepIdx };
     return undefined;
   }
   const o = arg as { runId?: unknown; actionId?: unknown; stepIdx?: unknown } | null;
@@ -74,5 +75,5 @@ export interface CommandOptions {
 }
 
 export function options(arg: unknown): CommandOptions {
-  return typeof arg === 'object' && arg !== null && !isNode(arg) ? (arg) : {};
+  return typeof arg === 'object' && arg !== null && !isNode(arg) ? arg : {};
 }

@@ -27,18 +27,47 @@ type Answer = { type: 'probed'; id: number; drawing: Drawing } | { type: 'clicke
 
 function drawnBar(v: unknown): DrawnBar | undefined {
   const b = v as Partial<Record<keyof DrawnBar, unknown>> | undefined;
-  if (typeof b?.key !== 'string' || typeof b.text !== 'string' || typeof b.width !== 'number' || typeof b.labelFits !== 'boolean' || typeof b.onTop !== 'boolean' || !Array.isArray(b.overlaps)) return undefined;
-  return { key: b.key, text: b.text, width: b.width, labelFits: b.labelFits, onTop: b.onTop, overlaps: b.overlaps.filter((o): o is string => typeof o === 'string') };
+  if (
+    typeof b?.key !== 'string' ||
+    typeof b.text !== 'string' ||
+    typeof b.width !== 'number' ||
+    typeof b.labelFits !== 'boolean' ||
+    typeof b.onTop !== 'boolean' ||
+    !Array.isArray(b.overlaps)
+  )
+    return undefined;
+  return {
+    key: b.key,
+    text: b.text,
+    width: b.width,
+    labelFits: b.labelFits,
+    onTop: b.onTop,
+    overlaps: b.overlaps.filter((o): o is string => typeof o === 'string'),
+  };
 }
 
 const MessageFromView = {
   parse(v: unknown): { type: 'reveal'; runId: string; stepIdx: number; actionId?: string } | { type: 'ready' } | Answer | undefined {
-    const m = v as { type?: unknown; runId?: unknown; stepIdx?: unknown; actionId?: unknown; id?: unknown; bars?: unknown; collapsed?: unknown; zoom?: unknown; onBar?: unknown };
+    const m = v as {
+      type?: unknown;
+      runId?: unknown;
+      stepIdx?: unknown;
+      actionId?: unknown;
+      id?: unknown;
+      bars?: unknown;
+      collapsed?: unknown;
+      zoom?: unknown;
+      onBar?: unknown;
+    };
     if (m?.type === 'ready') return { type: 'ready' };
     if (m?.type === 'probed' && typeof m.id === 'number' && Array.isArray(m.bars)) {
       const bars = m.bars.map(drawnBar);
       if (bars.some((b) => b === undefined)) return undefined;
-      return { type: 'probed', id: m.id, drawing: { bars: bars as DrawnBar[], collapsed: m.collapsed === true, zoom: typeof m.zoom === 'number' ? m.zoom : 1 } };
+      return {
+        type: 'probed',
+        id: m.id,
+        drawing: { bars: bars as DrawnBar[], collapsed: m.collapsed === true, zoom: typeof m.zoom === 'number' ? m.zoom : 1 },
+      };
     }
     if (m?.type === 'clicked' && typeof m.id === 'number') return { type: 'clicked', id: m.id, onBar: m.onBar === true };
     if (m?.type === 'reveal' && typeof m.runId === 'string' && typeof m.stepIdx === 'number') {
@@ -81,7 +110,8 @@ export class TimelinePanels implements vscode.Disposable {
       const msg = MessageFromView.parse(raw);
       if (msg?.type === 'ready') void this.refresh(runId);
       if (msg?.type === 'probed' || msg?.type === 'clicked') this.asked.get(msg.id)?.(msg);
-      if (msg?.type === 'reveal') void this.reveal(msg.runId, msg.stepIdx, msg.actionId).catch((err: unknown) => this.log.warn(`reveal from timeline: ${String(err)}`));
+      if (msg?.type === 'reveal')
+        void this.reveal(msg.runId, msg.stepIdx, msg.actionId).catch((err: unknown) => this.log.warn(`reveal from timeline: ${String(err)}`));
     });
     panel.webview.html = this.html(panel.webview);
     await this.refresh(runId);

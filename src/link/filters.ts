@@ -12,11 +12,35 @@ export interface FilterInfo {
 }
 
 export const FILTERS: readonly FilterInfo[] = [
-  { filter: 'actionFailed', label: 'Action failed', description: 'Stop when an action\'s execute throws.', default: true, kind: 'action:failed' },
-  { filter: 'inDoubt', label: 'In-doubt action being reconciled', description: 'Stop before reconciling an action a crash left between started and committed.', default: true, kind: 'action:reconcile' },
-  { filter: 'nonIdempotent', label: 'Non-idempotent action about to execute', description: 'Stop before every non-idempotent action starts.', default: false, kind: 'action:before-start' },
-  { filter: 'approval', label: 'Approval gate', description: 'Stop at approval gates, to approve or reject from the debugger.', default: true, kind: 'action:approval' },
-  { filter: 'compensation', label: 'Compensation step', description: 'Stop before each inverse runs during compensation.', default: false, kind: 'compensate:before' },
+  { filter: 'actionFailed', label: 'Action failed', description: "Stop when an action's execute throws.", default: true, kind: 'action:failed' },
+  {
+    filter: 'inDoubt',
+    label: 'In-doubt action being reconciled',
+    description: 'Stop before reconciling an action a crash left between started and committed.',
+    default: true,
+    kind: 'action:reconcile',
+  },
+  {
+    filter: 'nonIdempotent',
+    label: 'Non-idempotent action about to execute',
+    description: 'Stop before every non-idempotent action starts.',
+    default: false,
+    kind: 'action:before-start',
+  },
+  {
+    filter: 'approval',
+    label: 'Approval gate',
+    description: 'Stop at approval gates, to approve or reject from the debugger.',
+    default: true,
+    kind: 'action:approval',
+  },
+  {
+    filter: 'compensation',
+    label: 'Compensation step',
+    description: 'Stop before each inverse runs during compensation.',
+    default: false,
+    kind: 'compensate:before',
+  },
 ];
 
 export const DEFAULT_FILTERS: readonly ExceptionFilter[] = FILTERS.filter((f) => f.default).map((f) => f.filter);

@@ -57,8 +57,14 @@ export function toWire(value: unknown): unknown {
         const e = o as Error;
         return { [TAG]: 'error', name: String(e.name), message: String(e.message), ...(e.stack ? { stack: String(e.stack) } : {}) };
       }
-      if (tag === '[object Map]') return { [TAG]: 'map', size: (o as Map<unknown, unknown>).size, entries: [...(o as Map<unknown, unknown>)].slice(0, MAX_ITEMS).map(([k, x]) => [walk(k, depth + 1), walk(x, depth + 1)]) };
-      if (tag === '[object Set]') return { [TAG]: 'set', size: (o as Set<unknown>).size, values: [...(o as Set<unknown>)].slice(0, MAX_ITEMS).map((x) => walk(x, depth + 1)) };
+      if (tag === '[object Map]')
+        return {
+          [TAG]: 'map',
+          size: (o as Map<unknown, unknown>).size,
+          entries: [...(o as Map<unknown, unknown>)].slice(0, MAX_ITEMS).map(([k, x]) => [walk(k, depth + 1), walk(x, depth + 1)]),
+        };
+      if (tag === '[object Set]')
+        return { [TAG]: 'set', size: (o as Set<unknown>).size, values: [...(o as Set<unknown>)].slice(0, MAX_ITEMS).map((x) => walk(x, depth + 1)) };
       const props: Record<string, unknown> = {};
       let n = 0;
       for (const k of Object.keys(o)) {

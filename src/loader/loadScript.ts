@@ -79,7 +79,12 @@ export function scriptVersion(bundled: string): string {
 export async function loadScript(scriptPath: string): Promise<LoadedScript> {
   const abs = path.resolve(scriptPath);
   if (!fs.existsSync(abs) || !fs.statSync(abs).isFile()) {
-    throw new LogbookError(ErrorCodes.SCRIPT_NOT_FOUND, `The agent script ${abs} does not exist.`, 'Check the path (it is resolved from the current directory).', { script: abs });
+    throw new LogbookError(
+      ErrorCodes.SCRIPT_NOT_FOUND,
+      `The agent script ${abs} does not exist.`,
+      'Check the path (it is resolved from the current directory).',
+      { script: abs },
+    );
   }
   let code: string;
   try {
@@ -102,7 +107,12 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
   } catch (err) {
     const errors = (err as { errors?: esbuild.Message[] }).errors ?? [];
     const first = errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}:${e.location.column + 1}: ${e.text}` : e.text)).join('; ');
-    throw new LogbookError(ErrorCodes.SCRIPT_LOAD_FAILED, `The agent script ${abs} does not compile: ${first || describe(err)}.`, 'Fix the error at that location and run again.', { script: abs });
+    throw new LogbookError(
+      ErrorCodes.SCRIPT_LOAD_FAILED,
+      `The agent script ${abs} does not compile: ${first || describe(err)}.`,
+      'Fix the error at that location and run again.',
+      { script: abs },
+    );
   }
   installRuntimeAlias();
   scriptDirs.add(path.dirname(abs));
@@ -113,12 +123,22 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
   try {
     (m as unknown as { _compile(code: string, file: string): void })._compile(code, abs);
   } catch (err) {
-    throw new LogbookError(ErrorCodes.SCRIPT_LOAD_FAILED, `The agent script ${abs} threw while loading: ${describe(err)}.`, 'Fix the error (see the stack above) and run again; nothing was journaled.', { script: abs, stack: err instanceof Error ? err.stack : undefined });
+    throw new LogbookError(
+      ErrorCodes.SCRIPT_LOAD_FAILED,
+      `The agent script ${abs} threw while loading: ${describe(err)}.`,
+      'Fix the error (see the stack above) and run again; nothing was journaled.',
+      { script: abs, stack: err instanceof Error ? err.stack : undefined },
+    );
   }
   const exports = m.exports as { default?: unknown };
   const agent = exports.default ?? exports;
   if (!isAgent(agent)) {
-    throw new LogbookError(ErrorCodes.NO_DEFAULT_AGENT, `The agent script ${abs} has no default export made with defineAgent.`, 'Add `export default defineAgent({ name, input, run })` to the script.', { script: abs });
+    throw new LogbookError(
+      ErrorCodes.NO_DEFAULT_AGENT,
+      `The agent script ${abs} has no default export made with defineAgent.`,
+      'Add `export default defineAgent({ name, input, run })` to the script.',
+      { script: abs },
+    );
   }
   return { path: abs, agent, version: scriptVersion(code) };
 }

@@ -13,7 +13,18 @@ type Menu = { command: string; when?: string; group?: string };
 const cmd = (k: CommandKey): string => COMMANDS[k].id;
 
 /** Commands that only make sense on a tree item: hidden from the palette. */
-const ITEM_ONLY: CommandKey[] = ['approveAction', 'rejectAction', 'decideHappened', 'decideNotHappened', 'revealSource', 'copyKey', 'openCheckpoint', 'openCallRecord', 'forkWithEditedAnswer', 'loadMore'];
+const ITEM_ONLY: CommandKey[] = [
+  'approveAction',
+  'rejectAction',
+  'decideHappened',
+  'decideNotHappened',
+  'revealSource',
+  'copyKey',
+  'openCheckpoint',
+  'openCallRecord',
+  'forkWithEditedAnswer',
+  'loadMore',
+];
 
 function menus(): Record<string, Menu[]> {
   const run = ITEM.run;
@@ -80,14 +91,34 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
   return {
     // A project with agent-logbook installed activates at once (no glob: VS Code stats the path), so its agents are in
     // the Testing view before any file is opened.
-    activationEvents: [`onDebugResolve:${DEBUG_TYPE}`, `onDebugDynamicConfigurations:${DEBUG_TYPE}`, 'onDebugInitialConfigurations', `onView:${RUNS_VIEW}`, 'workspaceContains:.logbook/journal.db', 'workspaceContains:node_modules/agent-logbook/package.json', 'onLanguage:typescript', 'onLanguage:javascript'],
+    activationEvents: [
+      `onDebugResolve:${DEBUG_TYPE}`,
+      `onDebugDynamicConfigurations:${DEBUG_TYPE}`,
+      'onDebugInitialConfigurations',
+      `onView:${RUNS_VIEW}`,
+      'workspaceContains:.logbook/journal.db',
+      'workspaceContains:node_modules/agent-logbook/package.json',
+      'onLanguage:typescript',
+      'onLanguage:javascript',
+    ],
     capabilities: {
       untrustedWorkspaces: {
         supported: 'limited',
         description: 'In an untrusted workspace the journal can be browsed, but no agent script, resume, compensation or decision runs.',
-        restrictedConfigurations: [SETTINGS.runtimeExecutable, SETTINGS.journal, SETTINGS.legacyJournal, SETTINGS.readerRole, SETTINGS.envFile, SETTINGS.env, SETTINGS.rehearse].map((s) => `${SETTINGS.section}.${s}`),
+        restrictedConfigurations: [
+          SETTINGS.runtimeExecutable,
+          SETTINGS.journal,
+          SETTINGS.legacyJournal,
+          SETTINGS.readerRole,
+          SETTINGS.envFile,
+          SETTINGS.env,
+          SETTINGS.rehearse,
+        ].map((s) => `${SETTINGS.section}.${s}`),
       },
-      virtualWorkspaces: { supported: false, description: 'The journal is a SQLite file on a local disk, or a PostgreSQL server the editor\'s machine reaches.' },
+      virtualWorkspaces: {
+        supported: false,
+        description: "The journal is a SQLite file on a local disk, or a PostgreSQL server the editor's machine reaches.",
+      },
     },
     contributes: {
       debuggers: [
@@ -126,7 +157,7 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             default: '.logbook/journal.db',
             scope: 'resource',
             markdownDescription:
-              'The journal: a SQLite file, relative to the workspace folder (or absolute; `${workspaceFolder}` is expanded), or a shared PostgreSQL journal as `postgres://user@host:port/database` **without a password** (a URL with one is refused: settings files are often committed). The password comes from the command **Agent Logbook: Set Journal Password** (VS Code\'s secret storage), or `PGPASSWORD` / `~/.pgpass` of the environment VS Code starts in. Left empty, a `postgres://` `$LOGBOOK_JOURNAL` of that environment is used.',
+              "The journal: a SQLite file, relative to the workspace folder (or absolute; `${workspaceFolder}` is expanded), or a shared PostgreSQL journal as `postgres://user@host:port/database` **without a password** (a URL with one is refused: settings files are often committed). The password comes from the command **Agent Logbook: Set Journal Password** (VS Code's secret storage), or `PGPASSWORD` / `~/.pgpass` of the environment VS Code starts in. Left empty, a `postgres://` `$LOGBOOK_JOURNAL` of that environment is used.",
           },
           [`${SETTINGS.section}.${SETTINGS.legacyJournal}`]: {
             type: 'string',
@@ -139,26 +170,29 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             default: '',
             scope: 'resource',
             markdownDescription:
-              'A read-only PostgreSQL role the sidebar\'s journal reader connects as (same server and database as `#logbook.journal#`). Resume, decide, approve and compensate still connect as the URL\'s user. Its password is set with **Agent Logbook: Set Journal Password**.',
+              "A read-only PostgreSQL role the sidebar's journal reader connects as (same server and database as `#logbook.journal#`). Resume, decide, approve and compensate still connect as the URL's user. Its password is set with **Agent Logbook: Set Journal Password**.",
           },
           [`${SETTINGS.section}.${SETTINGS.runtimeExecutable}`]: {
             type: 'string',
             default: 'node',
             scope: 'machine-overridable',
-            markdownDescription: 'The Node.js (20 or newer) that runs the journal reader, the CLI and the debug adapter. VS Code never loads the journal itself.',
+            markdownDescription:
+              'The Node.js (20 or newer) that runs the journal reader, the CLI and the debug adapter. VS Code never loads the journal itself.',
           },
           [`${SETTINGS.section}.${SETTINGS.envFile}`]: {
             type: 'string',
             default: '',
             scope: 'resource',
-            markdownDescription: 'A `.env` file (KEY=VALUE lines), relative to the workspace folder, whose variables every process the extension starts gets: debug sessions (with or without launch.json), Resume from the Runs view, the CLI commands and the Run button. A launch configuration\'s `envFile` and `env` override it. Values of names with KEY, TOKEN, SECRET or PASSWORD are masked in Variables and logs.',
+            markdownDescription:
+              "A `.env` file (KEY=VALUE lines), relative to the workspace folder, whose variables every process the extension starts gets: debug sessions (with or without launch.json), Resume from the Runs view, the CLI commands and the Run button. A launch configuration's `envFile` and `env` override it. Values of names with KEY, TOKEN, SECRET or PASSWORD are masked in Variables and logs.",
           },
           [`${SETTINGS.section}.${SETTINGS.env}`]: {
             type: 'object',
             default: {},
             additionalProperties: { type: 'string' },
             scope: 'resource',
-            markdownDescription: 'Environment variables for every process the extension starts, over `#logbook.envFile#`\'s. Prefer `#logbook.envFile#` for secrets: settings files are often committed.',
+            markdownDescription:
+              "Environment variables for every process the extension starts, over `#logbook.envFile#`'s. Prefer `#logbook.envFile#` for secrets: settings files are often committed.",
           },
           [`${SETTINGS.section}.${SETTINGS.rehearse}`]: {
             type: 'object',
@@ -166,7 +200,12 @@ export function contributions(): { activationEvents: string[]; capabilities: unk
             scope: 'resource',
             properties: {
               input: { description: 'The input (JSON) to rehearse agents with when no `logbook` launch configuration of the agent gives one.' },
-              points: { type: 'string', enum: ['all', 'random'], default: 'all', description: 'What the Rehearse CodeLens runs: every kill point, or a seeded random sample.' },
+              points: {
+                type: 'string',
+                enum: ['all', 'random'],
+                default: 'all',
+                description: 'What the Rehearse CodeLens runs: every kill point, or a seeded random sample.',
+              },
               random: { type: 'integer', minimum: 1, default: 10, description: 'How many points the "Random sample" profile tries.' },
               seed: { type: 'string', default: '', description: 'The seed of the random sample (empty: a new one each run; the Test Results show it).' },
               jobs: { type: 'integer', minimum: 0, default: 0, description: 'Parallel campaigns (0: one per core).' },

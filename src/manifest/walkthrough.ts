@@ -16,7 +16,8 @@ const STEPS = [
   {
     id: 'runIt',
     title: 'Run it under the debugger',
-    description: 'With the agent in the editor, press F5: no launch.json is needed. Set a breakpoint on the `run.do(…)` line first to stop before each email.\n[Start Debugging](command:workbench.action.debug.start)',
+    description:
+      'With the agent in the editor, press F5: no launch.json is needed. Set a breakpoint on the `run.do(…)` line first to stop before each email.\n[Start Debugging](command:workbench.action.debug.start)',
     media: { markdown: `${WALKTHROUGH_MEDIA}/run-it.md` },
     completionEvents: ['onCommand:workbench.action.debug.start'],
   },

@@ -75,8 +75,20 @@ export function planCompensation(store: Store, runId: string, defs: Definitions,
     if (a.effect === 'read-only') continue;
     if (a.compensation === 'committed') alreadyCompensated.push({ id: a.id, type: a.type });
     else if (a.compensation === 'irreversible') irreversible.push({ id: a.id, type: a.type, detail: `${a.type} has no compensate (already reported)` });
-    else if (a.compensation === 'started' || a.compensation === 'failed') inverses.push({ id: a.id, type: a.type, step: a.step_idx, when: 'again-in-doubt', detail: 'its inverse was in doubt: it runs again with the same key' });
+    else if (a.compensation === 'started' || a.compensation === 'failed')
+      inverses.push({ id: a.id, type: a.type, step: a.step_idx, when: 'again-in-doubt', detail: 'its inverse was in doubt: it runs again with the same key' });
     else inverseOf(a, 'always', 'committed', inverses);
   }
-  return { runId, agent: row.agent, status: store.reader.view(row).effectiveStatus, scriptLoaded, settleFirst, rejectApprovals, inverses, irreversible, alreadyCompensated, stops };
+  return {
+    runId,
+    agent: row.agent,
+    status: store.reader.view(row).effectiveStatus,
+    scriptLoaded,
+    settleFirst,
+    rejectApprovals,
+    inverses,
+    irreversible,
+    alreadyCompensated,
+    stops,
+  };
 }

@@ -85,7 +85,6 @@ const RECONCILE_DETAIL: Record<Reconcile, string> = {
   unknown: 'the script could not be loaded: verify if it defines one, otherwise as its effect allows',
 };
 
-
 export function planResume(store: Store, runId: string, defs: Definitions, scriptLoaded: boolean): ResumePlan {
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
@@ -123,7 +122,11 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
       replayedFailures.push({ index: s.idx, name: s.name, error: err });
       continue;
     }
-    redo.push({ index: s.idx, name: s.name, reason: s.status === 'failed' ? 'it failed last time: it runs again' : 'it was in progress when the run stopped: it runs again' });
+    redo.push({
+      index: s.idx,
+      name: s.name,
+      reason: s.status === 'failed' ? 'it failed last time: it runs again' : 'it was in progress when the run stopped: it runs again',
+    });
   }
   if (open) ranges.push(open);
 
@@ -136,7 +139,14 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
   let stops: ResumePlan['stops'] = null;
   for (const a of store.reader.allActions(runId)) {
     const def = defs(a.type);
-    const plan = actionPlan({ effect: a.effect, hasVerify: scriptLoaded ? typeof def?.verify === 'function' : undefined, status: a.status, afterError: a.error !== null, decision: a.decision, approval: a.approval });
+    const plan = actionPlan({
+      effect: a.effect,
+      hasVerify: scriptLoaded ? typeof def?.verify === 'function' : undefined,
+      status: a.status,
+      afterError: a.error !== null,
+      decision: a.decision,
+      approval: a.approval,
+    });
     switch (plan.kind) {
       case 'skip':
         if (redoIdx.has(a.step_idx)) skipped.push(planned(a, 'committed: its journaled result is returned without running'));
@@ -146,7 +156,10 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
         const error = plan.afterError ? journaledError(a.error).message : null;
         // A step whose failure is replayed is not run again: its in-doubt action is settled when the run reaches its end.
         const atEnd = error !== null && !redoIdx.has(a.step_idx) && (how === 'verify' || how === 'decided-not-happened');
-        const detail = atEnd && how === 'verify' ? 'its step is not run again: before the run completes, verify asks the outside system (found → committed; not found → marked failed)' : RECONCILE_DETAIL[how];
+        const detail =
+          atEnd && how === 'verify'
+            ? 'its step is not run again: before the run completes, verify asks the outside system (found → committed; not found → marked failed)'
+            : RECONCILE_DETAIL[how];
         inDoubt.push({ ...planned(a, error !== null ? `in doubt after an error (${error}): ${detail}` : detail), reconcile: how, afterError: error });
         if (how === 'needs-decision') stops ??= { kind: 'needs-decision', actionId: a.id, type: a.type };
         break;

@@ -167,7 +167,20 @@ export class JournalQueries {
       }
     };
     if (p.stepIdx === null) {
-      return { json: JSON.stringify({ run: row.id, agent: row.agent, status: this.reader.view(row).effectiveStatus, input: parse(row.input), output: parse(row.output), error: parse(row.error) }, null, 2) };
+      return {
+        json: JSON.stringify(
+          {
+            run: row.id,
+            agent: row.agent,
+            status: this.reader.view(row).effectiveStatus,
+            input: parse(row.input),
+            output: parse(row.output),
+            error: parse(row.error),
+          },
+          null,
+          2,
+        ),
+      };
     }
     const s = this.reader.step(p.runId, p.stepIdx);
     if (!s) return null;
@@ -177,7 +190,14 @@ export class JournalQueries {
   callRecord(p: Params<'callRecord'>): Result<'callRecord'> {
     const a = this.reader.action(p.runId, p.actionId);
     if (!a || !aiCallSummary(a.type, a.args, a.result)) return null;
-    const markdown = aiCallMarkdown({ id: a.id, type: a.type, args: a.args, result: a.result, error: a.error, durationMs: a.ended_at === null ? null : a.ended_at - a.started_at });
+    const markdown = aiCallMarkdown({
+      id: a.id,
+      type: a.type,
+      args: a.args,
+      result: a.result,
+      error: a.error,
+      durationMs: a.ended_at === null ? null : a.ended_at - a.started_at,
+    });
     return { title: `${a.id} (${a.type})`, markdown };
   }
 
@@ -212,7 +232,9 @@ export class JournalQueries {
 /** The AI call view of an action row, when agent-logbook/ai journaled it (a model call or a tool call). */
 export function aiCall(a: Pick<ActionRow, 'type' | 'args' | 'result'>): { ai?: AiCallDto } {
   const s = aiCallSummary(a.type, a.args, a.result);
-  return s ? { ai: { ...s, line: aiCallLine(s), lastMessages: [...s.lastMessages], toolCalls: [...s.toolCalls], tokens: s.tokens ? { ...s.tokens } : null } } : {};
+  return s
+    ? { ai: { ...s, line: aiCallLine(s), lastMessages: [...s.lastMessages], toolCalls: [...s.toolCalls], tokens: s.tokens ? { ...s.tokens } : null } }
+    : {};
 }
 
 function bump(target: Record<string, Record<string, number>>, key: string, status: string, n = 1): void {

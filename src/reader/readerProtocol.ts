@@ -7,7 +7,18 @@ const int = z.int();
 const str = z.string();
 const nstr = z.nullable(z.string());
 
-export const RUN_DISPLAY = ['queued', 'running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'compensated', 'compensation-failed', 'interrupted'] as const;
+export const RUN_DISPLAY = [
+  'queued',
+  'running',
+  'completed',
+  'failed',
+  'needs-decision',
+  'awaiting-approval',
+  'compensating',
+  'compensated',
+  'compensation-failed',
+  'interrupted',
+] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 
 /** What a person reads on an action: its journal status folded with liveness, errors and compensation (the policy's). */
@@ -119,7 +130,13 @@ export const TimelineItem = z.object({
 });
 export type TimelineItem = z.infer<typeof TimelineItem>;
 
-export const TimelineMark = z.object({ at: int, attempt: int, kind: z.enum(['start', 'resume', 'crash', 'end', 'reconciled', 'decided', 'approval', 'compensation']), label: str, x: z.optional(z.number()) });
+export const TimelineMark = z.object({
+  at: int,
+  attempt: int,
+  kind: z.enum(['start', 'resume', 'crash', 'end', 'reconciled', 'decided', 'approval', 'compensation']),
+  label: str,
+  x: z.optional(z.number()),
+});
 export type TimelineMark = z.infer<typeof TimelineMark>;
 
 /** The axis of one attempt (see reader/timeScale.ts): x in percent, quiet stretches compressed to gaps. */
@@ -151,9 +168,15 @@ export type ScriptStatus = z.infer<typeof ScriptStatus>;
 /** Each request's params and result; the reader validates params, the client validates results. */
 export const METHODS = {
   open: { params: z.object({ db: str }), result: z.object({ exists: z.boolean(), file: str }) },
-  runs: { params: z.object({ offset: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }), result: z.object({ total: int, runs: z.array(RunDto) }) },
+  runs: {
+    params: z.object({ offset: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }),
+    result: z.object({ total: int, runs: z.array(RunDto) }),
+  },
   run: { params: z.object({ runId: str }), result: z.nullable(RunDto) },
-  steps: { params: z.object({ runId: str, from: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }), result: z.object({ total: int, steps: z.array(StepDto) }) },
+  steps: {
+    params: z.object({ runId: str, from: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }),
+    result: z.object({ total: int, steps: z.array(StepDto) }),
+  },
   actions: {
     params: z.object({ runId: str, stepIdx: int, afterSeq: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }),
     result: z.object({ total: int, actions: z.array(ActionDto) }),

@@ -29,7 +29,11 @@ const TICKS = 6;
 /** The quiet stretches between the times anything happened in an attempt (sorted, from its start to its end). */
 export function quietGaps(times: readonly number[]): Array<{ start: number; end: number }> {
   const t = [...new Set(times)].sort((a, b) => a - b);
-  const steps = t.slice(1).map((v, i) => v - (t[i] ?? v)).filter((d) => d > 0).sort((a, b) => a - b);
+  const steps = t
+    .slice(1)
+    .map((v, i) => v - (t[i] ?? v))
+    .filter((d) => d > 0)
+    .sort((a, b) => a - b);
   const median = steps[Math.floor(steps.length / 2)] ?? 0;
   const gaps: Array<{ start: number; end: number }> = [];
   for (let i = 1; i < t.length; i++) {
@@ -54,7 +58,7 @@ export function tickLabel(k: number, step: number): string {
 function niceStep(span: number, n: number): number {
   const raw = Math.max(1, span / n);
   const p = 10 ** Math.floor(Math.log10(raw));
-  return ([1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p);
+  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p;
 }
 
 /**
@@ -89,7 +93,8 @@ export function scaleOf(start: number, end: number, gaps: ReadonlyArray<{ start:
   const ticks: Tick[] = [];
   for (const s of segments) {
     if (s.gap) continue;
-    for (let k = Math.ceil((s.start - start) / step) * step; start + k <= s.end; k += step) ticks.push({ x: xAt(segments, start + k), label: tickLabel(k, step) });
+    for (let k = Math.ceil((s.start - start) / step) * step; start + k <= s.end; k += step)
+      ticks.push({ x: xAt(segments, start + k), label: tickLabel(k, step) });
   }
   return { segments, ticks };
 }

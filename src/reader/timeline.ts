@@ -81,7 +81,8 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
         }
         a = { attempt: e.attempt, start: e.at, end: e.at, outcome: 'interrupted', times: [] };
         attempts.set(e.attempt, a);
-        if (e.attempt > 1) marks.push({ at: e.at, attempt: e.attempt, kind: 'resume', label: `attempt ${e.attempt}: ${typeof d.purpose === 'string' ? d.purpose : 'resume'}` });
+        if (e.attempt > 1)
+          marks.push({ at: e.at, attempt: e.attempt, kind: 'resume', label: `attempt ${e.attempt}: ${typeof d.purpose === 'string' ? d.purpose : 'resume'}` });
         else marks.push({ at: e.at, attempt: 1, kind: 'start', label: 'run started' });
       }
       a.end = Math.max(a.end, e.at);
@@ -89,19 +90,46 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
       const stepKey = `step:${e.step_idx ?? -1}`;
       if (e.kind === 'step.started' || e.kind === 'step.restarted') {
         close(stepKey, e.at, 'interrupted');
-        push({ kind: 'step', id: String(e.step_idx), stepIdx: e.step_idx ?? -1, label: typeof d.name === 'string' ? d.name : `step ${e.step_idx}`, attempt: e.attempt, start: e.at, end: null, status: 'in-progress' });
+        push({
+          kind: 'step',
+          id: String(e.step_idx),
+          stepIdx: e.step_idx ?? -1,
+          label: typeof d.name === 'string' ? d.name : `step ${e.step_idx}`,
+          attempt: e.attempt,
+          start: e.at,
+          end: null,
+          status: 'in-progress',
+        });
       } else if (e.kind === 'step.completed' || e.kind === 'step.failed') {
         close(stepKey, e.at, e.kind === 'step.completed' ? 'completed' : 'failed');
       } else if (e.action_id && e.kind === 'action.started') {
         if (typeof d.type === 'string') types.set(e.action_id, d.type);
         close(`action:${e.action_id}`, e.at, 'interrupted');
-        push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: null, status: 'in-flight' });
+        push({
+          kind: 'action',
+          id: e.action_id,
+          stepIdx: e.step_idx ?? -1,
+          label: typeOf(e.action_id),
+          attempt: e.attempt,
+          start: e.at,
+          end: null,
+          status: 'in-flight',
+        });
         if (typeof d.reconciliation === 'string') {
           marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${d.reconciliation}` });
           reconMarked.add(`${e.attempt}:${e.action_id}`);
         }
       } else if (e.action_id && e.kind === 'action.awaiting-approval') {
-        push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: e.at, status: 'awaiting-approval' });
+        push({
+          kind: 'action',
+          id: e.action_id,
+          stepIdx: e.step_idx ?? -1,
+          label: typeOf(e.action_id),
+          attempt: e.attempt,
+          start: e.at,
+          end: e.at,
+          status: 'awaiting-approval',
+        });
         open.delete(`action:${e.action_id}`);
         marks.push({ at: e.at, attempt: e.attempt, kind: 'approval', label: `${typeOf(e.action_id)} awaits approval` });
       } else if (e.action_id && (e.kind === 'action.approved' || e.kind === 'action.rejected')) {
@@ -111,15 +139,34 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
       } else if (e.action_id && e.kind in ACTION_ENDS) {
         const status = ACTION_ENDS[e.kind] ?? 'committed';
         if (!open.has(`action:${e.action_id}`) && d.readOnly === true) {
-          push({ kind: 'action', id: e.action_id, stepIdx: e.step_idx ?? -1, label: typeOf(e.action_id), attempt: e.attempt, start: e.at, end: null, status: 'in-flight' });
+          push({
+            kind: 'action',
+            id: e.action_id,
+            stepIdx: e.step_idx ?? -1,
+            label: typeOf(e.action_id),
+            attempt: e.attempt,
+            start: e.at,
+            end: null,
+            status: 'in-flight',
+          });
         }
         close(`action:${e.action_id}`, e.at, status);
-        if (e.kind !== 'action.committed' && e.kind !== 'action.failed' && e.kind !== 'action.in-doubt' && !reconMarked.has(`${e.attempt}:${e.action_id}`)) marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${status}` });
+        if (e.kind !== 'action.committed' && e.kind !== 'action.failed' && e.kind !== 'action.in-doubt' && !reconMarked.has(`${e.attempt}:${e.action_id}`))
+          marks.push({ at: e.at, attempt: e.attempt, kind: 'reconciled', label: `${typeOf(e.action_id)} ${status}` });
       } else if (e.action_id && e.kind.startsWith('compensation.')) {
         const phase = e.kind.slice('compensation.'.length);
         const key = `action:undo ${e.action_id}`;
         if (phase === 'started') {
-          push({ kind: 'action', id: `undo ${e.action_id}`, stepIdx: e.step_idx ?? -1, label: `undo ${typeOf(e.action_id)}`, attempt: e.attempt, start: e.at, end: null, status: 'compensating' });
+          push({
+            kind: 'action',
+            id: `undo ${e.action_id}`,
+            stepIdx: e.step_idx ?? -1,
+            label: `undo ${typeOf(e.action_id)}`,
+            attempt: e.attempt,
+            start: e.at,
+            end: null,
+            status: 'compensating',
+          });
         } else if (phase === 'committed' || phase === 'failed') {
           close(key, e.at, phase === 'committed' ? 'compensated' : 'compensation-failed');
         } else if (phase === 'irreversible') {
@@ -150,23 +197,26 @@ export function buildTimeline(store: Store, run: RunDto): Timeline {
   }
   for (const a of attempts.values()) {
     const live = a.attempt === lastAttempt && run.leaseLive;
-    if (a.outcome === 'interrupted' && !live) marks.push({ at: a.end, attempt: a.attempt, kind: 'crash', label: `attempt ${a.attempt} stopped here (crash or kill)` });
+    if (a.outcome === 'interrupted' && !live)
+      marks.push({ at: a.end, attempt: a.attempt, kind: 'crash', label: `attempt ${a.attempt} stopped here (crash or kill)` });
     if (live) a.outcome = 'running';
   }
   marks.sort((x, y) => x.at - y.at);
   labelAiCalls(store, run.id, items);
-  const scaled = [...attempts.values()].sort((x, y) => x.attempt - y.attempt).map(({ times, ...a }): typeof a & { scale: Scale } => {
-    // Time in which nothing was journaled (a debugger pause, a slow effect) would squeeze the work to a sliver.
-    const end = Math.max(a.end, ...items.filter((i) => i.attempt === a.attempt).map((i) => i.end ?? i.start));
-    const scale = scaleOf(a.start, end, quietGaps([a.start, ...times, end]));
-    for (const i of items) {
-      if (i.attempt !== a.attempt) continue;
-      i.x0 = xAt(scale.segments, i.start);
-      i.x1 = xAt(scale.segments, i.end ?? i.start);
-    }
-    for (const m of marks) if (m.attempt === a.attempt) m.x = xAt(scale.segments, m.at);
-    return { ...a, scale };
-  });
+  const scaled = [...attempts.values()]
+    .sort((x, y) => x.attempt - y.attempt)
+    .map(({ times, ...a }): typeof a & { scale: Scale } => {
+      // Time in which nothing was journaled (a debugger pause, a slow effect) would squeeze the work to a sliver.
+      const end = Math.max(a.end, ...items.filter((i) => i.attempt === a.attempt).map((i) => i.end ?? i.start));
+      const scale = scaleOf(a.start, end, quietGaps([a.start, ...times, end]));
+      for (const i of items) {
+        if (i.attempt !== a.attempt) continue;
+        i.x0 = xAt(scale.segments, i.start);
+        i.x1 = xAt(scale.segments, i.end ?? i.start);
+      }
+      for (const m of marks) if (m.attempt === a.attempt) m.x = xAt(scale.segments, m.at);
+      return { ...a, scale };
+    });
   return { run, attempts: scaled, items, marks, truncated };
 }
 

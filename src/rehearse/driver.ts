@@ -84,7 +84,16 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   let lastExit = 'did not start';
   /** Set after an injected throw failed the run: the run goes on with a resume, as it would after a real timeout. */
   let resumeFailed = false;
-  const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({ status, processes, kills, decisions, approvals, saved, error, commands });
+  const result = (status: DriveResult['status'], error: string | null = null): DriveResult => ({
+    status,
+    processes,
+    kills,
+    decisions,
+    approvals,
+    saved,
+    error,
+    commands,
+  });
   for (;;) {
     const state = readRunState(db, o.runId);
     let command: Command;
@@ -133,7 +142,12 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     commands.push([command, ...args, ...extra, ...(spec ? ['--crash-at', spec] : [])]);
     // In the user's own working directory, as `logbook run` would be: a script that reads local files finds them.
     // The journal and the providers' state ($LOGBOOK_STATE_DIR) are the campaign's own scratch files.
-    const r: ChildResult = await runCli(o.cli, [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])], childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), process.cwd());
+    const r: ChildResult = await runCli(
+      o.cli,
+      [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])],
+      childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}),
+      process.cwd(),
+    );
     lastExit = describeExit(r);
     if (spec && !r.signal && THROW_SPEC.test(spec)) {
       const after = readRunState(db, o.runId);

@@ -61,7 +61,11 @@ function properties(r: Pick<RehearsalReport, 'script' | 'input'> & Partial<Rehea
     ['script', r.script],
     ['input', JSON.stringify(r.input ?? {})],
   ];
-  if (r.selection) props.push(['points', r.selection.mode === 'all' ? 'all' : `random ${r.selection.requested ?? ''} seed ${r.selection.seed}`], ['available', String(r.selection.available)]);
+  if (r.selection)
+    props.push(
+      ['points', r.selection.mode === 'all' ? 'all' : `random ${r.selection.requested ?? ''} seed ${r.selection.seed}`],
+      ['available', String(r.selection.available)],
+    );
   if (r.depth !== undefined) props.push(['depth', String(r.depth)]);
   return `    <properties>\n${props.map(([k, v]) => `      <property name="${xml(k)}" value="${xml(v)}"/>`).join('\n')}\n    </properties>`;
 }
@@ -81,7 +85,10 @@ function document(suite: { name: string; tests: number; failures: number; errors
 
 export function junitReport(r: RehearsalReport): string {
   const failures = r.campaigns.filter(broken).length;
-  return document({ name: `rehearse ${r.agent}`, tests: r.campaigns.length, failures, errors: 0, ms: r.ms }, [properties(r), ...r.campaigns.map((c) => testcase(r, c))]);
+  return document({ name: `rehearse ${r.agent}`, tests: r.campaigns.length, failures, errors: 0, ms: r.ms }, [
+    properties(r),
+    ...r.campaigns.map((c) => testcase(r, c)),
+  ]);
 }
 
 /** An uncrashed run that did not complete: one test case, in error, so CI shows why nothing was rehearsed. */

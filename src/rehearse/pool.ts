@@ -23,8 +23,25 @@ function campaignChildPath(): string {
 /** A campaign that could not report: counted as broken, with the reason. */
 export function failedCampaign(index: number, point: Point, message: string): CampaignResult {
   return {
-    index, point, kills: [], processes: 0, status: 'unknown', finished: false, sameOutput: false, sameEffects: null, effectsDiff: [],
-    duplicates: [], settled: [], decisions: [], unsettled: [], approvals: [], stepsRedoneMax: 0, saved: {}, error: message, commands: [], ms: 0,
+    index,
+    point,
+    kills: [],
+    processes: 0,
+    status: 'unknown',
+    finished: false,
+    sameOutput: false,
+    sameEffects: null,
+    effectsDiff: [],
+    duplicates: [],
+    settled: [],
+    decisions: [],
+    unsettled: [],
+    approvals: [],
+    stepsRedoneMax: 0,
+    saved: {},
+    error: message,
+    commands: [],
+    ms: 0,
   };
 }
 

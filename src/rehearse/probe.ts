@@ -25,11 +25,19 @@ export function prober(agent: AgentDefinition): (dir: string) => Promise<ProbeSe
     try {
       raw = await agent.probe();
     } catch (err) {
-      throw new LogbookError(ErrorCodes.USAGE, `The probe of agent ${agent.name} threw: ${describe(err)}.`, 'Make probe() read the providers\' records without side effects.');
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        `The probe of agent ${agent.name} threw: ${describe(err)}.`,
+        "Make probe() read the providers' records without side effects.",
+      );
     }
     const parsed = Record.safeParse(raw);
     if (!parsed.success) {
-      throw new LogbookError(ErrorCodes.USAGE, `The probe of agent ${agent.name} returned ${JSON.stringify(raw)?.slice(0, 80)}, not { [action type]: idempotency keys[] }.`, 'Return, per action type, the keys the outside system saw (one per effect), each a string or { key, result }.');
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        `The probe of agent ${agent.name} returned ${JSON.stringify(raw)?.slice(0, 80)}, not { [action type]: idempotency keys[] }.`,
+        'Return, per action type, the keys the outside system saw (one per effect), each a string or { key, result }.',
+      );
     }
     const keys: Record<string, string[]> = {};
     const results: Record<string, Map<string, unknown>> = {};

@@ -15,7 +15,9 @@ export function progressBar(total: number, stream: NodeJS.WriteStream = process.
       const elapsed = (Date.now() - started) / 1000;
       const eta = done > 0 ? Math.round((elapsed / done) * (total - done)) : 0;
       const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
-      stream.write(`\r  [${bar}] ${done}/${total} campaigns${brokenSoFar ? `, ${brokenSoFar} broken` : ''}${done < total ? `, about ${eta}s left` : ''}\u001b[K`);
+      stream.write(
+        `\r  [${bar}] ${done}/${total} campaigns${brokenSoFar ? `, ${brokenSoFar} broken` : ''}${done < total ? `, about ${eta}s left` : ''}\u001b[K`,
+      );
     },
     end() {
       stream.write('\r\u001b[K');

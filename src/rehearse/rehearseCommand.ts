@@ -53,7 +53,11 @@ function readInput(input: string | undefined, file: string | undefined): unknown
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `${file ?? '--input'} is not valid JSON: ${describe(err)}.`, `Quote it for the shell, e.g. --input '{"recipients": 5}'.`);
+    throw new LogbookError(
+      ErrorCodes.INVALID_INPUT,
+      `${file ?? '--input'} is not valid JSON: ${describe(err)}.`,
+      `Quote it for the shell, e.g. --input '{"recipients": 5}'.`,
+    );
   }
 }
 
@@ -111,11 +115,18 @@ function parseOptions(args: string[]): Options {
   if (parsed.positionals.length !== 1) throw usage(`Expected the agent script, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}.`);
   if (v.journal !== undefined) requireUsableTarget(v.journal);
   const db = rehearsalDb(v.journal);
-  if (v.journal !== undefined && db === null) throw usage(`--journal ${maskTarget(v.journal)}: a rehearsal keeps a journal per campaign, in files of its own; --journal takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`);
-  if (db !== null && v.depth !== undefined && Number(v.depth) > 1) throw usage('--depth above 1 copies a campaign\'s journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --journal).');
+  if (v.journal !== undefined && db === null)
+    throw usage(
+      `--journal ${maskTarget(v.journal)}: a rehearsal keeps a journal per campaign, in files of its own; --journal takes only a PostgreSQL server (postgres://…), where each campaign gets a schema.`,
+    );
+  if (db !== null && v.depth !== undefined && Number(v.depth) > 1)
+    throw usage(
+      "--depth above 1 copies a campaign's journal file before each further kill, which a PostgreSQL schema is not: rehearse with --depth 1 on PostgreSQL, or deeper on SQLite (without --journal).",
+    );
   if (v.points !== undefined && v.points !== 'all') throw usage(`--points ${v.points}: only "all" is known; sample with --random N --seed S.`);
   if (v.points !== undefined && v.random !== undefined) throw usage('Pass either --points all or --random N, not both.');
-  if (v.point !== undefined && (v.points !== undefined || v.random !== undefined)) throw usage('--point picks points itself: pass it without --points all or --random N.');
+  if (v.point !== undefined && (v.points !== undefined || v.random !== undefined))
+    throw usage('--point picks points itself: pass it without --points all or --random N.');
   if (v.seed !== undefined && v.random === undefined && v.depth === undefined) throw usage('--seed only matters with --random N or --depth K.');
   if (v.json === true && v.ndjson === true) throw usage('Pass either --json (one report at the end) or --ndjson (an event a line as it goes), not both.');
   if (v.list === true && v.junit !== undefined) throw usage('--list only lists the fault points: there is no campaign to write as JUnit.');
@@ -155,13 +166,24 @@ class BaselineDidNotComplete extends LogbookError {
   }
 }
 
-async function runBaseline(cli: string, o: Options, script: string, root: string, probe: (dir: string) => ReturnType<ReturnType<typeof prober>>): Promise<{ baseline: Baseline; points: Point[] }> {
+async function runBaseline(
+  cli: string,
+  o: Options,
+  script: string,
+  root: string,
+  probe: (dir: string) => ReturnType<ReturnType<typeof prober>>,
+): Promise<{ baseline: Baseline; points: Point[] }> {
   const started = performance.now();
   const dir = path.join(root, 'uncrashed');
   fs.mkdirSync(dir, { recursive: true });
   const traces: string[] = [];
   const d = await drive({
-    cli, script, input: o.input, runId: o.runId, dir, db: o.db,
+    cli,
+    script,
+    input: o.input,
+    runId: o.runId,
+    dir,
+    db: o.db,
     probe: () => probe(dir),
     traceFile: (ctx) => {
       const f = path.join(root, `trace-${ctx.index}.jsonl`);
@@ -226,9 +248,21 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       if (!(err instanceof LogbookError) || err.code !== ErrorCodes.REHEARSAL_BASELINE) throw err;
       if (tty) process.stderr.write('\r\u001b[K');
       const status = err instanceof BaselineDidNotComplete ? err.status : null;
-      const failed = { script: loaded.path, agent: loaded.agent.name, input: o.input, ok: false, baseline: { status, error: err instanceof BaselineDidNotComplete ? err.runError : null }, error: err.toJSON() };
+      const failed = {
+        script: loaded.path,
+        agent: loaded.agent.name,
+        input: o.input,
+        ok: false,
+        baseline: { status, error: err instanceof BaselineDidNotComplete ? err.runError : null },
+        error: err.toJSON(),
+      };
       if (o.report && err instanceof BaselineDidNotComplete) writeOut(o.report, () => `${JSON.stringify(secrets.deep(failed), null, 2)}\n`);
-      if (o.junit) writeOut(o.junit, () => junitBaselineFailed(secrets.deep({ script: loaded.path, agent: loaded.agent.name, input: o.input, message: err.message, ms: performance.now() - started })));
+      if (o.junit)
+        writeOut(o.junit, () =>
+          junitBaselineFailed(
+            secrets.deep({ script: loaded.path, agent: loaded.agent.name, input: o.input, message: err.message, ms: performance.now() - started }),
+          ),
+        );
       emit({ event: 'baseline-failed', script: loaded.path, agent: loaded.agent.name, status, error: err.toJSON() });
       // A run that never finished keeps its exit code (2, from the error); one that ended otherwise fails the rehearsal.
       if (!(err instanceof BaselineDidNotComplete)) throw err;
@@ -240,7 +274,9 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
     if (tty) process.stderr.write('\r\u001b[K');
     const missing = (o.only ?? []).filter((spec) => !available.some((p) => p.spec === spec));
     if (missing.length) {
-      throw usage(`--point ${missing.join(', ')}: the uncrashed run never passed ${missing.length === 1 ? 'this point' : 'these points'}. Its points are: ${available.map((p) => p.spec).join(', ')}.`);
+      throw usage(
+        `--point ${missing.join(', ')}: the uncrashed run never passed ${missing.length === 1 ? 'this point' : 'these points'}. Its points are: ${available.map((p) => p.spec).join(', ')}.`,
+      );
     }
     const points = o.only !== null ? available.filter((p) => o.only?.includes(p.spec)) : o.random === null ? available : sample(available, o.random, o.seed);
     emit({ event: 'points', script: loaded.path, agent: loaded.agent.name, baseline, available, selected: points });
@@ -249,7 +285,18 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       else if (!o.ndjson) for (const p of points) io.out(pointLabel(p));
       return 0;
     }
-    const setup: CampaignSetup = { cli, script: loaded.path, input: o.input, runId: o.runId, root, depth: o.depth, seed: o.seed, keep: o.keep, db: o.db, baseline };
+    const setup: CampaignSetup = {
+      cli,
+      script: loaded.path,
+      input: o.input,
+      runId: o.runId,
+      root,
+      depth: o.depth,
+      seed: o.seed,
+      keep: o.keep,
+      db: o.db,
+      baseline,
+    };
     const progress = progressBar(points.length, o.json || o.ndjson ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
     let done = 0;
     let bad = 0;
@@ -263,7 +310,13 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
         const isBroken = broken(r);
         if (isBroken) bad++;
         progress.tick(done, bad);
-        emit({ event: 'result', result: r, broken: isBroken, messages: isBroken ? invariantsBroken(r) : [], reproduction: isBroken ? reproduction(r, loaded.path) : [] });
+        emit({
+          event: 'result',
+          result: r,
+          broken: isBroken,
+          messages: isBroken ? invariantsBroken(r) : [],
+          reproduction: isBroken ? reproduction(r, loaded.path) : [],
+        });
       },
     });
     progress.end();

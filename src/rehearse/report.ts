@@ -152,8 +152,13 @@ export function renderReport(r: RehearsalReport): string {
   const out: string[] = [];
   const approvals = b.approvals.length ? `, ${plural(b.approvals.length, 'approval gate')} approved automatically` : '';
   out.push(`${paint('bold', 'logbook rehearse')}  ${r.agent}  (${r.script})`);
-  out.push(`  uncrashed run  ${b.status} in ${plural(b.processes, 'process', 'processes')}${approvals}: ${plural(b.steps, 'step')}, ${plural(b.actions, 'action')}, ${secs(b.ms)}`);
-  const sel = r.selection.mode === 'all' ? `all ${r.selection.available} fault points` : `${s.points} of ${r.selection.available} fault points (seed ${r.selection.seed})`;
+  out.push(
+    `  uncrashed run  ${b.status} in ${plural(b.processes, 'process', 'processes')}${approvals}: ${plural(b.steps, 'step')}, ${plural(b.actions, 'action')}, ${secs(b.ms)}`,
+  );
+  const sel =
+    r.selection.mode === 'all'
+      ? `all ${r.selection.available} fault points`
+      : `${s.points} of ${r.selection.available} fault points (seed ${r.selection.seed})`;
   const mean = r.campaigns.reduce((a, c) => a + c.ms, 0) / Math.max(1, r.campaigns.length);
   out.push(`  campaigns      ${sel}, ${s.kills} kills (depth ${r.depth}), ${r.jobs} in parallel: ${secs(r.ms)} in all, ${secs(mean)} per campaign`);
   out.push('');
@@ -167,7 +172,14 @@ export function renderReport(r: RehearsalReport): string {
     check(s.sameOutput === s.points, 'output equals the uncrashed output', `${s.sameOutput}/${s.points}`),
     check(s.withDuplicates === 0, 'no side effect executed twice (journal executions, provider record)', `${s.points - s.withDuplicates}/${s.points}`),
   ];
-  if (s.sameEffects.compared > 0) rows.push(check(s.sameEffects.matched === s.sameEffects.compared, "provider records equal the uncrashed run's", `${s.sameEffects.matched}/${s.sameEffects.compared}`));
+  if (s.sameEffects.compared > 0)
+    rows.push(
+      check(
+        s.sameEffects.matched === s.sameEffects.compared,
+        "provider records equal the uncrashed run's",
+        `${s.sameEffects.matched}/${s.sameEffects.compared}`,
+      ),
+    );
   else rows.push([paint('yellow', 'n/a'), 'provider records: the agent has no probe', '']);
   rows.push(check(s.unsettled === 0 && assumed === 0, 'every in-doubt action settled (none left, none guessed)', `${settledTotal} in doubt`));
   out.push(table(['', 'INVARIANT', 'CAMPAIGNS'], rows));
@@ -179,7 +191,8 @@ export function renderReport(r: RehearsalReport): string {
       : `decided from the provider's record: happened ${d.happened}${d.withoutResult ? ` (${d.withoutResult} without the result, which the probe does not report, so the script got the action's "not recorded" value; report { key, result } from probe to give it)` : ''}, did not happen ${d.notHappened}`;
     findings.push(`${d.type} has no verify: a crash at ${d.phases.join(' or ')} leaves it in doubt and the run stops for a decision; ${how}.`);
   }
-  for (const [type, n] of Object.entries(s.approvals)) findings.push(`${type} waits at an approval gate: approved automatically ${n} time(s) during the rehearsal.`);
+  for (const [type, n] of Object.entries(s.approvals))
+    findings.push(`${type} waits at an approval gate: approved automatically ${n} time(s) during the rehearsal.`);
   if (dupTypes) findings.push(`executed more than once for one key: ${dupTypes}.`);
   for (const e of s.errors.slice(0, 5)) findings.push(`campaign failed at ${e}`);
   if (s.errors.length > 5) findings.push(`… and ${s.errors.length - 5} more campaign failure(s) (see --json)`);
@@ -197,8 +210,14 @@ export function renderReport(r: RehearsalReport): string {
   }
   out.push('');
   const savedTotal = Object.values(s.saved).reduce((a, n) => a + n, 0);
-  out.push(`  work saved     ${savedTotal} committed effect(s) not repeated by resumes${savedTotal ? ` (${tally(s.saved)})` : ''}; most steps redone by one resume: ${s.stepsRedoneMax}`);
-  out.push(r.ok ? paint('green', `  result         every invariant held in ${s.points} campaign(s)`) : paint('red', `  result         ${s.broken} of ${s.points} campaign(s) broke an invariant`));
+  out.push(
+    `  work saved     ${savedTotal} committed effect(s) not repeated by resumes${savedTotal ? ` (${tally(s.saved)})` : ''}; most steps redone by one resume: ${s.stepsRedoneMax}`,
+  );
+  out.push(
+    r.ok
+      ? paint('green', `  result         every invariant held in ${s.points} campaign(s)`)
+      : paint('red', `  result         ${s.broken} of ${s.points} campaign(s) broke an invariant`),
+  );
   return out.join('\n');
 }
 
@@ -207,7 +226,8 @@ export function whatBroke(c: CampaignResult): string {
   if (c.error) parts.push(c.error);
   if (!c.finished && !c.error) parts.push(`ended ${c.status}`);
   const unknown = c.decisions.filter((d) => d.withResult === false).map((d) => `${d.type} ${d.id}`);
-  if (!c.sameOutput) parts.push(unknown.length ? `output differs (${unknown.join(', ')} decided happened without its result: the probe reports none)` : 'output differs');
+  if (!c.sameOutput)
+    parts.push(unknown.length ? `output differs (${unknown.join(', ')} decided happened without its result: the probe reports none)` : 'output differs');
   for (const d of c.duplicates) parts.push(`${d.type} ${d.key} ×${d.count} (${d.source})`);
   if (c.sameEffects === false) parts.push(c.effectsDiff.slice(0, 3).join('; '));
   for (const d of c.decisions) if (d.source === 'assumed') parts.push(`${d.type} ${d.id} undecidable`);
@@ -223,11 +243,17 @@ export function invariantsBroken(c: CampaignResult): string[] {
   const out: string[] = [];
   if (c.error) out.push(c.error);
   if (!c.finished && !c.error) out.push(`ended ${c.status}, not like the uncrashed run`);
-  for (const d of c.duplicates) out.push(`effect ${d.count === 2 ? 'twice' : `${d.count} times`}: ${d.type} \`${d.key}\` ×${d.count} (${d.source === 'journal' ? 'the journal executed it' : "the provider's record"} ${d.count} times)`);
+  for (const d of c.duplicates)
+    out.push(
+      `effect ${d.count === 2 ? 'twice' : `${d.count} times`}: ${d.type} \`${d.key}\` ×${d.count} (${d.source === 'journal' ? 'the journal executed it' : "the provider's record"} ${d.count} times)`,
+    );
   if (!c.sameOutput && c.finished) out.push('output differs from the uncrashed run');
   if (c.sameEffects === false) out.push(`provider records differ: ${c.effectsDiff.slice(0, 3).join('; ')}`);
   for (const d of c.decisions) {
-    if (d.source === 'assumed') out.push(`needs a decision: no verify: ${d.type} \`${d.id}\` was in doubt at ${d.phase.replace(/^action:/, '')} and the agent's probe does not report ${d.type}, so the rehearsal assumed "not happened"`);
+    if (d.source === 'assumed')
+      out.push(
+        `needs a decision: no verify: ${d.type} \`${d.id}\` was in doubt at ${d.phase.replace(/^action:/, '')} and the agent's probe does not report ${d.type}, so the rehearsal assumed "not happened"`,
+      );
   }
   for (const u of c.unsettled) out.push(`left in doubt: ${u.type} \`${u.id}\``);
   return out;

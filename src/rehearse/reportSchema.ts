@@ -29,7 +29,16 @@ export const CampaignResult = z.object({
   effectsDiff: z.array(z.string()),
   duplicates: z.array(z.object({ type: z.string(), key: z.string(), count: z.int(), source: z.enum(['journal', 'provider']) })),
   settled: z.array(z.object({ type: z.string(), id: z.string(), how: Outcome })),
-  decisions: z.array(z.object({ type: z.string(), id: z.string(), decision: z.enum(['happened', 'not-happened']), source: z.enum(['provider record', 'assumed']), withResult: z.optional(z.boolean()), phase: z.string() })),
+  decisions: z.array(
+    z.object({
+      type: z.string(),
+      id: z.string(),
+      decision: z.enum(['happened', 'not-happened']),
+      source: z.enum(['provider record', 'assumed']),
+      withResult: z.optional(z.boolean()),
+      phase: z.string(),
+    }),
+  ),
   unsettled: z.array(z.object({ type: z.string(), id: z.string() })),
   approvals: z.array(z.object({ type: z.string(), id: z.string() })),
   stepsRedoneMax: z.int(),

@@ -86,7 +86,10 @@ export class JobLoop {
           return 0;
         }
         state.output(outcome.summary);
-        work = follow.kind === 'compensate' ? { kind: 'compensate', runId: cur.runId, fromRequest: true } : { kind: 'fork', from: cur.runId, stepIdx: follow.stepIdx };
+        work =
+          follow.kind === 'compensate'
+            ? { kind: 'compensate', runId: cur.runId, fromRequest: true }
+            : { kind: 'fork', from: cur.runId, stepIdx: follow.stepIdx };
       }
     } finally {
       state.driving = false;
@@ -104,7 +107,11 @@ export class JobLoop {
       if (hit) return hit.id;
       if (page.length < 100) break;
     }
-    throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run of agent ${agent.name} in ${store.target} to take as "latest".`, 'Start a run first, or name the run id in the launch configuration.');
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_FOUND,
+      `There is no run of agent ${agent.name} in ${store.target} to take as "latest".`,
+      'Start a run first, or name the run id in the launch configuration.',
+    );
   }
 
   /** Runs one job; a failure before the run was announced fails the launch (thrown), later ones end the run. */
@@ -137,7 +144,9 @@ export class JobLoop {
       switch (work.kind) {
         case 'launch':
           state.current = { runId: work.runId ?? '', attempt: 1, input: work.input, job: 'launch', announced: false };
-          return outcomeOfRun(await startRun(store, agent, { ...common, script: config.program, input: work.input, ...(work.runId ? { runId: work.runId } : {}) }));
+          return outcomeOfRun(
+            await startRun(store, agent, { ...common, script: config.program, input: work.input, ...(work.runId ? { runId: work.runId } : {}) }),
+          );
         case 'resume':
           state.current = { runId: work.runId, attempt: 0, input: undefined, job: 'resume', announced: false };
           return outcomeOfRun(await resumeRun(store, agent, work.runId, { ...common, decisions: config.decide }));
@@ -157,13 +166,24 @@ export class JobLoop {
       if (!cur?.announced) throw err;
       const e = errorFields(err);
       state.output(`error: ${e.message}`, 'important');
-      return { runId: cur.runId, status: 'failed', attempt: cur.attempt, error: { name: err instanceof Error ? err.name : 'Error', message: e.message, ...(e.code ? { code: e.code } : {}) }, summary: `run ${cur.runId} failed: ${e.message}` };
+      return {
+        runId: cur.runId,
+        status: 'failed',
+        attempt: cur.attempt,
+        error: { name: err instanceof Error ? err.name : 'Error', message: e.message, ...(e.code ? { code: e.code } : {}) },
+        summary: `run ${cur.runId} failed: ${e.message}`,
+      };
     }
   }
 
   private async compensate(store: Store, work: Extract<Work, { kind: 'compensate' }>, common: Common): Promise<Outcome> {
     const row = store.reader.run(work.runId);
-    if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${work.runId} in ${store.target} to compensate.`, 'Name a run listed by `logbook ls` (and check "database").');
+    if (!row)
+      throw new LogbookError(
+        ErrorCodes.RUN_NOT_FOUND,
+        `There is no run ${work.runId} in ${store.target} to compensate.`,
+        'Name a run listed by `logbook ls` (and check "database").',
+      );
     const input = journaledInput(row).value;
     this.state.current = { runId: work.runId, attempt: row.attempt + 1, input, job: 'compensate', announced: false };
     this.announce(work.runId, row.agent, row.attempt + 1);

@@ -45,7 +45,8 @@ export function outcomeOfCompensation(r: CompensationReport, attempt: number): O
   if (r.alreadyCompensated) parts.push(`${r.alreadyCompensated} applied earlier`);
   if (r.irreversible.length) parts.push(`irreversible: ${r.irreversible.map((i) => `${i.type} ${i.id}`).join(', ')}`);
   if (r.settled.length) parts.push(`settled first: ${r.settled.map((s) => `${s.type} ${s.id} (${s.outcome})`).join(', ')}`);
-  if (r.status === 'interrupted') parts.push(`it stopped between inverses on request; launch with "compensate": "${r.runId}" to finish (applied inverses are not repeated)`);
+  if (r.status === 'interrupted')
+    parts.push(`it stopped between inverses on request; launch with "compensate": "${r.runId}" to finish (applied inverses are not repeated)`);
   const summary = `run ${r.runId} ${r.status === 'interrupted' ? 'compensation interrupted' : r.status}: ${parts.join('; ')}${r.waitingOn ? `; waiting: ${r.waitingOn.reason}` : ''}${r.error ? `; error: ${r.error.message}` : ''}`;
   return {
     runId: r.runId,

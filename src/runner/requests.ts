@@ -57,8 +57,10 @@ export class RequestHandler {
       case 'approval':
         return this.approve(req.approved, req.note, req.then);
       case 'compensate': {
-        if (!current?.announced) throw new LogbookError(ErrorCodes.USAGE, 'No run has started yet, so there is nothing to compensate.', 'Wait for the run to start.');
-        if (this.state.compensating) throw new LogbookError(ErrorCodes.USAGE, `Run ${current.runId} is already being compensated.`, 'Step through the inverses, or continue.');
+        if (!current?.announced)
+          throw new LogbookError(ErrorCodes.USAGE, 'No run has started yet, so there is nothing to compensate.', 'Wait for the run to start.');
+        if (this.state.compensating)
+          throw new LogbookError(ErrorCodes.USAGE, `Run ${current.runId} is already being compensated.`, 'Step through the inverses, or continue.');
         this.mailbox.followUp = { kind: 'compensate' };
         this.requestStop();
         return { message: `run ${current.runId} stops at its next boundary, then its compensation starts (inverses newest-first)` };
@@ -66,9 +68,15 @@ export class RequestHandler {
       case 'fork': {
         const s = this.gate.current;
         if (!s) throw this.notStopped('restarting a frame');
-        if (this.state.compensating) throw new LogbookError(ErrorCodes.USAGE, 'A run being compensated cannot be forked.', 'Fork from a stop in a forward run.');
+        if (this.state.compensating)
+          throw new LogbookError(ErrorCodes.USAGE, 'A run being compensated cannot be forked.', 'Fork from a stop in a forward run.');
         const at = s.at.step?.idx;
-        if (at === undefined || req.stepIdx > at) throw new LogbookError(ErrorCodes.USAGE, `Step #${req.stepIdx + 1} has not been reached, so the run cannot fork there.`, 'Restart a step frame of the current stop.');
+        if (at === undefined || req.stepIdx > at)
+          throw new LogbookError(
+            ErrorCodes.USAGE,
+            `Step #${req.stepIdx + 1} has not been reached, so the run cannot fork there.`,
+            'Restart a step frame of the current stop.',
+          );
         this.mailbox.followUp = { kind: 'fork', stepIdx: req.stepIdx };
         this.requestStop();
         return { message: `forking run ${runId ?? ''} at step #${req.stepIdx + 1}` };
@@ -85,7 +93,11 @@ export class RequestHandler {
     if (!s) throw this.notStopped('deciding');
     const a = s.at.action;
     if (s.at.kind !== 'decision' && s.at.kind !== 'action:reconcile') {
-      throw new LogbookError(ErrorCodes.BAD_DECISION, 'The run is not stopped at an in-doubt action.', 'Decide when the debugger stops at an in-doubt action (reconciliation) or asks for a decision.');
+      throw new LogbookError(
+        ErrorCodes.BAD_DECISION,
+        'The run is not stopped at an in-doubt action.',
+        'Decide when the debugger stops at an in-doubt action (reconciliation) or asks for a decision.',
+      );
     }
     if (a && actionId !== undefined && actionId !== a.id) {
       throw new LogbookError(ErrorCodes.BAD_DECISION, `The run is stopped at ${a.id}, not at ${actionId}.`, 'Decide the action the debugger is stopped at.');
@@ -98,14 +110,20 @@ export class RequestHandler {
     this.mailbox.postDecision(a?.id, given);
     if (a) this.builder.noteDecision(a.id, decision);
     this.resumeAfter(then);
-    return { message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? `happened${result === undefined ? '' : ', with its result'}` : 'did not happen'}` };
+    return {
+      message: `decided: ${a ? `${a.type} ${a.id}` : 'the in-doubt action'} ${decision === 'happened' ? `happened${result === undefined ? '' : ', with its result'}` : 'did not happen'}`,
+    };
   }
 
   private approve(approved: boolean, note: string | undefined, then: StepMode | 'stay'): unknown {
     const s = this.gate.current;
     if (!s) throw this.notStopped(approved ? 'approving' : 'rejecting');
     if (s.at.kind !== 'action:approval' || !s.at.action) {
-      throw new LogbookError(ErrorCodes.BAD_DECISION, 'The run is not stopped at an approval gate.', 'Approve or reject when the debugger stops at an approval gate.');
+      throw new LogbookError(
+        ErrorCodes.BAD_DECISION,
+        'The run is not stopped at an approval gate.',
+        'Approve or reject when the debugger stops at an approval gate.',
+      );
     }
     this.mailbox.postApproval(s.at.action.id, { approved, ...(note !== undefined ? { note } : {}) });
     this.resumeAfter(then);

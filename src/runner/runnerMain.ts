@@ -42,7 +42,11 @@ function main(): void {
       for (const m of early.splice(0)) host.onMessage(m);
     },
     (err: unknown) => {
-      channel.send({ type: 'failed', code: ErrorCodes.WRONG_NODE, message: `The runner could not load the Logbook runtime on ${process.execPath} (${process.version}): ${err instanceof Error ? err.message : String(err)}. Set "runtimeExecutable" to the Node that installed the project's dependencies.` });
+      channel.send({
+        type: 'failed',
+        code: ErrorCodes.WRONG_NODE,
+        message: `The runner could not load the Logbook runtime on ${process.execPath} (${process.version}): ${err instanceof Error ? err.message : String(err)}. Set "runtimeExecutable" to the Node that installed the project's dependencies.`,
+      });
       done(2);
     },
   );

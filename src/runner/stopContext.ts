@@ -85,7 +85,13 @@ export class StopContextBuilder {
     if (known) return known;
     const row = this.state.store?.reader.step(runId, idx);
     if (!row) return undefined;
-    return { idx, name: row.name, replayed: false, redone: false, ...(row.result !== null ? { result: fromJournalJson(row.result, () => ({ runId, table: 'steps', idx, name: row.name, column: 'result' })) } : {}) };
+    return {
+      idx,
+      name: row.name,
+      replayed: false,
+      redone: false,
+      ...(row.result !== null ? { result: fromJournalJson(row.result, () => ({ runId, table: 'steps', idx, name: row.name, column: 'result' })) } : {}),
+    };
   }
 
   entryDetail(run: RunSnapshot, detail: string): string {
@@ -99,7 +105,9 @@ export class StopContextBuilder {
     }
     const replay = reader.steps(run.id, 0, reader.stepCount(run.id)).filter((s) => s.status === 'completed').length;
     const inDoubt = reader.inDoubt(run.id);
-    const stopsIn = this.state.config?.stopOnReplay ? 'the debugger stops in them too (stopOnReplay)' : 'the debugger does not stop in them (stopOnReplay is off)';
+    const stopsIn = this.state.config?.stopOnReplay
+      ? 'the debugger stops in them too (stopOnReplay)'
+      : 'the debugger does not stop in them (stopOnReplay is off)';
     const doubt = inDoubt.length
       ? `${inDoubt.length} action(s) in doubt will be reconciled when the script reaches them: ${inDoubt.map((a) => `${a.type} ${a.id}`).join(', ')}`
       : 'no action is in doubt';
@@ -126,7 +134,13 @@ export class StopContextBuilder {
   /** The names a debugger expression sees at `at` (a sandboxed copy: an expression cannot change the run). */
   scopeAt(at: Boundary, run: RunSnapshot | undefined): Record<string, unknown> {
     const cur = this.state.current;
-    const fallback: RunSnapshot = { id: cur?.runId ?? '', agent: this.state.agent?.name ?? '', attempt: cur?.attempt ?? 0, status: 'running', input: cur?.input };
+    const fallback: RunSnapshot = {
+      id: cur?.runId ?? '',
+      agent: this.state.agent?.name ?? '',
+      attempt: cur?.attempt ?? 0,
+      status: 'running',
+      input: cur?.input,
+    };
     return sandboxCopy(evalScope(at.kind, at.detail, run ?? fallback, at.step, at.action)) as Record<string, unknown>;
   }
 }

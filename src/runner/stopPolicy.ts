@@ -24,10 +24,7 @@ export interface StopDecision {
   readonly hitBreakpointIds: number[];
 }
 
-type Mode =
-  | { kind: 'continue' | 'next' | 'stepIn' | 'restart' }
-  | { kind: 'stepOut'; stepIdx: number }
-  | { kind: 'stepOutInverse'; actionId: string };
+type Mode = { kind: 'continue' | 'next' | 'stepIn' | 'restart' } | { kind: 'stepOut'; stepIdx: number } | { kind: 'stepOutInverse'; actionId: string };
 
 interface Armed<B> {
   readonly bp: B;
@@ -48,7 +45,12 @@ export interface PolicyOptions {
 const STEP_BOUNDARIES = new Set<BoundaryKind>(['step:before', 'step:after', 'run:end', 'compensate:before']);
 
 function glob(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 export class StopPolicy {
@@ -63,7 +65,13 @@ export class StopPolicy {
   setBreakpoints(b: Breakpoints): void {
     const old = new Map<number, number>([...this.lines, ...this.functions].map((a) => [a.bp.id, a.hits]));
     this.lines = b.lines.map((bp) => ({ bp, hit: bp.hitCondition ? parseHitCondition(bp.hitCondition) : undefined, hits: old.get(bp.id) ?? 0, warned: false }));
-    this.functions = b.functions.map((bp) => ({ bp, re: glob(bp.name), hit: bp.hitCondition ? parseHitCondition(bp.hitCondition) : undefined, hits: old.get(bp.id) ?? 0, warned: false }));
+    this.functions = b.functions.map((bp) => ({
+      bp,
+      re: glob(bp.name),
+      hit: bp.hitCondition ? parseHitCondition(bp.hitCondition) : undefined,
+      hits: old.get(bp.id) ?? 0,
+      warned: false,
+    }));
     this.filters = new Set(b.filters);
   }
 
@@ -95,7 +103,10 @@ export class StopPolicy {
       try {
         v = this.opts.evaluate(a.bp.condition, at);
       } catch (err) {
-        if (!a.warned) this.opts.warn(`The condition of a breakpoint (${a.bp.condition}) threw: ${(err as Error)?.message ?? String(err)}. It does not stop until the condition evaluates.`);
+        if (!a.warned)
+          this.opts.warn(
+            `The condition of a breakpoint (${a.bp.condition}) threw: ${(err as Error)?.message ?? String(err)}. It does not stop until the condition evaluates.`,
+          );
         a.warned = true;
         return false;
       }
@@ -136,18 +147,25 @@ export class StopPolicy {
     const name = at.kind === 'step:before' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
     // An action also answers to its id, so `model:*` stops before every journaled model call (ids model:<step>.<call>).
     const id = at.kind === 'action:before-start' ? at.action?.id : undefined;
-    const fnHits = name === undefined ? [] : this.functions.filter((a) => (a.re.test(name) || (id !== undefined && a.re.test(id))) && this.conditionHolds(a, at)).map((a) => a.bp.id);
+    const fnHits =
+      name === undefined
+        ? []
+        : this.functions.filter((a) => (a.re.test(name) || (id !== undefined && a.re.test(id))) && this.conditionHolds(a, at)).map((a) => a.bp.id);
 
     // The stop a restartFrame asked for comes first: the client waits for it (breakpoints there still count hits).
-    if (this.mode.kind === 'restart' && at.kind === 'step:before' && !at.step?.replayed) return { reason: 'restart', description: `restarted here: ${at.detail}`, hitBreakpointIds: [] };
+    if (this.mode.kind === 'restart' && at.kind === 'step:before' && !at.step?.replayed)
+      return { reason: 'restart', description: `restarted here: ${at.detail}`, hitBreakpointIds: [] };
     if (at.kind === 'decision') {
       return { reason: 'exception', exceptionId: 'needsDecision', text: 'Needs a decision', description: at.detail, hitBreakpointIds: [] };
     }
-    const filter = FILTERS.find((f) => f.kind === at.kind && this.filters.has(f.filter) && (f.filter !== 'nonIdempotent' || at.action?.effect === 'non-idempotent'));
+    const filter = FILTERS.find(
+      (f) => f.kind === at.kind && this.filters.has(f.filter) && (f.filter !== 'nonIdempotent' || at.action?.effect === 'non-idempotent'),
+    );
     if (filter) return { reason: 'exception', exceptionId: filter.filter, text: filter.label, description: at.detail, hitBreakpointIds: [] };
     if (lineHits.length > 0) return { reason: 'breakpoint', description: `breakpoint: ${at.detail}`, hitBreakpointIds: lineHits };
     if (fnHits.length > 0) return { reason: 'function breakpoint', description: `function breakpoint: ${at.detail}`, hitBreakpointIds: fnHits };
-    if ((at.kind === 'run:entry' || at.kind === 'compensate:entry') && this.opts.stopOnEntry) return { reason: 'entry', description: at.detail, hitBreakpointIds: [] };
+    if ((at.kind === 'run:entry' || at.kind === 'compensate:entry') && this.opts.stopOnEntry)
+      return { reason: 'entry', description: at.detail, hitBreakpointIds: [] };
     if (this.pauseRequested) return { reason: 'pause', description: `paused: ${at.detail}`, hitBreakpointIds: [] };
     return this.stepStop(at);
   }

@@ -16,13 +16,19 @@ function jsonOrText(text: string | null): unknown {
   }
 }
 
-
 export function runView(run: RunSnapshot, forkedFrom: { runId: string; stepIdx: number } | undefined): RunView {
   return { id: run.id, agent: run.agent, attempt: run.attempt, status: run.status, input: toWire(run.input), ...(forkedFrom ? { forkedFrom } : {}) };
 }
 
 export function stepView(s: StepSnapshot): StepView {
-  return { idx: s.idx, name: s.name, replayed: s.replayed, redone: s.redone, ...('result' in s ? { result: toWire(s.result) } : {}), ...(s.location ? { location: s.location } : {}) };
+  return {
+    idx: s.idx,
+    name: s.name,
+    replayed: s.replayed,
+    redone: s.redone,
+    ...('result' in s ? { result: toWire(s.result) } : {}),
+    ...(s.location ? { location: s.location } : {}),
+  };
 }
 
 export function actionView(a: ActionSnapshot): ActionView {
@@ -84,7 +90,13 @@ export function stepsPage(reader: JournalReader, runId: string, start: number, c
 }
 
 /** The names an expression can use at a stop: run, step, action, args, result, error, input, kind, phase. */
-export function evalScope(kind: string, detail: string, run: RunSnapshot, step: StepSnapshot | undefined, action: ActionSnapshot | undefined): Record<string, unknown> {
+export function evalScope(
+  kind: string,
+  detail: string,
+  run: RunSnapshot,
+  step: StepSnapshot | undefined,
+  action: ActionSnapshot | undefined,
+): Record<string, unknown> {
   const result = action ? action.result : step?.result;
   return {
     run: { id: run.id, agent: run.agent, attempt: run.attempt, status: run.status, input: run.input },

@@ -11,10 +11,18 @@ import type { RunApi } from './types';
 /** run.step(name, fn) at `position` (from 1), inside the step named `parent` if any: steps have names and do not nest. */
 export function checkStepCall(name: unknown, fn: unknown, position: number, parent: string | undefined): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new LogbookError(ErrorCodes.STEP_MISUSE, 'run.step was called without a name.', 'Give every step a stable, descriptive name: run.step("load recipients", () => …).');
+    throw new LogbookError(
+      ErrorCodes.STEP_MISUSE,
+      'run.step was called without a name.',
+      'Give every step a stable, descriptive name: run.step("load recipients", () => …).',
+    );
   }
   if (typeof fn !== 'function') {
-    throw new LogbookError(ErrorCodes.STEP_MISUSE, `run.step(${JSON.stringify(name)}) was called without a function.`, 'Pass the step body as the second argument.');
+    throw new LogbookError(
+      ErrorCodes.STEP_MISUSE,
+      `run.step(${JSON.stringify(name)}) was called without a function.`,
+      'Pass the step body as the second argument.',
+    );
   }
   requireWellFormed(name, `The name of step #${position}`);
   if (parent !== undefined) {
@@ -29,7 +37,11 @@ export function checkStepCall(name: unknown, fn: unknown, position: number, pare
 /** run.do(action, …) takes an action made with defineAction, inside a step (`frame`, the step it is called in). */
 export function checkActionCall<F>(action: unknown, frame: F | undefined): asserts frame is F {
   if (!isAction(action)) {
-    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, 'run.do was called with something that is not an action.', 'Pass an action made with defineAction({...}).');
+    throw new LogbookError(
+      ErrorCodes.INVALID_DEFINITION,
+      'run.do was called with something that is not an action.',
+      'Pass an action made with defineAction({...}).',
+    );
   }
   if (frame === undefined) {
     throw new LogbookError(
@@ -49,10 +61,16 @@ export async function checkedArgs<S extends StandardSchema, R>(
 ): Promise<{ readonly parsed: InferOutput<S>; readonly json: string }> {
   const v = await validate(action.args, args);
   if (!v.ok) {
-    throw new LogbookError(ErrorCodes.INVALID_ARGS, `The args of ${action.type} are invalid: ${v.message}.`, `Fix the values passed to run.do(${action.type}, …) so they match its args schema.`, { type: action.type });
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      `The args of ${action.type} are invalid: ${v.message}.`,
+      `Fix the values passed to run.do(${action.type}, …) so they match its args schema.`,
+      { type: action.type },
+    );
   }
   const parsed = v.value as InferOutput<S>;
-  const json = toJournalJson(parsed, `The args of ${action.type}`, 'Pass plain JSON values (strings, numbers, booleans, arrays, plain objects) as action args.') ?? 'null';
+  const json =
+    toJournalJson(parsed, `The args of ${action.type}`, 'Pass plain JSON values (strings, numbers, booleans, arrays, plain objects) as action args.') ?? 'null';
   if (SECRET_FIELD_HINT.test(json)) warnSecretFields(parsed, 'args', `the args of ${action.type}`, log, warned);
   return { parsed, json };
 }
@@ -63,10 +81,20 @@ export function actionKey<S extends StandardSchema, R>(action: ActionDefinition<
   try {
     key = action.key(parsed, api);
   } catch (err) {
-    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} threw: ${describe(err)}.`, 'Make key(args, run) a pure function of the args and run id.', { type: action.type });
+    throw new LogbookError(
+      ErrorCodes.INVALID_DEFINITION,
+      `The key function of ${action.type} threw: ${describe(err)}.`,
+      'Make key(args, run) a pure function of the args and run id.',
+      { type: action.type },
+    );
   }
   if (typeof key !== 'string' || key.length === 0) {
-    throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `The key function of ${action.type} returned ${JSON.stringify(key)}, not a non-empty string.`, 'Return a string derived from the action\'s meaning, e.g. `email:${run.id}:${args.to}`.', { type: action.type });
+    throw new LogbookError(
+      ErrorCodes.INVALID_DEFINITION,
+      `The key function of ${action.type} returned ${JSON.stringify(key)}, not a non-empty string.`,
+      "Return a string derived from the action's meaning, e.g. `email:${run.id}:${args.to}`.",
+      { type: action.type },
+    );
   }
   requireWellFormed(key, `The key of ${action.type}`, { type: action.type });
   return key;

@@ -38,7 +38,12 @@ export class Bracket {
     const { def, na, args, row, location } = c;
     const { host: h, writer } = this.d;
     const executions = row?.executions ?? 0;
-    let paused = h.boundary({ stopFirst: true, fault: { point: 'action:before-start', target: na.type }, event: () => ({ kind: 'action:before-start', action: actionSnapshot(def, na, args, 'before-start', row, location) }), stopAfter: true });
+    let paused = h.boundary({
+      stopFirst: true,
+      fault: { point: 'action:before-start', target: na.type },
+      event: () => ({ kind: 'action:before-start', action: actionSnapshot(def, na, args, 'before-start', row, location) }),
+      stopAfter: true,
+    });
     if (paused) await paused;
     // A new idempotent action's `started` need not be fsynced: lost in a power cut, the action is simply not found and
     // runs again with its key, which is what reconciling it in doubt would do. Its `committed` stays durable.
@@ -47,7 +52,10 @@ export class Bracket {
     const behind = fresh && def.started === 'with-result' && def.effect === 'idempotent';
     if (behind) writer.actionStartedBehind(na);
     else writer.actionStarted(na, row !== undefined, reconciliation, def.effect !== 'idempotent' || !fresh);
-    paused = h.boundary({ fault: { point: 'action:after-start', target: na.type }, event: () => ({ kind: 'action:after-start', action: actionSnapshot(def, na, args, 'started', row, location, { status: 'started', executions }) }) });
+    paused = h.boundary({
+      fault: { point: 'action:after-start', target: na.type },
+      event: () => ({ kind: 'action:after-start', action: actionSnapshot(def, na, args, 'started', row, location, { status: 'started', executions }) }),
+    });
     if (paused) await paused;
     writer.actionExecuting(na.stepIdx, na.id, behind);
     // The last check before the effect, synchronous with the call: past its lease by this process's clock, the run
@@ -64,15 +72,33 @@ export class Bracket {
       await this.executeThrew(c, executions + 1, err);
       throw err;
     }
-    paused = h.boundary({ fault: { point: 'action:after-execute', target: na.type }, event: () => ({ kind: 'action:after-execute', action: actionSnapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }) }) });
+    paused = h.boundary({
+      fault: { point: 'action:after-execute', target: na.type },
+      event: () => ({
+        kind: 'action:after-execute',
+        action: actionSnapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }),
+      }),
+    });
     if (paused) await paused;
-    const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute; the action stays in doubt and is reconciled on resume.');
+    const json = toJournalJson(
+      result,
+      `The result of ${na.type} ${na.id}`,
+      'Return plain JSON from execute; the action stays in doubt and is reconciled on resume.',
+    );
     writer.actionCommitted(na.stepIdx, na.id, json, reconciliation);
     this.d.stats.actionsExecuted++;
     if (reconciliation) this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: reconciliation });
     paused = h.boundary({
       fault: { point: 'action:after-commit', target: na.type },
-      event: () => ({ kind: 'action:committed', action: actionSnapshot(def, na, args, 'committed', row, location, { status: 'committed', executions: executions + 1, result, ...(reconciliation ? { reconciliation } : {}) }) }),
+      event: () => ({
+        kind: 'action:committed',
+        action: actionSnapshot(def, na, args, 'committed', row, location, {
+          status: 'committed',
+          executions: executions + 1,
+          result,
+          ...(reconciliation ? { reconciliation } : {}),
+        }),
+      }),
     });
     if (paused) await paused;
     return result;
@@ -82,7 +108,12 @@ export class Bracket {
   async observe<S extends StandardSchema, R>(c: ActionCall<S, R>): Promise<R> {
     const { def, na, args, location } = c;
     const { host: h, writer } = this.d;
-    let paused = h.boundary({ stopFirst: true, fault: { point: 'action:before-start', target: na.type }, event: () => ({ kind: 'action:before-start', action: actionSnapshot(def, na, args, 'before-start', undefined, location) }), stopAfter: true });
+    let paused = h.boundary({
+      stopFirst: true,
+      fault: { point: 'action:before-start', target: na.type },
+      event: () => ({ kind: 'action:before-start', action: actionSnapshot(def, na, args, 'before-start', undefined, location) }),
+      stopAfter: true,
+    });
     if (paused) await paused;
     const ended = writer.effectStarting(na.type, na.id);
     let result: R;
@@ -91,7 +122,12 @@ export class Bracket {
     } catch (err) {
       ended();
       // Nothing was journaled for it: a read-only action that failed simply runs again next time.
-      paused = h.boundary({ event: () => ({ kind: 'action:failed', action: actionSnapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }) }) });
+      paused = h.boundary({
+        event: () => ({
+          kind: 'action:failed',
+          action: actionSnapshot(def, na, args, 'failed', undefined, location, { status: 'failed', executions: 1, error: errorRecord(err) }),
+        }),
+      });
       if (paused) await paused;
       throw err;
     }
@@ -101,7 +137,13 @@ export class Bracket {
     const json = toJournalJson(result, `The result of ${na.type} ${na.id}`, 'Return plain JSON from execute.');
     writer.actionObserved(na, json);
     this.d.stats.actionsObserved++;
-    paused = h.boundary({ fault: { point: 'action:after-commit', target: na.type }, event: () => ({ kind: 'action:committed', action: actionSnapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }) }) });
+    paused = h.boundary({
+      fault: { point: 'action:after-commit', target: na.type },
+      event: () => ({
+        kind: 'action:committed',
+        action: actionSnapshot(def, na, args, 'committed', undefined, location, { status: 'committed', executions: 1, result }),
+      }),
+    });
     if (paused) await paused;
     return result;
   }
@@ -121,7 +163,9 @@ export class Bracket {
     if (afterExecuteError(def.effect, classified) === 'failed') {
       // The journal keeps whether the effect may have happened all the same: compensation settles such an action first.
       writer.actionFailed(na.stepIdx, na.id, failedMayHaveHappened(def.effect, classified) ? { ...error, mayHaveHappened: true } : error);
-      const paused = h.boundary({ event: () => ({ kind: 'action:failed', action: actionSnapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }) }) });
+      const paused = h.boundary({
+        event: () => ({ kind: 'action:failed', action: actionSnapshot(def, na, args, 'failed', row, location, { status: 'failed', executions, error }) }),
+      });
       if (paused) await paused;
       return;
     }
@@ -144,7 +188,9 @@ export class Bracket {
     try {
       const c = def.failure(err, args);
       if (c === 'not-happened' || c === 'in-doubt') return c;
-      this.d.log(`warning: the failure classifier of ${def.type} returned ${JSON.stringify(c)}, not "not-happened" or "in-doubt"; the action is kept in doubt.`);
+      this.d.log(
+        `warning: the failure classifier of ${def.type} returned ${JSON.stringify(c)}, not "not-happened" or "in-doubt"; the action is kept in doubt.`,
+      );
     } catch (thrown) {
       this.d.log(`warning: the failure classifier of ${def.type} threw (${describe(thrown)}); the action is kept in doubt.`);
     }

@@ -71,7 +71,12 @@ export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: Carry
     case 'verify': {
       const found = await verifyWithDeadline(a, d);
       if (found === undefined) return notHappened('verify', 'verify found no trace of it', 'verified-absent');
-      d.writer.actionCommitted(a.step_idx, a.id, toJournalJson(found, `The verified result of ${a.type} ${a.id}`, 'Return plain JSON (or undefined when not found) from verify.'), 'verified');
+      d.writer.actionCommitted(
+        a.step_idx,
+        a.id,
+        toJournalJson(found, `The verified result of ${a.type} ${a.id}`, 'Return plain JSON (or undefined when not found) from verify.'),
+        'verified',
+      );
       return { done: 'verified', how: 'verify', found };
     }
     case 'needs-decision':
@@ -80,7 +85,9 @@ export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: Carry
       if (!given) return { done: 'needs-decision', how: 'needs-decision' };
       const decided = journaledDecision(a.id, given, 'the decision hook');
       d.writer.decision(a.step_idx, a.id, decided.decision, decided.result);
-      return decided.decision === 'happened' ? happened(decided.result) : notHappened('decided-not-happened', 'a person decided it did not happen', 'decided-not-happened');
+      return decided.decision === 'happened'
+        ? happened(decided.result)
+        : notHappened('decided-not-happened', 'a person decided it did not happen', 'decided-not-happened');
     }
   }
 }
@@ -100,7 +107,12 @@ async function verifyWithDeadline<A, R>(a: ActionRow, d: CarryOutDeps<A, R>): Pr
  * The host's question for an in-doubt action no rule settles (did it happen?), as `ask` for carryOut: undefined when
  * the host has no decision hook. The run and the action are read when it asks.
  */
-export function decisionAsker(hooks: RuntimeHooks | undefined, plan: ReconcilePlan, run: () => RunSnapshot, action: () => ActionSnapshot): (() => Promise<DecisionInput | undefined>) | undefined {
+export function decisionAsker(
+  hooks: RuntimeHooks | undefined,
+  plan: ReconcilePlan,
+  run: () => RunSnapshot,
+  action: () => ActionSnapshot,
+): (() => Promise<DecisionInput | undefined>) | undefined {
   if (!hooks?.decision) return undefined;
   return () => {
     const ev: PauseEvent = { kind: 'action:decision', run: run(), plan, action: { ...action(), reconciliation: 'needs-decision' } };

@@ -19,7 +19,6 @@ import type { CompensationReport } from './outcomes';
 
 export type { CompensationReport } from './outcomes';
 
-
 export interface CompensateOptions {
   readonly faults?: Faults;
   readonly hooks?: RuntimeHooks;
@@ -38,7 +37,9 @@ export async function compensateRun(store: Store, runId: string, opts: Compensat
   checkCompensable(store, runId);
   // The inverses get the journal's args and results: a damaged one is refused before the attempt counter moves.
   readBackFirst(store.reader, row, { steps: 0, actions: 'all' });
-  const lease = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
+  const lease = withNewSession(opts.role ?? 'cli', (owner) =>
+    store.acquireRun(runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }),
+  );
   return compensateWithLease(store, lease, opts);
 }
 
@@ -59,7 +60,12 @@ export function checkCompensable(store: Store, runId: string): Map<string, Actio
 function definition(type: string): ActionDefinition {
   const def = actionRegistry().get(type);
   if (!def) {
-    throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `The journal has ${type} actions, but the loaded script defines no such action type.`, 'Compensate with the script that ran the actions (pass it with --script).', { type });
+    throw new LogbookError(
+      ErrorCodes.UNKNOWN_ACTION_TYPE,
+      `The journal has ${type} actions, but the loaded script defines no such action type.`,
+      'Compensate with the script that ran the actions (pass it with --script).',
+      { type },
+    );
   }
   return def;
 }
@@ -130,11 +136,21 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
         writer,
         ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, ...writer.leaseChecks },
         ask: decisionAsker(hooks, plan, runSnap, () => snapshot(a, def)),
-        verifyFailed: (err) => new LogbookError(ErrorCodes.VERIFY_FAILED, `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`, `Fix verify and run \`logbook compensate ${runId}\` again.`, { actionId: a.id }),
+        verifyFailed: (err) =>
+          new LogbookError(
+            ErrorCodes.VERIFY_FAILED,
+            `verify of ${a.type} ${a.id} threw: ${describe(err)}. Nothing was compensated.`,
+            `Fix verify and run \`logbook compensate ${runId}\` again.`,
+            { actionId: a.id },
+          ),
       });
       if (out.happened === undefined) {
         writer.runStatus('needs-decision', { data: { actionId: a.id, type: a.type, reason: 'compensation needs to know whether it happened' } });
-        return { ...base(), status: 'needs-decision', waitingOn: { actionId: a.id, reason: `${a.type} ${a.id} is in doubt and has no verify: decide with --decide ${a.id}=happened|not-happened` } };
+        return {
+          ...base(),
+          status: 'needs-decision',
+          waitingOn: { actionId: a.id, reason: `${a.type} ${a.id} is in doubt and has no verify: decide with --decide ${a.id}=happened|not-happened` },
+        };
       }
       settled.push({ id: a.id, type: a.type, outcome: SETTLED[out.how]?.[out.happened ? 1 : 0] ?? out.how });
     }
@@ -153,7 +169,9 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       }
       const def = inverses.has(a.id) ? inverses.get(a.id) : definition(a.type);
       if (!def?.compensate) {
-        writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason: def ? `${a.type} has no compensate` : `${a.type} was made at run time without an inverse` });
+        writer.compensation(a.step_idx, a.id, 'irreversible', null, {
+          reason: def ? `${a.type} has no compensate` : `${a.type} was made at run time without an inverse`,
+        });
         irreversible.push({ id: a.id, type: a.type });
         continue;
       }
@@ -169,12 +187,21 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       const ended = writer.effectStarting(`${a.type} (inverse)`, `compensate:${a.id}`);
       let result: unknown;
       try {
-        result = await def.compensate(fromJournalJson(a.args, () => actionPlace(a, 'args')), fromJournalJson(a.result, () => actionPlace(a, 'result')), { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, ...writer.leaseChecks });
+        result = await def.compensate(
+          fromJournalJson(a.args, () => actionPlace(a, 'args')),
+          fromJournalJson(a.result, () => actionPlace(a, 'result')),
+          { idempotencyKey: `compensate:${a.id}`, runId, attempt: lease.attempt, ...writer.leaseChecks },
+        );
         ended();
       } catch (err) {
         ended();
         writer.compensation(a.step_idx, a.id, 'failed', null, { error: errorRecord(err) });
-        throw new LogbookError(ErrorCodes.COMPENSATE_FAILED, `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`, `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`, { actionId: a.id });
+        throw new LogbookError(
+          ErrorCodes.COMPENSATE_FAILED,
+          `The inverse of ${a.type} ${a.id} threw: ${describe(err)}.`,
+          `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses are not repeated.`,
+          { actionId: a.id },
+        );
       }
       faults.hit('compensate:after-execute', a.type);
       await pause('compensate:after-execute', a, def);
@@ -222,9 +249,19 @@ const SETTLED: Partial<Record<ReconcileHow, readonly [string, string]>> = {
 
 function snapshot(a: ActionRow, def: ActionDefinition | undefined): ActionSnapshot {
   return {
-    id: a.id, type: a.type, version: a.version, effect: a.effect, args: fromJournalJson(a.args, () => actionPlace(a, 'args')), phase: 'compensating', status: a.status,
-    executions: a.executions, stepIdx: a.step_idx, hasVerify: typeof def?.verify === 'function', hasCompensate: typeof def?.compensate === 'function',
-    approval: def?.approval === true, result: fromJournalJson(a.result, () => actionPlace(a, 'result')),
+    id: a.id,
+    type: a.type,
+    version: a.version,
+    effect: a.effect,
+    args: fromJournalJson(a.args, () => actionPlace(a, 'args')),
+    phase: 'compensating',
+    status: a.status,
+    executions: a.executions,
+    stepIdx: a.step_idx,
+    hasVerify: typeof def?.verify === 'function',
+    hasCompensate: typeof def?.compensate === 'function',
+    approval: def?.approval === true,
+    result: fromJournalJson(a.result, () => actionPlace(a, 'result')),
     ...(a.status === 'started' && a.error !== null ? { afterError: true, error: journaledError(a.error) } : {}),
   };
 }

@@ -27,25 +27,48 @@ export function journaledDecision(id: string, given: unknown, where: string): Jo
   const shape = `${where}: the decision for ${id}`;
   const example = `{ ${JSON.stringify(id)}: 'happened' }, or { ${JSON.stringify(id)}: { decision: 'happened', result: { … } } } with the result the action had`;
   if (typeof given === 'string') {
-    if (!WORDS.includes(given)) throw new LogbookError(ErrorCodes.BAD_DECISION, `${shape} is ${JSON.stringify(given)}, not "happened" or "not-happened". Nothing was written.`, `Pass ${example}.`, { actionId: id });
+    if (!WORDS.includes(given))
+      throw new LogbookError(
+        ErrorCodes.BAD_DECISION,
+        `${shape} is ${JSON.stringify(given)}, not "happened" or "not-happened". Nothing was written.`,
+        `Pass ${example}.`,
+        { actionId: id },
+      );
     return { decision: given as Decision, result: null };
   }
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw new LogbookError(ErrorCodes.BAD_DECISION, `${shape} is ${JSON.stringify(given) ?? String(given)}, not a decision. Nothing was written.`, `Pass ${example}.`, { actionId: id });
+    throw new LogbookError(
+      ErrorCodes.BAD_DECISION,
+      `${shape} is ${JSON.stringify(given) ?? String(given)}, not a decision. Nothing was written.`,
+      `Pass ${example}.`,
+      { actionId: id },
+    );
   }
   const { decision, result, ...rest } = given as { decision?: unknown; result?: unknown };
   const extra = Object.keys(rest);
   if (!WORDS.includes(decision) || extra.length > 0) {
-    const why = !WORDS.includes(decision) ? `its "decision" is ${JSON.stringify(decision) ?? 'missing'}, not "happened" or "not-happened"` : `it has ${extra.map((k) => JSON.stringify(k)).join(', ')}, which a decision does not`;
+    const why = !WORDS.includes(decision)
+      ? `its "decision" is ${JSON.stringify(decision) ?? 'missing'}, not "happened" or "not-happened"`
+      : `it has ${extra.map((k) => JSON.stringify(k)).join(', ')}, which a decision does not`;
     throw new LogbookError(ErrorCodes.BAD_DECISION, `${shape}: ${why}. Nothing was written.`, `Pass ${example}.`, { actionId: id });
   }
   if (result === undefined) return { decision: decision as Decision, result: null };
   if (decision !== 'happened') {
-    throw new LogbookError(ErrorCodes.INVALID_ARGS, `${shape} is "not-happened" with a result: an effect that did not happen has none. Nothing was written.`, `Leave the result out, or decide "happened" if it did happen.`, { actionId: id });
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      `${shape} is "not-happened" with a result: an effect that did not happen has none. Nothing was written.`,
+      `Leave the result out, or decide "happened" if it did happen.`,
+      { actionId: id },
+    );
   }
   const bad = findNonJson(result);
   if (bad) {
-    throw new LogbookError(ErrorCodes.INVALID_ARGS, `${shape} has a result the journal cannot hold: ${bad.replace(/^\$/, 'result')}. Nothing was written.`, 'Give the result as plain JSON (objects, arrays, strings, finite numbers, booleans, null), as execute would have returned it.', { actionId: id });
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      `${shape} has a result the journal cannot hold: ${bad.replace(/^\$/, 'result')}. Nothing was written.`,
+      'Give the result as plain JSON (objects, arrays, strings, finite numbers, booleans, null), as execute would have returned it.',
+      { actionId: id },
+    );
   }
   return { decision: 'happened', result: JSON.stringify(result) };
 }
@@ -54,7 +77,11 @@ export function journaledDecision(id: string, given: unknown, where: string): Jo
 export function journaledDecisions(given: unknown, where: string): Record<string, JournaledDecision> {
   if (given === undefined) return {};
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw new LogbookError(ErrorCodes.BAD_DECISION, `${where}: "decisions" is ${JSON.stringify(given)}, not an object of decisions by action id. Nothing was written.`, `Pass { decisions: { '<action id>': 'happened' } }.`);
+    throw new LogbookError(
+      ErrorCodes.BAD_DECISION,
+      `${where}: "decisions" is ${JSON.stringify(given)}, not an object of decisions by action id. Nothing was written.`,
+      `Pass { decisions: { '<action id>': 'happened' } }.`,
+    );
   }
   const out: Record<string, JournaledDecision> = {};
   for (const [id, d] of Object.entries(given)) out[id] = journaledDecision(id, d, where);

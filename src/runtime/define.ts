@@ -102,7 +102,8 @@ const runTimePrefixes = (prefixGlobals[PREFIXES_KEY] ??= new Set<string>());
  * cannot be checked up front; one that is never reached is still reported when the run ends.
  */
 export function declareRunTimeActionTypes(prefix: string): void {
-  if (typeof prefix !== 'string' || prefix.length === 0) bad('declareRunTimeActionTypes needs a non-empty prefix.', 'Pass the prefix your action types share, e.g. "tool.".');
+  if (typeof prefix !== 'string' || prefix.length === 0)
+    bad('declareRunTimeActionTypes needs a non-empty prefix.', 'Pass the prefix your action types share, e.g. "tool.".');
   runTimePrefixes.add(prefix);
 }
 
@@ -116,10 +117,13 @@ function bad(what: string, remedy: string): never {
 
 export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>): ActionDefinition<S, R> {
   const where = `defineAction(${typeof spec?.type === 'string' ? JSON.stringify(spec.type) : '?'})`;
-  if (typeof spec !== 'object' || spec === null) bad('defineAction was called without a definition object.', 'Pass { type, version, effect, args, key, execute }.');
-  if (typeof spec.type !== 'string' || spec.type.length === 0) bad(`${where}: "type" must be a non-empty string.`, 'Name the action by what it does, e.g. "email.send".');
+  if (typeof spec !== 'object' || spec === null)
+    bad('defineAction was called without a definition object.', 'Pass { type, version, effect, args, key, execute }.');
+  if (typeof spec.type !== 'string' || spec.type.length === 0)
+    bad(`${where}: "type" must be a non-empty string.`, 'Name the action by what it does, e.g. "email.send".');
   requireWellFormed(spec.type, 'The type of an action');
-  if (!Number.isInteger(spec.version) || spec.version < 1) bad(`${where}: "version" must be a positive integer.`, 'Start at version: 1 and bump it when the key format or meaning changes.');
+  if (!Number.isInteger(spec.version) || spec.version < 1)
+    bad(`${where}: "version" must be a positive integer.`, 'Start at version: 1 and bump it when the key format or meaning changes.');
   if (!EFFECTS.includes(spec.effect)) bad(`${where}: "effect" is ${JSON.stringify(spec.effect)}.`, `Use one of ${EFFECTS.map((e) => `"${e}"`).join(', ')}.`);
   if (!isStandardSchema(spec.args)) bad(`${where}: "args" is not a schema.`, 'Pass a zod schema, e.g. z.object({ to: z.string() }).');
   for (const fn of ['key', 'execute'] as const) {
@@ -129,7 +133,10 @@ export function defineAction<S extends StandardSchema, R>(spec: ActionSpec<S, R>
     if (spec[fn] !== undefined && typeof spec[fn] !== 'function') bad(`${where}: "${fn}" must be a function when given.`, `Remove it or make it a function.`);
   }
   if (spec.verifyTimeoutMs !== undefined && !(Number.isInteger(spec.verifyTimeoutMs) && spec.verifyTimeoutMs > 0)) {
-    bad(`${where}: "verifyTimeoutMs" is ${JSON.stringify(spec.verifyTimeoutMs)}.`, 'Give a positive whole number of milliseconds, e.g. verifyTimeoutMs: 10_000, or leave it out for 30 s.');
+    bad(
+      `${where}: "verifyTimeoutMs" is ${JSON.stringify(spec.verifyTimeoutMs)}.`,
+      'Give a positive whole number of milliseconds, e.g. verifyTimeoutMs: 10_000, or leave it out for 30 s.',
+    );
   }
   if (spec.started !== undefined && spec.started !== 'before-execute' && spec.started !== 'with-result') {
     bad(`${where}: "started" is ${JSON.stringify(spec.started)}.`, 'Use "before-execute" or "with-result", or leave it out.');
@@ -196,9 +203,14 @@ export function defineAgent<S extends StandardSchema, O>(spec: AgentSpec<S, O>):
 export function defineAgent(given: unknown): AgentDefinition {
   if (typeof given !== 'object' || given === null) bad('defineAgent was called without a definition object.', 'Pass { name, input, run }.');
   const spec = ((given as { input?: unknown }).input === undefined ? { ...given, input: NO_INPUT } : given) as AgentSpec<StandardSchema, unknown>;
-  if (typeof spec.name !== 'string' || spec.name.length === 0) bad('defineAgent: "name" must be a non-empty string.', 'Give the agent a name, e.g. "email-campaign".');
+  if (typeof spec.name !== 'string' || spec.name.length === 0)
+    bad('defineAgent: "name" must be a non-empty string.', 'Give the agent a name, e.g. "email-campaign".');
   requireWellFormed(spec.name, 'The name of an agent');
-  if (!isStandardSchema(spec.input)) bad(`defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`, 'Pass a zod schema, e.g. z.object({}), or leave `input` out for an agent that takes none.');
+  if (!isStandardSchema(spec.input))
+    bad(
+      `defineAgent(${JSON.stringify(spec.name)}): "input" is not a schema.`,
+      'Pass a zod schema, e.g. z.object({}), or leave `input` out for an agent that takes none.',
+    );
   if (typeof spec.run !== 'function') bad(`defineAgent(${JSON.stringify(spec.name)}): "run" must be a function.`, 'Add run: async (run, input) => { ... }.');
   if (spec.onFailure !== undefined && spec.onFailure !== 'stop' && spec.onFailure !== 'compensate') {
     bad(`defineAgent(${JSON.stringify(spec.name)}): "onFailure" is ${JSON.stringify(spec.onFailure)}.`, 'Use "stop" or "compensate".');

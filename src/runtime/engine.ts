@@ -9,7 +9,19 @@ import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './in
 import { requireWellFormed } from './wellFormed';
 import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
-import { endSession, withNewSession, storageError, type Claimed, type Durability, type ForkPoint, type ForkSeed, type Lease, type ReadScope, type RunWriter, type Store } from './store';
+import {
+  endSession,
+  withNewSession,
+  storageError,
+  type Claimed,
+  type Durability,
+  type ForkPoint,
+  type ForkSeed,
+  type Lease,
+  type ReadScope,
+  type RunWriter,
+  type Store,
+} from './store';
 import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
@@ -33,7 +45,6 @@ export interface EngineOptions {
   readonly onDriving?: OnDriving;
 }
 
-
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
@@ -54,7 +65,11 @@ export async function startRun(store: Store, agent: AgentDefinition, opts: NewRu
  * Starts a new run that replays run `from` up to step `stepIdx` (and inherits `seeds`), with the origin's input as
  * journaled: that is the schema's output already, so it is not parsed again. The caller cannot pass an input.
  */
-export async function forkRun(store: Store, agent: AgentDefinition, opts: NewRunOptions & { readonly from: string; readonly stepIdx: number; readonly seeds?: readonly ForkSeed[] }): Promise<RunOutcome> {
+export async function forkRun(
+  store: Store,
+  agent: AgentDefinition,
+  opts: NewRunOptions & { readonly from: string; readonly stepIdx: number; readonly seeds?: readonly ForkSeed[] },
+): Promise<RunOutcome> {
   const origin = store.reader.run(opts.from);
   if (!origin) throw runNotFound(opts.from);
   const runId = opts.runId ?? newRunId();
@@ -65,10 +80,24 @@ export async function forkRun(store: Store, agent: AgentDefinition, opts: NewRun
   return createAndDrive(store, agent, runId, input, opts, forkedFrom);
 }
 
-async function createAndDrive(store: Store, agent: AgentDefinition, runId: string, input: ParsedInput, opts: NewRunOptions, forkedFrom?: ForkPoint): Promise<RunOutcome> {
+async function createAndDrive(
+  store: Store,
+  agent: AgentDefinition,
+  runId: string,
+  input: ParsedInput,
+  opts: NewRunOptions,
+  forkedFrom?: ForkPoint,
+): Promise<RunOutcome> {
   const lease = withNewSession(opts.role ?? 'cli', (owner) =>
     store.createRun(
-      { id: runId, agent: agent.name, script: opts.script, input: input.json, ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}), ...(forkedFrom ? { forkedFrom } : {}) },
+      {
+        id: runId,
+        agent: agent.name,
+        script: opts.script,
+        input: input.json,
+        ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}),
+        ...(forkedFrom ? { forkedFrom } : {}),
+      },
       owner,
     ),
   );
@@ -88,7 +117,14 @@ export async function driveClaimed(store: Store, agent: AgentDefinition, claimed
   } catch (err) {
     if (!(err instanceof LogbookError) || err.code !== ErrorCodes.JOURNAL_INVALID) throw err;
     store.releaseLease(lease);
-    return { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats: emptyStats(), status: 'interrupted', error: { name: err.name, message: err.message, code: err.code } };
+    return {
+      runId: lease.runId,
+      agent: agent.name,
+      attempt: lease.attempt,
+      stats: emptyStats(),
+      status: 'interrupted',
+      error: { name: err.name, message: err.message, code: err.code },
+    };
   }
   if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
   return drive(store, agent, lease, input, opts);
@@ -106,24 +142,55 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
   if (row.agent !== agent.name) {
-    throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, but the script defines ${agent.name}.`, `Resume it with its own script (${row.script}).`, { runId });
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} belongs to agent ${row.agent}, but the script defines ${agent.name}.`,
+      `Resume it with its own script (${row.script}).`,
+      { runId },
+    );
   }
   // The policy says what may go forward; the lease (taken next) says whether someone else is driving it.
   const blocker = runAllows(row.status, false).resumeBlocker;
   if (blocker === 'completed') {
-    throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} already completed; there is nothing to resume.`, `Start a new run with \`logbook run ${row.script}\`, or compensate this one with \`logbook compensate ${runId}\`.`, { runId, status: row.status });
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} already completed; there is nothing to resume.`,
+      `Start a new run with \`logbook run ${row.script}\`, or compensate this one with \`logbook compensate ${runId}\`.`,
+      { runId, status: row.status },
+    );
   }
   if (blocker === 'compensation') {
-    throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} is ${row.status}; it cannot go forward any more.`, `Finish the compensation with \`logbook compensate ${runId}\`.`, { runId, status: row.status });
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} is ${row.status}; it cannot go forward any more.`,
+      `Finish the compensation with \`logbook compensate ${runId}\`.`,
+      { runId, status: row.status },
+    );
   }
   if (blocker === 'queued') {
-    throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} is queued and has not started yet; a worker starts it.`, `Start a worker that has its script: \`logbook worker --scripts <folder of ${row.script}>\` (with the same --db).`, { runId, status: row.status });
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} is queued and has not started yet; a worker starts it.`,
+      `Start a worker that has its script: \`logbook worker --scripts <folder of ${row.script}>\` (with the same --db).`,
+      { runId, status: row.status },
+    );
   }
   for (const [id, { decision }] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
-    if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${id} to decide.`, `See the in-doubt actions with \`logbook show ${runId}\`.`, { runId, actionId: id });
+    if (!a)
+      throw new LogbookError(
+        ErrorCodes.ACTION_NOT_FOUND,
+        `Run ${runId} has no action ${id} to decide.`,
+        `See the in-doubt actions with \`logbook show ${runId}\`.`,
+        { runId, actionId: id },
+      );
     if (!ACTION_WORDS[actionDisplay(a, false)].canDecide) {
-      throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${id} is ${a.status}, not in doubt, so "${decision}" cannot be applied.`, 'Only decide actions shown as "in doubt" by `logbook show`.', { runId, actionId: id });
+      throw new LogbookError(
+        ErrorCodes.BAD_DECISION,
+        `Action ${id} is ${a.status}, not in doubt, so "${decision}" cannot be applied.`,
+        'Only decide actions shown as "in doubt" by `logbook show`.',
+        { runId, actionId: id },
+      );
     }
   }
   return readBackFirst(store.reader, row, READS.resume);
@@ -170,7 +237,14 @@ function isProgrammingError(err: unknown): boolean {
 }
 
 /** One driving session of the run: whatever way it ends, the session ends with it, so its lease is never live after. */
-async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: ParsedInput, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+async function drive(
+  store: Store,
+  agent: AgentDefinition,
+  lease: Lease,
+  input: ParsedInput,
+  opts: EngineOptions,
+  existingWriter?: RunWriter,
+): Promise<RunOutcome> {
   try {
     return await driveSession(store, agent, lease, input, opts, existingWriter);
   } finally {
@@ -178,7 +252,14 @@ async function drive(store: Store, agent: AgentDefinition, lease: Lease, input: 
   }
 }
 
-async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, parsedInput: ParsedInput, opts: EngineOptions, existingWriter?: RunWriter): Promise<RunOutcome> {
+async function driveSession(
+  store: Store,
+  agent: AgentDefinition,
+  lease: Lease,
+  parsedInput: ParsedInput,
+  opts: EngineOptions,
+  existingWriter?: RunWriter,
+): Promise<RunOutcome> {
   const input = parsedInput.value;
   const writer = existingWriter ?? store.openWriter(lease, opts.durability);
   const stats = emptyStats();
@@ -206,7 +287,8 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     const outputJson = toJournalJson(output, `The output of agent ${agent.name}`, 'Return plain JSON from run().');
     writer.flush();
     writer.runStatus('completed', { output: outputJson, data: { stats: summary(stats) } });
-    if (opts.hooks?.pause) await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input } });
+    if (opts.hooks?.pause)
+      await opts.hooks.pause({ kind: 'run:end', run: { id: lease.runId, agent: agent.name, attempt: lease.attempt, status: 'completed', input } });
     return { ...base, status: 'completed', output };
   } catch (thrown) {
     const storage = writer.broken ?? storageError(thrown, store.target, 'running the script');
@@ -235,15 +317,21 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
     // ends the attempt as an outcome (resumable), never as a rejection of the caller's promise.
     try {
       const stopped = await settleReplayedDoubts(session, log);
-      if (stopped) return { ...base, status: stopped.status, ...(stopped.actionId ? { waitingOn: { actionId: stopped.actionId, reason: stopped.reason } } : {}) };
+      if (stopped)
+        return { ...base, status: stopped.status, ...(stopped.actionId ? { waitingOn: { actionId: stopped.actionId, reason: stopped.reason } } : {}) };
       writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
       // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
       // and the declared policy does not undo effects whose outcome nobody knows yet.
       const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
-      if (unknownOutcome && agent.onFailure === 'compensate') log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
+      if (unknownOutcome && agent.onFailure === 'compensate')
+        log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
       // The inverses are called with the journal's args and results: a damaged one is found before any runs.
-      const damaged = agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome ? store.reader.firstDamage(lease.runId, READS.compensate) : undefined;
-      if (damaged) log(`${agent.name}: the run failed (${describe(err)}); its declared policy does not compensate it: ${journalInvalid(damaged, 'holds text that is not JSON').message}`);
+      const damaged =
+        agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome ? store.reader.firstDamage(lease.runId, READS.compensate) : undefined;
+      if (damaged)
+        log(
+          `${agent.name}: the run failed (${describe(err)}); its declared policy does not compensate it: ${journalInvalid(damaged, 'holds text that is not JSON').message}`,
+        );
       if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome && !damaged) {
         // A compensation that would be refused (an inverse this process cannot call) is refused before anything is
         // written: the run stays failed and resumable.
@@ -256,16 +344,25 @@ async function driveSession(store: Store, agent: AgentDefinition, lease: Lease, 
         writer.release();
         released = true;
         // A new session: the one that failed has let the lease go, and another driver may have taken it meanwhile.
-        const relock = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }));
+        const relock = withNewSession(opts.role ?? 'cli', (owner) =>
+          store.acquireRun(lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (declared policy)' }),
+        );
         const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
         return { ...base, status: compensation.status, error, compensation };
       }
       return { ...base, status: 'failed', error };
     } catch (late) {
-      const why = late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD) ? late : storageError(late, store.target, 'recording the failure');
+      const why =
+        late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD)
+          ? late
+          : storageError(late, store.target, 'recording the failure');
       if (!why) throw late;
       log(`${agent.name}: run ${lease.runId} failed (${describe(err)}), and then [${why.code}] ${why.message}`);
-      return { ...base, status: why.code === ErrorCodes.LEASE_HELD ? 'failed' : 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
+      return {
+        ...base,
+        status: why.code === ErrorCodes.LEASE_HELD ? 'failed' : 'interrupted',
+        error: { name: why.name, message: why.message, code: why.code },
+      };
     }
   } finally {
     guard.dispose();
@@ -311,7 +408,14 @@ function compensationRefusal(store: Store, runId: string): LogbookError | undefi
 }
 
 function summary(s: AttemptStats): Record<string, number> {
-  return { stepsReplayed: s.stepsReplayed, stepsRun: s.stepsRun, stepsRedone: s.stepsRedone, actionsSkipped: s.actionsSkipped, actionsExecuted: s.actionsExecuted, reconciled: s.reconciled.length };
+  return {
+    stepsReplayed: s.stepsReplayed,
+    stepsRun: s.stepsRun,
+    stepsRedone: s.stepsRedone,
+    actionsSkipped: s.actionsSkipped,
+    actionsExecuted: s.actionsExecuted,
+    reconciled: s.reconciled.length,
+  };
 }
 
 /** Records an approval or rejection for an action waiting at its gate (the run itself is not running). */
@@ -320,11 +424,24 @@ export function recordApproval(store: Store, runId: string, actionId: string, ap
   if (note !== null) requireWellFormed(note, 'The note of the approval');
   const a = store.reader.action(runId, actionId);
   if (!store.reader.run(runId)) throw runNotFound(runId);
-  if (!a) throw new LogbookError(ErrorCodes.ACTION_NOT_FOUND, `Run ${runId} has no action ${actionId}.`, `See the actions waiting for approval with \`logbook show ${runId}\`.`, { runId, actionId });
+  if (!a)
+    throw new LogbookError(
+      ErrorCodes.ACTION_NOT_FOUND,
+      `Run ${runId} has no action ${actionId}.`,
+      `See the actions waiting for approval with \`logbook show ${runId}\`.`,
+      { runId, actionId },
+    );
   if (a.status !== 'awaiting-approval' || a.approval !== 'pending') {
-    throw new LogbookError(ErrorCodes.BAD_DECISION, `Action ${actionId} is not waiting for approval (it is ${a.approval === 'approved' ? 'already approved' : a.status}).`, 'Only actions shown as "awaiting approval" can be approved or rejected.', { runId, actionId });
+    throw new LogbookError(
+      ErrorCodes.BAD_DECISION,
+      `Action ${actionId} is not waiting for approval (it is ${a.approval === 'approved' ? 'already approved' : a.status}).`,
+      'Only actions shown as "awaiting approval" can be approved or rejected.',
+      { runId, actionId },
+    );
   }
-  const lease = withNewSession(role, (owner) => store.acquireRun(runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }));
+  const lease = withNewSession(role, (owner) =>
+    store.acquireRun(runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }),
+  );
   let writer: RunWriter | undefined;
   try {
     writer = store.openWriter(lease);

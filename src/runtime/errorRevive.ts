@@ -49,7 +49,8 @@ export function reviveError(text: string | null, place: () => JournalPlace): Err
     if (!parsed.success) throw journalInvalid(place(), 'holds JSON that is not an error record (name, message, …)');
     rec = { name: parsed.data.name ?? 'Error', message: parsed.data.message ?? 'step failed', ...withoutUndefined(parsed.data) };
   }
-  const err = rec.code !== undefined && CODES.has(rec.code) && rec.remedy !== undefined ? logbookError(rec, rec.code as ErrorCode, rec.remedy) : plainError(rec);
+  const err =
+    rec.code !== undefined && CODES.has(rec.code) && rec.remedy !== undefined ? logbookError(rec, rec.code as ErrorCode, rec.remedy) : plainError(rec);
   if (rec.stack) err.stack = `${err.name}: ${err.message}\n    (replayed from the journal; first thrown at:)\n${rec.stack.split('\n').slice(1).join('\n')}`;
   return err;
 }

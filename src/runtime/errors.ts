@@ -21,73 +21,73 @@ interface CodeRow {
 
 /** One row per code; everything else (ErrorCodes, exit codes, which errors are script bugs) derives from it. */
 const CODES = {
-  SCRIPT_NOT_FOUND:    { code: 'LB_SCRIPT_NOT_FOUND', exit: EXIT.usage },
-  SCRIPT_LOAD_FAILED:  { code: 'LB_SCRIPT_LOAD_FAILED', exit: EXIT.usage },
-  NO_DEFAULT_AGENT:    { code: 'LB_NO_DEFAULT_AGENT', exit: EXIT.usage },
-  INVALID_INPUT:       { code: 'LB_INVALID_INPUT', exit: EXIT.usage },
-  INVALID_ARGS:        { code: 'LB_INVALID_ARGS', exit: EXIT.usage, scriptBug: true },
-  INVALID_DEFINITION:  { code: 'LB_INVALID_DEFINITION', exit: EXIT.usage, scriptBug: true },
-  NOT_JSON:            { code: 'LB_NOT_JSON', exit: EXIT.usage, scriptBug: true },
-  KEY_CONFLICT:        { code: 'LB_KEY_CONFLICT', exit: EXIT.usage, scriptBug: true },
-  NONDETERMINISM:      { code: 'LB_NONDETERMINISM', exit: EXIT.usage, scriptBug: true },
-  STEP_MISUSE:         { code: 'LB_STEP_MISUSE', exit: EXIT.usage, scriptBug: true },
+  SCRIPT_NOT_FOUND: { code: 'LB_SCRIPT_NOT_FOUND', exit: EXIT.usage },
+  SCRIPT_LOAD_FAILED: { code: 'LB_SCRIPT_LOAD_FAILED', exit: EXIT.usage },
+  NO_DEFAULT_AGENT: { code: 'LB_NO_DEFAULT_AGENT', exit: EXIT.usage },
+  INVALID_INPUT: { code: 'LB_INVALID_INPUT', exit: EXIT.usage },
+  INVALID_ARGS: { code: 'LB_INVALID_ARGS', exit: EXIT.usage, scriptBug: true },
+  INVALID_DEFINITION: { code: 'LB_INVALID_DEFINITION', exit: EXIT.usage, scriptBug: true },
+  NOT_JSON: { code: 'LB_NOT_JSON', exit: EXIT.usage, scriptBug: true },
+  KEY_CONFLICT: { code: 'LB_KEY_CONFLICT', exit: EXIT.usage, scriptBug: true },
+  NONDETERMINISM: { code: 'LB_NONDETERMINISM', exit: EXIT.usage, scriptBug: true },
+  STEP_MISUSE: { code: 'LB_STEP_MISUSE', exit: EXIT.usage, scriptBug: true },
   ACTION_OUTSIDE_STEP: { code: 'LB_ACTION_OUTSIDE_STEP', exit: EXIT.usage, scriptBug: true },
   UNKNOWN_ACTION_TYPE: { code: 'LB_UNKNOWN_ACTION_TYPE', exit: EXIT.usage },
-  DB_CORRUPT:          { code: 'LB_DB_CORRUPT', exit: EXIT.usage },
-  DB_TOO_NEW:          { code: 'LB_DB_TOO_NEW', exit: EXIT.usage },
-  DB_OPEN_FAILED:      { code: 'LB_DB_OPEN_FAILED', exit: EXIT.usage },
-  DB_DURABILITY:       { code: 'LB_DB_DURABILITY', exit: EXIT.usage },
+  DB_CORRUPT: { code: 'LB_DB_CORRUPT', exit: EXIT.usage },
+  DB_TOO_NEW: { code: 'LB_DB_TOO_NEW', exit: EXIT.usage },
+  DB_OPEN_FAILED: { code: 'LB_DB_OPEN_FAILED', exit: EXIT.usage },
+  DB_DURABILITY: { code: 'LB_DB_DURABILITY', exit: EXIT.usage },
   /**
    * A journaled value or row read back that is not what was written (not JSON, or not the shape the runtime wrote):
    * edited by hand or damaged. A journal failure like the storage ones: never the script's failure, no declared policy.
    */
-  JOURNAL_INVALID:     { code: 'LB_JOURNAL_INVALID', exit: EXIT.storage },
+  JOURNAL_INVALID: { code: 'LB_JOURNAL_INVALID', exit: EXIT.storage },
   /**
    * A status change the transition table (policy.ts, RUN_TRANSITIONS) does not allow: a bug in Logbook, refused before
    * it is written. A journal failure like the storage ones: nothing more is written and no declared policy fires.
    */
-  ILLEGAL_TRANSITION:  { code: 'LB_ILLEGAL_TRANSITION', exit: EXIT.storage },
-  LEASE_HELD:          { code: 'LB_LEASE_HELD', exit: EXIT.busy },
-  LEASE_LOST:          { code: 'LB_LEASE_LOST', exit: EXIT.busy },
-  RUN_NOT_FOUND:       { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },
-  RUN_EXISTS:          { code: 'LB_RUN_EXISTS', exit: EXIT.usage },
-  RUN_NOT_RESUMABLE:   { code: 'LB_RUN_NOT_RESUMABLE', exit: EXIT.usage },
-  ACTION_NOT_FOUND:    { code: 'LB_ACTION_NOT_FOUND', exit: EXIT.usage },
-  APPROVAL_REJECTED:   { code: 'LB_APPROVAL_REJECTED', exit: EXIT.usage },
-  BAD_DECISION:        { code: 'LB_BAD_DECISION', exit: EXIT.usage },
-  VERIFY_FAILED:       { code: 'LB_VERIFY_FAILED', exit: EXIT.usage, scriptBug: true },
-  COMPENSATE_FAILED:   { code: 'LB_COMPENSATE_FAILED', exit: EXIT.usage },
-  ACTION_FAILED:       { code: 'LB_ACTION_FAILED', exit: EXIT.usage },
-  VERSION_CHANGED:     { code: 'LB_VERSION_CHANGED', exit: EXIT.usage, scriptBug: true },
-  BAD_CRASH_SPEC:      { code: 'LB_BAD_CRASH_SPEC', exit: EXIT.usage },
-  USAGE:               { code: 'LB_USAGE', exit: EXIT.usage },
-  NATIVE_UNSUPPORTED:  { code: 'LB_NATIVE_UNSUPPORTED', exit: EXIT.usage },
-  BAD_LAUNCH_CONFIG:   { code: 'LB_BAD_LAUNCH_CONFIG', exit: EXIT.usage },
-  WRONG_NODE:          { code: 'LB_WRONG_NODE', exit: EXIT.usage },
-  REHEARSAL_BASELINE:  { code: 'LB_REHEARSAL_BASELINE', exit: EXIT.usage },
+  ILLEGAL_TRANSITION: { code: 'LB_ILLEGAL_TRANSITION', exit: EXIT.storage },
+  LEASE_HELD: { code: 'LB_LEASE_HELD', exit: EXIT.busy },
+  LEASE_LOST: { code: 'LB_LEASE_LOST', exit: EXIT.busy },
+  RUN_NOT_FOUND: { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },
+  RUN_EXISTS: { code: 'LB_RUN_EXISTS', exit: EXIT.usage },
+  RUN_NOT_RESUMABLE: { code: 'LB_RUN_NOT_RESUMABLE', exit: EXIT.usage },
+  ACTION_NOT_FOUND: { code: 'LB_ACTION_NOT_FOUND', exit: EXIT.usage },
+  APPROVAL_REJECTED: { code: 'LB_APPROVAL_REJECTED', exit: EXIT.usage },
+  BAD_DECISION: { code: 'LB_BAD_DECISION', exit: EXIT.usage },
+  VERIFY_FAILED: { code: 'LB_VERIFY_FAILED', exit: EXIT.usage, scriptBug: true },
+  COMPENSATE_FAILED: { code: 'LB_COMPENSATE_FAILED', exit: EXIT.usage },
+  ACTION_FAILED: { code: 'LB_ACTION_FAILED', exit: EXIT.usage },
+  VERSION_CHANGED: { code: 'LB_VERSION_CHANGED', exit: EXIT.usage, scriptBug: true },
+  BAD_CRASH_SPEC: { code: 'LB_BAD_CRASH_SPEC', exit: EXIT.usage },
+  USAGE: { code: 'LB_USAGE', exit: EXIT.usage },
+  NATIVE_UNSUPPORTED: { code: 'LB_NATIVE_UNSUPPORTED', exit: EXIT.usage },
+  BAD_LAUNCH_CONFIG: { code: 'LB_BAD_LAUNCH_CONFIG', exit: EXIT.usage },
+  WRONG_NODE: { code: 'LB_WRONG_NODE', exit: EXIT.usage },
+  REHEARSAL_BASELINE: { code: 'LB_REHEARSAL_BASELINE', exit: EXIT.usage },
   /** A name, key or type holds half of a UTF-16 surrogate pair, which SQLite's text cannot store exactly. */
-  LONE_SURROGATE:      { code: 'LB_LONE_SURROGATE', exit: EXIT.usage, scriptBug: true },
-  NUL_CHARACTER:       { code: 'LB_NUL_CHARACTER', exit: EXIT.usage, scriptBug: true },
+  LONE_SURROGATE: { code: 'LB_LONE_SURROGATE', exit: EXIT.usage, scriptBug: true },
+  NUL_CHARACTER: { code: 'LB_NUL_CHARACTER', exit: EXIT.usage, scriptBug: true },
   /** The script's promises stopped settling: nothing is left for the event loop to do, but the run is unfinished. */
-  NEVER_SETTLED:       { code: 'LB_NEVER_SETTLED', exit: EXIT.failed, scriptBug: true },
+  NEVER_SETTLED: { code: 'LB_NEVER_SETTLED', exit: EXIT.failed, scriptBug: true },
   /** The agent script called process.exit() while its run was in flight. */
-  SCRIPT_EXITED:       { code: 'LB_SCRIPT_EXITED', exit: EXIT.failed, scriptBug: true },
-  VERIFY_TIMEOUT:      { code: 'LB_VERIFY_TIMEOUT', exit: EXIT.failed, scriptBug: true },
+  SCRIPT_EXITED: { code: 'LB_SCRIPT_EXITED', exit: EXIT.failed, scriptBug: true },
+  VERIFY_TIMEOUT: { code: 'LB_VERIFY_TIMEOUT', exit: EXIT.failed, scriptBug: true },
   /** Another connection kept the journal's write lock past the busy timeout. */
-  DB_BUSY:             { code: 'LB_DB_BUSY', exit: EXIT.storage },
-  DB_DISK_FULL:        { code: 'LB_DB_DISK_FULL', exit: EXIT.storage },
-  DB_READONLY:         { code: 'LB_DB_READONLY', exit: EXIT.storage },
-  DB_EMPTY:            { code: 'LB_DB_EMPTY', exit: EXIT.usage },
+  DB_BUSY: { code: 'LB_DB_BUSY', exit: EXIT.storage },
+  DB_DISK_FULL: { code: 'LB_DB_DISK_FULL', exit: EXIT.storage },
+  DB_READONLY: { code: 'LB_DB_READONLY', exit: EXIT.storage },
+  DB_EMPTY: { code: 'LB_DB_EMPTY', exit: EXIT.usage },
   /** Any other I/O error of the journal (a corrupt page found mid-run, EIO). */
-  DB_IO:               { code: 'LB_DB_IO', exit: EXIT.storage },
+  DB_IO: { code: 'LB_DB_IO', exit: EXIT.storage },
   /** The PostgreSQL journal's server cannot be reached, or went away mid-run (refused, reset, shut down, timed out). */
-  DB_UNREACHABLE:      { code: 'LB_DB_UNREACHABLE', exit: EXIT.storage },
+  DB_UNREACHABLE: { code: 'LB_DB_UNREACHABLE', exit: EXIT.storage },
   /** The PostgreSQL server refused the connection's role, password or database. */
-  DB_AUTH:             { code: 'LB_DB_AUTH', exit: EXIT.storage },
+  DB_AUTH: { code: 'LB_DB_AUTH', exit: EXIT.storage },
   /** A --crash-at spec that names an action type the loaded script does not define. */
   CRASH_TARGET_UNKNOWN: { code: 'LB_CRASH_TARGET_UNKNOWN', exit: EXIT.usage },
   /** A journaled model call's parameters (prompt, tools, settings) changed since it was recorded. */
-  MODEL_DRIFT:         { code: 'LB_MODEL_DRIFT', exit: EXIT.failed, scriptBug: true },
+  MODEL_DRIFT: { code: 'LB_MODEL_DRIFT', exit: EXIT.failed, scriptBug: true },
 } as const satisfies Record<string, CodeRow>;
 
 type Codes = typeof CODES;
@@ -239,7 +239,14 @@ export function errorRecord(err: unknown): ErrorRecord {
 
 function rawRecord(err: unknown): ErrorRecord {
   if (err instanceof LogbookError) {
-    return { name: err.name, message: err.message, code: err.code, ...(err.stack ? { stack: err.stack } : {}), remedy: err.remedy, ...jsonSafe({ details: err.details }) };
+    return {
+      name: err.name,
+      message: err.message,
+      code: err.code,
+      ...(err.stack ? { stack: err.stack } : {}),
+      remedy: err.remedy,
+      ...jsonSafe({ details: err.details }),
+    };
   }
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;

@@ -43,7 +43,12 @@ export function parseCrashSpec(spec: string): CrashSpec {
     );
   }
   const occurrence = m[2] === undefined ? 1 : Number(m[2]);
-  if (occurrence < 1) throw new LogbookError(ErrorCodes.BAD_CRASH_SPEC, `--crash-at ${JSON.stringify(spec)}: the occurrence must be 1 or more.`, 'Count occurrences from 1, e.g. email.send#1@after-start.');
+  if (occurrence < 1)
+    throw new LogbookError(
+      ErrorCodes.BAD_CRASH_SPEC,
+      `--crash-at ${JSON.stringify(spec)}: the occurrence must be 1 or more.`,
+      'Count occurrences from 1, e.g. email.send#1@after-start.',
+    );
   return { target: m[1], occurrence, point };
 }
 
@@ -129,7 +134,12 @@ export function targetsAction(point: FaultPoint): boolean {
  * Refuses, before anything runs, a crash spec at an action phase whose target is no action type the loaded script
  * defines (a typo would otherwise run the whole agent, real effects included, and never crash).
  */
-export function checkCrashTargets(specs: readonly CrashSpec[], actionTypes: readonly string[], runTimePrefixes: Iterable<string> = [], where = '--crash-at'): void {
+export function checkCrashTargets(
+  specs: readonly CrashSpec[],
+  actionTypes: readonly string[],
+  runTimePrefixes: Iterable<string> = [],
+  where = '--crash-at',
+): void {
   const later = [...runTimePrefixes];
   for (const s of specs) {
     if (!targetsAction(s.point) || actionTypes.includes(s.target)) continue;

@@ -49,7 +49,8 @@ export interface StepSnapshot {
   readonly location?: SourceLocation;
 }
 
-export type ActionPhase = 'before-start' | 'started' | 'executed' | 'committed' | 'failed' | 'skipped' | 'in-doubt' | 'awaiting-approval' | 'compensating' | 'compensated';
+export type ActionPhase =
+  'before-start' | 'started' | 'executed' | 'committed' | 'failed' | 'skipped' | 'in-doubt' | 'awaiting-approval' | 'compensating' | 'compensated';
 
 export interface ActionSnapshot {
   readonly id: string;
@@ -105,7 +106,10 @@ export interface RuntimeHooks {
 export type OnDriving = (run: { readonly runId: string; readonly attempt: number }) => void;
 
 /** Tells the host this session drives the run; the host's callback failing is logged, never the run's failure. */
-export function announceDriving(opts: { readonly onDriving?: OnDriving; readonly log?: (line: string) => void }, lease: { readonly runId: string; readonly attempt: number }): void {
+export function announceDriving(
+  opts: { readonly onDriving?: OnDriving; readonly log?: (line: string) => void },
+  lease: { readonly runId: string; readonly attempt: number },
+): void {
   try {
     opts.onDriving?.({ runId: lease.runId, attempt: lease.attempt });
   } catch (err) {

@@ -33,7 +33,11 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** A new run's id, checked before anything is written. */
 export function checkRunId(runId: string): void {
   if (!RUN_ID.test(runId)) {
-    throw new LogbookError(ErrorCodes.USAGE, `The run id ${JSON.stringify(runId)} is not usable.`, 'Use letters, digits, and . _ : - (up to 128 characters), starting with a letter or digit.');
+    throw new LogbookError(
+      ErrorCodes.USAGE,
+      `The run id ${JSON.stringify(runId)} is not usable.`,
+      'Use letters, digits, and . _ : - (up to 128 characters), starting with a letter or digit.',
+    );
   }
 }
 
@@ -42,7 +46,12 @@ export async function parseRawInput(agent: AgentDefinition, runId: string, raw: 
   checkRunId(runId);
   const v = await validate(agent.input, raw ?? {});
   if (!v.ok) {
-    throw new LogbookError(ErrorCodes.INVALID_INPUT, `The input for agent ${agent.name} is invalid: ${v.message}.`, "Pass --input with JSON that matches the agent's input schema.", { agent: agent.name });
+    throw new LogbookError(
+      ErrorCodes.INVALID_INPUT,
+      `The input for agent ${agent.name} is invalid: ${v.message}.`,
+      "Pass --input with JSON that matches the agent's input schema.",
+      { agent: agent.name },
+    );
   }
   const json = toJournalJson(v.value, `The input of agent ${agent.name}`, 'Pass plain JSON as input.');
   if (log) warnSecretFields(v.value, 'input', `the input of run ${runId} (agent ${agent.name})`, log);
@@ -54,7 +63,10 @@ const inputPlace = (row: RunRow): JournalPlace => ({ runId: row.id, table: 'runs
 
 /** The parsed input a run's row holds, used as it is (the schema is not applied again); damaged, LB_JOURNAL_INVALID. */
 export function journaledInput(row: RunRow): ParsedInput {
-  return parsed(row.input, fromJournalJson(row.input, () => inputPlace(row)));
+  return parsed(
+    row.input,
+    fromJournalJson(row.input, () => inputPlace(row)),
+  );
 }
 
 /**

@@ -137,13 +137,19 @@ export function openJournal(opts: JournalOptions = {}): Journal {
   const agents = new Map<string, AgentDefinition>();
   for (const a of opts.agents ?? []) {
     const seen = agents.get(a.name);
-    if (seen && seen !== a) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `openJournal: two different agents are named ${JSON.stringify(a.name)}.`, 'Give each agent its own name: runs find their agent by it.');
+    if (seen && seen !== a)
+      throw new LogbookError(
+        ErrorCodes.INVALID_DEFINITION,
+        `openJournal: two different agents are named ${JSON.stringify(a.name)}.`,
+        'Give each agent its own name: runs find their agent by it.',
+      );
     agents.set(a.name, a as AgentDefinition);
   }
   if (opts.journal !== undefined && opts.file !== undefined) {
     throw new LogbookError(ErrorCodes.USAGE, 'openJournal: both "journal" and its deprecated name "file" are set.', 'Keep "journal" and remove "file".');
   }
-  if (opts.file !== undefined) warnOnce('openJournal.file', deprecationLine('openJournal\'s option "file"', '"journal"'), opts.log ?? ((l) => process.stderr.write(`${l}\n`)));
+  if (opts.file !== undefined)
+    warnOnce('openJournal.file', deprecationLine('openJournal\'s option "file"', '"journal"'), opts.log ?? ((l) => process.stderr.write(`${l}\n`)));
   const store: Store = openStore(resolveTarget(opts.journal ?? opts.file ?? DEFAULT_DB));
   const role = opts.role ?? 'api';
   const engine = { role, ...(opts.log ? { log: opts.log } : {}) };
@@ -153,7 +159,12 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     if (!row) throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `There is no run ${runId} in ${store.target}.`, 'List the runs with journal.runs().');
     const agent = agents.get(row.agent);
     if (!agent) {
-      throw new LogbookError(ErrorCodes.RUN_NOT_RESUMABLE, `Run ${runId} belongs to agent ${row.agent}, which this journal was not opened with.`, `Pass it in openJournal({ agents: [...] }) (known: ${[...agents.keys()].join(', ') || 'none'}).`, { runId, agent: row.agent });
+      throw new LogbookError(
+        ErrorCodes.RUN_NOT_RESUMABLE,
+        `Run ${runId} belongs to agent ${row.agent}, which this journal was not opened with.`,
+        `Pass it in openJournal({ agents: [...] }) (known: ${[...agents.keys()].join(', ') || 'none'}).`,
+        { runId, agent: row.agent },
+      );
     }
     return agent;
   };
@@ -184,9 +195,20 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       checkOptions('journal.start', o, START_KEYS);
       const registered = agent as unknown as AgentDefinition;
       const known = agents.get(agent.name);
-      if (known && known !== registered) throw new LogbookError(ErrorCodes.INVALID_DEFINITION, `journal.start: another agent named ${JSON.stringify(agent.name)} was registered.`, 'Start the agent you registered, or rename one.');
+      if (known && known !== registered)
+        throw new LogbookError(
+          ErrorCodes.INVALID_DEFINITION,
+          `journal.start: another agent named ${JSON.stringify(agent.name)} was registered.`,
+          'Start the agent you registered, or rename one.',
+        );
       agents.set(agent.name, registered);
-      return startRun(store, registered, { ...engine, script: o.script ?? `api:${agent.name}`, input, ...(o.runId !== undefined ? { runId: o.runId } : {}), ...(o.onDriving ? { onDriving: o.onDriving } : {}) });
+      return startRun(store, registered, {
+        ...engine,
+        script: o.script ?? `api:${agent.name}`,
+        input,
+        ...(o.runId !== undefined ? { runId: o.runId } : {}),
+        ...(o.onDriving ? { onDriving: o.onDriving } : {}),
+      });
     },
     async resume(runId, o = {}) {
       checkOptions('journal.resume', o, RESUME_KEYS);
@@ -221,7 +243,11 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       const done: Recovered[] = [];
       for (const r of journal.interrupted()) {
         try {
-          done.push(r.interruptedWhile === 'compensating' ? { runId: r.id, action: 'compensated', report: await journal.compensate(r.id) } : { runId: r.id, action: 'resumed', outcome: await journal.resume(r.id) });
+          done.push(
+            r.interruptedWhile === 'compensating'
+              ? { runId: r.id, action: 'compensated', report: await journal.compensate(r.id) }
+              : { runId: r.id, action: 'resumed', outcome: await journal.resume(r.id) },
+          );
         } catch (err) {
           done.push({ runId: r.id, action: 'failed', error: err instanceof Error ? err : new Error(describe(err)) });
         }

@@ -78,7 +78,8 @@ function describeNonJson(value: unknown, path: string): string | undefined {
     const proto = Object.getPrototypeOf(o) as unknown;
     if (proto !== Object.prototype && proto !== null) {
       const name = (o.constructor as { name?: string } | undefined)?.name ?? 'object';
-      const hint = o instanceof Date ? '; store date.toISOString()' : o instanceof Map ? '; store Object.fromEntries(map)' : o instanceof Set ? '; store [...set]' : '';
+      const hint =
+        o instanceof Date ? '; store date.toISOString()' : o instanceof Map ? '; store Object.fromEntries(map)' : o instanceof Set ? '; store [...set]' : '';
       return `${p} is a ${name}, not a plain object${hint}`;
     }
     seen.add(o);
@@ -112,10 +113,19 @@ export function toJournalJson(value: unknown, what: string, remedy: string): str
 export type JournalPlace =
   | { readonly runId: string; readonly table: 'runs'; readonly column: 'input' | 'output' | 'error' }
   | { readonly runId: string; readonly table: 'steps'; readonly idx: number; readonly name?: string; readonly column: 'result' | 'error' }
-  | { readonly runId: string; readonly table: 'actions'; readonly id: string; readonly stepIdx?: number; readonly column: 'args' | 'result' | 'error' | 'compensation_result' };
+  | {
+      readonly runId: string;
+      readonly table: 'actions';
+      readonly id: string;
+      readonly stepIdx?: number;
+      readonly column: 'args' | 'result' | 'error' | 'compensation_result';
+    };
 
 /** Where an action's journaled value lives (an action row: its run, id and step). */
-export function actionPlace(a: { readonly run_id: string; readonly id: string; readonly step_idx: number }, column: 'args' | 'result' | 'error' | 'compensation_result'): JournalPlace {
+export function actionPlace(
+  a: { readonly run_id: string; readonly id: string; readonly step_idx: number },
+  column: 'args' | 'result' | 'error' | 'compensation_result',
+): JournalPlace {
   return { runId: a.run_id, table: 'actions', id: a.id, stepIdx: a.step_idx, column };
 }
 

@@ -12,7 +12,16 @@ import { EXIT } from './errors';
  * How an in-doubt action (started, not committed: a crash in flight, or an error from execute) is brought to a known state.
  * `unknown` only when the script could not be loaded, so whether it has a verify is not known.
  */
-export const RECONCILE_HOWS = ['run-again', 'nothing-to-undo', 'decided-happened', 'decided-not-happened', 'verify', 're-execute-with-key', 'needs-decision', 'unknown'] as const;
+export const RECONCILE_HOWS = [
+  'run-again',
+  'nothing-to-undo',
+  'decided-happened',
+  'decided-not-happened',
+  'verify',
+  're-execute-with-key',
+  'needs-decision',
+  'unknown',
+] as const;
 export type ReconcileHow = (typeof RECONCILE_HOWS)[number];
 
 /** `resume` goes forward (what did not happen is executed); `settle` only learns the truth (what did not happen is marked so). */
@@ -106,7 +115,10 @@ export const ACTION_DISPLAY = [
 ] as const;
 export type ActionDisplay = (typeof ACTION_DISPLAY)[number];
 
-export function actionDisplay(a: { readonly status: ActionStatus; readonly error?: string | null; readonly compensation: CompensationStatus | null }, leaseLive: boolean): ActionDisplay {
+export function actionDisplay(
+  a: { readonly status: ActionStatus; readonly error?: string | null; readonly compensation: CompensationStatus | null },
+  leaseLive: boolean,
+): ActionDisplay {
   switch (a.compensation) {
     case 'committed':
       return 'compensated';
@@ -218,7 +230,8 @@ export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): Ru
 /** What a run allows, from its stored status and whether a live process holds it. */
 export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllows {
   const status = effectiveStatus(stored, leaseLive);
-  const resumeBlocker = stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : stored === 'queued' ? 'queued' : null;
+  const resumeBlocker =
+    stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : stored === 'queued' ? 'queued' : null;
   return {
     status,
     canResume: !leaseLive && GOES_FORWARD.has(stored),

@@ -76,7 +76,10 @@ export function guardProcess(o: GuardOptions): ProcessGuard {
 
 /** The first stack frame outside Node's internals and this file: where process.exit was called. */
 function callerOfExit(stack: string): string | undefined {
-  const frames = stack.split('\n').slice(1).map((l) => l.trim());
+  const frames = stack
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim());
   const i = frames.findIndex((f) => /\bprocess\.exit\b|at exit \(/.test(f));
   const frame = i >= 0 ? frames[i + 1] : undefined;
   return frame ? frame.replace(/^at /, 'at ') : undefined;

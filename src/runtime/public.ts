@@ -2,12 +2,44 @@
 // Nothing here may name better-sqlite3 or the store's internals: consumers compile without their types.
 
 export { defineAction, defineAgent, isAction, isAgent, declareRunTimeActionTypes } from './define';
-export type { ActionDefinition, ActionSpec, AgentDefinition, AgentSpec, DoOptions, Effect, EffectContext, ErrorClass, ProbeResult, ProbeEffect, ProbeRecord, InferInput, InferOutput } from './define';
+export type {
+  ActionDefinition,
+  ActionSpec,
+  AgentDefinition,
+  AgentSpec,
+  DoOptions,
+  Effect,
+  EffectContext,
+  ErrorClass,
+  ProbeResult,
+  ProbeEffect,
+  ProbeRecord,
+  InferInput,
+  InferOutput,
+} from './define';
 export type { RunApi, RunInfo, RunStatus, StepStatus, ActionStatus, Reconciliation, Decision } from './types';
-export { LogbookError, ApprovalRejectedError, ActionFailedError, DefiniteFailure, isDefiniteFailure, isInDoubtError, ErrorCodes, type ErrorCode } from './errors';
+export {
+  LogbookError,
+  ApprovalRejectedError,
+  ActionFailedError,
+  DefiniteFailure,
+  isDefiniteFailure,
+  isInDoubtError,
+  ErrorCodes,
+  type ErrorCode,
+} from './errors';
 export type { StandardSchema } from './schema';
 export type { OnDriving, SourceLocation } from './hooks';
 export { callSite } from './location';
 export type { RunOutcome, AttemptStats, CompensationReport } from './outcomes';
-export { openJournal, type Journal, type JournalOptions, type StartOptions, type ResumeOptions, type RunSummary, type Recovered, type AnyAgent } from './journal';
+export {
+  openJournal,
+  type Journal,
+  type JournalOptions,
+  type StartOptions,
+  type ResumeOptions,
+  type RunSummary,
+  type Recovered,
+  type AnyAgent,
+} from './journal';
 export type { DecisionInput } from './decisions';

@@ -11,9 +11,10 @@ export interface StandardSchema<Input = unknown, Output = Input> {
     readonly vendor: string;
     readonly validate: (
       value: unknown,
-    ) => { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardIssue> } | Promise<
-      { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardIssue> }
-    >;
+    ) =>
+      | { readonly value: Output; readonly issues?: undefined }
+      | { readonly issues: ReadonlyArray<StandardIssue> }
+      | Promise<{ readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardIssue> }>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
   };
 }
@@ -29,7 +30,10 @@ export function isStandardSchema(v: unknown): v is StandardSchema {
 export function formatIssues(issues: ReadonlyArray<StandardIssue>): string {
   return issues
     .map((i) => {
-      const path = (i.path ?? []).map((p) => (typeof p === 'object' ? p.key : p)).map(String).join('.');
+      const path = (i.path ?? [])
+        .map((p) => (typeof p === 'object' ? p.key : p))
+        .map(String)
+        .join('.');
       return path ? `${path}: ${i.message}` : i.message;
     })
     .join('; ');

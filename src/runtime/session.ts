@@ -27,7 +27,17 @@ import type { AttemptStats } from './outcomes';
 export type { AttemptStats } from './outcomes';
 
 export function emptyStats(): AttemptStats {
-  return { stepsReplayed: 0, stepsRun: 0, stepsRedone: 0, actionsSkipped: 0, actionsExecuted: 0, actionsObserved: 0, reconciled: [], leftInDoubt: [], warnings: [] };
+  return {
+    stepsReplayed: 0,
+    stepsRun: 0,
+    stepsRedone: 0,
+    actionsSkipped: 0,
+    actionsExecuted: 0,
+    actionsObserved: 0,
+    reconciled: [],
+    leftInDoubt: [],
+    warnings: [],
+  };
 }
 
 /**
@@ -228,7 +238,9 @@ export class RunSession {
     if (journaled?.status === 'completed') {
       this.d.stats.stepsReplayed++;
       const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
-      const paused = this.h.boundary({ event: () => ({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } }) });
+      const paused = this.h.boundary({
+        event: () => ({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } }),
+      });
       if (paused) await paused;
       return result;
     }
@@ -238,9 +250,21 @@ export class RunSession {
       throw this.read(() => reviveError(journaled.error, () => this.stepPlace(idx, name, 'error')));
     }
     const redone = journaled !== undefined;
-    const snapshot = (result?: unknown): StepSnapshot => ({ idx, name, replayed: false, redone, ...(result !== undefined ? { result } : {}), ...(location ? { location } : {}) });
+    const snapshot = (result?: unknown): StepSnapshot => ({
+      idx,
+      name,
+      replayed: false,
+      redone,
+      ...(result !== undefined ? { result } : {}),
+      ...(location ? { location } : {}),
+    });
     // Nothing of this step is written before the stop check after the pause.
-    let paused = this.h.boundary({ stopFirst: true, fault: { point: 'step:before', target: name }, event: () => ({ kind: 'step:before', step: snapshot() }), stopAfter: true });
+    let paused = this.h.boundary({
+      stopFirst: true,
+      fault: { point: 'step:before', target: name },
+      event: () => ({ kind: 'step:before', step: snapshot() }),
+      stopAfter: true,
+    });
     if (paused) await paused;
     const open = new Map<string, ActionRow>();
     if (redone) for (const a of this.read(() => this.d.reader.openActionsOfStep(this.runId, idx))) if (a.attempt < this.attempt) open.set(a.id, a);
@@ -263,7 +287,8 @@ export class RunSession {
       if (actions.stopped) throw actions.stopped;
     } catch (err) {
       // A storage error is not the step's failure: recorded as one, a script that caught it would replay it forever.
-      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err)) this.d.writer.stepFailed(idx, errorRecord(err));
+      if (!(err instanceof RunSuspended) && !(err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST) && !isStorageError(err))
+        this.d.writer.stepFailed(idx, errorRecord(err));
       throw err;
     }
     // A step in which the run was suspended (a catch-all retry loop that swallowed a stop for a decision, or an approval
@@ -271,7 +296,11 @@ export class RunSession {
     // checkpointed. A parallel step that did finish still is. (Read through a getter: the body may have set it.)
     const caught = this.suspended;
     if (caught && this.suspendedSteps.has(idx)) throw caught;
-    const json = toJournalJson(result, `The result of step "${name}"`, 'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.');
+    const json = toJournalJson(
+      result,
+      `The result of step "${name}"`,
+      'Return plain JSON from the step: strings, numbers, booleans, arrays and plain objects.',
+    );
     this.d.writer.stepCompleted(idx, json);
     paused = this.h.boundary({ fault: { point: 'step:after-checkpoint', target: name }, event: () => ({ kind: 'step:after', step: snapshot(result) }) });
     if (paused) await paused;
@@ -322,7 +351,15 @@ export class RunSession {
       if (same.type !== action.type || same.args !== argsJson) throw keyConflict(action.type, key, same.args, argsJson, same.type);
       return (await same.promise) as R;
     }
-    const na: NewAction = { id: key, stepIdx: frame.idx, type: action.type, version: action.version, effect: action.effect, args: argsJson, inverse: typeof action.compensate === 'function' };
+    const na: NewAction = {
+      id: key,
+      stepIdx: frame.idx,
+      type: action.type,
+      version: action.version,
+      effect: action.effect,
+      args: argsJson,
+      inverse: typeof action.compensate === 'function',
+    };
     const promise = this.runAction(frame, action, parsed, na, location);
     this.running.set(key, { type: action.type, args: argsJson, promise });
     try {
@@ -332,7 +369,13 @@ export class RunSession {
     }
   }
 
-  private async runAction<S extends StandardSchema, R>(frame: StepFrame, def: ActionDefinition<S, R>, args: InferOutput<S>, na: NewAction, location: SourceLocation | undefined): Promise<R> {
+  private async runAction<S extends StandardSchema, R>(
+    frame: StepFrame,
+    def: ActionDefinition<S, R>,
+    args: InferOutput<S>,
+    na: NewAction,
+    location: SourceLocation | undefined,
+  ): Promise<R> {
     if (this.d.writer.holdsPending(na.id)) this.d.writer.writePending();
     const row = this.read(() => this.d.reader.action(this.runId, na.id));
     if (row) {
@@ -345,12 +388,24 @@ export class RunSession {
         this.d.writer.note('action.version-changed', { from: row.version, to: na.version }, na.stepIdx, na.id);
       }
       const c = { def, na, args, row, location };
-      const plan = actionPlan({ effect: def.effect, hasVerify: typeof def.verify === 'function', status: row.status, afterError: row.error !== null, decision: row.decision, approval: row.approval });
+      const plan = actionPlan({
+        effect: def.effect,
+        hasVerify: typeof def.verify === 'function',
+        status: row.status,
+        afterError: row.error !== null,
+        decision: row.decision,
+        approval: row.approval,
+      });
       switch (plan.kind) {
         case 'skip': {
           this.d.stats.actionsSkipped++;
-          const result = row.result === null && row.reconciliation === 'decided-happened' ? unrecorded(def, args) : (this.read(() => fromJournalJson(row.result, () => actionPlace(row, 'result'))) as R);
-          const paused = this.h.boundary({ event: () => ({ kind: 'action:skipped', action: actionSnapshot(def, na, args, 'skipped', row, location, { result }) }) });
+          const result =
+            row.result === null && row.reconciliation === 'decided-happened'
+              ? unrecorded(def, args)
+              : (this.read(() => fromJournalJson(row.result, () => actionPlace(row, 'result'))) as R);
+          const paused = this.h.boundary({
+            event: () => ({ kind: 'action:skipped', action: actionSnapshot(def, na, args, 'skipped', row, location, { result }) }),
+          });
           if (paused) await paused;
           return result;
         }
@@ -417,7 +472,12 @@ export class RunSession {
   private async reconciled<S extends StandardSchema, R>(c: ActionCall<S, R>, how: 'verified' | 'decided-happened', result: R, shown: boolean): Promise<R> {
     const { def, na, args, row, location } = c;
     this.d.stats.reconciled.push({ id: na.id, type: na.type, outcome: how });
-    const paused = this.h.boundary({ event: () => ({ kind: 'action:reconciled', action: actionSnapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: how, ...(shown ? { result } : {}) }) }) });
+    const paused = this.h.boundary({
+      event: () => ({
+        kind: 'action:reconciled',
+        action: actionSnapshot(def, na, args, 'committed', row, location, { status: 'committed', reconciliation: how, ...(shown ? { result } : {}) }),
+      }),
+    });
     if (paused) await paused;
     return result;
   }
@@ -427,7 +487,9 @@ export class RunSession {
     this.h.status = 'needs-decision';
     this.d.writer.runStatus('needs-decision', { data: { actionId: id, type, reason: `${type} has no verify`, ...(afterError ? { afterError } : {}) } });
     const how = afterError ? 'execute threw an error that does not prove nothing happened' : 'it was started but not committed';
-    return this.suspend(new RunSuspended('needs-decision', `${type} ${id} is in doubt (${how}), and it has no verify: a person must decide whether it happened.`, id));
+    return this.suspend(
+      new RunSuspended('needs-decision', `${type} ${id} is in doubt (${how}), and it has no verify: a person must decide whether it happened.`, id),
+    );
   }
 
   /**
@@ -442,7 +504,12 @@ export class RunSession {
       this.h.boundary({ stopFirst: true });
       const def = actionRegistry().get(a.type);
       if (!def) {
-        throw new LogbookError(ErrorCodes.UNKNOWN_ACTION_TYPE, `${a.type} ${a.id} is in doubt, but the script defines no ${a.type} action.`, 'Resume with the script that ran it, or decide it with --decide.', { type: a.type });
+        throw new LogbookError(
+          ErrorCodes.UNKNOWN_ACTION_TYPE,
+          `${a.type} ${a.id} is in doubt, but the script defines no ${a.type} action.`,
+          'Resume with the script that ran it, or decide it with --decide.',
+          { type: a.type },
+        );
       }
       const afterError = a.error !== null;
       const plan = settlePlan(a, def);

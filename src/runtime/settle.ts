@@ -31,7 +31,15 @@ export function settlePlan(a: ActionRow, def: ActionDefinition): ReconcilePlan {
 /** Brings an in-doubt action to committed (it happened) or failed (it did not), as far as the policy allows without a person. */
 export async function settleInDoubt(a: ActionRow, def: ActionDefinition, plan: ReconcilePlan, d: SettleDeps): Promise<SettleOutcome> {
   const args = fromJournalJson(a.args, () => actionPlace(a, 'args')) as never;
-  const out = await carryOut(plan, a, { writer: d.writer, def, args, ctx: d.ctx, ask: d.ask, verifyFailed: d.verifyFailed, execute: () => redoWithKey(a, def, args, d) });
+  const out = await carryOut(plan, a, {
+    writer: d.writer,
+    def,
+    args,
+    ctx: d.ctx,
+    ask: d.ask,
+    verifyFailed: d.verifyFailed,
+    execute: () => redoWithKey(a, def, args, d),
+  });
   switch (out.done) {
     case 'executed':
       return { happened: true, how: out.how, reconciliation: out.why };
@@ -65,7 +73,8 @@ async function redoWithKey(a: ActionRow, def: ActionDefinition, args: never, d: 
 export function journaledError(text: string | null): { name: string; message: string; code?: string } {
   try {
     const e = JSON.parse(text ?? 'null') as { name?: unknown; message?: unknown; code?: unknown } | null;
-    if (e && typeof e.message === 'string') return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
+    if (e && typeof e.message === 'string')
+      return { name: typeof e.name === 'string' ? e.name : 'Error', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) };
   } catch {
     // A journaled error that is not JSON is shown as text.
   }

@@ -20,7 +20,8 @@ export function warnSecretFields(value: unknown, root: string, what: string, log
     const field = `${what}: ${at}`;
     if (warned?.has(field)) continue;
     warned?.add(field);
-    log(`warning: ${at} is named like a secret, and ${what} is journaled in plain text (a resume reads it back); its value is not shown. Keep secrets in the environment and read them where they are used (process.env inside execute), not in ${root === 'input' ? 'the input' : 'the args'}.`);
+    log(
+      `warning: ${at} is named like a secret, and ${what} is journaled in plain text (a resume reads it back); its value is not shown. Keep secrets in the environment and read them where they are used (process.env inside execute), not in ${root === 'input' ? 'the input' : 'the args'}.`,
+    );
   }
 }
-

@@ -61,7 +61,8 @@ function pgUrlProblem(url: string): string | undefined {
   }
   // `postgres://u:12/3@h/db` parses as host u, port 12 and a database named `3@h/db`: a `/` in the password was not encoded.
   // (Neither the port nor the database name is shown: they hold the password.)
-  if (u.pathname.includes('@') || u.hash.includes('@')) return `it would be read as server ${u.hostname || '(none)'}, with the rest taken for a port and a database name`;
+  if (u.pathname.includes('@') || u.hash.includes('@'))
+    return `it would be read as server ${u.hostname || '(none)'}, with the rest taken for a port and a database name`;
   return undefined;
 }
 
@@ -76,7 +77,8 @@ export function journalTargetProblem(target: string): TargetProblem | undefined 
     if (why === undefined) return undefined;
     return {
       problem: `The PostgreSQL URL ${maskTarget(target)} cannot be used: ${why}. A character such as / # ? @ or : in the user name or the password must be percent-encoded. Nothing was opened or written.`,
-      remedy: 'Percent-encode the password (encodeURIComponent in JavaScript: / is %2F, # is %23, ? is %3F, @ is %40, : is %3A), or leave it out of the URL and set PGPASSWORD.',
+      remedy:
+        'Percent-encode the password (encodeURIComponent in JavaScript: / is %2F, # is %23, ? is %3F, @ is %40, : is %3A), or leave it out of the URL and set PGPASSWORD.',
     };
   }
   const scheme = URL_SHAPED.exec(target)?.[1];

@@ -32,7 +32,11 @@ export function urlPassword(url: string): string | undefined {
 export function withoutPassword(url: string): string {
   const u = parse(url);
   // Unparsable (a # or / in the password): the password runs to the last @, as redactUrl reads it.
-  if (!u) return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[\s\S]*@/i, '$1@').replace(/([?&])password=[^&]*&?/gi, '$1').replace(/[?&]$/, '');
+  if (!u)
+    return url
+      .replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[\s\S]*@/i, '$1@')
+      .replace(/([?&])password=[^&]*&?/gi, '$1')
+      .replace(/[?&]$/, '');
   u.password = '';
   u.searchParams.delete('password');
   return u.toString();

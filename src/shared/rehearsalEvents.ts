@@ -19,7 +19,20 @@ export interface RehearsalCampaign {
 }
 
 export type RehearsalEvent =
-  | { readonly event: 'points'; readonly script: string; readonly agent: string; readonly baseline: { readonly status: string }; readonly available: readonly RehearsalPoint[]; readonly selected: readonly RehearsalPoint[] }
-  | { readonly event: 'result'; readonly result: RehearsalCampaign; readonly broken: boolean; readonly messages: readonly string[]; readonly reproduction: readonly string[] }
+  | {
+      readonly event: 'points';
+      readonly script: string;
+      readonly agent: string;
+      readonly baseline: { readonly status: string };
+      readonly available: readonly RehearsalPoint[];
+      readonly selected: readonly RehearsalPoint[];
+    }
+  | {
+      readonly event: 'result';
+      readonly result: RehearsalCampaign;
+      readonly broken: boolean;
+      readonly messages: readonly string[];
+      readonly reproduction: readonly string[];
+    }
   | { readonly event: 'report'; readonly report: { readonly ok: boolean; readonly ms: number } }
   | { readonly event: 'baseline-failed'; readonly script: string; readonly agent: string; readonly status: string | null; readonly error: unknown };

@@ -11,8 +11,28 @@ const MIN_SECRET = 4;
  * protect nothing. A URL's password is still redacted where the URL is printed, whatever it is.
  */
 const NOT_SECRETS = new Set([
-  'true', 'false', 'null', 'none', 'undefined', 'yes', 'no', 'on', 'off',
-  'postgres', 'postgresql', 'password', 'secret', 'admin', 'root', 'test', 'guest', 'user', 'changeme', 'example', 'default', 'localhost',
+  'true',
+  'false',
+  'null',
+  'none',
+  'undefined',
+  'yes',
+  'no',
+  'on',
+  'off',
+  'postgres',
+  'postgresql',
+  'password',
+  'secret',
+  'admin',
+  'root',
+  'test',
+  'guest',
+  'user',
+  'changeme',
+  'example',
+  'default',
+  'localhost',
 ]);
 
 /** The words of a name: `OPENAI_API_KEY` → OPENAI API KEY, `apiKey` → API KEY, upper-cased. */

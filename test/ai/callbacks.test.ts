@@ -46,7 +46,10 @@ describe('ai: onStepFinish across a real SIGKILL', function () {
   });
 
   it('fires once per step in an uncrashed run, each step naming its journaled call, none replayed', () => {
-    assert.deepEqual(baseline.map((f) => [f.call, f.replayed]), CALLS.map((c) => [c, false]));
+    assert.deepEqual(
+      baseline.map((f) => [f.call, f.replayed]),
+      CALLS.map((c) => [c, false]),
+    );
     assert.deepEqual(output, { text: 'counted to 4', steps: 5 });
   });
 
@@ -55,7 +58,10 @@ describe('ai: onStepFinish across a real SIGKILL', function () {
     const killed = cli(dir, ['run', SCRIPT, '--run-id', 'cb', '--crash-at', 'model.generate#4@after-start']);
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
     const before = fired(dir);
-    assert.deepEqual(before.map((f) => [f.call, f.replayed]), CALLS.slice(0, 3).map((c) => [c, false]));
+    assert.deepEqual(
+      before.map((f) => [f.call, f.replayed]),
+      CALLS.slice(0, 3).map((c) => [c, false]),
+    );
     const resumed = cliJson(dir, ['resume', 'cb']);
     assert.equal(resumed.status, 0, resumed.stderr);
     assert.deepEqual(resumed.json.output, output);
@@ -64,9 +70,15 @@ describe('ai: onStepFinish across a real SIGKILL', function () {
     assert.notEqual(after[0]?.pid, before[0]?.pid);
     // The resumed process sees the whole conversation, as an uncrashed one does: state rebuilt in memory is complete.
     assert.deepEqual(said(after), said(baseline));
-    assert.deepEqual(after.map((f) => f.replayed), [true, true, true, false, false]);
+    assert.deepEqual(
+      after.map((f) => f.replayed),
+      [true, true, true, false, false],
+    );
     // A callback that skips replayed steps saw each step once, over both processes.
-    assert.deepEqual([...before, ...after].filter((f) => !f.replayed).map((f) => f.call), CALLS);
+    assert.deepEqual(
+      [...before, ...after].filter((f) => !f.replayed).map((f) => f.call),
+      CALLS,
+    );
   });
 
   it('killed right after the 3rd call was journaled (its callback had not fired): replayed means answered from the journal, and the call key saves each step once', () => {
@@ -74,11 +86,17 @@ describe('ai: onStepFinish across a real SIGKILL', function () {
     const killed = cli(dir, ['run', SCRIPT, '--run-id', 'cb', '--crash-at', 'model.generate#3@after-commit']);
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
     const before = fired(dir);
-    assert.deepEqual(before.map((f) => f.call), CALLS.slice(0, 2));
+    assert.deepEqual(
+      before.map((f) => f.call),
+      CALLS.slice(0, 2),
+    );
     const resumed = cliJson(dir, ['resume', 'cb']);
     assert.equal(resumed.status, 0, resumed.stderr);
     const after = fired(dir).slice(before.length);
-    assert.deepEqual(after.map((f) => [f.call, f.replayed]), CALLS.map((c, i) => [c, i < 3]));
+    assert.deepEqual(
+      after.map((f) => [f.call, f.replayed]),
+      CALLS.map((c, i) => [c, i < 3]),
+    );
     // Step 3's answer came from the journal, though no callback saw it before the kill: skipping replayed steps would
     // lose it. Saved by its call key (an upsert), every step is saved exactly once, whichever process fired.
     const saved = new Map<string, Fired>();
@@ -97,7 +115,13 @@ describe('ai: onStepFinish across a real SIGKILL', function () {
       input: z.object({}),
       run: (run) =>
         run.step('reply', async () => {
-          const s = streamText({ model: logbookModel(run, model, { reportReplays: false }), prompt: 'reply', maxRetries: 0, onStepFinish: (st) => void seen.push(modelCallOf(st)), onFinish: (e) => void seen.push(modelCallOf(e)) });
+          const s = streamText({
+            model: logbookModel(run, model, { reportReplays: false }),
+            prompt: 'reply',
+            maxRetries: 0,
+            onStepFinish: (st) => void seen.push(modelCallOf(st)),
+            onFinish: (e) => void seen.push(modelCallOf(e)),
+          });
           const t = await s.text;
           if (crash) throw new Error('crash after the stream');
           return t;

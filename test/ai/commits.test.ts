@@ -21,15 +21,24 @@ function recordCommits(store: Store): Array<{ sync: number; events: string[] }> 
   const maxSeq = (): number => (db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events').get() as { n: number }).n;
   db.transaction = ((fn: (...a: unknown[]) => unknown) => {
     const t = realTransaction(fn);
-    const wrap = (run: (...a: unknown[]) => unknown) => (...a: unknown[]) => {
-      const before = maxSeq();
-      const sync = db.pragma('synchronous', { simple: true }) as number;
-      const out = run(...a);
-      const events = (db.prepare('SELECT kind, action_id FROM events WHERE seq > ? ORDER BY seq').all(before) as Array<{ kind: string; action_id: string | null }>).map((e) => `${e.kind} ${e.action_id ?? ''}`.trim());
-      commits.push({ sync, events });
-      return out;
-    };
-    return Object.assign(wrap(t), { immediate: wrap(t.immediate.bind(t)), deferred: t.deferred.bind(t), exclusive: t.exclusive.bind(t), default: t.default.bind(t) });
+    const wrap =
+      (run: (...a: unknown[]) => unknown) =>
+      (...a: unknown[]) => {
+        const before = maxSeq();
+        const sync = db.pragma('synchronous', { simple: true }) as number;
+        const out = run(...a);
+        const events = (
+          db.prepare('SELECT kind, action_id FROM events WHERE seq > ? ORDER BY seq').all(before) as Array<{ kind: string; action_id: string | null }>
+        ).map((e) => `${e.kind} ${e.action_id ?? ''}`.trim());
+        commits.push({ sync, events });
+        return out;
+      };
+    return Object.assign(wrap(t), {
+      immediate: wrap(t.immediate.bind(t)),
+      deferred: t.deferred.bind(t),
+      exclusive: t.exclusive.bind(t),
+      default: t.default.bind(t),
+    });
   }) as typeof db.transaction;
   return commits;
 }
@@ -49,7 +58,13 @@ describe('ai: what a journaled call costs in commits', () => {
       run: (run) =>
         run.step('answer', async () => {
           const tools = logbookTools(run, { refund: { tool: refund, effect: 'non-idempotent', key: (a: { orderId: string }) => `refund:${a.orderId}` } });
-          const r = await generateText({ model: logbookModel(run, model, { reportReplays: false }), tools, prompt: 'refund A-1', stopWhen: stepCountIs(3), maxRetries: 0 });
+          const r = await generateText({
+            model: logbookModel(run, model, { reportReplays: false }),
+            tools,
+            prompt: 'refund A-1',
+            stopWhen: stepCountIs(3),
+            maxRetries: 0,
+          });
           return r.text;
         }),
     });
@@ -65,11 +80,18 @@ describe('ai: what a journaled call costs in commits', () => {
       const mine = commits.filter((c) => c.events.some((e) => e.endsWith(` ${call}`)));
       assert.equal(mine.length, 1, `${call} is one commit: ${JSON.stringify(mine)}`);
       assert.equal(mine[0]!.sync, FULL, `${call} committed: durable`);
-      assert.deepEqual(mine[0]!.events.filter((e) => e.endsWith(` ${call}`)), [`action.started ${call}`, `action.executing ${call}`, `action.committed ${call}`]);
+      assert.deepEqual(
+        mine[0]!.events.filter((e) => e.endsWith(` ${call}`)),
+        [`action.started ${call}`, `action.executing ${call}`, `action.committed ${call}`],
+      );
     }
     assert.equal(at('action.started refund:A-1'), FULL, 'a non-idempotent tool call: started durable before its effect');
     assert.equal(at('action.committed refund:A-1'), FULL);
-    assert.notEqual(commits.find((c) => c.events.includes('action.started refund:A-1')), commits.find((c) => c.events.includes('action.committed refund:A-1')), 'the tool\'s started is committed before its effect runs');
+    assert.notEqual(
+      commits.find((c) => c.events.includes('action.started refund:A-1')),
+      commits.find((c) => c.events.includes('action.committed refund:A-1')),
+      "the tool's started is committed before its effect runs",
+    );
     store.close();
   });
 
@@ -94,7 +116,8 @@ describe('ai: what a journaled call costs in commits', () => {
     const agent = defineAgent({
       name: 'slow-call',
       input: z.object({}),
-      run: (run) => run.step('answer', async () => (await generateText({ model: logbookModel(run, slow, { reportReplays: false }), prompt: 'hi', maxRetries: 0 })).text),
+      run: (run) =>
+        run.step('answer', async () => (await generateText({ model: logbookModel(run, slow, { reportReplays: false }), prompt: 'hi', maxRetries: 0 })).text),
     });
     const out = await startRun(store, agent, { script: 'slow.ts', input: {}, log: () => undefined });
     assert.equal(out.status, 'completed', out.error?.message);

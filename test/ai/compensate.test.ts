@@ -14,7 +14,10 @@ const RUNTIME_TOOLS = path.join(FIXTURES, 'ai-runtime-tools.ts');
 function journaled(dir: string, runId: string): { run: unknown; events: unknown[] } {
   const db = new Database(path.join(dir, 'journal.db'), { readonly: true });
   try {
-    return { run: db.prepare('SELECT * FROM runs WHERE id = ?').get(runId), events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId) };
+    return {
+      run: db.prepare('SELECT * FROM runs WHERE id = ?').get(runId),
+      events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId),
+    };
   } finally {
     db.close();
   }
@@ -29,8 +32,14 @@ describe('ai: compensating a run whose tools were made at run time', function ()
     const r = cliJson(dir, ['compensate', 'sc']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.json.status, 'compensated', JSON.stringify(r.json.error));
-    assert.deepEqual(r.json.compensated.map((c: { type: string }) => c.type), ['tool.refund']);
-    assert.ok(r.json.irreversible.some((i: { type: string }) => i.type === 'mcp.helpdesk.open_ticket'), JSON.stringify(r.json.irreversible));
+    assert.deepEqual(
+      r.json.compensated.map((c: { type: string }) => c.type),
+      ['tool.refund'],
+    );
+    assert.ok(
+      r.json.irreversible.some((i: { type: string }) => i.type === 'mcp.helpdesk.open_ticket'),
+      JSON.stringify(r.json.irreversible),
+    );
     const shop = JSON.parse(fs.readFileSync(path.join(dir, 'shop.json'), 'utf8'));
     assert.deepEqual(shop.reversals, ['re_1']);
   });
@@ -49,12 +58,18 @@ describe('ai: compensating a run whose tools were made at run time', function ()
     assert.equal(cli(dir, ['run', RUNTIME_TOOLS, '--run-id', 'rti', '--input', '{"inverse":true}']).status, 0);
     const r = cli(dir, ['compensate', 'rti']);
     assert.equal(r.status, 2, r.stdout); // refused, like a script that cannot be used: nothing ran
-    assert.match(r.stderr, /tool\.book book:rti:12A of run rti was made at run time \(a tool built inside the run\) with an inverse, and this process never built it/);
+    assert.match(
+      r.stderr,
+      /tool\.book book:rti:12A of run rti was made at run time \(a tool built inside the run\) with an inverse, and this process never built it/,
+    );
     assert.match(r.stderr, /Define the tool's action at the top of the script with defineAction/);
     assert.doesNotMatch(fs.readFileSync(path.join(dir, 'effects.log'), 'utf8'), /unbook/);
     const show = cliJson(dir, ['show', 'rti']);
     assert.equal(show.json.actions.length, 2);
-    assert.ok(show.json.actions.every((a: { compensation: string | null }) => a.compensation === null), 'nothing marked irreversible or compensated');
+    assert.ok(
+      show.json.actions.every((a: { compensation: string | null }) => a.compensation === null),
+      'nothing marked irreversible or compensated',
+    );
   });
 
   it('that refusal changes nothing: a failed run keeps its status, attempt and events, and resumes to completion', () => {

@@ -23,13 +23,20 @@ describe('ai: model calls in the debugger', function () {
     const view = await s.vars(action['model call'].ref);
     assert.match(view.model?.value ?? '', /scripted\/support-scripted-1/);
     const last = await s.vars(view.lastMessages!.ref);
-    assert.match(Object.values(last).map((v) => v.value).join(' '), /user: My kettle from order A-1001 arrived broken/);
+    assert.match(
+      Object.values(last)
+        .map((v) => v.value)
+        .join(' '),
+      /user: My kettle from order A-1001 arrived broken/,
+    );
     assert.equal(action.type?.value, "'model.generate'");
     stop = await s.step('continue');
     assert.match(stop.description, /model\.generate model:1\.2/);
     const second = await s.vars((await s.scope('Action'))['model call']!.ref);
-    const lastOfSecond = Object.values(await s.vars(second.lastMessages!.ref)).map((v) => v.value).join(' ');
-    assert.match(lastOfSecond, /tool: lookupOrder/, 'the second call sees the first call\'s tool results');
+    const lastOfSecond = Object.values(await s.vars(second.lastMessages!.ref))
+      .map((v) => v.value)
+      .join(' ');
+    assert.match(lastOfSecond, /tool: lookupOrder/, "the second call sees the first call's tool results");
     await s.dc.setFunctionBreakpointsRequest({ breakpoints: [] });
     assert.equal(await s.runToEnd(), 0);
   });
@@ -44,7 +51,11 @@ describe('ai: model calls in the debugger', function () {
     assert.match(stop.description, /tool\.charge charge:dbg-charge .*has no verify, so a person must decide/);
     await assert.rejects(second.dc.customRequest('decide', { decision: 'not-happened', result: { chargeId: 'ch_1' } }), /"not-happened" with a result/);
     const exited = second.exitCode();
-    const decided = await second.dc.customRequest('decide', { decision: 'happened', actionId: 'charge:dbg-charge', result: { chargeId: 'ch_1', amount: 1250 } });
+    const decided = await second.dc.customRequest('decide', {
+      decision: 'happened',
+      actionId: 'charge:dbg-charge',
+      result: { chargeId: 'ch_1', amount: 1250 },
+    });
     assert.match(String((decided.body as { message?: unknown } | undefined)?.message), /happened, with its result/);
     assert.equal(await exited, 0, 'the decision continues the run to its end');
     assert.equal(show(first.dir, 'dbg-charge').run.output, 'Your card was charged (ch_1).');

@@ -15,14 +15,17 @@ import { scriptedModel, text, toolCall } from './mock';
 const SCRIPT = path.join(FIXTURES, 'ai-charge.ts');
 const NOT_RECORDED = { happened: true, result: 'not recorded', note: 'A person confirmed this call happened; its result was not recorded.' };
 
-const charges = (dir: string): Array<{ key: string; chargeId: string }> => (fs.existsSync(path.join(dir, 'charges.json')) ? JSON.parse(fs.readFileSync(path.join(dir, 'charges.json'), 'utf8')) : []);
+const charges = (dir: string): Array<{ key: string; chargeId: string }> =>
+  fs.existsSync(path.join(dir, 'charges.json')) ? JSON.parse(fs.readFileSync(path.join(dir, 'charges.json'), 'utf8')) : [];
 
 /** The value the model was handed for the charge: the tool result in the prompt of the call after it. */
 function toolResultSeen(dir: string, runId: string): unknown {
   const db = new Database(path.join(dir, 'journal.db'), { readonly: true });
   try {
     const row = db.prepare("SELECT args FROM actions WHERE run_id = ? AND id = 'model:1.2'").get(runId) as { args: string } | undefined;
-    const prompt = (JSON.parse(row?.args ?? '{}') as { params?: { prompt?: Array<{ role: string; content: Array<{ type: string; output?: { value?: unknown } }> }> } }).params?.prompt ?? [];
+    const prompt =
+      (JSON.parse(row?.args ?? '{}') as { params?: { prompt?: Array<{ role: string; content: Array<{ type: string; output?: { value?: unknown } }> }> } })
+        .params?.prompt ?? [];
     return prompt.flatMap((m) => (m.role === 'tool' ? m.content : [])).find((p) => p.type === 'tool-result')?.output?.value;
   } finally {
     db.close();
@@ -35,7 +38,10 @@ function killedAfterCharge(dir: string, runId: string): void {
   assert.equal(killed.signal, 'SIGKILL', killed.stderr);
   const stopped = cliJson(dir, ['resume', runId]);
   assert.equal(stopped.json.status, 'needs-decision', stopped.stderr);
-  assert.deepEqual(charges(dir).map((c) => c.chargeId), ['ch_1']);
+  assert.deepEqual(
+    charges(dir).map((c) => c.chargeId),
+    ['ch_1'],
+  );
 }
 
 describe('ai: deciding an in-doubt tool call', function () {
@@ -52,7 +58,9 @@ describe('ai: deciding an in-doubt tool call', function () {
     assert.equal(r.json.output, uncrashed.json.output);
     assert.deepEqual(toolResultSeen(dir, 'c'), { chargeId: 'ch_1', amount: 1250 });
     assert.equal(charges(dir).length, 1, 'charged once');
-    const a = (show(dir, 'c').actions as Array<{ id: string; status: string; reconciliation: string; result: unknown; executions: number }>).find((x) => x.id === 'charge:c');
+    const a = (show(dir, 'c').actions as Array<{ id: string; status: string; reconciliation: string; result: unknown; executions: number }>).find(
+      (x) => x.id === 'charge:c',
+    );
     assert.equal(a?.status, 'committed');
     assert.equal(a?.reconciliation, 'decided-happened');
     assert.equal(a?.executions, 1);
@@ -90,7 +98,11 @@ describe('ai: deciding an in-doubt tool call', function () {
       assert.match(r.stderr, problem);
       assert.equal(fileHash(db), before, `${args.join(' ')} wrote nothing`);
     }
-    assert.match(cli(dir, ['resume', 'b', '--decide', 'charge:b=happened', '--result', 'nope']).stderr, /--result '\{"chargeId": "ch_123"\}'/, 'the remedy shows how to quote it');
+    assert.match(
+      cli(dir, ['resume', 'b', '--decide', 'charge:b=happened', '--result', 'nope']).stderr,
+      /--result '\{"chargeId": "ch_123"\}'/,
+      'the remedy shows how to quote it',
+    );
   });
 
   it('the host API takes { decision, result }, refuses a result the journal cannot hold before writing, and keeps the string form', async () => {
@@ -121,7 +133,13 @@ describe('ai: deciding an in-doubt tool call', function () {
               key: (_i: unknown, ctx: ToolCallContext) => `charge:${ctx.run.id}`,
             },
           });
-          const r = await generateText({ model: logbookModel(run, model, { reportReplays: false }), tools, prompt: 'pay', stopWhen: stepCountIs(3), maxRetries: 0 });
+          const r = await generateText({
+            model: logbookModel(run, model, { reportReplays: false }),
+            tools,
+            prompt: 'pay',
+            stopWhen: stepCountIs(3),
+            maxRetries: 0,
+          });
           return r.text;
         }),
     });
@@ -190,7 +208,11 @@ describe('ai: deciding an in-doubt tool call', function () {
       input: z.object({}),
       run: (run) =>
         run.step('pay', async () => {
-          const [a, b, c] = [await run.do(plain, {}).catch((e: unknown) => e), await run.do(told, {}).catch((e: unknown) => e), await run.do(none, {}).catch((e: unknown) => e)];
+          const [a, b, c] = [
+            await run.do(plain, {}).catch((e: unknown) => e),
+            await run.do(told, {}).catch((e: unknown) => e),
+            await run.do(none, {}).catch((e: unknown) => e),
+          ];
           if ([a, b, c].some((x) => x instanceof Error)) throw new Error('try again later');
           return { a, b, c: c === undefined ? 'undefined' : c };
         }),
@@ -200,7 +222,9 @@ describe('ai: deciding an in-doubt tool call', function () {
       assert.equal((await journal.start(agent, {}, { runId: 'p' })).status, 'failed');
       fail = false;
       assert.equal((await journal.resume('p')).status, 'needs-decision');
-      const out = await journal.resume('p', { decisions: { 't.plain:p': { decision: 'happened', result: { id: 'given' } }, 't.told:p': 'happened', 't.none:p': { decision: 'happened' } } });
+      const out = await journal.resume('p', {
+        decisions: { 't.plain:p': { decision: 'happened', result: { id: 'given' } }, 't.told:p': 'happened', 't.none:p': { decision: 'happened' } },
+      });
       assert.deepEqual(out.output, { a: { id: 'given' }, b: { unknown: true }, c: 'undefined' });
     } finally {
       journal.close();

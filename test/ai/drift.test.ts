@@ -15,7 +15,13 @@ const quiet = { log: () => undefined };
 const call = (system: string, extra: Record<string, unknown> = {}): ModelCallArgs => ({
   call: 'model:1.1',
   model: 'mock/m',
-  params: { prompt: [{ role: 'system', content: system }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }], ...extra },
+  params: {
+    prompt: [
+      { role: 'system', content: system },
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+    ],
+    ...extra,
+  },
 });
 
 /** The text of a "was" / "is now" line after its label, without the ellipses of its cut ends. */
@@ -23,7 +29,11 @@ const shown = (line: string | undefined): string => (line ?? '').replace(/^promp
 
 describe('ai: the drift diff', () => {
   it('shows an edit at character 120 of a 135-character system prompt on both sides', () => {
-    const before = `You are a support agent for a small shop. Be brief, be kind, and never promise a refund you cannot make. Refunds over $${'500'} need approval now.`.slice(0, 135);
+    const before =
+      `You are a support agent for a small shop. Be brief, be kind, and never promise a refund you cannot make. Refunds over $${'500'} need approval now.`.slice(
+        0,
+        135,
+      );
     const now = `${before.slice(0, 120)}X${before.slice(121)}`;
     assert.equal(before.length, 135);
     const [was, is] = diffCalls(call(before), call(now));
@@ -91,8 +101,14 @@ describe('ai: the drift diff', () => {
       assert.match(stopped.error?.message ?? '', /prompt\[0\] was +system: ….*closes at 6pm\.\n +prompt\[0\] is now +system: ….*closes at 8pm\./);
       const journal = show(dir, 'dl');
       const changes = journal.run.error.details.changes as string[];
-      assert.ok(changes.some((l) => /^prompt\[0\] was .*6pm/.test(l)), JSON.stringify(changes));
-      assert.ok(changes.some((l) => /^prompt\[0\] is now .*8pm/.test(l)), JSON.stringify(changes));
+      assert.ok(
+        changes.some((l) => /^prompt\[0\] was .*6pm/.test(l)),
+        JSON.stringify(changes),
+      );
+      assert.ok(
+        changes.some((l) => /^prompt\[0\] is now .*8pm/.test(l)),
+        JSON.stringify(changes),
+      );
     });
   });
 });

@@ -55,10 +55,19 @@ describe('ai: the what-if fork (logbook fork --edit-model-answer)', function () 
 
     const db = new Database(path.join(dir, 'journal.db'), { readonly: true });
     try {
-      const rows = db.prepare("SELECT id, type, status, attempt, result FROM actions WHERE run_id = 'whatif' ORDER BY seq").all() as Array<{ id: string; type: string; status: string; attempt: number; result: string }>;
-      assert.deepEqual(rows.map((a) => a.id), ['mcp:helpdesk:tools/list@1', 'model:1.1', 'tool:whatif:model:1.1:call_1_1', 'tool:whatif:model:1.1:call_1_2', 'model:1.2', 'model:2.1']);
+      const rows = db.prepare("SELECT id, type, status, attempt, result FROM actions WHERE run_id = 'whatif' ORDER BY seq").all() as Array<{
+        id: string;
+        type: string;
+        status: string;
+        attempt: number;
+        result: string;
+      }>;
+      assert.deepEqual(
+        rows.map((a) => a.id),
+        ['mcp:helpdesk:tools/list@1', 'model:1.1', 'tool:whatif:model:1.1:call_1_1', 'tool:whatif:model:1.1:call_1_2', 'model:1.2', 'model:2.1'],
+      );
       const edited = rows.find((a) => a.id === 'model:1.2')!;
-      assert.equal(edited.attempt, 0, 'inherited, in the past of the fork\'s first attempt');
+      assert.equal(edited.attempt, 0, "inherited, in the past of the fork's first attempt");
       assert.deepEqual(JSON.parse(edited.result).content, [{ type: 'text', text: NO_REFUND }]);
       assert.deepEqual(JSON.parse(edited.result).finishReason, { unified: 'stop' });
       const origCall = db.prepare("SELECT result FROM actions WHERE run_id = 'orig' AND id = 'model:1.2'").get() as { result: string };
@@ -70,7 +79,7 @@ describe('ai: the what-if fork (logbook fork --edit-model-answer)', function () 
     }
   });
 
-  it('edits a streamed call: the fork\'s streamText reads the edited answer, and no model call is bought at all', () => {
+  it("edits a streamed call: the fork's streamText reads the edited answer, and no model call is bought at all", () => {
     const before = world(dir);
     const reply = 'Hello Ann, your refund is on its way, and a voucher too.';
     const file = path.join(dir, 'reply.json');
@@ -85,7 +94,10 @@ describe('ai: the what-if fork (logbook fork --edit-model-answer)', function () 
 
   it('refuses an answer that does not fit the call, saying where, and writes nothing', () => {
     const bad = path.join(dir, 'bad.json');
-    fs.writeFileSync(bad, JSON.stringify({ content: [{ type: 'tool-call', toolCallId: 'x1', toolName: 'wire_money', input: { amount: 1e6 } }, { type: 'image' }] }));
+    fs.writeFileSync(
+      bad,
+      JSON.stringify({ content: [{ type: 'tool-call', toolCallId: 'x1', toolName: 'wire_money', input: { amount: 1e6 } }, { type: 'image' }] }),
+    );
     const r = cli(dir, ['fork', 'orig', '--step', '1', '--call', 'model:1.2', '--edit-model-answer', bad, '--run-id', 'bad']);
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /LB_INVALID_INPUT/);

@@ -49,7 +49,13 @@ describe('ai: MCP tools', () => {
         try {
           return await run.step('help', async () => {
             const tools = await logbookMcpTools(run, client, { tools: { open_ticket: { key: (a: { orderId: string }) => `ticket:${a.orderId}` } } });
-            const r = await generateText({ model: logbookModel(run, model, { reportReplays: false }), tools, prompt: 'help', stopWhen: stepCountIs(3), maxRetries: 0 });
+            const r = await generateText({
+              model: logbookModel(run, model, { reportReplays: false }),
+              tools,
+              prompt: 'help',
+              stopWhen: stepCountIs(3),
+              maxRetries: 0,
+            });
             if (crash) throw new Error('crash');
             return r.text;
           });

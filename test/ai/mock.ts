@@ -10,7 +10,12 @@ export const usage = (input: number, output: number): LanguageModelV3GenerateRes
 });
 
 export const text = (t: string): LanguageModelV3Content => ({ type: 'text', text: t });
-export const toolCall = (toolName: string, input: unknown, toolCallId: string): LanguageModelV3Content => ({ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) });
+export const toolCall = (toolName: string, input: unknown, toolCallId: string): LanguageModelV3Content => ({
+  type: 'tool-call',
+  toolCallId,
+  toolName,
+  input: JSON.stringify(input),
+});
 
 export type Answer = (call: LanguageModelV3CallOptions, n: number) => LanguageModelV3Content[];
 

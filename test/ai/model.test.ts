@@ -61,7 +61,12 @@ describe('ai: journaled model calls', () => {
         input: z.object({}),
         run: async (run) =>
           run.step('answer', async () => {
-            const r = await generateText({ model: logbookModel(run, model, { onDrift, reportReplays: false }), system: 'You are support.', prompt, maxRetries: 0 });
+            const r = await generateText({
+              model: logbookModel(run, model, { onDrift, reportReplays: false }),
+              system: 'You are support.',
+              prompt,
+              maxRetries: 0,
+            });
             if (crash) throw new Error('crash');
             return r.text;
           }),
@@ -101,7 +106,10 @@ describe('ai: journaled model calls', () => {
     const out = await resumeRun(store, agent, 'p', quiet);
     assert.deepEqual(out.output, ['answer to a', 'answer to b', 'answer to c']);
     assert.equal(calls(), 3);
-    assert.deepEqual(['model:1.1', 'model:1.2', 'model:1.3'].map((k) => store.reader.action('p', k)?.status), ['committed', 'committed', 'committed']);
+    assert.deepEqual(
+      ['model:1.1', 'model:1.2', 'model:1.3'].map((k) => store.reader.action('p', k)?.status),
+      ['committed', 'committed', 'committed'],
+    );
   });
 
   it('streams deltas live, holds finish until the call is committed, and replays the recorded parts', async () => {
@@ -164,7 +172,18 @@ describe('ai: journaled model calls', () => {
     const streaming = new MockLanguageModelV3({
       provider: 'mock',
       modelId: 'cut',
-      doStream: () => Promise.resolve({ stream: simulateReadableStream({ chunks: [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'par' }, { type: 'error', error: streamErr }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: { unified: 'error', raw: undefined }, usage: usage(1, 1) }] as LanguageModelV3StreamPart[] }) }),
+      doStream: () =>
+        Promise.resolve({
+          stream: simulateReadableStream({
+            chunks: [
+              { type: 'text-start', id: 't' },
+              { type: 'text-delta', id: 't', delta: 'par' },
+              { type: 'error', error: streamErr },
+              { type: 'text-end', id: 't' },
+              { type: 'finish', finishReason: { unified: 'error', raw: undefined }, usage: usage(1, 1) },
+            ] as LanguageModelV3StreamPart[],
+          }),
+        }),
     });
     const seen: unknown[] = [];
     let crash = true;
@@ -183,7 +202,12 @@ describe('ai: journaled model calls', () => {
             fail = false;
           }
           const r = await generateText({ model: m, prompt: 'draw', maxRetries: 0 });
-          const s = streamText({ model: logbookModel(run, streaming, { reportReplays: false }), prompt: 'go', maxRetries: 0, onError: ({ error }) => void seen.push(error) });
+          const s = streamText({
+            model: logbookModel(run, streaming, { reportReplays: false }),
+            prompt: 'go',
+            maxRetries: 0,
+            onError: ({ error }) => void seen.push(error),
+          });
           await s.consumeStream();
           if (crash) throw new Error('crash');
           return { bytes: [...r.files[0]!.uint8Array], at: r.response.timestamp.toISOString() };
@@ -191,7 +215,7 @@ describe('ai: journaled model calls', () => {
     });
     await startRun(store, agent, { script: 'inline', input: {}, runId: 'b', ...quiet });
     assert.equal(seen[0], thrown, 'the model error reached the script as itself');
-    assert.equal(store.reader.action('b', 'model:1.1')?.status, 'committed', 'the retry of the same prompt took the failed call\'s place');
+    assert.equal(store.reader.action('b', 'model:1.1')?.status, 'committed', "the retry of the same prompt took the failed call's place");
     assert.equal(store.reader.action('b', 'model:1.1')?.executions, 2);
     crash = false;
     const out = await resumeRun(store, agent, 'b', quiet);
@@ -201,12 +225,16 @@ describe('ai: journaled model calls', () => {
     assert.notEqual(replayed, streamErr);
     assert.ok(APICallError.isInstance(replayed), 'the replayed error part is still an APICallError');
     assert.equal(replayed.statusCode, 502);
-    assert.equal(replayed.message, "stream cut");
+    assert.equal(replayed.message, 'stream cut');
   });
 
   it('runs tools as actions: a business key stops a re-made model call from repeating the effect', async () => {
     let n = 0;
-    const { model, calls } = scriptedModel((c, i) => (c.prompt.some((m) => m.role === 'tool') ? [text('done')] : [toolCall('refund', { orderId: '42', amount: 30 }, `call-${i}`), toolCall('note', { text: 'x' }, `note-${i}`)]));
+    const { model, calls } = scriptedModel((c, i) =>
+      c.prompt.some((m) => m.role === 'tool')
+        ? [text('done')]
+        : [toolCall('refund', { orderId: '42', amount: 30 }, `call-${i}`), toolCall('note', { text: 'x' }, `note-${i}`)],
+    );
     const refunds: string[] = [];
     const notes: string[] = [];
     let prompt = 'refund 42';
@@ -219,13 +247,22 @@ describe('ai: journaled model calls', () => {
           run.step('support', async () => {
             const tools = logbookTools(run, {
               refund: {
-                tool: tool({ inputSchema: z.object({ orderId: z.string(), amount: z.number() }), execute: (a, o) => (refunds.push(`${a.orderId}:${o.toolCallId}`), { refundId: `rf-${++n}` }) }),
+                tool: tool({
+                  inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+                  execute: (a, o) => (refunds.push(`${a.orderId}:${o.toolCallId}`), { refundId: `rf-${++n}` }),
+                }),
                 effect: 'non-idempotent',
                 key: (a: { orderId: string }) => `refund:${a.orderId}`,
               },
               note: { tool: tool({ inputSchema: z.object({ text: z.string() }), execute: (a) => (notes.push(a.text), 'ok') }), effect: 'idempotent' },
             });
-            const r = await generateText({ model: logbookModel(run, model, { onDrift, reportReplays: false }), tools, prompt, stopWhen: stepCountIs(4), maxRetries: 0 });
+            const r = await generateText({
+              model: logbookModel(run, model, { onDrift, reportReplays: false }),
+              tools,
+              prompt,
+              stopWhen: stepCountIs(4),
+              maxRetries: 0,
+            });
             if (crash) throw new Error('crash');
             return r.text;
           }),

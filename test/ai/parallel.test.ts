@@ -32,7 +32,9 @@ describe('ai: parallel model calls and tool calls in a step', () => {
 
   it('tool calls the SDK runs in parallel (finishing in another order than they started) replay without drift', async () => {
     const { model, calls } = scriptedModel((c, i) =>
-      c.prompt.some((m) => m.role === 'tool') ? [text(`done: ${lastMessage(c)}`)] : [toolCall('slow', { n: 1 }, `s-${i}`), toolCall('fast', { n: 2 }, `q-${i}`), toolCall('slow', { n: 3 }, `t-${i}`)],
+      c.prompt.some((m) => m.role === 'tool')
+        ? [text(`done: ${lastMessage(c)}`)]
+        : [toolCall('slow', { n: 1 }, `s-${i}`), toolCall('fast', { n: 2 }, `q-${i}`), toolCall('slow', { n: 3 }, `t-${i}`)],
     );
     const executed: string[] = [];
     let crash = true;
@@ -42,10 +44,23 @@ describe('ai: parallel model calls and tool calls in a step', () => {
       run: (run: RunApi) =>
         run.step('answer', async () => {
           const tools = logbookTools(run, {
-            slow: { tool: tool({ inputSchema: z.object({ n: z.number() }), execute: async (a) => (await sleep(30 - a.n * 5), executed.push(`slow ${a.n}`), a.n * 10) }), effect: 'non-idempotent', key: (a: { n: number }) => `slow:${a.n}` },
+            slow: {
+              tool: tool({
+                inputSchema: z.object({ n: z.number() }),
+                execute: async (a) => (await sleep(30 - a.n * 5), executed.push(`slow ${a.n}`), a.n * 10),
+              }),
+              effect: 'non-idempotent',
+              key: (a: { n: number }) => `slow:${a.n}`,
+            },
             fast: { tool: tool({ inputSchema: z.object({ n: z.number() }), execute: (a) => (executed.push(`fast ${a.n}`), a.n * 10) }), effect: 'idempotent' },
           });
-          const r = await generateText({ model: logbookModel(run, model, { reportReplays: false }), tools, prompt: 'go', stopWhen: stepCountIs(3), maxRetries: 0 });
+          const r = await generateText({
+            model: logbookModel(run, model, { reportReplays: false }),
+            tools,
+            prompt: 'go',
+            stopWhen: stepCountIs(3),
+            maxRetries: 0,
+          });
           if (crash) throw new Error('crash after the loop');
           return r.text;
         }),
@@ -72,8 +87,22 @@ describe('ai: parallel model calls and tool calls in a step', () => {
         attempt++;
         const loop = (who: string) =>
           run.step(`loop ${who}`, async () => {
-            const tools = logbookTools(run, { fetch: { tool: tool({ inputSchema: z.object({ who: z.string() }), execute: async (a) => (await sleep(delays[a.who]![attempt - 1] ?? 1), `data of ${a.who}`) }), effect: 'read-only' } });
-            const r = await generateText({ model: logbookModel(run, model, { reportReplays: false }), tools, prompt: who, stopWhen: stepCountIs(3), maxRetries: 0 });
+            const tools = logbookTools(run, {
+              fetch: {
+                tool: tool({
+                  inputSchema: z.object({ who: z.string() }),
+                  execute: async (a) => (await sleep(delays[a.who]![attempt - 1] ?? 1), `data of ${a.who}`),
+                }),
+                effect: 'read-only',
+              },
+            });
+            const r = await generateText({
+              model: logbookModel(run, model, { reportReplays: false }),
+              tools,
+              prompt: who,
+              stopWhen: stepCountIs(3),
+              maxRetries: 0,
+            });
             if (attempt === 1 && who === 'bob') throw new Error('crash in bob');
             return r.text;
           });
@@ -86,7 +115,7 @@ describe('ai: parallel model calls and tool calls in a step', () => {
     const out = await resumeRun(store, agent, 'pl', quiet);
     assert.equal(out.status, 'completed', JSON.stringify(out.error));
     assert.deepEqual(out.output, ['ann: {"type":"text","value":"data of ann"}', 'bob: {"type":"text","value":"data of bob"}']);
-    assert.equal(calls(), 4, 'bob\'s two calls came from the journal, ann\'s step from its checkpoint');
+    assert.equal(calls(), 4, "bob's two calls came from the journal, ann's step from its checkpoint");
   });
 
   it('loops sharing one step whose calls start in another order on resume: the drift check stops it before any new call', async () => {
@@ -102,7 +131,16 @@ describe('ai: parallel model calls and tool calls in a step', () => {
           attempt++;
           const m = logbookModel(run, model, { reportReplays: false });
           const loop = async (who: string) => {
-            const tools = logbookTools(run, { fetch: { tool: tool({ inputSchema: z.object({ who: z.string() }), execute: async (a) => (await sleep(delays[a.who]![attempt - 1] ?? 1), `data of ${a.who}`) }), effect: 'idempotent', key: (a: { who: string }) => `fetch:${a.who}:${attempt}` } });
+            const tools = logbookTools(run, {
+              fetch: {
+                tool: tool({
+                  inputSchema: z.object({ who: z.string() }),
+                  execute: async (a) => (await sleep(delays[a.who]![attempt - 1] ?? 1), `data of ${a.who}`),
+                }),
+                effect: 'idempotent',
+                key: (a: { who: string }) => `fetch:${a.who}:${attempt}`,
+              },
+            });
             return (await generateText({ model: m, tools, prompt: who, stopWhen: stepCountIs(3), maxRetries: 0 })).text;
           };
           const out = await Promise.all([loop('ann'), loop('bob')]);

@@ -23,7 +23,16 @@ describe('rehearse --points all over the AI SDK support agent', function () {
     assert.deepEqual(s.sameEffects, { matched: 47, compared: 47 });
     assert.equal(s.broken, 0);
     const targets = new Set(r.report.campaigns.map((c: any) => c.point.target));
-    for (const t of ['model.generate', 'model.stream', 'tool.refund', 'tool.sendEmail', 'tool.lookupOrder', 'mcp.helpdesk.open_ticket', 'mcp.helpdesk.search_faq', 'mcp.tools/list']) {
+    for (const t of [
+      'model.generate',
+      'model.stream',
+      'tool.refund',
+      'tool.sendEmail',
+      'tool.lookupOrder',
+      'mcp.helpdesk.open_ticket',
+      'mcp.helpdesk.search_faq',
+      'mcp.tools/list',
+    ]) {
       assert.ok(targets.has(t), `${t} was killed in`);
     }
     assert.equal(r.report.baseline.probe['model.calls'].length, 5);

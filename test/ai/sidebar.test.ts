@@ -32,7 +32,10 @@ describe('ai: model and tool calls in the sidebar and the timeline', function ()
     assert.match(first.ai.name, /scripted\/support-scripted-1/);
     assert.ok(first.ai.tokens && first.ai.tokens.input > 0 && first.ai.tokens.output > 0, JSON.stringify(first.ai.tokens));
     assert.match(first.ai.lastMessages.join('\n'), /user: My kettle from order A-1001 arrived broken/);
-    assert.deepEqual(first.ai.toolCalls.map((t) => t.replace(/\(.*$/s, '')), ['lookupOrder', 'search_faq']);
+    assert.deepEqual(
+      first.ai.toolCalls.map((t) => t.replace(/\(.*$/s, '')),
+      ['lookupOrder', 'search_faq'],
+    );
     assert.match(first.ai.line, /scripted\/support-scripted-1 · \d+→\d+ tokens · calls lookupOrder, search_faq/);
     const refund = page.actions.find((a) => a.type === 'tool.refund');
     assert.equal(refund?.ai?.kind, 'tool');
@@ -67,7 +70,10 @@ describe('ai: model and tool calls in the sidebar and the timeline', function ()
     assert.ok(rec);
     assert.match(rec.markdown, /^# Model call `model:1\.2`/);
     assert.match(rec.markdown, /## Prompt \(\d+ messages\)/);
-    assert.match(rec.markdown, /### 1\. system: You are a support agent for a small shop\. Look the order up before acting\. Refund broken items in full, email the customer, and open a helpdesk ticket\./);
+    assert.match(
+      rec.markdown,
+      /### 1\. system: You are a support agent for a small shop\. Look the order up before acting\. Refund broken items in full, email the customer, and open a helpdesk ticket\./,
+    );
     assert.match(rec.markdown, /## Journaled args\n\n```json\n\{\n {2}"call": "model:1\.2"/);
     const journaled = await client.request('action', { runId: 'side', actionId: 'model:1.2' });
     const prompt = (JSON.parse(journaled!.args) as { params: { prompt: unknown[] } }).params.prompt;
@@ -75,7 +81,7 @@ describe('ai: model and tool calls in the sidebar and the timeline', function ()
     assert.equal(await client.request('callRecord', { runId: 'side', actionId: 'nope' }), null);
   });
 
-  it('the timeline labels model calls with their model and tokens, and says more in the bar\'s detail', async () => {
+  it("the timeline labels model calls with their model and tokens, and says more in the bar's detail", async () => {
     const t = await client.request('timeline', { runId: 'side' });
     const bar = t?.items.find((i) => i.id === 'model:1.1');
     assert.ok(bar);

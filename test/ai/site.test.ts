@@ -32,7 +32,7 @@ describe('ai: the line of a tools entry', () => {
 
   it('falls back to the call itself when the entry is not written there, or the file cannot be read', () => {
     assert.deepEqual(entrySite(call, 'spreadIn'), call);
-    assert.deepEqual(entrySite({ file, line: 9, column: 13 }, 'lookup'), { file, line: 9, column: 13 }, 'the search stops at the call\'s closing parenthesis');
+    assert.deepEqual(entrySite({ file, line: 9, column: 13 }, 'lookup'), { file, line: 9, column: 13 }, "the search stops at the call's closing parenthesis");
     const gone = { file: path.join(path.dirname(file), 'gone.ts'), line: 1, column: 1 };
     assert.deepEqual(entrySite(gone, 'lookup'), gone);
     assert.equal(entrySite(undefined, 'lookup'), undefined);

@@ -31,7 +31,9 @@ describe('ai: tools', () => {
       description: 'Refund an order.',
     });
     const { model } = scriptedModel((c, i) =>
-      c.prompt.some((m) => m.role === 'tool') ? [text('refunded')] : [toolCall('refund', { orderId: 'small', amount: 30 }, `a${i}`), toolCall('refund', { orderId: 'big', amount: 300 }, `b${i}`)],
+      c.prompt.some((m) => m.role === 'tool')
+        ? [text('refunded')]
+        : [toolCall('refund', { orderId: 'small', amount: 30 }, `a${i}`), toolCall('refund', { orderId: 'big', amount: 300 }, `b${i}`)],
     );
     const agent = defineAgent({
       name: 'gates',
@@ -39,7 +41,13 @@ describe('ai: tools', () => {
       run: (run) =>
         run.step('refunds', async () => {
           const tools = logbookTools(run, { refund: { action: refund, approval: (a: { amount: number }) => a.amount > 100 } });
-          const r = await generateText({ model: logbookModel(run, model, { reportReplays: false }), tools, prompt: 'refund both', stopWhen: stepCountIs(3), maxRetries: 0 });
+          const r = await generateText({
+            model: logbookModel(run, model, { reportReplays: false }),
+            tools,
+            prompt: 'refund both',
+            stopWhen: stepCountIs(3),
+            maxRetries: 0,
+          });
           return r.text;
         }),
     });
@@ -61,7 +69,15 @@ describe('ai: tools', () => {
       name: 'shape',
       input: z.object({}),
       run: (run) => {
-        const action = defineAction({ type: 'shape.a', version: 1, effect: 'idempotent', args: z.object({ n: z.number() }), key: (a) => `a:${a.n}`, execute: () => 1, description: 'Do a.' });
+        const action = defineAction({
+          type: 'shape.a',
+          version: 1,
+          effect: 'idempotent',
+          args: z.object({ n: z.number() }),
+          key: (a) => `a:${a.n}`,
+          execute: () => 1,
+          description: 'Do a.',
+        });
         const tools = logbookTools(run, {
           t: { tool: tool({ description: 'A tool.', inputSchema: z.object({ amount: z.number() }), needsApproval, execute: () => 1 }), effect: 'idempotent' },
           a: action,
@@ -77,13 +93,32 @@ describe('ai: tools', () => {
   });
 
   it('refuses a model that is not an AI SDK 6 model object, saying what to pass', () => {
-    const run = { id: 'r', agent: 'a', attempt: 1, step: () => Promise.resolve(), do: () => Promise.resolve(), currentStep: () => undefined, note: () => undefined } as never;
-    assert.throws(() => logbookModel(run, 'openai/gpt-4.1' as never), (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.INVALID_ARGS && /specification "v3".*not a model id string/.test(e.message));
+    const run = {
+      id: 'r',
+      agent: 'a',
+      attempt: 1,
+      step: () => Promise.resolve(),
+      do: () => Promise.resolve(),
+      currentStep: () => undefined,
+      note: () => undefined,
+    } as never;
+    assert.throws(
+      () => logbookModel(run, 'openai/gpt-4.1' as never),
+      (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.INVALID_ARGS && /specification "v3".*not a model id string/.test(e.message),
+    );
     assert.throws(() => logbookModel(run, { specificationVersion: 'v4', provider: 'x', modelId: 'y' } as never), /a language model of specification "v4"/);
   });
 
   it('refuses an entry that is not a tool or an action, and an unknown effect, saying what to write', () => {
-    const run = { id: 'r', agent: 'a', attempt: 1, step: () => Promise.resolve(), do: () => Promise.resolve(), currentStep: () => undefined, note: () => undefined } as never;
+    const run = {
+      id: 'r',
+      agent: 'a',
+      attempt: 1,
+      step: () => Promise.resolve(),
+      do: () => Promise.resolve(),
+      currentStep: () => undefined,
+      note: () => undefined,
+    } as never;
     assert.throws(
       () => logbookTools(run, { x: {} as ToolEntry }),
       (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.INVALID_DEFINITION && /x: \{ tool: xTool, effect:/.test(e.message),

@@ -82,7 +82,8 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
       const checked = leaseCheck(i, world, ctx);
       const held = proc.window?.({ type, key });
       if (held) await held;
-      const got = a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, { proc: proc.name, attempt: ctx.attempt, checked });
+      const got =
+        a.effect === 'read-only' ? result : world.effect(type, key, a.effect === 'idempotent', result, { proc: proc.name, attempt: ctx.attempt, checked });
       await proc.point('after-effect', { type, key });
       if (a.fail === 'transient-after' && world.once(`after:${type}:${x.n}`)) throw new Error(`${type}: 502 Bad Gateway (the request went through)`);
       return got;

@@ -30,7 +30,10 @@ function scripted(c: StepContext): MockLanguageModelV3 {
       return Promise.resolve({
         content,
         finishReason: { unified: content.some((x) => x.type === 'tool-call') ? 'tool-calls' : 'stop', raw: undefined },
-        usage: { inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
         response: { id: 'resp', modelId: 'scripted-1', timestamp: new Date(Date.UTC(2026, 0, 1)) },
         warnings: [],
       });

@@ -63,7 +63,12 @@ export function scratchDir(): string {
 }
 
 async function runOne(c: CaseJ, dir: string, o: CheckOptions): Promise<CaseResult> {
-  return runCase(c, { dir, ...(o.sabotage ? { sabotage: o.sabotage } : {}), ...(o.db ? { db: o.db } : {}), processes: o.processes === true || o.workers === true });
+  return runCase(c, {
+    dir,
+    ...(o.sabotage ? { sabotage: o.sabotage } : {}),
+    ...(o.db ? { db: o.db } : {}),
+    processes: o.processes === true || o.workers === true,
+  });
 }
 
 export async function check(o: CheckOptions): Promise<CheckReport> {
@@ -126,7 +131,9 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
 /** A case and what it did, as the report prints it. */
 export function formatCase(c: CaseJ, result: CaseResult): string {
   return [
-    ...describeCase(c, describeOp).split('\n').map((l) => `  ${l}`),
+    ...describeCase(c, describeOp)
+      .split('\n')
+      .map((l) => `  ${l}`),
     '  what happened:',
     ...result.log.map((l) => `    ${l}`),
     '  violations:',

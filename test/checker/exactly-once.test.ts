@@ -20,7 +20,9 @@ function crashesOnly(effect: 'idempotent' | 'non-idempotent'): fc.Arbitrary<Case
     // An idempotent action is re-executed with its key (verify would answer first); a non-idempotent one is verified.
     actions: a.actions.map((x) => ({ ...x, effect, verify: effect === 'non-idempotent', approval: 'none' as const, fail: 'none' as const })),
   }));
-  const schedule: fc.Arbitrary<ScheduleJ> = scheduleArb.map((s) => ({ ops: s.ops.filter((o) => o.op === 'start' || o.op === 'resume') })).filter((s) => s.ops[0]?.op === 'start');
+  const schedule: fc.Arbitrary<ScheduleJ> = scheduleArb
+    .map((s) => ({ ops: s.ops.filter((o) => o.op === 'start' || o.op === 'resume') }))
+    .filter((s) => s.ops[0]?.op === 'start');
   return fc.record({ agent, schedule });
 }
 
@@ -42,28 +44,66 @@ describe('exactly-once checker', function () {
     // Found by the 10,000-schedule run: the uncrashed run fails at the lookup's one transient fault and compensates;
     // killed while that step waited for its charge, the first attempt spent the fault without failing, so the resumed
     // run gets through. Held to the fresh world's outcome it was a false "status differs".
-    const c = JSON.parse('{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"read-only","verify":false,"compensate":false,"approval":"none","fail":"transient-before"},{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"all","calls":[{"action":1,"n":0,"mode":"use"},{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":1,"when":"after-effect"}}]}}') as CaseJ;
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"read-only","verify":false,"compensate":false,"approval":"none","fail":"transient-before"},{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"all","calls":[{"action":1,"n":0,"mode":"use"},{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":1,"when":"after-effect"}}]}}',
+    ) as CaseJ;
     const dir = scratchDir();
     const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.equal(r.baseline.status, 'compensated');
-    assert.ok(r.log.some((l) => l.startsWith('ended as an uncrashed run does once the transient faults a killed attempt spent, or kept from happening, are gone (before:lookup.0:0): completed')), r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) =>
+        l.startsWith(
+          'ended as an uncrashed run does once the transient faults a killed attempt spent, or kept from happening, are gone (before:lookup.0:0): completed',
+        ),
+      ),
+      r.log.join('\n'),
+    );
   });
 
   for (const control of [
-    { name: 'an action declared idempotent whose provider does not dedupe by key', sabotage: { noDedupe: true }, effect: 'idempotent' as const, type: /^reserve\./ },
-    { name: 'a verify that answers "not found" for an effect that landed', sabotage: { verifyLies: true }, effect: 'non-idempotent' as const, type: /^charge\./ },
+    {
+      name: 'an action declared idempotent whose provider does not dedupe by key',
+      sabotage: { noDedupe: true },
+      effect: 'idempotent' as const,
+      type: /^reserve\./,
+    },
+    {
+      name: 'a verify that answers "not found" for an effect that landed',
+      sabotage: { verifyLies: true },
+      effect: 'non-idempotent' as const,
+      type: /^charge\./,
+    },
   ]) {
     it(`negative control: catches and shrinks ${control.name}`, async () => {
-      const r = await check({ seed: SEED, runs: 60, sabotage: control.sabotage, arbitrary: crashesOnly(control.effect), kinds: ['effect-twice'], firstOnly: true, shrinkKinds: 1, shrinkMs: 15_000 });
+      const r = await check({
+        seed: SEED,
+        runs: 60,
+        sabotage: control.sabotage,
+        arbitrary: crashesOnly(control.effect),
+        kinds: ['effect-twice'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 15_000,
+      });
       const s = r.shrunk[0];
       assert.ok(s, `the sabotaged world went unnoticed in ${r.schedules} schedules:\n${r.text}`);
-      assert.ok(s.result.violations.some((v) => v.kind === 'effect-twice' && control.type.test(v.detail)), r.text);
-      assert.ok(s.c.schedule.ops.length <= 2 && s.c.agent.steps.length === 1 && s.c.agent.actions.length === 1, `not shrunk to one action in one step:\n${r.text}`);
+      assert.ok(
+        s.result.violations.some((v) => v.kind === 'effect-twice' && control.type.test(v.detail)),
+        r.text,
+      );
+      assert.ok(
+        s.c.schedule.ops.length <= 2 && s.c.agent.steps.length === 1 && s.c.agent.actions.length === 1,
+        `not shrunk to one action in one step:\n${r.text}`,
+      );
       // The shrunk case is innocent with an honest provider: the violation is the sabotage's, not the runtime's.
       const dir = scratchDir();
       const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
-      assert.deepEqual(honest.violations.filter((v) => v.kind === 'effect-twice'), [], honest.log.join('\n'));
+      assert.deepEqual(
+        honest.violations.filter((v) => v.kind === 'effect-twice'),
+        [],
+        honest.log.join('\n'),
+      );
     });
   }
 });

@@ -31,7 +31,6 @@ export interface Finished {
   readonly spent?: readonly string[];
 }
 
-
 /** The state of one case while it runs: its journal, its world, and what it has seen. */
 export class Exec {
   readonly observer: Observer;
@@ -77,7 +76,11 @@ export class Exec {
     if (ended.kind === 'crashed') this.crashes++;
     // The store refuses a status change its table does not allow: whatever the operation was, that is Logbook's bug.
     const code = ended.kind === 'outcome' ? ended.error?.code : ended.kind === 'refused' ? ended.code : undefined;
-    if (code === 'LB_ILLEGAL_TRANSITION') this.violation('illegal-transition', `${label}: ${ended.kind === 'outcome' ? (ended.error?.message ?? '') : ended.kind === 'refused' ? ended.message : ''}`);
+    if (code === 'LB_ILLEGAL_TRANSITION')
+      this.violation(
+        'illegal-transition',
+        `${label}: ${ended.kind === 'outcome' ? (ended.error?.message ?? '') : ended.kind === 'refused' ? ended.message : ''}`,
+      );
     if (ended.kind === 'refused') {
       const changes = Observer.diff(before, this.observer.snapshot(runId), holder);
       if (changes.length) this.violation('refusal-changed-run', `${label} was refused [${ended.code}] but changed run ${runId}: ${changes.join('; ')}`);
@@ -145,7 +148,9 @@ export class Exec {
         await this.call('resume (host API)', runId, () => d.resume('api', runId));
       } else if (status === 'needs-decision' || status === 'interrupted') {
         const decisions = status === 'needs-decision' ? this.decisions(runId) : {};
-        const words = Object.entries(decisions).map(([k, v]) => `${k}=${typeof v === 'string' ? v : `${v.decision} --result …`}`).join(' ');
+        const words = Object.entries(decisions)
+          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : `${v.decision} --result …`}`)
+          .join(' ');
         if (compensating) await this.call(`compensate${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.compensate('api', runId, decisions));
         else await this.call(`resume${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.resume('api', runId, decisions));
       } else if (status === 'failed') {
@@ -249,7 +254,10 @@ async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, d
       const spent = [...world.log.flags('before:'), ...world.log.flags('after:')];
       const every = c.agent.actions.flatMap((a, i) => [0, 1, 2].flatMap((n) => [`before:${actionType(a, i)}:${n}`, `after:${actionType(a, i)}:${n}`]));
       const out: Finished[] = [baseline];
-      for (const [k, flags] of [[0, spent], [1, every]] as const) {
+      for (const [k, flags] of [
+        [0, spent],
+        [1, every],
+      ] as const) {
         if (!flags.length) continue;
         const w = new World(undefined, opts.sabotage);
         for (const f of flags) w.once(f);

@@ -58,14 +58,20 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
       x.log.push(`note: ${key} landed, but its execute threw and it is journaled failed (an idempotent action's error counts as "did not happen")`);
       continue;
     }
-    x.violation('effect-not-journaled', `${key} landed in the provider, but the journal has it ${row ? `${row.status}${row.decision ? ` (decided ${row.decision})` : ''}${row.reconciliation ? ` (${row.reconciliation})` : ''}` : 'nowhere'}; ${where}`);
+    x.violation(
+      'effect-not-journaled',
+      `${key} landed in the provider, but the journal has it ${row ? `${row.status}${row.decision ? ` (decided ${row.decision})` : ''}${row.reconciliation ? ` (${row.reconciliation})` : ''}` : 'nowhere'}; ${where}`,
+    );
   }
   // And the journal claims no effect the provider never saw.
   // (Model calls are idempotent actions too, but their effect is the mock model's answer: not a provider's.)
   const ours = (type: string): boolean => x.target.agent.actions.some((a, i) => actionType(a, i) === type);
   for (const row of rows.values()) {
     if (row.status !== 'committed' || row.effect === 'read-only' || !ours(row.type) || landedKeys.has(row.id)) continue;
-    x.violation('journal-without-effect', `${row.id} is committed${row.reconciliation ? ` (${row.reconciliation})` : ''} in the journal, but no such effect reached the provider; ${where}`);
+    x.violation(
+      'journal-without-effect',
+      `${row.id} is committed${row.reconciliation ? ` (${row.reconciliation})` : ''} in the journal, but no such effect reached the provider; ${where}`,
+    );
   }
 
   if (status === 'completed') {
@@ -80,7 +86,10 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
       const undone = undos.some((e) => e.of === key);
       if (row?.compensation === 'committed' && undone) continue;
       if (row?.compensation === 'irreversible' && !hasInverse(row.type)) continue;
-      x.violation(row?.status === 'failed' && row.effect === 'idempotent' ? 'idempotent-error-after-effect' : 'effect-not-compensated', `${where} is compensated, but ${key} landed and ${undone ? 'was undone while the journal says compensation ' : 'was never undone (compensation '}${row?.compensation ?? 'none'}${row ? `, action ${row.status}` : ''})`);
+      x.violation(
+        row?.status === 'failed' && row.effect === 'idempotent' ? 'idempotent-error-after-effect' : 'effect-not-compensated',
+        `${where} is compensated, but ${key} landed and ${undone ? 'was undone while the journal says compensation ' : 'was never undone (compensation '}${row?.compensation ?? 'none'}${row ? `, action ${row.status}` : ''})`,
+      );
     }
   }
   for (const e of undos) {
@@ -91,11 +100,16 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
   if (o.compensated) return;
   const other = baselines.slice(1).find((b) => matches(x, runId, b));
   if (other && !matches(x, runId, baseline)) {
-    x.log.push(`ended as an uncrashed run does once the transient faults a killed attempt spent, or kept from happening, are gone (${(other.spent ?? []).join(', ')}): ${String(other.status)}`);
+    x.log.push(
+      `ended as an uncrashed run does once the transient faults a killed attempt spent, or kept from happening, are gone (${(other.spent ?? []).join(', ')}): ${String(other.status)}`,
+    );
     return;
   }
   if (status !== baseline.status) {
-    x.violation('status-differs', `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}; last error ${x.observer.run(runId)?.error ?? 'none'}`);
+    x.violation(
+      'status-differs',
+      `${where} ended ${status ?? 'absent'}, the uncrashed run ${baseline.status ?? 'absent'}; last error ${x.observer.run(runId)?.error ?? 'none'}`,
+    );
     return;
   }
   if (status !== 'completed') return;

@@ -8,7 +8,18 @@ import type { CaseJ } from './spec';
 
 async function cli(): Promise<number> {
   const { values } = parseArgs({
-    options: { seed: { type: 'string' }, runs: { type: 'string' }, path: { type: 'string' }, 'shrink-seconds': { type: 'string' }, quiet: { type: 'boolean' }, processes: { type: 'boolean' }, workers: { type: 'boolean' }, kinds: { type: 'string' }, case: { type: 'string' }, journal: { type: 'string' } },
+    options: {
+      seed: { type: 'string' },
+      runs: { type: 'string' },
+      path: { type: 'string' },
+      'shrink-seconds': { type: 'string' },
+      quiet: { type: 'boolean' },
+      processes: { type: 'boolean' },
+      workers: { type: 'boolean' },
+      kinds: { type: 'string' },
+      case: { type: 'string' },
+      journal: { type: 'string' },
+    },
     strict: true,
   });
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);

@@ -87,7 +87,13 @@ export class Observer {
       const before = new Map(a.actions.map((x) => [x.id, x]));
       for (const x of b.actions) if (!isDeepStrictEqual(before.get(x.id), x)) out.push(`action ${x.id} ${before.get(x.id)?.status ?? '(new)'} → ${x.status}`);
     }
-    if (a.events.length !== b.events.length) out.push(`events ${b.events.slice(a.events.length).map((e) => e.kind).join(', ')} were written`);
+    if (a.events.length !== b.events.length)
+      out.push(
+        `events ${b.events
+          .slice(a.events.length)
+          .map((e) => e.kind)
+          .join(', ')} were written`,
+      );
     return out;
   }
 
@@ -101,16 +107,19 @@ export class Observer {
     const steps = new Map(this.steps(runId).map((s) => [s.idx, s]));
     for (const [idx, result] of prev.steps) {
       const s = steps.get(idx);
-      if (s?.status !== 'completed' || s.result !== result) lost.push(`step #${idx + 1} was completed with ${result} and is now ${s ? `${s.status} with ${s.result}` : 'gone'}`);
+      if (s?.status !== 'completed' || s.result !== result)
+        lost.push(`step #${idx + 1} was completed with ${result} and is now ${s ? `${s.status} with ${s.result}` : 'gone'}`);
     }
     const actions = new Map(this.actions(runId).map((a) => [a.id, a]));
     for (const [id, result] of prev.actions) {
       const a = actions.get(id);
-      if (a?.status !== 'committed' || a.result !== result) lost.push(`action ${id} was committed with ${result} and is now ${a ? `${a.status} with ${a.result}` : 'gone'}`);
+      if (a?.status !== 'committed' || a.result !== result)
+        lost.push(`action ${id} was committed with ${result} and is now ${a ? `${a.status} with ${a.result}` : 'gone'}`);
     }
     const events = this.events(runId);
     const bySeq = new Map(events.map((e) => [e.seq, e.kind]));
-    for (const [seq, kind] of prev.events) if (bySeq.get(seq) !== kind) lost.push(`event #${seq} ${kind} is ${bySeq.has(seq) ? `now ${bySeq.get(seq)}` : 'gone'}`);
+    for (const [seq, kind] of prev.events)
+      if (bySeq.get(seq) !== kind) lost.push(`event #${seq} ${kind} is ${bySeq.has(seq) ? `now ${bySeq.get(seq)}` : 'gone'}`);
     const maxBefore = Math.max(0, ...prev.events.keys());
     const older = events.filter((e) => e.seq <= maxBefore && !prev.events.has(e.seq));
     if (older.length) lost.push(`events were inserted behind acknowledged ones (seq ${older.map((e) => e.seq).join(', ')} ≤ ${maxBefore})`);

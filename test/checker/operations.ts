@@ -31,7 +31,11 @@ const VIA = { api: 'host API', engine: 'the engine, as the CLI calls it' } as co
 const via = fc.constantFrom<'api' | 'engine'>('api', 'engine');
 const when = fc.constantFrom<When>('before-effect', 'after-effect');
 const crashArb: fc.Arbitrary<Crash | undefined> = fc.option(
-  fc.oneof({ withCrossShrink: true }, fc.record({ at: fc.constant('fault' as const), n: fc.nat(24) }), fc.record({ at: fc.constant('provider' as const), n: fc.nat(5), when })),
+  fc.oneof(
+    { withCrossShrink: true },
+    fc.record({ at: fc.constant('fault' as const), n: fc.nat(24) }),
+    fc.record({ at: fc.constant('provider' as const), n: fc.nat(5), when }),
+  ),
   { nil: undefined, freq: 2 },
 );
 /** A command, its surface, and maybe a crash of its process (the host API takes no faults: its crashes are in provider calls). */
@@ -106,7 +110,9 @@ function drive(kind: 'start' | 'resume' | 'compensate', weight: number, words: s
       const d = x.driver();
       d.proc.arm(op.crash as Crash);
       const via = String(op.via);
-      await x.call(`${kind} (${VIA[op.via as 'api']})`, x.runId, () => (kind === 'start' ? d.start(via, x.runId) : d[kind](via, x.runId, x.decisions(x.runId))));
+      await x.call(`${kind} (${VIA[op.via as 'api']})`, x.runId, () =>
+        kind === 'start' ? d.start(via, x.runId) : d[kind](via, x.runId, x.decisions(x.runId)),
+      );
     },
   };
 }
@@ -119,7 +125,8 @@ export const OPERATIONS: Record<string, Operation> = {
     starts: true,
     weight: 1,
     arbitrary: () => race('race-start'),
-    describe: (op) => `journal.start the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
+    describe: (op) =>
+      `journal.start the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
     run: (x, op) => runRace(x, op, 'start (host API)', (d) => d.start('api', x.runId)),
     compensates: secondCompensates,
   },
@@ -128,7 +135,8 @@ export const OPERATIONS: Record<string, Operation> = {
     starts: false,
     weight: 2,
     arbitrary: () => race('race'),
-    describe: (op) => `journal.resume the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
+    describe: (op) =>
+      `journal.resume the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
     run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
     compensates: secondCompensates,
   },

@@ -20,7 +20,9 @@ const pausable: fc.Arbitrary<CaseJ> = agentArb
     const first = a.steps[0]?.calls[0];
     const act = first ? a.actions[first.action] : undefined;
     if (!first || !act) return a;
-    const actions = a.actions.map((x, i) => (i === first.action ? { ...x, effect: 'non-idempotent' as const, verify: true, approval: 'none' as const, fail: 'none' as const } : x));
+    const actions = a.actions.map((x, i) =>
+      i === first.action ? { ...x, effect: 'non-idempotent' as const, verify: true, approval: 'none' as const, fail: 'none' as const } : x,
+    );
     return { ...a, actions };
   })
   .map((agent) => ({ agent, schedule: { ops: [{ op: 'cli-pause-run', first: 'run', at: 0 }] } }));
@@ -47,7 +49,12 @@ describe('exactly-once checker on PostgreSQL', function () {
 
   it('a worker frozen between its lease check and its send, woken after worker b took over: the provider refuses its repeat', async () => {
     const c: CaseJ = {
-      agent: { fields: [], onFailure: 'stop', actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }], steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }] },
+      agent: {
+        fields: [],
+        onFailure: 'stop',
+        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+        steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
+      },
       schedule: { ops: [{ op: 'worker-pause', at: 0, where: 'window' }] },
     };
     const dir = scratchDir();

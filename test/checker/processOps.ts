@@ -29,7 +29,10 @@ export interface CrashAt {
   readonly target: number;
   readonly occurrence: number;
 }
-export const crashAt: fc.Arbitrary<CrashAt | undefined> = fc.option(fc.record({ point: fc.nat(POINTS.length - 1), target: fc.nat(3), occurrence: fc.integer({ min: 1, max: 2 }) }), { nil: undefined, freq: 4 });
+export const crashAt: fc.Arbitrary<CrashAt | undefined> = fc.option(
+  fc.record({ point: fc.nat(POINTS.length - 1), target: fc.nat(3), occurrence: fc.integer({ min: 1, max: 2 }) }),
+  { nil: undefined, freq: 4 },
+);
 
 export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const point = POINTS[c.point % POINTS.length] as FaultPoint;
@@ -75,7 +78,7 @@ export function argsOf(x: Exec, op: string, crash: string | undefined): string[]
 
 /** How a CLI process ended: killed, refused (its [LB_…] code), or the status its --json printed. */
 export function endedOf(r: Pick<SpawnSyncReturns<string>, 'status' | 'signal' | 'stdout' | 'stderr'>): Ended {
-  if (r.signal === 'SIGKILL') return { kind: 'crashed', where: (/--crash-at (\S+) reached/.exec(r.stderr)?.[1] ?? 'by SIGKILL') };
+  if (r.signal === 'SIGKILL') return { kind: 'crashed', where: /--crash-at (\S+) reached/.exec(r.stderr)?.[1] ?? 'by SIGKILL' };
   try {
     const o = JSON.parse(r.stdout) as { status: string; error?: { code?: string; message: string } };
     return { kind: 'outcome', status: o.status, ...(o.error ? { error: o.error } : {}) };
@@ -104,9 +107,16 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
  * The CLI `command` as a child process held in its provider call #at (or finished before it reached it): the run's
  * journal as it was before it started, and its end once it exits.
  */
-async function spawnHeld(x: Exec, command: string, op: OpJ): Promise<{ child: ChildProcess; hold: string; before: RunSnapshot; done: () => boolean; ended: () => Promise<Ended> }> {
+async function spawnHeld(
+  x: Exec,
+  command: string,
+  op: OpJ,
+): Promise<{ child: ChildProcess; hold: string; before: RunSnapshot; done: () => boolean; ended: () => Promise<Ended> }> {
   const hold = holdFile(x);
-  const child = spawn(process.execPath, argsOf(x, command, undefined), { env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, argsOf(x, command, undefined), {
+    env: env(x, { LOGBOOK_CHECKER_HOLD: `${String(op.at)}:${hold}` }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -129,15 +139,23 @@ async function race(x: Exec, op: OpJ): Promise<void> {
   const second = String(op.second);
   if (!h.done()) {
     const snap = x.observer.snapshot(x.runId);
-    x.after(`${label(second, undefined)} while the first is held in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, second, undefined)), snap, true);
+    x.after(
+      `${label(second, undefined)} while the first is held in provider call #${Number(op.at) + 1}`,
+      x.runId,
+      cli(x, argsOf(x, second, undefined)),
+      snap,
+      true,
+    );
     fs.writeFileSync(h.hold, '');
   }
   x.after(label(first, undefined), x.runId, await h.ended(), h.before);
   const reached = fs.existsSync(`${h.hold}.held`);
   dropHold(h.hold);
-  if (!reached) await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => Promise.resolve(cli(x, argsOf(x, second, undefined))));
+  if (!reached)
+    await x.call(`${label(second, undefined)} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () =>
+      Promise.resolve(cli(x, argsOf(x, second, undefined))),
+    );
 }
-
 
 /**
  * A pause past the lease (a frozen VM, a long GC): the first CLI process is SIGSTOPped in its provider call #at,
@@ -152,7 +170,12 @@ async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
     h.child.kill('SIGSTOP');
     await sleep(CHILD_TTL_MS * 2);
     const snap = x.observer.snapshot(x.runId);
-    x.after(`logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${CHILD_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`, x.runId, cli(x, argsOf(x, 'resume', undefined)), snap);
+    x.after(
+      `logbook resume (a second child process) while the first is frozen (SIGSTOP) past its ${CHILD_TTL_MS} ms lease in provider call #${Number(op.at) + 1}`,
+      x.runId,
+      cli(x, argsOf(x, 'resume', undefined)),
+      snap,
+    );
     fs.writeFileSync(h.hold, '');
     h.child.kill('SIGCONT');
   }
@@ -190,7 +213,8 @@ export const PROCESS_OPERATIONS: Record<string, Operation> = {
     processes: true,
     weight: 1,
     arbitrary: () => fc.record({ op: fc.constant('cli-pause-run'), first: fc.constant('run'), at: fc.nat(2) }),
-    describe: (o) => `logbook run (a child process), frozen with SIGSTOP in its provider call #${Number(o.at) + 1} past its lease; meanwhile logbook resume in a second process; then SIGCONT`,
+    describe: (o) =>
+      `logbook run (a child process), frozen with SIGSTOP in its provider call #${Number(o.at) + 1} past its lease; meanwhile logbook resume in a second process; then SIGCONT`,
     run: pausePastLease,
   },
   'cli-resume': simple('resume', false, 3),
@@ -200,7 +224,8 @@ export const PROCESS_OPERATIONS: Record<string, Operation> = {
     processes: true,
     weight: 1,
     arbitrary: () => fc.record({ op: fc.constant('cli-race'), first: fc.constant('resume'), second: fc.constantFrom('resume', 'compensate'), at: fc.nat(2) }),
-    describe: (o) => `logbook resume (a child process), held in its provider call #${Number(o.at) + 1}; meanwhile logbook ${String(o.second)} in a second process`,
+    describe: (o) =>
+      `logbook resume (a child process), held in its provider call #${Number(o.at) + 1}; meanwhile logbook ${String(o.second)} in a second process`,
     run: race,
     compensates: secondCompensates,
   },

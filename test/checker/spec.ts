@@ -88,17 +88,26 @@ export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => s
   const lines: string[] = [];
   lines.push(`agent: input fields ${a.fields.map((f, i) => `f${i}:${f}`).join(', ') || '(none)'}; onFailure ${a.onFailure}`);
   a.actions.forEach((x, i) => {
-    const traits = [x.effect, x.verify ? 'verify' : '', x.compensate ? 'compensate' : '', x.approval !== 'none' ? `approval(${x.approval})` : '', x.fail !== 'none' ? `fails:${x.fail}` : ''].filter(Boolean);
+    const traits = [
+      x.effect,
+      x.verify ? 'verify' : '',
+      x.compensate ? 'compensate' : '',
+      x.approval !== 'none' ? `approval(${x.approval})` : '',
+      x.fail !== 'none' ? `fails:${x.fail}` : '',
+    ].filter(Boolean);
     lines.push(`  action ${actionType(x, i)}: ${traits.join(', ')}`);
   });
   a.steps.forEach((s, j) => {
-    const calls = s.calls.map((k) => `${actionType(a.actions[k.action] ?? ({ effect: 'read-only' } as ActionJ), k.action)}(n=${k.n}${k.mode !== 'use' ? `, ${k.mode}` : ''})`);
+    const calls = s.calls.map(
+      (k) => `${actionType(a.actions[k.action] ?? ({ effect: 'read-only' } as ActionJ), k.action)}(n=${k.n}${k.mode !== 'use' ? `, ${k.mode}` : ''})`,
+    );
     lines.push(`  step ${stepName(j)} [${s.kind}]: ${calls.join(', ') || '(no calls)'}`);
   });
   lines.push('schedule:');
   c.schedule.ops.forEach((op, i) => lines.push(`  ${i + 1}. ${describeOp(op, a)}`));
   lines.push(`  ${c.schedule.ops.length + 1}. drive the run to its end (resume, approve, decide from the provider's record)`);
-  if (c.schedule.fork !== undefined) lines.push(`  ${c.schedule.ops.length + 2}. fork the finished run at step #${c.schedule.fork + 1} (logbook fork) and drive the fork to its end`);
+  if (c.schedule.fork !== undefined)
+    lines.push(`  ${c.schedule.ops.length + 2}. fork the finished run at step #${c.schedule.fork + 1} (logbook fork) and drive the fork to its end`);
   return lines.join('\n');
 }
 

@@ -65,7 +65,14 @@ export class Driver {
   async start(via: string, runId: string): Promise<Ended> {
     return this.ended(async () => {
       if (via === 'api') return this.journal().start(this.agent(), rawInput(this.t.agent.fields), { runId, script: this.t.script });
-      return startRun(this.store(), this.agent(), { script: this.t.script, input: rawInput(this.t.agent.fields), runId, faults: this.proc.faults(), role: this.proc.role, log: quiet });
+      return startRun(this.store(), this.agent(), {
+        script: this.t.script,
+        input: rawInput(this.t.agent.fields),
+        runId,
+        faults: this.proc.faults(),
+        role: this.proc.role,
+        log: quiet,
+      });
     });
   }
 
@@ -99,7 +106,10 @@ export class Driver {
     g[HANDOFF] = { spec: this.t.agent, world: this.t.world, proc: this.proc };
     try {
       return await this.ended(async () => {
-        const code = await main(['fork', from, '--step', String(stepIdx + 1), '--run-id', runId, '--journal', this.t.db, '--script', this.t.script, '--json'], io);
+        const code = await main(
+          ['fork', from, '--step', String(stepIdx + 1), '--run-id', runId, '--journal', this.t.db, '--script', this.t.script, '--json'],
+          io,
+        );
         const text = lines.join('\n');
         if (code !== 0 && !text.trimStart().startsWith('{')) {
           const m = /\[(LB_[A-Z_]+)\]/.exec(text);

@@ -30,10 +30,14 @@ interface WorkerProc {
 }
 
 function spawnWorker(x: Exec, name: string, args: readonly string[] = [], extra: Record<string, string> = {}): WorkerProc {
-  const child = spawn(process.execPath, [CLI, 'worker', '--scripts', WORKER_SCRIPTS, '--name', name, '--poll-ms', '100', '--grace', '1', '--journal', x.target.db, ...args], {
-    env: env(x, extra),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'worker', '--scripts', WORKER_SCRIPTS, '--name', name, '--poll-ms', '100', '--grace', '1', '--journal', x.target.db, ...args],
+    {
+      env: env(x, extra),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let buf = '';
   const w: WorkerProc = {
     name,
@@ -81,11 +85,13 @@ function endedOfWorker(w: WorkerProc, runId: string): Ended {
   if (w.exit?.signal === 'SIGKILL') return { kind: 'crashed', where: /--crash-at (\S+) reached/.exec(w.stderr)?.[1] ?? 'by SIGKILL' };
   const words = outcomeWords(w, runId);
   if (words === undefined) {
-    if (w.exit && w.exit.status !== 0) return { kind: 'error', message: `logbook worker ${w.name} exited ${w.exit.status} ${w.exit.signal ?? ''}: ${w.stderr.trim()}` };
+    if (w.exit && w.exit.status !== 0)
+      return { kind: 'error', message: `logbook worker ${w.name} exited ${w.exit.status} ${w.exit.signal ?? ''}: ${w.stderr.trim()}` };
     return { kind: 'outcome', status: claimedAttempt(w, runId) === undefined ? 'never claimed it' : 'claimed it, no outcome' };
   }
   if (words.startsWith('lost its lease: ')) return { kind: 'outcome', status: 'interrupted', error: { code: 'LB_LEASE_LOST', message: words.slice(16) } };
-  if (words.startsWith('stopped: ') || words.startsWith('has a damaged journal')) return { kind: 'error', message: `logbook worker ${w.name}: ${words}\n${w.stderr.trim()}` };
+  if (words.startsWith('stopped: ') || words.startsWith('has a damaged journal'))
+    return { kind: 'error', message: `logbook worker ${w.name}: ${words}\n${w.stderr.trim()}` };
   const m = /^(\S+)(?:: \[([A-Za-z_]+)\] ([\s\S]*))?$/.exec(words);
   return { kind: 'outcome', status: m?.[1] ?? words, ...(m?.[2] ? { error: { code: m[2], message: m[3] ?? '' } } : {}) };
 }
@@ -113,7 +119,11 @@ async function takesOver(x: Exec, w: WorkerProc, within: string): Promise<boolea
   const claimed = (): boolean => claimedAttempt(w, x.runId) !== undefined;
   await until(() => claimed() || !claimable(x) || !alive(w), CLAIM_WAIT_MS);
   if (!claimed()) {
-    if (claimable(x)) x.violation('worker-never-claimed', `worker ${w.name} did not take run ${x.runId} (${x.observer.run(x.runId)?.status ?? '?'}) ${within}; it printed: ${w.lines.join(' | ')}`);
+    if (claimable(x))
+      x.violation(
+        'worker-never-claimed',
+        `worker ${w.name} did not take run ${x.runId} (${x.observer.run(x.runId)?.status ?? '?'}) ${within}; it printed: ${w.lines.join(' | ')}`,
+      );
     return false;
   }
   await until(() => outcomeWords(w, x.runId) !== undefined || !alive(w), OUTCOME_WAIT_MS);
@@ -163,12 +173,28 @@ function killWorkers(ws: readonly WorkerProc[]): void {
 
 /** A worker that ended its part other than by its drive's outcome or a kill: an exit that is not 0 after SIGTERM. */
 function checkExit(x: Exec, w: WorkerProc, what: string): void {
-  if (w.exit && w.exit.signal !== 'SIGKILL' && w.exit.status !== 0) x.violation('unexpected-error', `${what} exited ${w.exit.status ?? w.exit.signal ?? '?'} after SIGTERM: ${w.stderr.trim().split('\n').slice(-6).join(' | ')}`);
+  if (w.exit && w.exit.signal !== 'SIGKILL' && w.exit.status !== 0)
+    x.violation(
+      'unexpected-error',
+      `${what} exited ${w.exit.status ?? w.exit.signal ?? '?'} after SIGTERM: ${w.stderr.trim().split('\n').slice(-6).join(' | ')}`,
+    );
 }
 
 /** `logbook run --detach`: the run is queued for a worker. False if it was not (a refusal, checked like any command's). */
 async function detach(x: Exec): Promise<boolean> {
-  const args = [CLI, 'run', '--detach', x.target.script, '--input', JSON.stringify(rawInput(x.target.agent.fields)), '--run-id', x.runId, '--journal', x.target.db, '--json'];
+  const args = [
+    CLI,
+    'run',
+    '--detach',
+    x.target.script,
+    '--input',
+    JSON.stringify(rawInput(x.target.agent.fields)),
+    '--run-id',
+    x.runId,
+    '--journal',
+    x.target.db,
+    '--json',
+  ];
   const e = await x.call('logbook run --detach (a child process): queued for a worker', x.runId, () => Promise.resolve(cli(x, args)));
   return e.kind === 'outcome' && e.status === 'queued';
 }
@@ -204,7 +230,8 @@ async function driveWithWorkers(x: Exec, op: OpJ): Promise<void> {
     if (!told(a) && !told(b) && !alive(a)) {
       const mid = x.observer.snapshot(x.runId);
       if (!b) ws.push((b = spawnWorker(x, 'b')));
-      if (await takesOver(x, b, `within ${CLAIM_WAIT_MS} ms of worker a's death`)) x.after(`logbook worker b (${which})`, x.runId, endedOfWorker(b, x.runId), mid);
+      if (await takesOver(x, b, `within ${CLAIM_WAIT_MS} ms of worker a's death`))
+        x.after(`logbook worker b (${which})`, x.runId, endedOfWorker(b, x.runId), mid);
     } else if (b && told(b)) x.after(`logbook worker b (${which})`, x.runId, endedOfWorker(b, x.runId), before);
     await stopWorkers(ws);
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
@@ -282,11 +309,25 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     // sends after waking was checked before the freeze, in the window, or it is a violation.
     const mine = x.target.world.all().filter((e) => e.seq > seq && e.proc === `pid${a.child.pid ?? '?'}#a${attempt}`);
     const sent = mine.filter((e) => e.checked >= woken);
-    if (sent.length) x.violation('woken-holder-sent', `worker a, woken after its lease was taken over, checked its lease and sent ${sent.map((e) => `${e.kind} ${e.key}`).join(', ')} (frozen in ${at}); run ${x.runId}`);
-    const wrote = x.observer.events(x.runId).filter((e) => e.attempt === attempt).slice(written);
-    if (wrote.length) x.violation('woken-holder-wrote', `worker a, woken after its lease was taken over, wrote ${wrote.map((e) => e.kind).join(', ')} to run ${x.runId} (attempt ${attempt})`);
+    if (sent.length)
+      x.violation(
+        'woken-holder-sent',
+        `worker a, woken after its lease was taken over, checked its lease and sent ${sent.map((e) => `${e.kind} ${e.key}`).join(', ')} (frozen in ${at}); run ${x.runId}`,
+      );
+    const wrote = x.observer
+      .events(x.runId)
+      .filter((e) => e.attempt === attempt)
+      .slice(written);
+    if (wrote.length)
+      x.violation(
+        'woken-holder-wrote',
+        `worker a, woken after its lease was taken over, wrote ${wrote.map((e) => e.kind).join(', ')} to run ${x.runId} (attempt ${attempt})`,
+      );
     const late = mine.filter((e) => e.checked < woken);
-    if (late.length) x.log.push(`woken, worker a sent what it had checked before the freeze (${late.map((e) => `${e.key}${e.key === key ? ', the held one' : ''}: ${e.kind === 'repeat' ? 'refused as a repeated key' : 'landed'}`).join('; ')})`);
+    if (late.length)
+      x.log.push(
+        `woken, worker a sent what it had checked before the freeze (${late.map((e) => `${e.key}${e.key === key ? ', the held one' : ''}: ${e.kind === 'repeat' ? 'refused as a repeated key' : 'landed'}`).join('; ')})`,
+      );
     await stopWorkers(ws);
     for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
   });
@@ -300,7 +341,9 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
 async function raceWorker(x: Exec, op: OpJ): Promise<void> {
   const second = String(op.second);
   await withHeldWorker(x, op, {}, async ({ a, ws, hold, held, before }) => {
-    const during = held() ? ` while worker a is held in its provider call #${Number(op.at) + 1}` : ` (worker a never reached provider call #${Number(op.at) + 1})`;
+    const during = held()
+      ? ` while worker a is held in its provider call #${Number(op.at) + 1}`
+      : ` (worker a never reached provider call #${Number(op.at) + 1})`;
     const secondCommand = async (): Promise<void> => {
       if (second !== 'worker') {
         const snap = x.observer.snapshot(x.runId);
@@ -310,7 +353,8 @@ async function raceWorker(x: Exec, op: OpJ): Promise<void> {
       const b = spawnWorker(x, 'b');
       ws.push(b);
       await sleep(CHILD_TTL_MS * 2);
-      if (held() && claimedAttempt(b, x.runId) !== undefined) x.violation('claimed-live-lease', `worker b claimed run ${x.runId}${during}, a live holder renewing its lease`);
+      if (held() && claimedAttempt(b, x.runId) !== undefined)
+        x.violation('claimed-live-lease', `worker b claimed run ${x.runId}${during}, a live holder renewing its lease`);
       x.log.push(`logbook worker b${during}, for ${CHILD_TTL_MS * 2} ms: ${claimedAttempt(b, x.runId) === undefined ? 'claimed nothing' : 'claimed it'}`);
     };
     if (held()) {
@@ -342,14 +386,22 @@ async function stopWorker(x: Exec, op: OpJ): Promise<void> {
     if (op.finish === true) fs.writeFileSync(hold, '');
     await until(() => !alive(a), 60_000);
     const released = a.lines.some((l) => l.startsWith(`worker: ${x.runId} released`));
-    const how = wasHeld ? `SIGTERM while held in its provider call #${Number(op.at) + 1}${op.finish === true ? ', then let go' : ''}` : 'SIGTERM after its outcome';
-    x.after(`${workerLabel(undefined)}, ${how}: ${released ? 'released the run' : 'released nothing'}`, x.runId, released ? { kind: 'outcome', status: 'released' } : endedOfWorker(a, x.runId), before);
+    const how = wasHeld
+      ? `SIGTERM while held in its provider call #${Number(op.at) + 1}${op.finish === true ? ', then let go' : ''}`
+      : 'SIGTERM after its outcome';
+    x.after(
+      `${workerLabel(undefined)}, ${how}: ${released ? 'released the run' : 'released nothing'}`,
+      x.runId,
+      released ? { kind: 'outcome', status: 'released' } : endedOfWorker(a, x.runId),
+      before,
+    );
     checkExit(x, a, 'logbook worker a');
     if (claimable(x)) {
       const mid = x.observer.snapshot(x.runId);
       const b = spawnWorker(x, 'b');
       ws.push(b);
-      if (await takesOver(x, b, `after worker a ${released ? 'released it' : 'stopped'}`)) x.after('logbook worker b (started after a stopped)', x.runId, endedOfWorker(b, x.runId), mid);
+      if (await takesOver(x, b, `after worker a ${released ? 'released it' : 'stopped'}`))
+        x.after('logbook worker b (started after a stopped)', x.runId, endedOfWorker(b, x.runId), mid);
       await stopWorkers(ws);
       checkExit(x, b, 'logbook worker b');
     }
@@ -367,7 +419,10 @@ export const WORKER_OPERATIONS: Record<string, Operation> = {
     processes: true,
     ownJournal: true,
     weight: 2,
-    arbitrary: () => fc.record({ crash: crashAt, also: fc.boolean() }).map(({ crash, also }) => ({ op: 'worker-run', ...(crash ? { crash } : {}), ...(also ? { also } : {}) })),
+    arbitrary: () =>
+      fc
+        .record({ crash: crashAt, also: fc.boolean() })
+        .map(({ crash, also }) => ({ op: 'worker-run', ...(crash ? { crash } : {}), ...(also ? { also } : {}) })),
     describe: (o, agent) => `logbook run --detach (queued); ${describeWorker(o, agent)}`,
     run: async (x, o) => {
       if (await detach(x)) await driveWithWorkers(x, o);
@@ -389,7 +444,8 @@ export const WORKER_OPERATIONS: Record<string, Operation> = {
     ownJournal: true,
     weight: 1,
     arbitrary: () => fc.record({ op: fc.constant('worker-race'), second: fc.constantFrom('resume', 'compensate', 'worker'), at: fc.nat(2) }),
-    describe: (o) => `logbook run --detach; logbook worker a, held live in its provider call #${Number(o.at) + 1}; meanwhile ${o.second === 'worker' ? 'a second logbook worker' : `logbook ${String(o.second)} in a second process`}`,
+    describe: (o) =>
+      `logbook run --detach; logbook worker a, held live in its provider call #${Number(o.at) + 1}; meanwhile ${o.second === 'worker' ? 'a second logbook worker' : `logbook ${String(o.second)} in a second process`}`,
     run: raceWorker,
     compensates: (o) => o.second === 'compensate',
   },
@@ -408,7 +464,10 @@ export const WORKER_OPERATIONS: Record<string, Operation> = {
     processes: true,
     ownJournal: true,
     weight: 2,
-    arbitrary: () => fc.record({ crash: crashAt, also: fc.boolean() }).map(({ crash, also }) => ({ op: 'worker-resume', ...(crash ? { crash } : {}), ...(also ? { also } : {}) })),
+    arbitrary: () =>
+      fc
+        .record({ crash: crashAt, also: fc.boolean() })
+        .map(({ crash, also }) => ({ op: 'worker-resume', ...(crash ? { crash } : {}), ...(also ? { also } : {}) })),
     describe: (o, agent) => `the run as it was left, if a worker may claim it: ${describeWorker(o, agent)}`,
     run: driveWithWorkers,
   },

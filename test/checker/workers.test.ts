@@ -12,7 +12,12 @@ const SEED = 19;
 /** One non-idempotent action with verify in one step: the frozen worker's call is the run's first, and b executes it. */
 function frozen(where: 'before-check' | 'window'): CaseJ {
   return {
-    agent: { fields: ['dollars'], onFailure: 'stop', actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }], steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }] },
+    agent: {
+      fields: ['dollars'],
+      onFailure: 'stop',
+      actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+      steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
+    },
     schedule: { ops: [{ op: 'worker-pause', at: 0, where }] },
   };
 }
@@ -44,7 +49,8 @@ describe('exactly-once checker: logbook worker schedules (SQLite)', function () 
       assert.match(log, /logbook worker b while worker a is frozen .*: completed/, 'worker b took the run over and completed it');
       assert.match(log, /frozen in provider call #1 .* woken \(SIGCONT\): interrupted \(LB_LEASE_LOST/, 'woken, worker a stopped LB_LEASE_LOST');
       // In the window a sends anyway (no process can close it): the provider refuses the repeated key.
-      if (where === 'window') assert.match(log, /woken, worker a sent what it had checked before the freeze \(charge\.0:r:0, the held one: refused as a repeated key\)/, log);
+      if (where === 'window')
+        assert.match(log, /woken, worker a sent what it had checked before the freeze \(charge\.0:r:0, the held one: refused as a repeated key\)/, log);
       else assert.doesNotMatch(log, /woken, worker a sent/, log);
     });
   }
@@ -53,6 +59,9 @@ describe('exactly-once checker: logbook worker schedules (SQLite)', function () 
     const window = await run(frozen('window'), { acceptsRepeats: true });
     assert.ok(kinds(window).includes('effect-twice'), window.log.join('\n'));
     const unchecked = await run(frozen('before-check'), { noLeaseCheck: true });
-    assert.ok(kinds(unchecked).includes('effect-twice') && kinds(unchecked).includes('woken-holder-sent'), `${unchecked.log.join('\n')}\n${JSON.stringify(unchecked.violations)}`);
+    assert.ok(
+      kinds(unchecked).includes('effect-twice') && kinds(unchecked).includes('woken-holder-sent'),
+      `${unchecked.log.join('\n')}\n${JSON.stringify(unchecked.violations)}`,
+    );
   });
 });

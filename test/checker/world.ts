@@ -71,7 +71,9 @@ export class SqliteLog implements WorldLog {
     );
   }
   append(e: Omit<Landed, 'seq'>): void {
-    this.db.prepare('INSERT INTO landed (kind, type, key, of, proc, result, checked) VALUES (?, ?, ?, ?, ?, ?, ?)').run(e.kind, e.type, e.key, e.of, e.proc, e.result, e.checked);
+    this.db
+      .prepare('INSERT INTO landed (kind, type, key, of, proc, result, checked) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(e.kind, e.type, e.key, e.of, e.proc, e.result, e.checked);
   }
   all(): Landed[] {
     return this.db.prepare('SELECT * FROM landed ORDER BY seq').all() as Landed[];

@@ -28,8 +28,14 @@ describe('cli: an error after the effect (injected)', function () {
     assert.match(cli(dir, ['show', 'x']).stdout, /in doubt after an error/);
     const plan = cliJson(dir, ['plan', 'x']).json;
     assert.equal(plan.canResume, true);
-    assert.deepEqual(plan.inDoubt.map((d: any) => [d.id, d.reconcile]), [['email:x:user2@example.com', 'verify']]);
-    assert.match(cli(dir, ['plan', 'x']).stdout, /in doubt +email\.send email:x:user2@example\.com \(non-idempotent\): in doubt after an error \(injected by --crash-at/);
+    assert.deepEqual(
+      plan.inDoubt.map((d: any) => [d.id, d.reconcile]),
+      [['email:x:user2@example.com', 'verify']],
+    );
+    assert.match(
+      cli(dir, ['plan', 'x']).stdout,
+      /in doubt +email\.send email:x:user2@example\.com \(non-idempotent\): in doubt after an error \(injected by --crash-at/,
+    );
 
     const r = cliJson(dir, ['resume', 'x']);
     assert.equal(r.status, 0);

@@ -26,7 +26,10 @@ describe('cli: --crash-at and rehearse do not mislead (issue 10 §4)', function 
     const dir = tmpDir();
     const r = cli(dir, ['run', knobs, '--run-id', 'typo', '--crash-at', 'knob.akt#1@after-start']);
     assert.equal(r.status, 2, r.stdout + r.stderr);
-    assert.match(r.stderr, /\[LB_CRASH_TARGET_UNKNOWN\] --crash-at knob\.akt#1@after-start: the script defines no action type "knob\.akt".*Nothing was run\. Use one of the script's action types: "knob\.act"/);
+    assert.match(
+      r.stderr,
+      /\[LB_CRASH_TARGET_UNKNOWN\] --crash-at knob\.akt#1@after-start: the script defines no action type "knob\.akt".*Nothing was run\. Use one of the script's action types: "knob\.act"/,
+    );
     assert.deepEqual(done(dir), [], 'no effect ran');
     assert.equal(JSON.parse(cli(dir, ['ls', '--json']).stdout).length, 0, 'no run was created');
 
@@ -46,14 +49,19 @@ describe('cli: --crash-at and rehearse do not mislead (issue 10 §4)', function 
     assert.match(r.stderr, /warning --crash-at knob\.act#5@after-start was never reached: action knob\.act passed action:after-start only 2 time\(s\), not 5/);
     const j = cliJson(dir, ['run', knobs, '--run-id', 'miss2', '--crash-at', 'secnod@before']);
     assert.equal(j.status, 0);
-    assert.deepEqual(j.json.crashAtNotReached, ['--crash-at secnod#1@before was never reached: no step "secnod" passed step:before; the run went on without a crash.']);
+    assert.deepEqual(j.json.crashAtNotReached, [
+      '--crash-at secnod#1@before was never reached: no step "secnod" passed step:before; the run went on without a crash.',
+    ]);
   });
 
   it('before a --crash-at kill the CLI says on stderr what is happening', () => {
     const dir = tmpDir();
     const r = cli(dir, ['run', knobs, '--run-id', 'said', '--crash-at', 'knob.act#2@after-execute']);
     assert.equal(r.signal, 'SIGKILL');
-    assert.match(r.stderr, /--crash-at knob\.act#2@after-execute reached in run said: killing this process with SIGKILL now \(a simulated crash.*logbook show said.*logbook resume said/);
+    assert.match(
+      r.stderr,
+      /--crash-at knob\.act#2@after-execute reached in run said: killing this process with SIGKILL now \(a simulated crash.*logbook show said.*logbook resume said/,
+    );
   });
 
   it('rehearse runs campaigns in the working directory, so a script reading local files works as under run', () => {
@@ -72,7 +80,10 @@ describe('cli: --crash-at and rehearse do not mislead (issue 10 §4)', function 
     const cwd = tmpDir(); // no agent-config.json: the uncrashed run fails
     const r = rehearse(cwd, [readsLocal, '--points', 'all', '--jobs', '1']);
     assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /\[LB_REHEARSAL_BASELINE\] The uncrashed run of .*reads-local\.ts ended failed: .*ENOENT.*agent-config\.json.*nothing was rehearsed\. Make `logbook run/);
+    assert.match(
+      r.stderr,
+      /\[LB_REHEARSAL_BASELINE\] The uncrashed run of .*reads-local\.ts ended failed: .*ENOENT.*agent-config\.json.*nothing was rehearsed\. Make `logbook run/,
+    );
     assert.doesNotMatch(r.stdout, /like the uncrashed run/);
     const j = rehearse(cwd, [readsLocal, '--points', 'all', '--jobs', '1', '--json']);
     assert.equal(j.status, 1);

@@ -27,7 +27,10 @@ function sql(dir: string, statement: string, ...params: unknown[]): void {
 function snapshot(dir: string, runId: string): string {
   const db = new Database(path.join(dir, 'journal.db'), { readonly: true });
   try {
-    return JSON.stringify({ run: db.prepare('SELECT * FROM runs WHERE id = ?').get(runId), events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId) });
+    return JSON.stringify({
+      run: db.prepare('SELECT * FROM runs WHERE id = ?').get(runId),
+      events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId),
+    });
   } finally {
     db.close();
   }
@@ -62,7 +65,10 @@ describe('cli: a damaged journal is a journal error, not the script failing (iss
     // Compensation reads no checkpoint: it is still possible, and undoes the charge.
     const comp = cli(dir, ['compensate', 'step-bad']);
     assert.equal(comp.status, 0, comp.stderr);
-    assert.deepEqual(refunds(dir).map((r) => r.cents), [1250]);
+    assert.deepEqual(
+      refunds(dir).map((r) => r.cents),
+      [1250],
+    );
   });
 
   it('an action result that is not JSON: resume and compensate refuse before the attempt counter moves; no inverse runs', () => {
@@ -98,10 +104,17 @@ describe('cli: a damaged journal is a journal error, not the script failing (iss
     assertRefused(cli(dir, ['compensate', 'in-bad']), where);
     const shown = cli(dir, ['show', 'in-bad', '--json']);
     assertRefused(shown, where);
-    const json = JSON.parse(shown.stdout) as { run: { input: unknown; attempt: number }; steps: unknown[]; damaged: Array<{ code: string; table: string; column: string }> };
+    const json = JSON.parse(shown.stdout) as {
+      run: { input: unknown; attempt: number };
+      steps: unknown[];
+      damaged: Array<{ code: string; table: string; column: string }>;
+    };
     assert.equal(json.run.input, null, 'the damaged value is shown as null');
     assert.equal(json.steps.length, 2, 'the rest of the run is shown');
-    assert.deepEqual(json.damaged.map((d) => [d.code, d.table, d.column]), [['LB_JOURNAL_INVALID', 'runs', 'input']]);
+    assert.deepEqual(
+      json.damaged.map((d) => [d.code, d.table, d.column]),
+      [['LB_JOURNAL_INVALID', 'runs', 'input']],
+    );
     assert.equal(json.run.attempt, 1);
     assert.equal(snapshot(dir, 'in-bad'), before, 'nothing was written: the attempt counter did not move');
     assert.deepEqual(refunds(dir), []);
@@ -188,10 +201,19 @@ describe('cli: a damaged journal is a journal error, not the script failing (iss
         await assert.rejects(journal.compensate('api-input'), isJournalInvalid);
         const summary = journal.run('api-input');
         assert.equal(summary?.input, undefined);
-        assert.deepEqual(summary?.damaged?.map((d) => d.code), [ErrorCodes.JOURNAL_INVALID]);
+        assert.deepEqual(
+          summary?.damaged?.map((d) => d.code),
+          [ErrorCodes.JOURNAL_INVALID],
+        );
         const recovered = await journal.recoverInterrupted();
         assert.deepEqual(
-          recovered.map((r) => [r.runId, r.action, r.action === 'failed' && r.error instanceof LogbookError ? r.error.code : r.action === 'resumed' ? r.outcome.status : '']).sort(),
+          recovered
+            .map((r) => [
+              r.runId,
+              r.action,
+              r.action === 'failed' && r.error instanceof LogbookError ? r.error.code : r.action === 'resumed' ? r.outcome.status : '',
+            ])
+            .sort(),
           [
             ['api-fine', 'resumed', 'completed'],
             ['api-input', 'failed', 'LB_JOURNAL_INVALID'],

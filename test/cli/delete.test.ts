@@ -16,7 +16,10 @@ describe('logbook delete', () => {
     assert.deepEqual(r.json, { deleted: 'gone', steps: 4, actions: 3, events: r.json.events });
     assert.ok(r.json.events > 0);
     const ls = cliJson(dir, ['ls']).json as Array<{ id: string }>;
-    assert.deepEqual(ls.map((x) => x.id), ['keep']);
+    assert.deepEqual(
+      ls.map((x) => x.id),
+      ['keep'],
+    );
     const again = cli(dir, ['delete', 'gone']);
     assert.equal(again.status, 2);
     assert.match(again.stderr, /LB_RUN_NOT_FOUND/);

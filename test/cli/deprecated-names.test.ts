@@ -24,7 +24,11 @@ describe('deprecated names of the journal', () => {
   before(() => {
     dir = tmpDir('logbook-names-');
     journal = path.join(dir, 'j.db');
-    const r = logbook(dir, ['run', path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":1}', '--run-id', 'r1', '--journal', journal, '--json'], {});
+    const r = logbook(
+      dir,
+      ['run', path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":1}', '--run-id', 'r1', '--journal', journal, '--json'],
+      {},
+    );
     assert.equal(r.status, 0, r.stdout);
     assert.deepEqual(r.warnings, []);
   });
@@ -33,7 +37,10 @@ describe('deprecated names of the journal', () => {
   it('--db still names the journal, and says once that it is --journal now', () => {
     const r = logbook(dir, ['ls', '--db', journal, '--json'], {});
     assert.equal(r.status, 0);
-    assert.deepEqual((JSON.parse(r.stdout) as { id: string }[]).map((x) => x.id), ['r1']);
+    assert.deepEqual(
+      (JSON.parse(r.stdout) as { id: string }[]).map((x) => x.id),
+      ['r1'],
+    );
     assert.equal(r.warnings.length, 1);
     assert.match(r.warnings[0] ?? '', /--db is deprecated.*Write --journal instead\.$/);
   });
@@ -56,12 +63,18 @@ describe('deprecated names of the journal', () => {
     assert.equal(fs.existsSync(path.join(dir, 'elsewhere.db')), false, 'the old variable was not opened');
   });
 
-  it('rewrites the flag only before `--` (what follows is the script\'s), and warns once per process', () => {
+  it("rewrites the flag only before `--` (what follows is the script's), and warns once per process", () => {
     const said: string[] = [];
-    assert.deepEqual(currentJournalFlag(['ls', '--db=x.db', '--', '--db', 'y'], (l) => said.push(l)), ['ls', '--journal=x.db', '--', '--db', 'y']);
+    assert.deepEqual(
+      currentJournalFlag(['ls', '--db=x.db', '--', '--db', 'y'], (l) => said.push(l)),
+      ['ls', '--journal=x.db', '--', '--db', 'y'],
+    );
     currentJournalFlag(['ls', '--db', 'x.db'], (l) => said.push(l));
     assert.equal(said.length <= 1, true, 'at most one warning for the flag in a process');
-    assert.equal(journalFromEnv({ LOGBOOK_JOURNAL: '' }, () => assert.fail('no warning')), undefined);
+    assert.equal(
+      journalFromEnv({ LOGBOOK_JOURNAL: '' }, () => assert.fail('no warning')),
+      undefined,
+    );
   });
 
   it('a launch configuration\'s "database" is read as "journal" with a warning; both at once are refused', () => {
@@ -72,7 +85,10 @@ describe('deprecated names of the journal', () => {
     assert.equal(old.warnings.length, 1);
     assert.match(old.warnings[0] ?? '', /"database" is deprecated.*Write "journal" instead\.$/);
     assert.deepEqual(resolveLaunch({ ...base, journal: 'new.db' }, dir, {}).warnings, []);
-    assert.throws(() => resolveLaunch({ ...base, journal: 'a.db', database: 'b.db' }, dir, {}), /"journal" and its deprecated name "database" are both set.*remove "database"/);
+    assert.throws(
+      () => resolveLaunch({ ...base, journal: 'a.db', database: 'b.db' }, dir, {}),
+      /"journal" and its deprecated name "database" are both set.*remove "database"/,
+    );
     const schema = launchJsonSchema().properties as Record<string, { deprecationMessage?: string }>;
     assert.match(schema.database?.deprecationMessage ?? '', /journal/);
     assert.equal(schema.journal?.deprecationMessage, undefined);
@@ -83,7 +99,10 @@ describe('deprecated names of the journal', () => {
     const old = openJournal({ file: journal, log: (l) => said.push(l) });
     assert.equal(old.target, journal);
     assert.equal(old.file, old.target);
-    assert.deepEqual(old.runs().map((r) => r.id), ['r1']);
+    assert.deepEqual(
+      old.runs().map((r) => r.id),
+      ['r1'],
+    );
     openJournal({ file: journal, log: (l) => said.push(l) });
     assert.equal(said.filter((l) => l.includes('deprecated')).length, 1, said.join('\n'));
     assert.deepEqual(openJournal({ journal, log: () => assert.fail('no warning') }).runs().length, 1);
@@ -91,7 +110,9 @@ describe('deprecated names of the journal', () => {
   });
 
   it('the manifest contributes logbook.journal and marks logbook.databasePath deprecated', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { markdownDeprecationMessage?: string; default?: unknown }> } } };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { markdownDeprecationMessage?: string; default?: unknown }> } };
+    };
     const props = pkg.contributes.configuration.properties;
     assert.equal(props['logbook.journal']?.default, '.logbook/journal.db');
     assert.match(props['logbook.databasePath']?.markdownDeprecationMessage ?? '', /logbook\.journal/);

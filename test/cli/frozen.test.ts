@@ -20,7 +20,13 @@ async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Pr
   }
 }
 
-const ledger = (file: string): string[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0) : []);
+const ledger = (file: string): string[] =>
+  fs.existsSync(file)
+    ? fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0)
+    : [];
 
 describe('cli: a run frozen past its lease inside execute (issue 19 case 4, SQLite)', function () {
   this.timeout(120_000);
@@ -51,7 +57,11 @@ describe('cli: a run frozen past its lease inside execute (issue 19 case 4, SQLi
       }
       assert.deepEqual(ledger(env.LEDGER_FILE), [], `woken past its lease, the run sent nothing:\n${out}`);
       assert.match(out, /\[LB_LEASE_LOST\] Run frozen-\w+ is no longer held by this process \(epoch 1\): this process cannot prove it still holds the lease/);
-      assert.match(out, new RegExp(`the execute of frozen\\.capture capture:${runId} was already running and was told by ctx\\.signal`), 'it names the execute that was in flight, not "started no new effect" alone');
+      assert.match(
+        out,
+        new RegExp(`the execute of frozen\\.capture capture:${runId} was already running and was told by ctx\\.signal`),
+        'it names the execute that was in flight, not "started no new effect" alone',
+      );
       assert.doesNotMatch(out, /No effect was running/);
       const stopped = show(dir, runId);
       assert.equal(stopped.run.status, 'interrupted', 'resumable: the lease was handed back, no status written');
@@ -73,7 +83,10 @@ describe('cli: a run frozen past its lease inside execute (issue 19 case 4, SQLi
     assert.equal(resumed.status, 0, resumed.stdout + resumed.stderr);
     assert.match(resumed.stdout, /reconciled card\.capture capture:cap:order-1: verified/);
     const cards = JSON.parse(fs.readFileSync(path.join(dir, 'cards.json'), 'utf8')) as { captures: Array<{ key: string }>; refused: unknown[] };
-    assert.deepEqual(cards.captures.map((c) => c.key), ['capture:cap:order-1']);
+    assert.deepEqual(
+      cards.captures.map((c) => c.key),
+      ['capture:cap:order-1'],
+    );
     assert.deepEqual(cards.refused, []);
   });
 });

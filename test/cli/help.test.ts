@@ -19,7 +19,14 @@ describe('CLI: --help on every command', () => {
   let dir = '';
   before(async () => {
     const all = await cli(['--help']);
-    commands = [...new Set(all.out.join('\n').split('\n').flatMap((l) => /^ {2}logbook ([a-z-]+)/.exec(l)?.[1] ?? []))];
+    commands = [
+      ...new Set(
+        all.out
+          .join('\n')
+          .split('\n')
+          .flatMap((l) => /^ {2}logbook ([a-z-]+)/.exec(l)?.[1] ?? []),
+      ),
+    ];
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-help-'));
     cwd = process.cwd();
     process.chdir(dir);
@@ -38,11 +45,17 @@ describe('CLI: --help on every command', () => {
     it(`\`logbook <command> ${flag}\` prints that command's usage, exits 0 and creates no journal`, async () => {
       for (const c of commands) {
         // After other arguments too: the user typed the command, then asked.
-        for (const argv of [[c, flag], [c, 'some-run', flag]]) {
+        for (const argv of [
+          [c, flag],
+          [c, 'some-run', flag],
+        ]) {
           const r = await cli(argv);
           assert.equal(r.code, 0, `${argv.join(' ')}: ${r.err.join('\n')}`);
           assert.equal(r.out[0], 'Usage:', argv.join(' '));
-          assert.ok(r.out.slice(1).some((l) => l.startsWith(`  logbook ${c}`)), `${argv.join(' ')} shows its usage:\n${r.out.join('\n')}`);
+          assert.ok(
+            r.out.slice(1).some((l) => l.startsWith(`  logbook ${c}`)),
+            `${argv.join(' ')} shows its usage:\n${r.out.join('\n')}`,
+          );
           assert.ok(!r.out.some((l) => /^ {2}logbook /.test(l) && !l.startsWith(`  logbook ${c}`)), `${argv.join(' ')} shows only its own`);
         }
       }

@@ -11,7 +11,12 @@ import { CLI, FIXTURES, tmpDir } from '../helpers';
 const knobs = path.join(FIXTURES, 'knobs.ts');
 
 function logbook(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, LOGBOOK_STATE_DIR: path.join(dir, 'state'), NO_COLOR: '1', LOGBOOK_JOURNAL: '', ...env }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, LOGBOOK_STATE_DIR: path.join(dir, 'state'), NO_COLOR: '1', LOGBOOK_JOURNAL: '', ...env },
+    timeout: 60_000,
+  });
   if (r.error) throw r.error;
   return { status: r.status, out: r.stdout + r.stderr };
 }
@@ -54,8 +59,15 @@ describe('cli: journal targets that are not what they look like (issue 19 case 5
 
   it('a PostgreSQL URL with a raw / or # in its password: LB_USAGE saying to percent-encode, not `internal error PgError: Invalid URL`', () => {
     const dir = tmpDir();
-    for (const url of ['postgres://ann:hun/ter2@127.0.0.1:1/logbook', 'postgresql://ann:hun#ter2@127.0.0.1:1/logbook', 'postgres://ann:9876/hunter2@127.0.0.1/logbook']) {
-      for (const args of [['ls', '--journal', url], ['run', '--detach', knobs, '--journal', url]]) {
+    for (const url of [
+      'postgres://ann:hun/ter2@127.0.0.1:1/logbook',
+      'postgresql://ann:hun#ter2@127.0.0.1:1/logbook',
+      'postgres://ann:9876/hunter2@127.0.0.1/logbook',
+    ]) {
+      for (const args of [
+        ['ls', '--journal', url],
+        ['run', '--detach', knobs, '--journal', url],
+      ]) {
         const r = logbook(dir, args);
         assert.equal(r.status, 2, `${args.join(' ')}\n${r.out}`);
         assert.match(r.out, /\[LB_USAGE\] The PostgreSQL URL postgres(ql)?:\/\/ann:\*\*\*@127\.0\.0\.1(:1)?\/logbook cannot be used/);

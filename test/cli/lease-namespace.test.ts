@@ -41,11 +41,9 @@ function leaseFromAnotherNamespace(dir: string, runId: string, expiresIn: number
   const db = new Database(path.join(dir, 'journal.db'));
   try {
     const node = (currentNode() ?? 'boot=unknown pidns=1').replace(/pidns=\d+/, 'pidns=4026999999');
-    db.prepare("UPDATE runs SET status = 'running', lease_token = 'other-container', lease_owner = 'pid 7 on this host (cli)', lease_pid = 7, lease_pid_start = '1', lease_host = ?, lease_expires = ? WHERE id = ?").run(
-      hostField(os.hostname(), node),
-      Date.now() + expiresIn,
-      runId,
-    );
+    db.prepare(
+      "UPDATE runs SET status = 'running', lease_token = 'other-container', lease_owner = 'pid 7 on this host (cli)', lease_pid = 7, lease_pid_start = '1', lease_host = ?, lease_expires = ? WHERE id = ?",
+    ).run(hostField(os.hostname(), node), Date.now() + expiresIn, runId);
   } finally {
     db.close();
   }
@@ -62,7 +60,11 @@ describe('cli: leases across PID namespaces (issue 10 §3.7)', () => {
     const gone = { lease_token: 't', lease_pid: 999_999_999, lease_pid_start: '1', lease_host: hostField(host, 'boot=x pidns=1') };
     assert.equal(leaseIsLive({ ...gone, lease_expires: Date.now() + 60_000 }, Date.now()), true, 'a pid that cannot be asked about is not presumed dead');
     assert.equal(leaseIsLive({ ...gone, lease_expires: Date.now() - 1 }, Date.now()), false, 'once the lease expired, it is');
-    assert.equal(leaseIsLive({ ...gone, lease_host: hostField(host, here), lease_expires: Date.now() + 60_000 }, Date.now()), false, 'on this node a dead pid is known dead');
+    assert.equal(
+      leaseIsLive({ ...gone, lease_host: hostField(host, here), lease_expires: Date.now() + 60_000 }, Date.now()),
+      false,
+      'on this node a dead pid is known dead',
+    );
   });
 
   it('a resume in another PID namespace on the same hostname does not take over a live run', async () => {
@@ -76,14 +78,22 @@ describe('cli: leases across PID namespaces (issue 10 §3.7)', () => {
         assert.equal(r.status, 4, r.out);
         assert.match(r.out, new RegExp(`\\[LB_LEASE_HELD\\] Run held is being driven by pid ${holder.pid} on `));
         const seen = await collect(inNamespace(dir, ['show', 'held', '--json']));
-        assert.equal((JSON.parse(seen.out) as { run: { status: string } }).run.status, 'running', 'seen from the other namespace it is running, not interrupted');
+        assert.equal(
+          (JSON.parse(seen.out) as { run: { status: string } }).run.status,
+          'running',
+          'seen from the other namespace it is running, not interrupted',
+        );
       } else {
         leaseFromAnotherNamespace(dir, 'held', 60_000);
         const r = cli(dir, ['resume', 'held']);
         assert.equal(r.status, 4, r.stdout + r.stderr);
         assert.match(r.stderr, /\[LB_LEASE_HELD\]/);
       }
-      assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'knobs-world.json'), 'utf8')).done, ['act:held:first', 'act:held:second'], 'nothing ran twice');
+      assert.deepEqual(
+        JSON.parse(fs.readFileSync(path.join(dir, 'knobs-world.json'), 'utf8')).done,
+        ['act:held:first', 'act:held:second'],
+        'nothing ran twice',
+      );
     } finally {
       fs.writeFileSync(path.join(dir, 'release'), '');
     }

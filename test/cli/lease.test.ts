@@ -18,7 +18,9 @@ function crashedRunHeldBy(dir: string, holder: { pid: number; pidStart: string |
   assert.equal(r.signal, 'SIGKILL', r.stderr);
   const db = new Database(path.join(dir, 'journal.db'));
   try {
-    db.prepare("UPDATE runs SET lease_token = 'another-driver', lease_owner = 'the other driver', lease_pid = ?, lease_pid_start = ?, lease_host = COALESCE(?, lease_host), lease_expires = ? WHERE id = 'r'").run(holder.pid, holder.pidStart, holder.host ?? null, holder.expires);
+    db.prepare(
+      "UPDATE runs SET lease_token = 'another-driver', lease_owner = 'the other driver', lease_pid = ?, lease_pid_start = ?, lease_host = COALESCE(?, lease_host), lease_expires = ? WHERE id = 'r'",
+    ).run(holder.pid, holder.pidStart, holder.host ?? null, holder.expires);
   } finally {
     db.close();
   }

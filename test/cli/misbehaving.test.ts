@@ -21,7 +21,10 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     const dir = tmpDir();
     const r = cli(dir, ['run', script, '--run-id', 'ns'], { MISBEHAVE: 'never-settles' });
     assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.match(r.stdout, /\[LB_NEVER_SETTLED\] Run ns stopped making progress: step "wait for webhook" awaits a promise that nothing can settle.*logbook resume ns/);
+    assert.match(
+      r.stdout,
+      /\[LB_NEVER_SETTLED\] Run ns stopped making progress: step "wait for webhook" awaits a promise that nothing can settle.*logbook resume ns/,
+    );
     assert.equal(show(dir, 'ns').run.status, 'failed');
     assert.deepEqual(world(dir).refunded, [], 'a stuck script is not a business failure: the declared compensation did not fire');
     const again = cli(dir, ['resume', 'ns'], { MISBEHAVE: 'never-settles' });
@@ -52,7 +55,10 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     const dir = tmpDir();
     const r = cli(dir, ['run', script, '--run-id', 'ex'], { MISBEHAVE: 'exits' });
     assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /\[LB_SCRIPT_EXITED\] The process exited with code 0 \(process\.exit called at .*misbehaving\.ts:\d+:\d+\)\) while run ex was in flight, in step "give up"\..*Do not call process\.exit\(\)/);
+    assert.match(
+      r.stderr,
+      /\[LB_SCRIPT_EXITED\] The process exited with code 0 \(process\.exit called at .*misbehaving\.ts:\d+:\d+\)\) while run ex was in flight, in step "give up"\..*Do not call process\.exit\(\)/,
+    );
     assert.equal(show(dir, 'ex').run.status, 'interrupted');
     const ok = cli(dir, ['resume', 'ex'], { MISBEHAVE: 'exits', MIS_FIXED: '1' });
     assert.equal(ok.status, 0, ok.stdout + ok.stderr);
@@ -98,11 +104,20 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     }
     assert.equal(code, 5, stdout);
     assert.match(stdout, /interrupted/);
-    assert.match(stdout, /\[LB_DB_BUSY\] The journal .*journal\.db stayed locked by another connection longer than the busy timeout.*Nothing journaled was lost/);
+    assert.match(
+      stdout,
+      /\[LB_DB_BUSY\] The journal .*journal\.db stayed locked by another connection longer than the busy timeout.*Nothing journaled was lost/,
+    );
     const s = show(dir, 'lk');
     assert.equal(s.run.status, 'interrupted');
-    assert.ok(s.steps.every((x: { status: string }) => x.status !== 'failed'), 'the storage error was not recorded as a step failing');
-    assert.ok(s.actions.every((a: { compensation: string | null }) => a.compensation === null), 'the declared compensation did not fire');
+    assert.ok(
+      s.steps.every((x: { status: string }) => x.status !== 'failed'),
+      'the storage error was not recorded as a step failing',
+    );
+    assert.ok(
+      s.actions.every((a: { compensation: string | null }) => a.compensation === null),
+      'the declared compensation did not fire',
+    );
     assert.deepEqual(world(dir), { charged: ['charge:lk:1'], refunded: [] });
     const ok = cli(dir, ['resume', 'lk'], { MISBEHAVE: 'hold' });
     assert.equal(ok.status, 0, ok.stdout + ok.stderr);
@@ -136,7 +151,10 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     } finally {
       child.kill('SIGKILL');
     }
-    assert.match(out, /\[LB_DB_IO\] The journal .*journal\.db could not be read or written: the disk reported an I\/O error or a page is damaged.*do not delete or replace it.*integrity_check/s);
+    assert.match(
+      out,
+      /\[LB_DB_IO\] The journal .*journal\.db could not be read or written: the disk reported an I\/O error or a page is damaged.*do not delete or replace it.*integrity_check/s,
+    );
     assert.doesNotMatch(out, /declared policy compensates|internal error/);
     assert.deepEqual(world(dir), { charged: ['charge:cp:1'], refunded: [] }, 'nothing refunded, nothing charged after the damage');
   });

@@ -60,7 +60,8 @@ describe('cli: every attempt sees the input parsed once (issue 19 case 2)', func
       process.env.LOGBOOK_STATE_DIR = dir;
       const { agent } = await loadScript(PRICED);
       // Two runs killed by the CLI after their charge: one resumed by id, one found at boot.
-      for (const id of ['api-resume', 'api-boot']) assert.equal(cli(dir, ['run', PRICED, '--input', input, '--run-id', id, '--crash-at', 'priced.charge#1@after-commit']).signal, 'SIGKILL');
+      for (const id of ['api-resume', 'api-boot'])
+        assert.equal(cli(dir, ['run', PRICED, '--input', input, '--run-id', id, '--crash-at', 'priced.charge#1@after-commit']).signal, 'SIGKILL');
       const journal = openJournal({ journal: path.join(dir, 'journal.db'), agents: [agent], log: () => undefined });
       try {
         const started = await journal.start(agent, RAW, { runId: 'api-start' });
@@ -69,7 +70,10 @@ describe('cli: every attempt sees the input parsed once (issue 19 case 2)', func
         const resumed = await journal.resume('api-resume');
         assert.deepEqual(resumed.output, OUTPUT);
         const recovered = await journal.recoverInterrupted();
-        assert.deepEqual(recovered.map((r) => [r.runId, r.action]), [['api-boot', 'resumed']]);
+        assert.deepEqual(
+          recovered.map((r) => [r.runId, r.action]),
+          [['api-boot', 'resumed']],
+        );
         assert.deepEqual(recovered[0]?.action === 'resumed' ? recovered[0].outcome.output : undefined, OUTPUT);
         assert.deepEqual(journal.run('api-start')?.input, PARSED);
       } finally {
@@ -77,10 +81,14 @@ describe('cli: every attempt sees the input parsed once (issue 19 case 2)', func
       }
       assert.deepEqual(inputsSeen(dir, 'api-start'), [{ attempt: 1, input: PARSED }]);
       for (const id of ['api-resume', 'api-boot']) {
-        assert.deepEqual(inputsSeen(dir, id), [
-          { attempt: 1, input: PARSED },
-          { attempt: 2, input: PARSED },
-        ], id);
+        assert.deepEqual(
+          inputsSeen(dir, id),
+          [
+            { attempt: 1, input: PARSED },
+            { attempt: 2, input: PARSED },
+          ],
+          id,
+        );
         assert.deepEqual(charges(dir, id), [1250], id);
       }
     });

@@ -11,7 +11,12 @@ const norm = (line: string): string => line.replace(/^( +script {2}).*\/(example
 
 describe('README: the demo', () => {
   it('shows exactly what scripts/demo.mjs prints, line for line', () => {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 });
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'demo.mjs')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+      timeout: 120_000,
+    });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     const printed = r.stdout.split('\n').map(norm);
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');

@@ -25,7 +25,11 @@ interface Step {
 function inMountNamespace(dir: string, lines: string[], env: Record<string, string> = {}): Step[] {
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   const script = lines
-    .map((l) => (l.startsWith('logbook ') ? `rc=0; ${q(process.execPath)} ${q(CLI)} ${l.slice(8)} > "$D/out" 2>&1 || rc=$?; echo "@@rc=$rc"; cat "$D/out"; echo "@@end"` : l))
+    .map((l) =>
+      l.startsWith('logbook ')
+        ? `rc=0; ${q(process.execPath)} ${q(CLI)} ${l.slice(8)} > "$D/out" 2>&1 || rc=$?; echo "@@rc=$rc"; cat "$D/out"; echo "@@end"`
+        : l,
+    )
     .join('\n');
   const r = spawnSync('unshare', [...(asRoot ? [] : ['--user', '--map-root-user']), '--mount', 'sh', '-c', `set -e\nD=${q(dir)}\n${script}`], {
     cwd: dir,
@@ -52,7 +56,10 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     );
     assert.ok(full && again, 'both commands ran');
     assert.equal(full.rc, 5, full.out);
-    assert.match(full.out, /\[LB_DB_DISK_FULL\] The disk holding the journal .*journal\.db is full .*Nothing journaled was lost: the run stays resumable.*Free space on that disk \(do not delete the journal/);
+    assert.match(
+      full.out,
+      /\[LB_DB_DISK_FULL\] The disk holding the journal .*journal\.db is full .*Nothing journaled was lost: the run stays resumable.*Free space on that disk \(do not delete the journal/,
+    );
     assert.doesNotMatch(full.out, /internal error|\n\s+at /, 'no stack trace');
     const w = JSON.parse(fs.readFileSync(path.join(dir, 'misbehaving-world.json'), 'utf8')) as { charged: string[]; refunded: string[] };
     assert.deepEqual(w.refunded, [], 'onFailure: compensate did not fire on a storage error');
@@ -107,7 +114,10 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     for (const args of [['ls'], ['show', 'x']]) {
       const r = cli(dir, args);
       assert.equal(r.status, 2, r.stderr);
-      assert.match(r.stderr, /\[LB_DB_EMPTY\] The journal .*journal\.db is an empty file \(0 bytes\): it holds no runs\. Pass --journal with the journal you meant/);
+      assert.match(
+        r.stderr,
+        /\[LB_DB_EMPTY\] The journal .*journal\.db is an empty file \(0 bytes\): it holds no runs\. Pass --journal with the journal you meant/,
+      );
       assert.doesNotMatch(r.stderr, /no such table|internal error/);
     }
     const r = cli(dir, ['run', knobs, '--run-id', 'fresh']);

@@ -24,7 +24,10 @@ describe('cli: a doubt the resumed script never claims', () => {
     assert.equal(decided.status, 0, decided.stdout + decided.stderr);
     const done = show(dir, 'b1');
     assert.equal(done.run.status, 'completed');
-    assert.ok(done.actions.every((a: { status: string }) => a.status !== 'started'), 'nothing left in doubt in a completed run');
+    assert.ok(
+      done.actions.every((a: { status: string }) => a.status !== 'started'),
+      'nothing left in doubt in a completed run',
+    );
     assert.deepEqual(sent(dir), ['pay:b1:10'], 'paid once');
   });
 

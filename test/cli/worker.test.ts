@@ -84,7 +84,10 @@ describe('logbook run --detach and logbook worker (SQLite)', function () {
     assert.match(cliSync(e, ['ls']).stdout, /long\s+ledger\s+running.*\(worker term-a\) session [0-9a-f]{8} \(epoch 1\)/);
     a.child.kill('SIGTERM');
     assert.equal((await a.exited).code, 0, 'exit 0 after releasing');
-    assert.ok(a.lines.some((l) => /long released: it stays resumable/.test(l)), a.lines.join('\n'));
+    assert.ok(
+      a.lines.some((l) => /long released: it stays resumable/.test(l)),
+      a.lines.join('\n'),
+    );
     const row = withStore(e, (s) => s.reader.run('long'));
     assert.equal(row?.lease_token, null, 'its lease is given back');
     assert.equal(row?.status, 'running', 'the run keeps its status, resumable');
@@ -115,7 +118,10 @@ describe('logbook run --detach and logbook worker (SQLite)', function () {
     assert.equal(effectCounts(e).get('charge:doubt'), undefined, 'the charge never ran: the kill came after its start');
     const decided = cliSync(e, ['resume', 'doubt', '--decide', 'charge:doubt=not-happened']);
     assert.equal(decided.status, 0, decided.stderr);
-    assert.equal(withStore(e, (s) => s.reader.run('doubt')?.status), 'completed');
+    assert.equal(
+      withStore(e, (s) => s.reader.run('doubt')?.status),
+      'completed',
+    );
     const counts = effectCounts(e);
     for (const k of [...expectedKeys('doubt', 1), 'charge:doubt']) assert.equal(counts.get(k), 1, k);
   });

@@ -91,13 +91,19 @@ describe('examples/api-server.ts: a host killed mid-run resumes the run at its n
       });
       assert.equal(run.attempt, 2);
       assert.deepEqual(run.output, { sent: recipients });
-      assert.ok(second.lines.some((l) => l.includes('resuming 1 interrupted run(s): campaign-1')), second.lines.join('\n'));
+      assert.ok(
+        second.lines.some((l) => l.includes('resuming 1 interrupted run(s): campaign-1')),
+        second.lines.join('\n'),
+      );
       const keys = sent(dir).map((s) => s.key);
       assert.equal(keys.length, recipients);
       assert.equal(new Set(keys).size, recipients, 'no email sent twice');
 
       const listed = await json(`${second.url}/runs`);
-      assert.deepEqual(listed.body.map((r: { id: string; status: string }) => [r.id, r.status]), [['campaign-1', 'completed']]);
+      assert.deepEqual(
+        listed.body.map((r: { id: string; status: string }) => [r.id, r.status]),
+        [['campaign-1', 'completed']],
+      );
       const again = await post(`${second.url}/runs/campaign-1/resume`, { wait: true });
       assert.equal(again.status, 409);
       assert.equal(again.body.code, 'LB_RUN_NOT_RESUMABLE');
@@ -114,7 +120,7 @@ describe('examples/api-server.ts: a host killed mid-run resumes the run at its n
     const network = { OUTBOX_LATENCY_MS: '3' };
     const held = (r: { status: number; body: { code?: string; error?: string } }, what: string): void => {
       assert.equal(r.status, 409, `${what}: ${JSON.stringify(r.body)}`);
-      assert.equal(r.body.code, "LB_LEASE_HELD", `${what}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.code, 'LB_LEASE_HELD', `${what}: ${JSON.stringify(r.body)}`);
       assert.match(r.body.error ?? '', /Run campaign-2 is being driven by pid \d+ on .+ \(api-server\) session [0-9a-f]{8}/, what);
     };
     const first = await startServer(dir, network);
@@ -123,7 +129,11 @@ describe('examples/api-server.ts: a host killed mid-run resumes the run at its n
       assert.equal((await post(`${first.url}/runs`, { agent: 'email-campaign', input: { recipients }, runId: 'campaign-2' })).status, 202);
       await until('the first emails', () => (sent(dir).length >= 3 ? true : undefined));
       // Two resumes at once and a compensation, while the start still drives the run in the same process.
-      const [a, b, c] = await Promise.all([post(`${first.url}/runs/campaign-2/resume`, {}), post(`${first.url}/runs/campaign-2/resume`, {}), post(`${first.url}/runs/campaign-2/compensate`, {})]);
+      const [a, b, c] = await Promise.all([
+        post(`${first.url}/runs/campaign-2/resume`, {}),
+        post(`${first.url}/runs/campaign-2/resume`, {}),
+        post(`${first.url}/runs/campaign-2/compensate`, {}),
+      ]);
       held(a, 'first resume');
       held(b, 'second resume');
       held(c, 'compensate');

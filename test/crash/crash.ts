@@ -24,7 +24,8 @@ export function pointsOf(journal: { steps: Array<{ name: string }>; actions: Arr
     for (const a of journal.actions.filter((x) => x.step === idx)) {
       const k = (typeSeen.get(a.type) ?? 0) + 1;
       typeSeen.set(a.type, k);
-      const phases = a.effect === 'read-only' ? ['before-start', 'after-execute', 'after-commit'] : ['before-start', 'after-start', 'after-execute', 'after-commit'];
+      const phases =
+        a.effect === 'read-only' ? ['before-start', 'after-execute', 'after-commit'] : ['before-start', 'after-start', 'after-execute', 'after-commit'];
       for (const p of phases) points.push({ spec: `${a.type}#${k}@${p}`, target: a.type, phase: `action:${p}`, type: a.type });
     }
     points.push({ spec: `${s.name}#${n}@after-checkpoint`, target: s.name, phase: 'step:after-checkpoint' });

@@ -19,7 +19,10 @@ describe('crash: the email campaign story (50 emails, killed after email 30 was 
     assert.equal(crashed.run.status, 'interrupted');
     assert.equal(crashed.actions.filter((a: any) => a.status === 'committed').length, 29);
     const doubt = crashed.actions.filter((a: any) => a.inDoubt);
-    assert.deepEqual(doubt.map((a: any) => a.id), ['email:story:user30@example.com']);
+    assert.deepEqual(
+      doubt.map((a: any) => a.id),
+      ['email:story:user30@example.com'],
+    );
     assert.equal(readJson(dir, 'email-outbox.json').sent.length, 30, 'the provider sent email 30 before the kill');
 
     const r = cliJson(dir, ['resume', 'story']);
@@ -45,7 +48,12 @@ describe('crash: SIGKILL at every fault point, then resume to the end', function
 
   const cases = [
     { name: 'email campaign (5 recipients)', script: path.join(EXAMPLES, 'email-campaign.ts'), input: '{"recipients":5}', world: 'email-outbox.json' },
-    { name: 'every effect kind, parallel actions, no-verify action', script: path.join(FIXTURES, 'all-effects.ts'), input: '{}', world: 'all-effects-world.json' },
+    {
+      name: 'every effect kind, parallel actions, no-verify action',
+      script: path.join(FIXTURES, 'all-effects.ts'),
+      input: '{}',
+      world: 'all-effects-world.json',
+    },
   ];
 
   for (const c of cases) {
@@ -75,7 +83,11 @@ describe('crash: SIGKILL at every fault point, then resume to the end', function
         }
         const inDoubtAtKill = p.phase === 'action:after-start' || p.phase === 'action:after-execute';
         const noVerify = p.type === 'sms.notify';
-        assert.equal(res.decisions.length > 0, inDoubtAtKill && noVerify, `needs-decision exactly when a no-verify action was in doubt (${p.spec}: ${res.decisions.join(',')})`);
+        assert.equal(
+          res.decisions.length > 0,
+          inDoubtAtKill && noVerify,
+          `needs-decision exactly when a no-verify action was in doubt (${p.spec}: ${res.decisions.join(',')})`,
+        );
         if (p.type === 'card.charge' && inDoubtAtKill) {
           const charge = res.journal.actions.find((a: any) => a.type === 'card.charge');
           assert.equal(charge.reconciliation, p.phase === 'action:after-execute' ? 'verified' : 'verified-absent');

@@ -15,10 +15,20 @@ describe('crash: parallel steps under Promise.all', function () {
     const clean = cliJson(dir, ['run', SCRIPT, '--run-id', 'r']);
     assert.equal(clean.status, 0, clean.stderr);
     const journal = show(dir, 'r');
-    assert.deepEqual(journal.steps.map((s: { name: string }) => s.name).slice(0, 3).sort(), ['label', 'notify', 'pack']);
+    assert.deepEqual(
+      journal.steps
+        .map((s: { name: string }) => s.name)
+        .slice(0, 3)
+        .sort(),
+      ['label', 'notify', 'pack'],
+    );
     // Interleaved: the actions in start order do not come step by step.
     const stepsInOrder: number[] = journal.actions.map((a: { step: number }) => a.step);
-    assert.notDeepEqual(stepsInOrder, [...stepsInOrder].sort((x, y) => x - y), `actions did not interleave: ${stepsInOrder.join(',')}`);
+    assert.notDeepEqual(
+      stepsInOrder,
+      [...stepsInOrder].sort((x, y) => x - y),
+      `actions did not interleave: ${stepsInOrder.join(',')}`,
+    );
   });
 
   it('a kill at each point inside the parallel steps, then resume: same output, every call once, nothing left in doubt', () => {
@@ -32,8 +42,13 @@ describe('crash: parallel steps under Promise.all', function () {
       const calls = (): Record<string, string[]> => readJson(dir, 'parallel-world.json').calls;
       const res = killAndResume(dir, SCRIPT, '{}', p.spec, (key) => Object.values(calls()).some((keys) => keys.includes(key)));
       assert.deepEqual(res.output, clean.json.output, `same output after a crash at ${p.spec}`);
-      for (const [type, keys] of Object.entries(calls())) assert.equal(new Set(keys).size, keys.length, `${type} called twice after a crash at ${p.spec}: ${keys.join(', ')}`);
-      assert.deepEqual(Object.fromEntries(Object.entries(calls()).map(([t, k]) => [t, k.length])), { 'box.pack': 2, 'box.label': 2, 'box.notify': 1, 'box.ship': 1 }, p.spec);
+      for (const [type, keys] of Object.entries(calls()))
+        assert.equal(new Set(keys).size, keys.length, `${type} called twice after a crash at ${p.spec}: ${keys.join(', ')}`);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(calls()).map(([t, k]) => [t, k.length])),
+        { 'box.pack': 2, 'box.label': 2, 'box.notify': 1, 'box.ship': 1 },
+        p.spec,
+      );
       for (const a of res.journal.actions) assert.equal(a.status, 'committed', `${a.id} after ${p.spec}`);
       assert.deepEqual(res.decisions, [], `verify settles every doubt (${p.spec})`);
     }

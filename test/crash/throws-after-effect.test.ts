@@ -18,13 +18,22 @@ describe('crash: errors after the effect', function () {
     const crashed = show(dir, 'g');
     assert.equal(crashed.run.status, 'interrupted');
     const doubts = crashed.actions.filter((a: any) => a.afterError);
-    assert.deepEqual(doubts.map((a: any) => a.id), ['notify:g:1', 'sms:g:1']);
+    assert.deepEqual(
+      doubts.map((a: any) => a.id),
+      ['notify:g:1', 'sms:g:1'],
+    );
     assert.ok(doubts.every((a: any) => a.status === 'started' && a.display === 'in-doubt-after-error' && /ETIMEDOUT/.test(a.error.message)));
     const text = cli(dir, ['show', 'g']).stdout;
     assert.match(text, /notify\.send notify:g:1 is in doubt after an error: notify\.send: read ETIMEDOUT/);
 
     const plan = cliJson(dir, ['plan', 'g']).json;
-    assert.deepEqual(plan.inDoubt.map((d: any) => [d.id, d.reconcile]), [['notify:g:1', 'verify'], ['sms:g:1', 'needs-decision']]);
+    assert.deepEqual(
+      plan.inDoubt.map((d: any) => [d.id, d.reconcile]),
+      [
+        ['notify:g:1', 'verify'],
+        ['sms:g:1', 'needs-decision'],
+      ],
+    );
     assert.match(plan.inDoubt[0].detail, /before the run completes, verify asks/);
     assert.deepEqual(plan.stops, { kind: 'needs-decision', actionId: 'sms:g:1', type: 'sms.send' });
 
@@ -38,6 +47,9 @@ describe('crash: errors after the effect', function () {
     assert.equal(done.status, 0);
     assert.deepEqual(done.json.output, { done: ['gave up', 'notified', 'gave up', 'texted'] });
     assert.deepEqual(effects(dir), { 'notify.send': ['notify:g:1', 'notify:g:2'], 'sms.send': ['sms:g:1', 'sms:g:2'] });
-    assert.ok(show(dir, 'g').actions.every((a: any) => a.status === 'committed' && a.executions === 1), 'a completed run holds nothing in doubt');
+    assert.ok(
+      show(dir, 'g').actions.every((a: any) => a.status === 'committed' && a.executions === 1),
+      'a completed run holds nothing in doubt',
+    );
   });
 });

@@ -11,7 +11,12 @@ const PACKAGE_CODE = [path.join(ROOT, 'src') + path.sep, path.join(ROOT, 'dist')
 
 /** A frame as a person reads it: what, in which file, at which line, and whether the editor would pass it over. */
 function shape(f: DebugProtocol.StackFrame): { name: string; file: string | undefined; line: number; deemphasized: boolean } {
-  return { name: f.name.replace(/ \(.*\)$/, ''), file: f.source?.path && path.relative(ROOT, f.source.path), line: f.line, deemphasized: f.source?.presentationHint === 'deemphasize' };
+  return {
+    name: f.name.replace(/ \(.*\)$/, ''),
+    file: f.source?.path && path.relative(ROOT, f.source.path),
+    line: f.line,
+    deemphasized: f.source?.presentationHint === 'deemphasize',
+  };
 }
 
 describe('dap: an AI SDK agent stops at its own lines', function () {
@@ -62,7 +67,12 @@ describe('dap: an AI SDK agent stops at its own lines', function () {
     const program = path.join(DAP_FIXTURES, 'library-site.ts');
     await s.launch({ program, runId: 'lib-site' }, { functions: [{ name: 'ping' }], filters: [] });
     const stop = await s.stopped();
-    const hints = stop.frames.map((f) => ({ name: f.name.replace(/ \(.*\)$/, ''), hint: f.presentationHint, source: f.source?.presentationHint, library: f.source?.path?.includes(`${path.sep}node_modules${path.sep}`) === true }));
+    const hints = stop.frames.map((f) => ({
+      name: f.name.replace(/ \(.*\)$/, ''),
+      hint: f.presentationHint,
+      source: f.source?.presentationHint,
+      library: f.source?.path?.includes(`${path.sep}node_modules${path.sep}`) === true,
+    }));
     assert.deepEqual(hints, [
       { name: 'ping ping', hint: 'subtle', source: 'deemphasize', library: true },
       { name: 'step 1 "call it"', hint: undefined, source: undefined, library: false },
@@ -79,7 +89,9 @@ describe('dap: an AI SDK agent stops at its own lines', function () {
     assert.equal(crashed.signal, 'SIGKILL', crashed.stderr);
     await s.launch({ program: SUPPORT, resume: 'ai-voice' }, { filters: [] });
     assert.equal(await s.exitCode(), 0);
-    const said = s.output.filter((o) => /answered from the journal/.test(o.text)).map((o) => ({ category: o.category, call: /model:\d\.\d/.exec(o.text)?.[0] }));
+    const said = s.output
+      .filter((o) => /answered from the journal/.test(o.text))
+      .map((o) => ({ category: o.category, call: /model:\d\.\d/.exec(o.text)?.[0] }));
     assert.deepEqual(said, [
       { category: 'console', call: 'model:1.1' },
       { category: 'console', call: 'model:1.2' },

@@ -15,7 +15,15 @@ describe('dap: breakpoints and stops', function () {
   it('verifies line breakpoints only on run.step / run.do lines and stops before that step', async () => {
     const loadLine = lineOf(EMAIL, "run.step('load recipients'");
     const plainLine = lineOf(EMAIL, 'return { sent: list.length }');
-    await s.launch({ program: EMAIL, input: { recipients: 2 }, runId: 'bp-line' }, { lines: [{ file: EMAIL, line: loadLine }, { file: EMAIL, line: plainLine }] });
+    await s.launch(
+      { program: EMAIL, input: { recipients: 2 }, runId: 'bp-line' },
+      {
+        lines: [
+          { file: EMAIL, line: loadLine },
+          { file: EMAIL, line: plainLine },
+        ],
+      },
+    );
     const [onStep, onPlain] = s.setBreakpointResults;
     assert.equal(onStep?.verified, true);
     assert.equal(onPlain?.verified, false);
@@ -26,7 +34,10 @@ describe('dap: breakpoints and stops', function () {
     assert.equal(stop.description, 'breakpoint: step "load recipients" is about to run');
     assert.equal(stop.frames[0]?.line, loadLine);
     const locations = await s.dc.customRequest('breakpointLocations', { source: { path: EMAIL }, line: 1, endLine: 40 });
-    assert.deepEqual(locations.body.breakpoints.map((b: { line: number }) => b.line), [loadLine, lineOf(EMAIL, 'run.do(sendEmail')]);
+    assert.deepEqual(
+      locations.body.breakpoints.map((b: { line: number }) => b.line),
+      [loadLine, lineOf(EMAIL, 'run.do(sendEmail')],
+    );
     assert.equal(await s.runToEnd(), 0);
   });
 
@@ -48,7 +59,15 @@ describe('dap: breakpoints and stops', function () {
 
   it('refuses conditions that do not compile and hit conditions it cannot read', async () => {
     const sendLine = lineOf(NEWSLETTER, 'run.do(sendEmail');
-    await s.launch({ program: NEWSLETTER, input: { recipients: 1 }, stopOnEntry: true }, { lines: [{ file: NEWSLETTER, line: sendLine, condition: 'args.to ==== 1' }, { file: NEWSLETTER, line: sendLine, hitCondition: 'often' }] });
+    await s.launch(
+      { program: NEWSLETTER, input: { recipients: 1 }, stopOnEntry: true },
+      {
+        lines: [
+          { file: NEWSLETTER, line: sendLine, condition: 'args.to ==== 1' },
+          { file: NEWSLETTER, line: sendLine, hitCondition: 'often' },
+        ],
+      },
+    );
     const [badCondition, badHits] = s.setBreakpointResults;
     assert.equal(badCondition?.verified, false);
     assert.match(badCondition?.message ?? '', /condition does not compile/);
@@ -113,10 +132,16 @@ describe('dap: breakpoints and stops', function () {
     const r = await session(s.dir);
     await r.launch({ program: NEWSLETTER, resume: 'f-doubt' }, { filters: ['inDoubt'] });
     const reconcile = await r.stopped();
-    assert.equal(reconcile.description, 'in doubt: email.send email:f-doubt:reader2@example.com is in doubt after an error: execute threw "read ETIMEDOUT", which does not prove nothing happened; it is reconciled like a crash in flight: verify asks the outside system whether it happened');
+    assert.equal(
+      reconcile.description,
+      'in doubt: email.send email:f-doubt:reader2@example.com is in doubt after an error: execute threw "read ETIMEDOUT", which does not prove nothing happened; it is reconciled like a crash in flight: verify asks the outside system whether it happened',
+    );
     assert.equal(await r.runToEnd(), 0);
     const sent = JSON.parse(fs.readFileSync(path.join(s.dir, 'newsletter-sent.json'), 'utf8')) as Array<{ to: string }>;
-    assert.deepEqual(sent.map((x) => x.to), ['reader1@example.com', 'reader2@example.com', 'reader3@example.com']);
+    assert.deepEqual(
+      sent.map((x) => x.to),
+      ['reader1@example.com', 'reader2@example.com', 'reader3@example.com'],
+    );
   });
 
   it('the approval filter stops at the gate; approve lets the action run', async () => {

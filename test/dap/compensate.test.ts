@@ -5,7 +5,6 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { show } from '../helpers';
 import { EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, StopShapes, orderLines, lineOf, showShapes } from './harness';
 
-
 describe('dap: compensation and forks', function () {
   const session = sessionsPerTest();
 
@@ -18,7 +17,10 @@ describe('dap: compensation and forks', function () {
     await s.launch({ program: ORDER, compensate: 'comp-1', stopOnEntry: true }, { filters: ['compensation'] });
     let stop = await s.stopped();
     assert.equal(stop.reason, 'entry');
-    assert.equal(stop.description, 'compensation of run comp-1: 3 inverse(s) will run newest-first, 1 action(s) have no inverse and will be reported irreversible; in-doubt actions are settled first');
+    assert.equal(
+      stop.description,
+      'compensation of run comp-1: 3 inverse(s) will run newest-first, 1 action(s) have no inverse and will be reported irreversible; in-doubt actions are settled first',
+    );
     stop = await s.step('continue');
     assert.equal(stop.reason, 'exception');
     assert.equal(stop.text, 'Compensation step');
@@ -97,7 +99,10 @@ describe('dap: compensation and forks', function () {
     assert.equal(stop.reason, 'restart');
     assert.equal(stop.frames[0]?.name, 'step 4 "email user3@example.com"');
     const threads = s.events.filter((e) => e.event === 'thread') as DebugProtocol.ThreadEvent[];
-    assert.deepEqual(threads.map((t) => `${t.body.reason} ${t.body.threadId}`), ['started 1', 'exited 1', 'started 2']);
+    assert.deepEqual(
+      threads.map((t) => `${t.body.reason} ${t.body.threadId}`),
+      ['started 1', 'exited 1', 'started 2'],
+    );
     assert.equal(s.threadId(), 2);
     const run = await s.scope('Run', 1);
     const forkId = JSON.parse(run.id!.value.replace(/'/g, '"')) as string;
@@ -107,12 +112,21 @@ describe('dap: compensation and forks', function () {
     assert.equal(await s.runToEnd(), 0);
     const fork = show(s.dir, forkId);
     assert.deepEqual(fork.run.forkedFrom, { runId: 'origin-1', step: 3 });
-    assert.deepEqual(fork.steps.map((x: { attempt: number }) => x.attempt), [0, 0, 0, 1, 1], 'three inherited checkpoints, two new steps');
+    assert.deepEqual(
+      fork.steps.map((x: { attempt: number }) => x.attempt),
+      [0, 0, 0, 1, 1],
+      'three inherited checkpoints, two new steps',
+    );
     const origin = show(s.dir, 'origin-1');
     assert.equal(origin.run.status, 'interrupted');
     assert.equal(origin.steps.length, 3, 'the origin stopped before its step 4 was written');
     const sent = emailOutbox(s.dir).sent.map((x) => x.key);
-    assert.deepEqual(sent, ['email:origin-1:user1@example.com', 'email:origin-1:user2@example.com', `email:${forkId}:user3@example.com`, `email:${forkId}:user4@example.com`]);
+    assert.deepEqual(sent, [
+      'email:origin-1:user1@example.com',
+      'email:origin-1:user2@example.com',
+      `email:${forkId}:user3@example.com`,
+      `email:${forkId}:user4@example.com`,
+    ]);
   });
 
   it('stopOnReplay stops in replayed steps, shown as subtle frames', async () => {

@@ -4,8 +4,6 @@ import * as assert from 'node:assert/strict';
 import { show } from '../helpers';
 import { COUNTER, EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, alive, StopShapes, emailLines, lineOf, showShapes } from './harness';
 
-
-
 describe('dap: crash, resume, reconcile', function () {
   const session = sessionsPerTest();
 
@@ -44,7 +42,10 @@ describe('dap: crash, resume, reconcile', function () {
     stop = await second.step('continue');
     assert.equal(stop.reason, 'exception');
     assert.equal(stop.text, 'In-doubt action being reconciled');
-    assert.equal(stop.description, 'in doubt: email.send email:crash-1:user3@example.com was started but not committed; verify asks the outside system whether it happened');
+    assert.equal(
+      stop.description,
+      'in doubt: email.send email:crash-1:user3@example.com was started but not committed; verify asks the outside system whether it happened',
+    );
     assert.equal(stop.frames[0]?.line, lineOf(EMAIL, 'run.do(sendEmail'));
     assert.equal(stop.frames[1]?.name, 'step 4 "email user3@example.com" (redone)');
     assert.equal((await second.scope('Action')).phase?.value, "'in-doubt'");
@@ -53,7 +54,10 @@ describe('dap: crash, resume, reconcile', function () {
     assert.equal(stop.description, 'email.send email:crash-1:user3@example.com: verify found it; marked committed without executing');
     assert.equal((await second.scope('Action')).reconciliation?.value, "'verified'");
     assert.equal(await second.runToEnd(), 0);
-    assert.match(second.text(), /run crash-1 completed \(attempt 2\); output \{"sent":4\}; steps: 3 replayed, 1 redone, 1 run; actions: 0 skipped, 1 reconciled, 1 executed/);
+    assert.match(
+      second.text(),
+      /run crash-1 completed \(attempt 2\); output \{"sent":4\}; steps: 3 replayed, 1 redone, 1 run; actions: 0 skipped, 1 reconciled, 1 executed/,
+    );
     const box = emailOutbox(first.dir);
     assert.equal(box.sent.length, 4);
     assert.equal(new Set(box.sent.map((x) => x.key)).size, 4, 'no key was sent twice');
@@ -119,7 +123,10 @@ describe('dap: crash, resume, reconcile', function () {
     assert.equal(stop.text, 'Needs a decision');
     assert.match(stop.description, /^needs a decision: card\.charge charge:decide-2 was started but not committed and has no verify/);
     assert.equal(await second.runToEnd(), 3);
-    assert.match(second.text('important'), /run decide-2 waits for a decision: .* Launch with "resume": "decide-2" and "decide": \{"charge:decide-2": "happened" \| "not-happened"\}/);
+    assert.match(
+      second.text('important'),
+      /run decide-2 waits for a decision: .* Launch with "resume": "decide-2" and "decide": \{"charge:decide-2": "happened" \| "not-happened"\}/,
+    );
     // A pre-set decision in the launch configuration settles it without stopping.
     const third = await session(first.dir);
     await third.launch({ program: ORDER, resume: 'decide-2', decide: { 'charge:decide-2': 'not-happened' } }, { filters: [] });
@@ -129,7 +136,10 @@ describe('dap: crash, resume, reconcile', function () {
 
   it('terminate stops gracefully at the next boundary and releases the lease; the run resumes later', async () => {
     const s = await session();
-    await s.launch({ program: EMAIL, input: { recipients: 3 }, runId: 'term-1' }, { lines: [{ file: EMAIL, line: lineOf(EMAIL, 'run.do(sendEmail'), hitCondition: '2' }] });
+    await s.launch(
+      { program: EMAIL, input: { recipients: 3 }, runId: 'term-1' },
+      { lines: [{ file: EMAIL, line: lineOf(EMAIL, 'run.do(sendEmail'), hitCondition: '2' }] },
+    );
     await s.stopped();
     const exited = s.exitCode();
     await s.dc.terminateRequest({});

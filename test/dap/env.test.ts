@@ -25,11 +25,15 @@ describe('dap: the run environment (envFile, env) and secrets', function () {
     assert.ok(!s.text().includes(SECRET), 'the secret reached the Debug Console');
     // The file and its WAL: whatever SQLite wrote, in bytes.
     const db = path.dirname(s.db);
-    const journal = fs.readdirSync(db).filter((f) => f.startsWith(path.basename(s.db))).map((f) => fs.readFileSync(path.join(db, f)).toString('latin1')).join('');
+    const journal = fs
+      .readdirSync(db)
+      .filter((f) => f.startsWith(path.basename(s.db)))
+      .map((f) => fs.readFileSync(path.join(db, f)).toString('latin1'))
+      .join('');
     assert.ok(journal.includes('env-1') && !journal.includes(SECRET), 'the secret was journaled');
   });
 
-  it('masks a secret that reached an action\'s args in Variables and in the Debug Console', async () => {
+  it("masks a secret that reached an action's args in Variables and in the Debug Console", async () => {
     await s.launch({ program: KEYED, runId: 'env-2', input: { leak: true }, envFile: 'agent.env' }, { functions: [{ name: 'api.call' }] });
     await s.stopped();
     const args = await s.scope('Action');
@@ -51,7 +55,7 @@ describe('dap: the run environment (envFile, env) and secrets', function () {
     assert.deepEqual(s.runnerPids, []);
   });
 
-  it('takes [] and null as the arguments of argument-less custom requests (nvim-dap sends Lua\'s {} as [])', async () => {
+  it("takes [] and null as the arguments of argument-less custom requests (nvim-dap sends Lua's {} as [])", async () => {
     await s.launch({ program: path.join(DAP_FIXTURES, 'order.ts'), input: { ship: true }, runId: 'env-nvim' }, { filters: ['approval'] });
     await s.stopped();
     const exited = s.exitCode();

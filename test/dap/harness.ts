@@ -96,7 +96,14 @@ export class Session {
   async launch(config: Record<string, unknown>, bps: Breakpoints = {}): Promise<DebugProtocol.LaunchResponse> {
     const configured = this.dc.waitForEvent('initialized').then(async () => {
       for (const [file, list] of group(bps.lines ?? [])) {
-        const r = await this.dc.setBreakpointsRequest({ source: { path: file }, breakpoints: list.map((b) => ({ line: b.line, ...(b.condition ? { condition: b.condition } : {}), ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}) })) });
+        const r = await this.dc.setBreakpointsRequest({
+          source: { path: file },
+          breakpoints: list.map((b) => ({
+            line: b.line,
+            ...(b.condition ? { condition: b.condition } : {}),
+            ...(b.hitCondition ? { hitCondition: b.hitCondition } : {}),
+          })),
+        });
         this.setBreakpointResults.push(...r.body.breakpoints);
       }
       if (bps.functions) await this.dc.setFunctionBreakpointsRequest({ breakpoints: bps.functions });
@@ -188,7 +195,10 @@ export class Session {
   }
 
   async vars(ref: number, start?: number, count?: number): Promise<Record<string, { value: string; ref: number; type?: string }>> {
-    const v = await this.dc.variablesRequest({ variablesReference: ref, ...(start !== undefined ? { start, count: count ?? 10, filter: 'indexed' as const } : {}) });
+    const v = await this.dc.variablesRequest({
+      variablesReference: ref,
+      ...(start !== undefined ? { start, count: count ?? 10, filter: 'indexed' as const } : {}),
+    });
     return Object.fromEntries(v.body.variables.map((x) => [x.name, { value: x.value, ref: x.variablesReference, ...(x.type ? { type: x.type } : {}) }]));
   }
 
@@ -198,7 +208,10 @@ export class Session {
   }
 
   text(category?: string): string {
-    return this.output.filter((o) => !category || o.category === category).map((o) => o.text).join('');
+    return this.output
+      .filter((o) => !category || o.category === category)
+      .map((o) => o.text)
+      .join('');
   }
 
   private disconnected = false;
@@ -307,7 +320,10 @@ export class StopShapes {
   private journalSeen = 0;
 
   /** `labels` names the lines frames may stand at (line → label), so the shapes read as the script does. */
-  constructor(private readonly s: Session, private readonly labels: Record<number, string>) {}
+  constructor(
+    private readonly s: Session,
+    private readonly labels: Record<number, string>,
+  ) {}
 
   /** Sends each request of `plan` in turn and adds the stop it leads to, until the plan or the session ends. */
   async follow(plan: ReadonlyArray<'next' | 'stepIn' | 'stepOut' | 'continue'>): Promise<void> {
@@ -363,15 +379,29 @@ export class StopShapes {
 
 /** The labelled lines of the email example: its run function, the recipients step, and the email step (and send). */
 export function emailLines(): Record<number, string> {
-  return { [lineOf(EMAIL, 'async run(run, input)')]: 'run', [lineOf(EMAIL, "run.step('load recipients'")]: 'load', [lineOf(EMAIL, 'run.do(sendEmail')]: 'email' };
+  return {
+    [lineOf(EMAIL, 'async run(run, input)')]: 'run',
+    [lineOf(EMAIL, "run.step('load recipients'")]: 'load',
+    [lineOf(EMAIL, 'run.do(sendEmail')]: 'email',
+  };
 }
 
 /** The labelled lines of the order fixture: its run function and the compensate hooks (inverses) of each action. */
 export function orderLines(): Record<number, string> {
-  return { [lineOf(ORDER, 'async run(run, input)')]: 'run', [lineOf(ORDER, "record('released'")]: 'release', [lineOf(ORDER, "record('refunds'")]: 'refund', [lineOf(ORDER, "record('cancelled'")]: 'cancel' };
+  return {
+    [lineOf(ORDER, 'async run(run, input)')]: 'run',
+    [lineOf(ORDER, "record('released'")]: 'release',
+    [lineOf(ORDER, "record('refunds'")]: 'refund',
+    [lineOf(ORDER, "record('cancelled'")]: 'cancel',
+  };
 }
 
 /** The shapes one per line: what the tests compare, and what a failure shows next to the expected table. */
 export function showShapes(shapes: readonly StopShape[]): string {
-  return shapes.map((x) => `${x.how} → ${x.reason} [${x.frames.join(' < ')}] run ${x.run}${x.step ? ` step ${x.step}` : ''}${x.action ? ` ${x.action}` : ''} +[${x.journaled.join(', ')}]`).join('\n');
+  return shapes
+    .map(
+      (x) =>
+        `${x.how} → ${x.reason} [${x.frames.join(' < ')}] run ${x.run}${x.step ? ` step ${x.step}` : ''}${x.action ? ` ${x.action}` : ''} +[${x.journaled.join(', ')}]`,
+    )
+    .join('\n');
 }

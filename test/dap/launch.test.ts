@@ -14,7 +14,10 @@ describe('dap: launch failures and process control', function () {
 
   it('a bad attribute names the attribute and what it expected, before any runner starts', async () => {
     const msg = await s.launchFails({ program: EMAIL, stopOnEntry: 'yes' });
-    assert.match(msg, /The launch configuration is invalid: attribute "stopOnEntry": Invalid input: expected boolean, received string\. Fix "stopOnEntry" in launch\.json: Stop before the first step/);
+    assert.match(
+      msg,
+      /The launch configuration is invalid: attribute "stopOnEntry": Invalid input: expected boolean, received string\. Fix "stopOnEntry" in launch\.json: Stop before the first step/,
+    );
     assert.deepEqual(s.runnerPids, []);
   });
 
@@ -28,14 +31,20 @@ describe('dap: launch failures and process control', function () {
     }
     const u = await open();
     try {
-      assert.match(await u.launchFails({ program: EMAIL, crashAt: 'email.send#0@after-start' }), /attribute "crashAt": --crash-at "email.send#0@after-start": the occurrence must be 1 or more/);
+      assert.match(
+        await u.launchFails({ program: EMAIL, crashAt: 'email.send#0@after-start' }),
+        /attribute "crashAt": --crash-at "email.send#0@after-start": the occurrence must be 1 or more/,
+      );
     } finally {
       await u.close();
     }
     const v = await open();
     try {
       const msg = await v.launchFails({ program: EMAIL, crashAt: 'emial.send@after-start' });
-      assert.match(msg, /attribute "crashAt": emial\.send#1@after-start: the script defines no action type "emial\.send", so this crash point could never be reached\. Nothing was run\./);
+      assert.match(
+        msg,
+        /attribute "crashAt": emial\.send#1@after-start: the script defines no action type "emial\.send", so this crash point could never be reached\. Nothing was run\./,
+      );
       assert.match(msg, /Use one of the script.s action types: "email\.send"/);
     } finally {
       await v.close();
@@ -62,7 +71,10 @@ describe('dap: launch failures and process control', function () {
 
   it('a runtimeExecutable that does not exist', async () => {
     const msg = await s.launchFails({ program: EMAIL, runtimeExecutable: '/nonexistent/node' });
-    assert.match(msg, /The runner could not be started with runtimeExecutable "\/nonexistent\/node": spawn \/nonexistent\/node ENOENT\. Set "runtimeExecutable" to a Node executable/);
+    assert.match(
+      msg,
+      /The runner could not be started with runtimeExecutable "\/nonexistent\/node": spawn \/nonexistent\/node ENOENT\. Set "runtimeExecutable" to a Node executable/,
+    );
   });
 
   it('an input the agent refuses, and a resume of a completed run', async () => {
@@ -83,7 +95,7 @@ describe('dap: launch failures and process control', function () {
     }
   });
 
-  it('relays the run\'s stdout and stderr to the Debug Console with their categories', async () => {
+  it("relays the run's stdout and stderr to the Debug Console with their categories", async () => {
     await s.launch({ program: COUNTER, input: { steps: 3 } });
     assert.equal(await s.exitCode(), 0);
     assert.match(s.text('stdout'), /counted to 6\n/);
@@ -119,7 +131,9 @@ describe('dap: launch failures and process control', function () {
         probe.close(() => resolve(p));
       });
     });
-    const server = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'debugAdapter.js'), `--server=${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'debugAdapter.js'), `--server=${port}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     try {
       await new Promise<void>((resolve) => server.stderr.once('data', () => resolve()));
       // The adapter announces the port just before it listens: wait until a connection is accepted.
@@ -139,7 +153,10 @@ describe('dap: launch failures and process control', function () {
       await dc.start(port);
       const init = await dc.initializeRequest();
       assert.equal(init.body?.supportsRestartFrame, true);
-      assert.deepEqual(init.body?.exceptionBreakpointFilters?.map((f) => f.filter), ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation']);
+      assert.deepEqual(
+        init.body?.exceptionBreakpointFilters?.map((f) => f.filter),
+        ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation'],
+      );
       await dc.stop();
     } finally {
       server.kill();

@@ -74,7 +74,8 @@ describe('DAP: a request sent the instant a stop arrives', function () {
     assert.equal(continues, 40);
     // A `continued` event only ever follows the stop it resumes: never one after a newer stop was reported.
     const order = s.events.filter((e) => e.event === 'stopped' || e.event === 'continued').map((e) => e.event);
-    for (let i = 1; i < order.length; i++) assert.ok(!(order[i] === 'continued' && order[i - 1] === 'continued'), `two continued events in a row at ${i}: ${order.join(',')}`);
+    for (let i = 1; i < order.length; i++)
+      assert.ok(!(order[i] === 'continued' && order[i - 1] === 'continued'), `two continued events in a row at ${i}: ${order.join(',')}`);
     // At most one per approve: none when the next stop was reported before the approval's answer was handled.
     assert.ok(order.filter((e) => e === 'continued').length <= 40, order.join(','));
   });

@@ -55,11 +55,14 @@ describe('dap: stepping and inspecting', function () {
     await s.stopped();
     const stop = await s.step('continue');
     assert.equal(stop.reason, 'exception');
-    assert.deepEqual(stop.frames.map((f) => [f.name.replace(/run-[\w-]+/g, '<run>'), f.line]), [
-      ['email.send email:<run>:reader1@example.com (before-start)', sendLine],
-      ['step 2 "send reader1@example.com"', stepLine],
-      ['run <run> (newsletter, attempt 1)', lineOf(NEWSLETTER, 'async run(run, input)')],
-    ]);
+    assert.deepEqual(
+      stop.frames.map((f) => [f.name.replace(/run-[\w-]+/g, '<run>'), f.line]),
+      [
+        ['email.send email:<run>:reader1@example.com (before-start)', sendLine],
+        ['step 2 "send reader1@example.com"', stepLine],
+        ['run <run> (newsletter, attempt 1)', lineOf(NEWSLETTER, 'async run(run, input)')],
+      ],
+    );
     assert.equal(stop.frames[1]?.canRestart, true);
     assert.equal(stop.frames[0]?.canRestart, false);
     for (const f of stop.frames) assert.equal(f.source?.path, NEWSLETTER);
@@ -90,7 +93,10 @@ describe('dap: stepping and inspecting', function () {
     assert.match(cp.lastCheckpoint?.value ?? '', /name: 'email user1@example.com'/);
     const journal = await s.scope('Journal');
     assert.equal(journal['0']?.value, '#1 run.started');
-    assert.ok(Object.values(journal).some((v) => / action\.started step 3 email:vars-1:user2@example\.com$/.test(v.value)), JSON.stringify(journal));
+    assert.ok(
+      Object.values(journal).some((v) => / action\.started step 3 email:vars-1:user2@example\.com$/.test(v.value)),
+      JSON.stringify(journal),
+    );
     const entry = await s.vars(journal['0']?.ref ?? 0);
     assert.equal(entry.kind?.value, "'run.started'");
 
@@ -108,7 +114,10 @@ describe('dap: stepping and inspecting', function () {
   });
 
   it('pages the journal lazily', async () => {
-    await s.launch({ program: EMAIL, input: { recipients: 30 }, runId: 'paged' }, { lines: [{ file: EMAIL, line: lineOf(EMAIL, 'run.do(sendEmail'), hitCondition: '30' }] });
+    await s.launch(
+      { program: EMAIL, input: { recipients: 30 }, runId: 'paged' },
+      { lines: [{ file: EMAIL, line: lineOf(EMAIL, 'run.do(sendEmail'), hitCondition: '30' }] },
+    );
     await s.stopped();
     const st = await s.dc.stackTraceRequest({ threadId: s.threadId() });
     const scopes = await s.dc.scopesRequest({ frameId: st.body.stackFrames[0]!.id });

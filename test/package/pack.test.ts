@@ -49,7 +49,8 @@ const EXPECTED_FILES = [
   'package.json',
 ];
 
-const version = (name: string): string => (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const version = (name: string): string =>
+  (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Without the outer `npm test`'s lifecycle variables, which would make a nested npm act for this repository. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -62,7 +63,9 @@ function sh(cmd: string, args: string[], opts: SpawnSyncOptions & { expect?: num
   const got = r.signal ?? r.status;
   const want = opts.expect ?? 0;
   if (r.error || got !== want) {
-    throw new Error(`${cmd} ${args.join(' ')}: expected ${want}, got ${got}${r.error ? ` (${r.error.message})` : ''}\n${String(r.stdout)}\n${String(r.stderr)}`);
+    throw new Error(
+      `${cmd} ${args.join(' ')}: expected ${want}, got ${got}${r.error ? ` (${r.error.message})` : ''}\n${String(r.stdout)}\n${String(r.stderr)}`,
+    );
   }
   return { stdout: String(r.stdout), stderr: String(r.stderr) };
 }
@@ -88,7 +91,8 @@ function readmeSection(): { agent: string; host: string; transcript: Map<string,
 }
 
 /** Output as the README shows it: the absolute script path is the reader's own. */
-const comparable = (lines: string[]): string[] => lines.map((l) => l.replace(/^( {2}script {2}).*$/, '$1<path>')).filter((l, i, all) => l !== '' || all[i + 1] !== undefined);
+const comparable = (lines: string[]): string[] =>
+  lines.map((l) => l.replace(/^( {2}script {2}).*$/, '$1<path>')).filter((l, i, all) => l !== '' || all[i + 1] !== undefined);
 
 const HOST = `// A user's host: the programmatic API, typed.
 import { openJournal, LogbookError, type RunSummary } from 'agent-logbook';
@@ -149,14 +153,33 @@ describe('the npm package, installed into a scratch project', function () {
   });
 
   it('installs with zod from the registry; an agent runs, is killed by --crash-at and resumes with npx logbook', () => {
-    fs.writeFileSync(path.join(scratch, 'package.json'), `${JSON.stringify({ name: 'scratch-agents', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(scratch, 'package.json'),
+      `${JSON.stringify({ name: 'scratch-agents', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+    );
     // Everything from the registry as a user gets it (--prefer-offline: npm's cache answers for what an earlier run
     // downloaded), with better-sqlite3 pinned to the version this repository built. --ignore-scripts: better-sqlite3's
     // install script would fetch a prebuilt binary from GitHub (unreachable here) and then compile SQLite for minutes;
     // instead its binary for this very version and this Node is copied from the repository's install, which is what
     // prebuild-install would have placed.
     const bs = version('better-sqlite3');
-    sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error', path.join(scratch, packed.filename), `better-sqlite3@${bs}`, 'zod@^4', `typescript@${version('typescript')}`, '@types/node@^20'], { cwd: scratch });
+    sh(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        '--ignore-scripts',
+        '--loglevel=error',
+        path.join(scratch, packed.filename),
+        `better-sqlite3@${bs}`,
+        'zod@^4',
+        `typescript@${version('typescript')}`,
+        '@types/node@^20',
+      ],
+      { cwd: scratch },
+    );
     const release = path.join(scratch, 'node_modules', 'better-sqlite3', 'build', 'Release');
     fs.mkdirSync(release, { recursive: true });
     fs.copyFileSync(path.join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'), path.join(release, 'better_sqlite3.node'));
@@ -181,10 +204,23 @@ describe('the npm package, installed into a scratch project', function () {
     // npx runs the bin through a shell, which reports the SIGKILL as 128 + 9.
     const crashed = npx(commands[0]!, 137);
     assert.equal(crashed.stdout, '', 'killed before it could report');
-    const shownJson = JSON.parse(sh('npx', ['--no-install', 'logbook', 'show', 'w-1', '--json'], { cwd: scratch, env }).stdout) as { run: { status: string }; actions: Array<{ status: string; inDoubt: boolean }> };
+    const shownJson = JSON.parse(sh('npx', ['--no-install', 'logbook', 'show', 'w-1', '--json'], { cwd: scratch, env }).stdout) as {
+      run: { status: string };
+      actions: Array<{ status: string; inDoubt: boolean }>;
+    };
     assert.equal(shownJson.run.status, 'interrupted');
-    assert.deepEqual(shownJson.actions.map((a) => [a.status, a.inDoubt]), [['committed', false], ['started', true]]);
-    assert.deepEqual(comparable(npx(commands[1]!).stdout.trimEnd().split('\n')), comparable(transcript.get(commands[1]!)!), 'logbook show prints what the README shows');
+    assert.deepEqual(
+      shownJson.actions.map((a) => [a.status, a.inDoubt]),
+      [
+        ['committed', false],
+        ['started', true],
+      ],
+    );
+    assert.deepEqual(
+      comparable(npx(commands[1]!).stdout.trimEnd().split('\n')),
+      comparable(transcript.get(commands[1]!)!),
+      'logbook show prints what the README shows',
+    );
     assert.deepEqual(npx(commands[2]!).stdout.trimEnd().split('\n'), transcript.get(commands[2]!), 'logbook resume prints what the README shows');
     const sent = JSON.parse(fs.readFileSync(path.join(scratch, '.logbook', 'sent.json'), 'utf8')) as string[];
     assert.deepEqual(sent, ['email:w-1:p1@example.com', 'email:w-1:p2@example.com', 'email:w-1:p3@example.com'], 'each email once');
@@ -205,11 +241,20 @@ describe('the npm package, installed into a scratch project', function () {
     assert.match(host, /openJournal\(/);
     fs.writeFileSync(path.join(scratch, 'server.ts'), host);
     // A deliberate type error in user code, so a check that passes is known to be real.
-    fs.writeFileSync(path.join(scratch, 'broken.ts'), `import { defineAgent } from 'agent-logbook';\nimport { z } from 'zod';\nexport default defineAgent({ name: 'b', input: z.object({ n: z.number() }), run: (_run, input) => input.n.toUpperCase() });\n`);
+    fs.writeFileSync(
+      path.join(scratch, 'broken.ts'),
+      `import { defineAgent } from 'agent-logbook';\nimport { z } from 'zod';\nexport default defineAgent({ name: 'b', input: z.object({ n: z.number() }), run: (_run, input) => input.n.toUpperCase() });\n`,
+    );
     const tsc = path.join(scratch, 'node_modules', 'typescript', 'bin', 'tsc');
     const configs = {
-      'tsconfig.esm.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['welcome.ts', 'host.ts', 'server.ts', 'broken.ts'] },
-      'tsconfig.cjs.json': { compilerOptions: { ...TSCONFIG_BASE, module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true }, files: ['welcome.ts', 'host.ts'] },
+      'tsconfig.esm.json': {
+        compilerOptions: { ...TSCONFIG_BASE, module: 'nodenext', moduleResolution: 'nodenext' },
+        files: ['welcome.ts', 'host.ts', 'server.ts', 'broken.ts'],
+      },
+      'tsconfig.cjs.json': {
+        compilerOptions: { ...TSCONFIG_BASE, module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true },
+        files: ['welcome.ts', 'host.ts'],
+      },
     };
     for (const [name, config] of Object.entries(configs)) {
       fs.writeFileSync(path.join(scratch, name), JSON.stringify(config, null, 2));

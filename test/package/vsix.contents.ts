@@ -70,7 +70,13 @@ describe(`the packaged VSIX (${path.basename(vsix)})`, () => {
     assert.match(vsixManifest, new RegExp(`TargetPlatform="${target}"`));
     assert.equal(manifest.icon, 'media/icon.png');
     assert.ok(names.includes('extension/media/icon.png'));
-    assert.equal(fs.readFileSync(path.join(ROOT, 'media', 'icon.png')).subarray(1, 4).toString(), 'PNG');
+    assert.equal(
+      fs
+        .readFileSync(path.join(ROOT, 'media', 'icon.png'))
+        .subarray(1, 4)
+        .toString(),
+      'PNG',
+    );
     assert.ok(manifest.categories.includes('Debuggers'));
     assert.ok(manifest.keywords.length >= 5 && manifest.keywords.length <= 30, 'the Marketplace takes up to 30 keywords');
     assert.equal(manifest.license, 'MIT');
@@ -78,15 +84,22 @@ describe(`the packaged VSIX (${path.basename(vsix)})`, () => {
   });
 
   it('carries LICENSE, CHANGELOG and README, which the Marketplace shows', () => {
-    for (const f of ['extension/LICENSE.txt', 'extension/changelog.md', 'extension/readme.md']) assert.ok(names.some((n) => n.toLowerCase() === f.toLowerCase()), `${f} in ${names.filter((n) => !n.includes('node_modules')).join(', ')}`);
+    for (const f of ['extension/LICENSE.txt', 'extension/changelog.md', 'extension/readme.md'])
+      assert.ok(
+        names.some((n) => n.toLowerCase() === f.toLowerCase()),
+        `${f} in ${names.filter((n) => !n.includes('node_modules')).join(', ')}`,
+      );
     assert.match(vsixManifest, /Microsoft\.VisualStudio\.Services\.Content\.License/);
     assert.match(vsixManifest, /Microsoft\.VisualStudio\.Services\.Content\.Changelog/);
   });
 
-  it('contributes the walkthrough from opening an agent to killing and resuming it, with every step\'s media packed', () => {
+  it("contributes the walkthrough from opening an agent to killing and resuming it, with every step's media packed", () => {
     const [w] = manifest.contributes.walkthroughs;
     assert.equal(w.title, 'Get started with Agent Logbook');
-    assert.deepEqual(w.steps.map((s: { id: string }) => s.id), ['openAgent', 'runIt', 'watchJournal', 'killRun', 'resumeRun']);
+    assert.deepEqual(
+      w.steps.map((s: { id: string }) => s.id),
+      ['openAgent', 'runIt', 'watchJournal', 'killRun', 'resumeRun'],
+    );
     const commands = new Set<string>(manifest.contributes.commands.map((c: { command: string }) => c.command));
     for (const s of w.steps) {
       assert.ok(names.includes(`extension/${s.media.markdown}`), `${s.media.markdown} is packed`);
@@ -101,12 +114,26 @@ describe(`the packaged VSIX (${path.basename(vsix)})`, () => {
     const files = names.filter((n) => n.startsWith('extension/')).map((n) => n.slice('extension/'.length));
     const top = new Set(files.map((f) => (f.split('/')[0] ?? '').toLowerCase()));
     assert.deepEqual([...top].sort(), ['changelog.md', 'dist', 'examples', 'license.txt', 'media', 'node_modules', 'package.json', 'readme.md']);
-    assert.deepEqual(files.filter((f) => /\.map$|(^|\/)src\/.*\.ts$|^test\/|\.tsbuildinfo$/.test(f) && !f.startsWith('node_modules/')), [], 'no maps, sources or tests of ours');
+    assert.deepEqual(
+      files.filter((f) => /\.map$|(^|\/)src\/.*\.ts$|^test\/|\.tsbuildinfo$/.test(f) && !f.startsWith('node_modules/')),
+      [],
+      'no maps, sources or tests of ours',
+    );
     assert.ok(!files.some((f) => f.startsWith('media/screenshots/')), 'the README screenshots stay in the repository');
     const natives = files.filter((f) => f.endsWith('.node')).sort();
-    assert.deepEqual(natives, ['115', '127', '137'].map((abi) => `dist/native/node-v${abi}-${target}/better_sqlite3.node`));
-    assert.ok(files.some((f) => f.startsWith(`node_modules/@esbuild/${target}/`)), `esbuild's binary for ${target}`);
-    assert.deepEqual(files.filter((f) => f.startsWith('node_modules/@esbuild/') && !f.startsWith(`node_modules/@esbuild/${target}/`)), [], 'no other platform\'s esbuild');
+    assert.deepEqual(
+      natives,
+      ['115', '127', '137'].map((abi) => `dist/native/node-v${abi}-${target}/better_sqlite3.node`),
+    );
+    assert.ok(
+      files.some((f) => f.startsWith(`node_modules/@esbuild/${target}/`)),
+      `esbuild's binary for ${target}`,
+    );
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('node_modules/@esbuild/') && !f.startsWith(`node_modules/@esbuild/${target}/`)),
+      [],
+      "no other platform's esbuild",
+    );
     assert.ok(!files.includes('node_modules/esbuild/bin/esbuild'), 'no second copy of the esbuild binary');
   });
 
@@ -115,7 +142,11 @@ describe(`the packaged VSIX (${path.basename(vsix)})`, () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', '@vscode', 'vsce', 'vsce'), 'ls'], { cwd: stageDir, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     const listed = r.stdout.split('\n').filter(Boolean).sort();
-    const packed = names.filter((n) => n.startsWith('extension/')).map((n) => n.slice('extension/'.length)).filter((n) => !/^(LICENSE\.txt|changelog\.md|readme\.md)$/i.test(n)).sort();
+    const packed = names
+      .filter((n) => n.startsWith('extension/'))
+      .map((n) => n.slice('extension/'.length))
+      .filter((n) => !/^(LICENSE\.txt|changelog\.md|readme\.md)$/i.test(n))
+      .sort();
     const listedComparable = listed.filter((n) => !/^(LICENSE|CHANGELOG\.md|README\.md)$/i.test(n));
     assert.deepEqual(listedComparable, packed);
   });

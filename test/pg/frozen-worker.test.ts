@@ -55,13 +55,17 @@ describe('a worker frozen inside execute past its lease (PostgreSQL, SIGSTOP/SIG
   this.timeout(240_000);
   const pg = usePgServer();
 
-  it('woken, it finds ctx.signal aborted before its send: the provider recorded exactly one send (worker b\'s)', async () => {
+  it("woken, it finds ctx.signal aborted before its send: the provider recorded exactly one send (worker b's)", async () => {
     const e = env(pg.server.createDatabase());
     const runId = 'frozen-signal';
     const line = await freezeAndWake(e, runId, 'signal');
     assert.deepEqual(ledger(e), [`capture:${runId}`], 'one request reached the provider');
     assert.match(line, /this process cannot prove it still holds the lease|another process took it over/);
-    assert.match(line, new RegExp(`the execute of frozen\\.capture capture:${runId} was already running and was told by ctx\\.signal`), 'its log names the execute in flight instead of claiming it started nothing');
+    assert.match(
+      line,
+      new RegExp(`the execute of frozen\\.capture capture:${runId} was already running and was told by ctx\\.signal`),
+      'its log names the execute in flight instead of claiming it started nothing',
+    );
     withStore(e, (s) => {
       assert.equal(s.reader.run(runId)?.status, 'completed');
       assert.equal(s.reader.action(runId, `capture:${runId}`)?.reconciliation, 'verified-absent');
@@ -74,8 +78,16 @@ describe('a worker frozen inside execute past its lease (PostgreSQL, SIGSTOP/SIG
     await freezeAndWake(e, runId, 'window');
     assert.deepEqual(ledger(e), [`capture:${runId}`, `capture:${runId}`], 'both requests reached the provider: the window no process can close');
     const cards = JSON.parse(fs.readFileSync(path.join(e.dir, 'cards.json'), 'utf8')) as { captures: Array<{ key: string }>; refused: Array<{ key: string }> };
-    assert.deepEqual(cards.captures.map((c) => c.key), [`capture:${runId}`], 'the card was captured once');
-    assert.deepEqual(cards.refused.map((c) => c.key), [`capture:${runId}`], 'the repeat was refused by its idempotency key');
+    assert.deepEqual(
+      cards.captures.map((c) => c.key),
+      [`capture:${runId}`],
+      'the card was captured once',
+    );
+    assert.deepEqual(
+      cards.refused.map((c) => c.key),
+      [`capture:${runId}`],
+      'the repeat was refused by its idempotency key',
+    );
     withStore(e, (s) => assert.equal(s.reader.run(runId)?.status, 'completed'));
   });
 });

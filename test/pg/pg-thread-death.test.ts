@@ -50,7 +50,8 @@ describe('PgDb when its PostgreSQL thread is gone', () => {
     const dir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'no-worker-'));
     let r;
     try {
-      for (const f of fs.readdirSync(path.join(ROOT, 'dist'))) if (f !== 'pgThread.js' && f.endsWith('.js')) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
+      for (const f of fs.readdirSync(path.join(ROOT, 'dist')))
+        if (f !== 'pgThread.js' && f.endsWith('.js')) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
       r = spawnSync(process.execPath, [path.join(dir, 'cli.js'), 'ls', '--journal', pg.server.createDatabase()], { encoding: 'utf8', timeout: 60_000 });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -76,7 +76,10 @@ describe('journal reader process on PostgreSQL', function () {
     assert.equal(before?.status, 'running');
     assert.equal(before?.stepCount, 2);
     const steps = await r.client.request('steps', { runId, from: 0, limit: 10 });
-    assert.deepEqual(steps.steps.map((s) => s.status), ['completed', 'in-progress']);
+    assert.deepEqual(
+      steps.steps.map((s) => s.status),
+      ['completed', 'in-progress'],
+    );
     const seen = r.notices.length;
     fs.writeFileSync(path.join(dir, 'release'), '');
     await until('a change notice naming the run, read by sequence', () => r.notices.slice(seen).some((n) => n.runs.includes(runId) && n.seq > heldSeq));
@@ -100,11 +103,28 @@ describe('journal reader process on PostgreSQL', function () {
 
     // Every view of the tree reads the same from PostgreSQL as from a file.
     const acts = await client.request('actions', { runId: 'listened', stepIdx: 1, afterSeq: 0, limit: 10 });
-    assert.deepEqual(acts.actions.map((x) => [x.id, x.status]), [['notice:listened:user1', 'committed']]);
+    assert.deepEqual(
+      acts.actions.map((x) => [x.id, x.status]),
+      [['notice:listened:user1', 'committed']],
+    );
     assert.equal((await client.request('action', { runId: 'listened', actionId: 'notice:listened:user1' }))?.result, '{"sent":"user1"}');
-    assert.deepEqual(JSON.parse((await client.request('checkpoint', { runId: 'listened', stepIdx: 2 }))?.json ?? 'null'), { run: 'listened', step: 2, name: 'notify user 2', status: 'completed', result: { sent: 'user2' }, error: null });
-    assert.deepEqual((await client.request('timeline', { runId: 'listened' }))?.attempts.map((x) => x.attempt), [1]);
-    const script = await client.request('scriptStatus', { script: AGENT, stepPatterns: [{ id: 'notify', regex: '^notify user' }], actionTypes: ['notice.send'] });
+    assert.deepEqual(JSON.parse((await client.request('checkpoint', { runId: 'listened', stepIdx: 2 }))?.json ?? 'null'), {
+      run: 'listened',
+      step: 2,
+      name: 'notify user 2',
+      status: 'completed',
+      result: { sent: 'user2' },
+      error: null,
+    });
+    assert.deepEqual(
+      (await client.request('timeline', { runId: 'listened' }))?.attempts.map((x) => x.attempt),
+      [1],
+    );
+    const script = await client.request('scriptStatus', {
+      script: AGENT,
+      stepPatterns: [{ id: 'notify', regex: '^notify user' }],
+      actionTypes: ['notice.send'],
+    });
     assert.equal(script.run?.id, 'listened');
     assert.deepEqual(script.steps, { notify: { completed: 3 } });
     assert.deepEqual(script.actions, { 'notice.send': { committed: 3 } });
@@ -150,7 +170,10 @@ describe('journal reader process on PostgreSQL', function () {
     await heldRun(url, dir, 'first');
     await until('a structure notice', () => r.notices.find((n) => n.structure));
     const page = await client.request('runs', { offset: 0, limit: 10 });
-    assert.deepEqual(page.runs.map((x) => [x.id, x.agent]), [['first', 'desk-agent']]);
+    assert.deepEqual(
+      page.runs.map((x) => [x.id, x.agent]),
+      [['first', 'desk-agent']],
+    );
     fs.writeFileSync(path.join(dir, 'release'), '');
   });
 
@@ -208,6 +231,9 @@ describe('journal reader process on PostgreSQL', function () {
         return undefined;
       }
     });
-    assert.deepEqual(page.runs.map((x) => [x.id, x.status]), [['outage', 'interrupted']]);
+    assert.deepEqual(
+      page.runs.map((x) => [x.id, x.status]),
+      [['outage', 'interrupted']],
+    );
   });
 });

@@ -17,15 +17,39 @@ describe('logbook rehearse on PostgreSQL', function () {
     const cwd = tmpDir('logbook-rehearse-pg-');
     const report = path.join(cwd, 'report.json');
     const rehearse = (extra: string[]): ReturnType<typeof spawnSync> =>
-      spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":2}', '--random', '4', '--seed', 'pg', '--jobs', '2', '--journal', url, '--report', report, ...extra], {
-        cwd,
-        encoding: 'utf8',
-        env: { ...process.env, NO_COLOR: '1' },
-        timeout: 280_000,
-      });
+      spawnSync(
+        process.execPath,
+        [
+          CLI,
+          'rehearse',
+          path.join(EXAMPLES, 'email-campaign.ts'),
+          '--input',
+          '{"recipients":2}',
+          '--random',
+          '4',
+          '--seed',
+          'pg',
+          '--jobs',
+          '2',
+          '--journal',
+          url,
+          '--report',
+          report,
+          ...extra,
+        ],
+        {
+          cwd,
+          encoding: 'utf8',
+          env: { ...process.env, NO_COLOR: '1' },
+          timeout: 280_000,
+        },
+      );
     const r = rehearse(['--keep']);
     assert.equal(r.status, 0, `rehearse failed:\n${String(r.stdout)}\n${String(r.stderr)}`);
-    const rep = JSON.parse(fs.readFileSync(report, 'utf8')) as { ok: boolean; campaigns: Array<{ finished: boolean; sameOutput: boolean; duplicates: unknown[] }> };
+    const rep = JSON.parse(fs.readFileSync(report, 'utf8')) as {
+      ok: boolean;
+      campaigns: Array<{ finished: boolean; sameOutput: boolean; duplicates: unknown[] }>;
+    };
     assert.equal(rep.ok, true);
     assert.equal(rep.campaigns.length, 4);
     for (const c of rep.campaigns) {
@@ -36,7 +60,8 @@ describe('logbook rehearse on PostgreSQL', function () {
     // The journals were the server's: a schema per campaign (and one for the uncrashed run), each holding the run.
     const schemas = pg.server.psql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'logbook\\_%' ORDER BY 1", database).split('\n').filter(Boolean);
     assert.equal(schemas.length, 5, `schemas: ${schemas.join(', ')}`);
-    for (const s of schemas) assert.equal(pg.server.psql(`SELECT status FROM ${s}.runs WHERE id = 'rehearsal'`, database), 'completed', `${s} holds the completed run`);
+    for (const s of schemas)
+      assert.equal(pg.server.psql(`SELECT status FROM ${s}.runs WHERE id = 'rehearsal'`, database), 'completed', `${s} holds the completed run`);
     const scratch = /scratch kept\s+(\S+)/.exec(String(r.stdout))?.[1];
     assert.ok(scratch && fs.existsSync(scratch), 'the scratch folder was kept');
     const files = fs.readdirSync(scratch, { recursive: true }).map(String);
@@ -52,7 +77,12 @@ describe('logbook rehearse on PostgreSQL', function () {
 
   it('refuses a file for --journal, and --depth above 1 on PostgreSQL, saying why', () => {
     const cwd = tmpDir('logbook-rehearse-pg-');
-    const run = (extra: string[]) => spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), ...extra], { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    const run = (extra: string[]) =>
+      spawnSync(process.execPath, [CLI, 'rehearse', path.join(EXAMPLES, 'email-campaign.ts'), ...extra], {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1' },
+      });
     const file = run(['--journal', path.join(cwd, 'j.db')]);
     assert.equal(file.status, 2);
     assert.match(file.stderr, /--journal takes only a PostgreSQL server/);

@@ -37,7 +37,11 @@ export async function startPgServer(opts: { maxConnections?: number } = {}): Pro
   const bin = harness.pgBinDir();
   if (!bin) throw new Error('PostgreSQL binaries vanished after the server started.');
   const psql = (sql: string, database = 'postgres'): string => {
-    const r = spawnSync(path.join(bin, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(handle.port), '-U', 'postgres', '-d', database, '-c', sql], { encoding: 'utf8' });
+    const r = spawnSync(
+      path.join(bin, 'psql'),
+      ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(handle.port), '-U', 'postgres', '-d', database, '-c', sql],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`psql failed (exit ${r.status}): ${r.stderr.trim()}`);
     return r.stdout.trim();
   };

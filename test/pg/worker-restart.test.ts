@@ -14,17 +14,25 @@ describe('logbook worker across a PostgreSQL crash (pg_ctl -m immediate)', funct
     const dir = tmpDir('logbook-worker-restart-');
     const e: Env = { db: pg.server.createDatabase(), dir, ledger: path.join(dir, 'ledger.log') };
     const ids = Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`);
-    await detachMany(e, ids.map((id) => ({ id, input: { items: 4, pauseMs: 250 } })));
+    await detachMany(
+      e,
+      ids.map((id) => ({ id, input: { items: 4, pauseMs: 250 } })),
+    );
     const workers = [startWorker(e, 'w1', ['--concurrency', '3']), startWorker(e, 'w2', ['--concurrency', '3'])];
     try {
       await waitFor('runs under way', () => ledger(e).length >= 8 || undefined, 120_000, 20);
       // What is committed before the crash, read from the server itself.
-      const before = withStore(e, (s) => ids.flatMap((id) => [...s.reader.allActions(id)].filter((a) => a.status === 'committed').map((a) => ({ id: a.id, result: a.result }))));
+      const before = withStore(e, (s) =>
+        ids.flatMap((id) => [...s.reader.allActions(id)].filter((a) => a.status === 'committed').map((a) => ({ id: a.id, result: a.result }))),
+      );
       assert.ok(before.length > 0, 'some actions committed before the crash');
       pg.server.restartImmediate();
       await waitFor('every run completed', () => withStore(e, (s) => ids.every((id) => s.reader.run(id)?.status === 'completed') || undefined), 180_000, 500);
       withStore(e, (s) => {
-        assert.ok(ids.some((id) => (s.reader.run(id)?.attempt ?? 0) >= 2), 'the crash stopped runs in flight, and they were resumed');
+        assert.ok(
+          ids.some((id) => (s.reader.run(id)?.attempt ?? 0) >= 2),
+          'the crash stopped runs in flight, and they were resumed',
+        );
         for (const b of before) {
           const runId = b.id.split(':')[1] ?? '';
           const a = s.reader.action(runId, b.id);

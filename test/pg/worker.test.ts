@@ -38,7 +38,10 @@ function assertNoGap(e: Env, runId: string): EventRow[] {
   const ev = events(e, runId);
   for (let i = 1; i < ev.length; i++) {
     assert.ok(ev[i]!.seq > ev[i - 1]!.seq, 'seq increases');
-    assert.ok(ev[i]!.attempt >= ev[i - 1]!.attempt, `event ${ev[i]!.seq} (${ev[i]!.kind}, attempt ${ev[i]!.attempt}) after attempt ${ev[i - 1]!.attempt} began`);
+    assert.ok(
+      ev[i]!.attempt >= ev[i - 1]!.attempt,
+      `event ${ev[i]!.seq} (${ev[i]!.kind}, attempt ${ev[i]!.attempt}) after attempt ${ev[i - 1]!.attempt} began`,
+    );
   }
   const firstOf = new Map<number, EventRow>();
   for (const x of ev) if (!firstOf.has(x.attempt)) firstOf.set(x.attempt, x);
@@ -48,11 +51,22 @@ function assertNoGap(e: Env, runId: string): EventRow[] {
   }
   withStore(e, (s) => {
     for (const step of s.reader.steps(runId, 0, 1000)) {
-      if (step.status === 'completed') assert.ok(ev.some((x) => x.kind === 'step.completed' && x.step_idx === step.idx), `step ${step.idx} has its completion event`);
+      if (step.status === 'completed')
+        assert.ok(
+          ev.some((x) => x.kind === 'step.completed' && x.step_idx === step.idx),
+          `step ${step.idx} has its completion event`,
+        );
     }
     for (const a of s.reader.allActions(runId)) {
-      assert.ok(ev.some((x) => x.action_id === a.id && x.kind === 'action.started'), `action ${a.id} has its started event`);
-      if (a.status === 'committed') assert.ok(ev.some((x) => x.action_id === a.id && x.seq === a.commit_seq), `action ${a.id} has its commit event (commit_seq ${a.commit_seq}; events: ${ev.map((x) => `${x.seq} ${x.attempt} ${x.kind} ${x.action_id ?? ''}`).join(', ')})`);
+      assert.ok(
+        ev.some((x) => x.action_id === a.id && x.kind === 'action.started'),
+        `action ${a.id} has its started event`,
+      );
+      if (a.status === 'committed')
+        assert.ok(
+          ev.some((x) => x.action_id === a.id && x.seq === a.commit_seq),
+          `action ${a.id} has its commit event (commit_seq ${a.commit_seq}; events: ${ev.map((x) => `${x.seq} ${x.attempt} ${x.kind} ${x.action_id ?? ''}`).join(', ')})`,
+        );
     }
   });
   return ev;
@@ -144,15 +158,26 @@ describe('logbook worker on PostgreSQL', function () {
     it('4 workers, 100 runs queued or interrupted: each claimed once, all complete, every effect once', async () => {
       const e = env(pg.server.createDatabase());
       // 30 runs interrupted for real: a worker takes them all at once and is killed by its first effect.
-      await detachMany(e, Array.from({ length: 30 }, (_, i) => ({ id: `x${String(i).padStart(2, '0')}`, input: { items: 2, pauseMs: 300 } })));
+      await detachMany(
+        e,
+        Array.from({ length: 30 }, (_, i) => ({ id: `x${String(i).padStart(2, '0')}`, input: { items: 2, pauseMs: 300 } })),
+      );
       const crasher = startWorker(e, 'crasher', ['--concurrency', '30', '--crash-at', 'ledger.post#1@after-execute']);
       const died = await crasher.exited;
       assert.equal(died.signal, 'SIGKILL');
       assert.equal(crasher.lines.filter((l) => / claimed /.test(l)).length, 30, 'the crashed worker held all 30');
-      await detachMany(e, Array.from({ length: 70 }, (_, i) => ({ id: `q${String(i).padStart(2, '0')}`, input: { items: 2 } })));
+      await detachMany(
+        e,
+        Array.from({ length: 70 }, (_, i) => ({ id: `q${String(i).padStart(2, '0')}`, input: { items: 2 } })),
+      );
       const workers = [0, 1, 2, 3].map((i) => startWorker(e, `race${i}`, ['--concurrency', '4']));
       try {
-        await waitFor('all 100 runs completed', () => withStore(e, (s) => s.reader.runs(200).filter((r) => r.status === 'completed').length === 100 || undefined), 240_000, 500);
+        await waitFor(
+          'all 100 runs completed',
+          () => withStore(e, (s) => s.reader.runs(200).filter((r) => r.status === 'completed').length === 100 || undefined),
+          240_000,
+          500,
+        );
         for (const w of workers) assert.equal((await stopWorker(w)).code, 0);
       } finally {
         for (const w of workers) w.child.kill('SIGKILL');
@@ -164,7 +189,11 @@ describe('logbook worker on PostgreSQL', function () {
         for (const r of s.reader.runs(200)) {
           const ev = s.reader.events(r.id, 0, 10_000);
           assert.equal(ev.filter((x) => x.kind === 'run.started').length, 1, `${r.id} started once`);
-          assert.equal(ev.filter((x) => x.kind === 'run.lease-acquired').length, r.id.startsWith('x') ? 1 : 0, `${r.id} taken over ${r.id.startsWith('x') ? 'once' : 'never'}`);
+          assert.equal(
+            ev.filter((x) => x.kind === 'run.lease-acquired').length,
+            r.id.startsWith('x') ? 1 : 0,
+            `${r.id} taken over ${r.id.startsWith('x') ? 'once' : 'never'}`,
+          );
           assert.equal(r.attempt, r.id.startsWith('x') ? 2 : 1);
         }
       });

@@ -73,7 +73,9 @@ export function startWorker(e: Env, name: string, args: string[] = [], scripts =
   });
   const errLog = fs.createWriteStream(path.join(e.dir, `${name}.stderr`));
   child.stderr?.pipe(errLog);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     name,
     child,
@@ -83,7 +85,15 @@ export function startWorker(e: Env, name: string, args: string[] = [], scripts =
       const seen = lines.find((l) => re.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`worker ${name}: no line matching ${re} in ${timeoutMs} ms; it printed:\n${lines.join('\n')}\nstderr: ${safeRead(path.join(e.dir, `${name}.stderr`))}`)), timeoutMs);
+        const t = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `worker ${name}: no line matching ${re} in ${timeoutMs} ms; it printed:\n${lines.join('\n')}\nstderr: ${safeRead(path.join(e.dir, `${name}.stderr`))}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({
           re,
           resolve: (l) => {
@@ -112,7 +122,10 @@ export async function stopWorker(w: Worker): Promise<{ code: number | null; sign
 
 export function ledger(e: Env): string[] {
   try {
-    return fs.readFileSync(e.ledger, 'utf8').split('\n').filter((l) => l.length > 0);
+    return fs
+      .readFileSync(e.ledger, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
   } catch {
     return [];
   }
@@ -154,7 +167,14 @@ export async function detachMany(e: Env, runs: ReadonlyArray<{ id: string; input
   const script = await loadScript(LEDGER_SCRIPT);
   const s = openStore(e.db);
   try {
-    for (const r of runs) enqueueRun(dbOf(s.db), s.reader, { id: r.id, agent: script.agent.name, script: script.path, scriptVersion: script.version, input: JSON.stringify(r.input) });
+    for (const r of runs)
+      enqueueRun(dbOf(s.db), s.reader, {
+        id: r.id,
+        agent: script.agent.name,
+        script: script.path,
+        scriptVersion: script.version,
+        input: JSON.stringify(r.input),
+      });
   } finally {
     s.close();
   }

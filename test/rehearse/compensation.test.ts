@@ -53,7 +53,10 @@ describe('compensation of the order example under SIGKILL', function () {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.json.status, 'compensated');
     assert.equal(r.json.error.name, 'CardDeclinedError');
-    assert.deepEqual(r.json.compensation.compensated.map((c: any) => c.id), [MUG, KETTLE]);
+    assert.deepEqual(
+      r.json.compensation.compensated.map((c: any) => c.id),
+      [MUG, KETTLE],
+    );
     assert.deepEqual(r.json.compensation.irreversible, []);
     const p = payments(dir);
     assert.equal(p.charges.length, 0);
@@ -79,9 +82,15 @@ describe('compensation of the order example under SIGKILL', function () {
       assert.equal(report.status, 'compensated');
 
       // The plan said what the second call then did.
-      assert.deepEqual(report.compensated.map((c: any) => c.id), plan.inverses.map((i: any) => i.id));
+      assert.deepEqual(
+        report.compensated.map((c: any) => c.id),
+        plan.inverses.map((i: any) => i.id),
+      );
       assert.equal(report.alreadyCompensated, plan.alreadyCompensated.length);
-      assert.deepEqual(report.irreversible.map((i: any) => i.id), plan.irreversible.map((i: any) => i.id));
+      assert.deepEqual(
+        report.irreversible.map((i: any) => i.id),
+        plan.irreversible.map((i: any) => i.id),
+      );
       // The inverse the kill left in doubt ran again with its own key (the provider refused the repeat).
       const target = point.startsWith('payments') ? CHARGE : point.includes('#1@') ? MUG : KETTLE;
       assert.equal(report.compensated[0].id, target);
@@ -90,7 +99,11 @@ describe('compensation of the order example under SIGKILL', function () {
       // The outside world: each inverse exactly once.
       const w = warehouse(dir);
       assert.deepEqual(w.stock, INITIAL_STOCK, 'stock counts exact');
-      assert.deepEqual(w.releases.map((r: any) => r.reservationId), ['res-2', 'res-1'], 'mug released before kettle, once each');
+      assert.deepEqual(
+        w.releases.map((r: any) => r.reservationId),
+        ['res-2', 'res-1'],
+        'mug released before kettle, once each',
+      );
       const p = payments(dir);
       assert.equal(p.charges.length, 1);
       assert.equal(p.refunds.length, 1, 'refunded once');

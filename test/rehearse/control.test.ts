@@ -10,7 +10,12 @@ describe('rehearse negative controls', function () {
   const ignoreKeys = { OUTBOX_IGNORE_KEYS: '1' };
 
   it('non-idempotent with no verify and no probe: undecidable points and duplicate sends, exit 1', () => {
-    const r = rehearse(tmpDir(), [path.join(FIXTURES, 'control-no-verify.ts'), '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2'], ignoreKeys, true);
+    const r = rehearse(
+      tmpDir(),
+      [path.join(FIXTURES, 'control-no-verify.ts'), '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2'],
+      ignoreKeys,
+      true,
+    );
     const s = r.report.summary;
     assert.equal(r.status, 1);
     assert.match(r.stdout, /BROKEN +no side effect executed twice/);
@@ -30,7 +35,11 @@ describe('rehearse negative controls', function () {
   });
 
   it('declared idempotent but the provider ignores keys: the probe shows the duplicates, exit 1', () => {
-    const r = rehearse(tmpDir(), [path.join(FIXTURES, 'control-false-idempotent.ts'), '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2'], ignoreKeys);
+    const r = rehearse(
+      tmpDir(),
+      [path.join(FIXTURES, 'control-false-idempotent.ts'), '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2'],
+      ignoreKeys,
+    );
     const s = r.report.summary;
     assert.equal(r.status, 1);
     assert.equal(s.withDuplicates, 1);

@@ -21,7 +21,13 @@ function logbook(cwd: string, args: string[], env: Record<string, string>) {
 
 /** The <testcase> elements, each with its name and its failure's message and text (a small reader for this shape). */
 function testcases(xml: string): Array<{ name: string; failure?: { message: string; body: string } }> {
-  const unescape = (s: string): string => s.replace(/&#10;/g, '\n').replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  const unescape = (s: string): string =>
+    s
+      .replace(/&#10;/g, '\n')
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
   return [...xml.matchAll(/<testcase name="([^"]*)"[^>]*?(?:\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => {
     const f = /<failure message="([^"]*)"[^>]*>([\s\S]*?)<\/failure>/.exec(m[2] ?? '');
     return { name: unescape(m[1] ?? ''), ...(f ? { failure: { message: unescape(f[1] ?? ''), body: unescape(f[2] ?? '') } } : {}) };
@@ -44,7 +50,12 @@ describe('rehearse --junit', function () {
     const script = path.join(cwd, 'agent.ts');
     // The agent in the working directory, as in a project: the reproduction names it by its relative path.
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(cwd, 'node_modules'), 'dir');
-    fs.writeFileSync(script, fs.readFileSync(path.join(FIXTURES, 'control-no-verify.ts'), 'utf8').replace('../../examples/providers/outbox', path.join(ROOT, 'examples', 'providers', 'outbox')));
+    fs.writeFileSync(
+      script,
+      fs
+        .readFileSync(path.join(FIXTURES, 'control-no-verify.ts'), 'utf8')
+        .replace('../../examples/providers/outbox', path.join(ROOT, 'examples', 'providers', 'outbox')),
+    );
     const r = logbook(cwd, ['rehearse', 'agent.ts', '--input', '{"recipients":1}', '--points', 'all', '--jobs', '2', '--junit', 'report.xml'], ignoreKeys);
     assert.equal(r.status, 1, 'exit codes stay as they are: an invariant broke');
     assert.match(r.stdout, /3 of 7 campaign\(s\) broke an invariant/, 'the human report is still printed');
@@ -61,9 +72,15 @@ describe('rehearse --junit', function () {
     assert.ok(bad?.failure, JSON.stringify(cases));
     assert.equal(bad.failure.message, 'effect twice: email.send `email:rehearsal:user1@example.com` ×2 (the journal executed it 2 times)');
     assert.match(bad.failure.body, /needs a decision: no verify: email\.send `email:rehearsal:user1@example\.com` was in doubt at after-execute/);
-    const repro = bad.failure.body.split('\n').filter((l) => /^ {2}logbook /.test(l)).map((l) => l.trim());
+    const repro = bad.failure.body
+      .split('\n')
+      .filter((l) => /^ {2}logbook /.test(l))
+      .map((l) => l.trim());
     assert.equal(repro.length, 3, bad.failure.body);
-    assert.match(repro[0] ?? '', /^logbook run agent\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --journal \S+$/);
+    assert.match(
+      repro[0] ?? '',
+      /^logbook run agent\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --journal \S+$/,
+    );
     assert.match(repro[1] ?? '', /^logbook resume rehearsal --journal /);
     assert.match(repro[2] ?? '', /^logbook resume rehearsal --decide email:rehearsal:user1@example\.com=not-happened --journal /);
 
@@ -92,6 +109,9 @@ describe('rehearse --junit', function () {
     const v = await validate(xml);
     assert.ok(v.valid, v.errors);
     assert.match(xml, /tests="1" failures="0" errors="1"/);
-    assert.match(xml, /<testcase name="uncrashed run" classname="fails-uncrashed\.baseline"[^>]*>\s*<error message="The uncrashed run of [^"]* ended failed: [^"]*the warehouse API said 503/);
+    assert.match(
+      xml,
+      /<testcase name="uncrashed run" classname="fails-uncrashed\.baseline"[^>]*>\s*<error message="The uncrashed run of [^"]* ended failed: [^"]*the warehouse API said 503/,
+    );
   });
 });

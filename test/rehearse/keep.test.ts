@@ -31,6 +31,10 @@ describe('rehearse --keep', function () {
     const clean = rehearse(cwd, [KNOBS, '--random', '2', '--seed', 'keep', '--jobs', '1'], { TMPDIR: cleanTmp }, true);
     assert.equal(clean.status, 0, clean.stdout + clean.stderr);
     assert.doesNotMatch(clean.stdout, /scratch kept/);
-    assert.deepEqual(fs.readdirSync(cleanTmp).filter((f) => f.startsWith('logbook-rehearse-')), [], 'no scratch directory left behind');
+    assert.deepEqual(
+      fs.readdirSync(cleanTmp).filter((f) => f.startsWith('logbook-rehearse-')),
+      [],
+      'no scratch directory left behind',
+    );
   });
 });

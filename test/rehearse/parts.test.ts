@@ -16,7 +16,10 @@ describe('rehearsal parts', () => {
     assert.deepEqual(sample(points, 5, 'seed-a'), a);
     assert.notDeepEqual(sample(points, 5, 'seed-b'), a);
     assert.equal(new Set(a.map((p) => p.spec)).size, 5);
-    assert.deepEqual([...a].sort((x, y) => x.occurrence - y.occurrence), a);
+    assert.deepEqual(
+      [...a].sort((x, y) => x.occurrence - y.occurrence),
+      a,
+    );
     assert.deepEqual(sample(points, 50, 'x'), points);
     const r = rng('z');
     const xs = Array.from({ length: 1000 }, () => r());
@@ -49,18 +52,53 @@ describe('rehearsal parts', () => {
   });
 
   it('checkInvariants: provider duplicates, missing and extra effects, journal re-executions, in-doubt leftovers', () => {
-    const baseline: Baseline = { status: 'completed', output: { a: 1, b: [1, 2] }, probe: { 'email.send': ['k1', 'k2'] }, processes: 1, steps: 2, actions: 2, approvals: [], ms: 1 };
-    const action = (id: string, over: Record<string, unknown>) => ({
-      run_id: 'r', id, seq: 1, step_idx: 0, type: 'email.send', version: 1, effect: 'non-idempotent', args: '{}', status: 'committed', result: null, error: null,
-      executions: 1, reconciliation: null, decision: null, approval: null, approval_note: null, compensation: null, compensation_result: null,
-      compensation_executions: 0, attempt: 1, started_at: 0, ended_at: 0, commit_seq: 1, ...over,
-    }) as any;
+    const baseline: Baseline = {
+      status: 'completed',
+      output: { a: 1, b: [1, 2] },
+      probe: { 'email.send': ['k1', 'k2'] },
+      processes: 1,
+      steps: 2,
+      actions: 2,
+      approvals: [],
+      ms: 1,
+    };
+    const action = (id: string, over: Record<string, unknown>) =>
+      ({
+        run_id: 'r',
+        id,
+        seq: 1,
+        step_idx: 0,
+        type: 'email.send',
+        version: 1,
+        effect: 'non-idempotent',
+        args: '{}',
+        status: 'committed',
+        result: null,
+        error: null,
+        executions: 1,
+        reconciliation: null,
+        decision: null,
+        approval: null,
+        approval_note: null,
+        compensation: null,
+        compensation_result: null,
+        compensation_executions: 0,
+        attempt: 1,
+        started_at: 0,
+        ended_at: 0,
+        commit_seq: 1,
+        ...over,
+      }) as any;
     const summary = {
       status: 'completed' as const,
       output: { b: [1, 2], a: 1 },
       steps: 2,
       actions: [action('k1', { executions: 2, reconciliation: 'decided-not-happened' }), action('k3', { status: 'started' })],
-      restartsByAttempt: new Map([[1, 0], [2, 3], [3, 1]]),
+      restartsByAttempt: new Map([
+        [1, 0],
+        [2, 3],
+        [3, 1],
+      ]),
     };
     const c = checkInvariants(baseline, summary, { 'email.send': ['k1', 'k1', 'k3'] });
     assert.equal(c.finished, true);

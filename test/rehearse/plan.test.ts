@@ -67,7 +67,11 @@ describe('logbook plan, checked against what resume then did (order example)', f
       const plan = cliJson(dir, ['plan', RUN]).json;
       assert.equal(plan.canResume, true);
       assert.equal(plan.status, 'interrupted');
-      if (c.inDoubt) assert.deepEqual(plan.inDoubt.map((d: any) => [d.id, d.reconcile]), [c.inDoubt]);
+      if (c.inDoubt)
+        assert.deepEqual(
+          plan.inDoubt.map((d: any) => [d.id, d.reconcile]),
+          [c.inDoubt],
+        );
       else assert.deepEqual(plan.inDoubt, []);
       assert.equal(plan.stops?.kind, c.stops);
       const resumed = cliJson(dir, ['resume', RUN]);
@@ -82,12 +86,18 @@ describe('logbook plan, checked against what resume then did (order example)', f
     toGate(dir);
     const waiting = cliJson(dir, ['plan', RUN]).json;
     assert.deepEqual(waiting.stops, { kind: 'awaiting-approval', actionId: SHIP, type: 'ship.create' });
-    assert.deepEqual(waiting.approvals.map((a: any) => [a.id, a.state]), [[SHIP, 'pending']]);
+    assert.deepEqual(
+      waiting.approvals.map((a: any) => [a.id, a.state]),
+      [[SHIP, 'pending']],
+    );
     compare(waiting, cliJson(dir, ['resume', RUN]).json);
 
     assert.equal(cli(dir, ['approve', RUN, SHIP, '--crash-at', 'ship.create#1@after-execute']).signal, 'SIGKILL');
     const plan = cliJson(dir, ['plan', RUN]).json;
-    assert.deepEqual(plan.inDoubt.map((d: any) => [d.id, d.reconcile]), [[SHIP, 're-execute-with-key']]);
+    assert.deepEqual(
+      plan.inDoubt.map((d: any) => [d.id, d.reconcile]),
+      [[SHIP, 're-execute-with-key']],
+    );
     assert.equal(plan.stops, null);
     const done = cliJson(dir, ['resume', RUN]);
     assert.equal(done.status, 0);
@@ -102,21 +112,36 @@ describe('logbook plan, checked against what resume then did (order example)', f
     assert.equal(plan.canResume, false);
     assert.match(plan.blocker, /completed/);
     const comp = cliJson(dir, ['plan', RUN, '--compensate']).json;
-    assert.deepEqual(comp.inverses.map((i: any) => i.id), [CHARGE, MUG, KETTLE]);
-    assert.deepEqual(comp.irreversible.map((i: any) => i.id), [SHIP, EMAIL]);
+    assert.deepEqual(
+      comp.inverses.map((i: any) => i.id),
+      [CHARGE, MUG, KETTLE],
+    );
+    assert.deepEqual(
+      comp.irreversible.map((i: any) => i.id),
+      [SHIP, EMAIL],
+    );
     const human = cli(dir, ['plan', RUN, '--compensate']).stdout;
     assert.match(human, /inverses +1\. payments\.charge/);
     assert.match(human, /irreversible ship\.create/);
     const report = cliJson(dir, ['compensate', RUN]).json;
-    assert.deepEqual(report.compensated.map((c: any) => c.id), comp.inverses.map((i: any) => i.id));
-    assert.deepEqual(report.irreversible.map((i: any) => i.id), comp.irreversible.map((i: any) => i.id));
+    assert.deepEqual(
+      report.compensated.map((c: any) => c.id),
+      comp.inverses.map((i: any) => i.id),
+    );
+    assert.deepEqual(
+      report.irreversible.map((i: any) => i.id),
+      comp.irreversible.map((i: any) => i.id),
+    );
   });
 
   it('--compensate with an in-doubt charge (verify) and an in-doubt email (needs a decision)', () => {
     const dir = tmpDir();
     assert.equal(cli(dir, ['run', ORDER, '--run-id', RUN, '--crash-at', 'email.send#1@after-start']).signal, 'SIGKILL');
     const comp = cliJson(dir, ['plan', RUN, '--compensate']).json;
-    assert.deepEqual(comp.settleFirst.map((s: any) => [s.id, s.how]), [[EMAIL, 'needs-decision']]);
+    assert.deepEqual(
+      comp.settleFirst.map((s: any) => [s.id, s.how]),
+      [[EMAIL, 'needs-decision']],
+    );
     assert.deepEqual(comp.stops, { actionId: EMAIL, type: 'email.send' });
     const stopped = cliJson(dir, ['compensate', RUN]);
     assert.equal(stopped.status, 3);
@@ -124,15 +149,35 @@ describe('logbook plan, checked against what resume then did (order example)', f
     // Decided: it did not happen (the kill came before execute). Nothing of the email to undo.
     const decided = cliJson(dir, ['compensate', RUN, '--decide', `${EMAIL}=not-happened`]);
     assert.equal(decided.status, 0, decided.stderr);
-    assert.deepEqual(decided.json.compensated.map((c: any) => c.id), comp.inverses.filter((i: any) => i.id !== EMAIL).map((i: any) => i.id));
+    assert.deepEqual(
+      decided.json.compensated.map((c: any) => c.id),
+      comp.inverses.filter((i: any) => i.id !== EMAIL).map((i: any) => i.id),
+    );
 
     const dir2 = tmpDir();
     assert.equal(cli(dir2, ['run', ORDER, '--run-id', RUN, '--crash-at', 'payments.charge#1@after-execute']).signal, 'SIGKILL');
     const comp2 = cliJson(dir2, ['plan', RUN, '--compensate']).json;
-    assert.deepEqual(comp2.settleFirst.map((s: any) => [s.id, s.how]), [[CHARGE, 'verify']]);
-    assert.deepEqual(comp2.inverses.map((i: any) => [i.id, i.when]), [[CHARGE, 'if-found'], [MUG, 'always'], [KETTLE, 'always']]);
+    assert.deepEqual(
+      comp2.settleFirst.map((s: any) => [s.id, s.how]),
+      [[CHARGE, 'verify']],
+    );
+    assert.deepEqual(
+      comp2.inverses.map((i: any) => [i.id, i.when]),
+      [
+        [CHARGE, 'if-found'],
+        [MUG, 'always'],
+        [KETTLE, 'always'],
+      ],
+    );
     const report = cliJson(dir2, ['compensate', RUN]).json;
-    assert.deepEqual(report.settled.map((s: any) => s.id), [CHARGE]);
-    assert.deepEqual(report.compensated.map((c: any) => c.id), comp2.inverses.map((i: any) => i.id), 'verify found the charge, so it was refunded first');
+    assert.deepEqual(
+      report.settled.map((s: any) => s.id),
+      [CHARGE],
+    );
+    assert.deepEqual(
+      report.compensated.map((c: any) => c.id),
+      comp2.inverses.map((i: any) => i.id),
+      'verify found the charge, so it was refunded first',
+    );
   });
 });

@@ -15,7 +15,17 @@ describe('rehearse --points all over the examples', function () {
   it('email campaign (5 recipients): every point finishes, no email twice, verify settles every doubt', () => {
     const cwd = tmpDir();
     const reportFile = path.join(cwd, 'report.json');
-    const r = rehearse(cwd, [path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":5}', '--points', 'all', '--jobs', '2', '--report', reportFile]);
+    const r = rehearse(cwd, [
+      path.join(EXAMPLES, 'email-campaign.ts'),
+      '--input',
+      '{"recipients":5}',
+      '--points',
+      'all',
+      '--jobs',
+      '2',
+      '--report',
+      reportFile,
+    ]);
     const s = r.report.summary;
     assert.equal(r.status, 0, brokenSummary(r.report));
     // 6 steps × 2 step points + 5 sends × 5 action points (the fifth: execute throws after the email went out).
@@ -87,7 +97,10 @@ describe('rehearse --points all over the examples', function () {
     assert.equal(s.broken, 0);
     assert.equal(s.withDuplicates, 0, 'the model gateway billed each key once');
     assert.ok(s.saved['model.complete'] > s.points, `calls saved: ${JSON.stringify(s.saved)}`);
-    assert.ok(r.report.campaigns.some((c: any) => c.point.target === 'corpus.search'), 'read-only actions have fault points too');
+    assert.ok(
+      r.report.campaigns.some((c: any) => c.point.target === 'corpus.search'),
+      'read-only actions have fault points too',
+    );
   });
 
   it('--random N --seed S picks the same points every time: the seeded sample of all points', () => {
@@ -97,7 +110,10 @@ describe('rehearse --points all over the examples', function () {
     const r = rehearse(cwd, args);
     assert.equal(r.status, 0, brokenSummary(r.report));
     assert.deepEqual(r.report.selection, { mode: 'random', requested: 3, seed: 'kiwi', available: 37 });
-    assert.deepEqual(r.report.campaigns.map((c: any) => c.point), sample(emailPoints, 3, 'kiwi'));
+    assert.deepEqual(
+      r.report.campaigns.map((c: any) => c.point),
+      sample(emailPoints, 3, 'kiwi'),
+    );
   });
 
   it('--depth 2 kills the resume again and still keeps every invariant', () => {

@@ -13,7 +13,7 @@ describe('rehearse: errors after the effect (in doubt, not failed)', function ()
   // The script retries on error, as real agents do; one that gives up takes another path under an injected error, so its
   // output differs by design (its no-duplicate and settle-at-the-end behaviour is covered by test/crash).
   for (const retry of [true]) {
-    it('every fault point, including an injected throw after every action\'s effect: no effect twice, same output', () => {
+    it("every fault point, including an injected throw after every action's effect: no effect twice, same output", () => {
       const r = rehearse(tmpDir(), [SCRIPT, '--input', JSON.stringify({ retry }), '--points', 'all', '--jobs', '2']);
       const s = r.report.summary;
       assert.equal(r.status, 0, JSON.stringify(s));
@@ -28,7 +28,11 @@ describe('rehearse: errors after the effect (in doubt, not failed)', function ()
       assert.equal(s.sameEffects.matched, s.sameEffects.compared);
       const specs: string[] = r.report.campaigns.map((c: any) => c.point.spec);
       // The throw phase is a campaign point for both kinds of action, and each of them took effect (kills counts it).
-      for (const type of ['notify.send', 'sms.send']) assert.ok(specs.some((x) => x.startsWith(`${type}#`) && x.endsWith('@after-execute-throw')), `${type} throw point in ${specs.join(', ')}`);
+      for (const type of ['notify.send', 'sms.send'])
+        assert.ok(
+          specs.some((x) => x.startsWith(`${type}#`) && x.endsWith('@after-execute-throw')),
+          `${type} throw point in ${specs.join(', ')}`,
+        );
       for (const c of r.report.campaigns.filter((x: any) => x.point.spec.endsWith('@after-execute-throw'))) assert.deepEqual(c.kills, [c.point.spec]);
       // Doubts after errors were settled both ways: verify (notify.send) and the provider's record (sms.send, no verify).
       assert.ok((s.settled['verify found it'] ?? 0) > 0, JSON.stringify(s.settled));

@@ -11,7 +11,12 @@ const READER = path.join(ROOT, 'dist', 'readerMain.js');
 
 /** `logbook <args>` as a real process whose environment holds every planted secret, as a developer's shell does. */
 function logbook(dir: string, args: string[], env: Record<string, string> = SECRET_ENV): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, ...env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' },
+    timeout: 60_000,
+  });
   if (r.error) throw r.error;
   return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
@@ -31,7 +36,8 @@ async function readerDump(db: string, env: Record<string, string>): Promise<stri
         parts.push(await client.request('checkpoint', { runId: r.id, stepIdx: s.idx }));
         const actions = await client.request('actions', { runId: r.id, stepIdx: s.idx, afterSeq: 0, limit: 100 });
         parts.push(actions);
-        for (const a of actions.actions) parts.push(await client.request('action', { runId: r.id, actionId: a.id }), await client.request('callRecord', { runId: r.id, actionId: a.id }));
+        for (const a of actions.actions)
+          parts.push(await client.request('action', { runId: r.id, actionId: a.id }), await client.request('callRecord', { runId: r.id, actionId: a.id }));
       }
     }
     return JSON.stringify(parts);
@@ -43,7 +49,7 @@ async function readerDump(db: string, env: Record<string, string>): Promise<stri
 describe('secrets: the CLI, the reader and the journal', function () {
   this.timeout(120_000);
 
-  it('a careful run: no secret in `run` (the script\'s own console output included), `show --json`, the reader, or the journal bytes', async () => {
+  it("a careful run: no secret in `run` (the script's own console output included), `show --json`, the reader, or the journal bytes", async () => {
     const dir = tmpDir('logbook-secrets-cli-');
     const db = path.join(dir, 'journal.db');
     const run = logbook(dir, ['run', VAULT, '--run-id', 'cli-careful', '--journal', db]);
@@ -85,7 +91,7 @@ describe('secrets: the CLI, the reader and the journal', function () {
       }
     });
 
-    it('in every answer of the sidebar\'s journal reader', async () => {
+    it("in every answer of the sidebar's journal reader", async () => {
       const dump = await readerDump(db, SECRET_ENV);
       assert.match(dump, /Bearer «secret»/);
       assertNoSecret(dump, 'the journal reader');
@@ -108,11 +114,15 @@ describe('secrets: the CLI, the reader and the journal', function () {
     const dir = tmpDir('logbook-secrets-cli-');
     const db = path.join(dir, 'journal.db');
     const typed = `typed-${'Wq4Jd'.repeat(6)}`;
-    const r = spawnSync(process.execPath, [CLI, 'run', VAULT, '--run-id', 'warned', '--input', JSON.stringify({ careless: true, apiKey: typed }), '--journal', db], {
-      cwd: dir,
-      encoding: 'utf8',
-      env: { ...process.env, ...SECRET_ENV, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' },
-    });
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'run', VAULT, '--run-id', 'warned', '--input', JSON.stringify({ careless: true, apiKey: typed }), '--journal', db],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, ...SECRET_ENV, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' },
+      },
+    );
     assert.equal(r.status, 0, r.stderr);
     const warnings = r.stderr.split('\n').filter((l) => l.startsWith('warning:'));
     assert.deepEqual(
@@ -120,7 +130,10 @@ describe('secrets: the CLI, the reader and the journal', function () {
       ['input.apiKey', 'args.headers.authorization', 'args.headers["x-db-password"]'],
       r.stderr,
     );
-    assert.match(warnings[0] ?? '', /^warning: input\.apiKey is named like a secret, and the input of run warned \(agent vault\) is journaled in plain text \(a resume reads it back\); its value is not shown\. Keep secrets in the environment/);
+    assert.match(
+      warnings[0] ?? '',
+      /^warning: input\.apiKey is named like a secret, and the input of run warned \(agent vault\) is journaled in plain text \(a resume reads it back\); its value is not shown\. Keep secrets in the environment/,
+    );
     assert.ok(!r.stderr.includes('Wq4Jd') && !r.stdout.includes('Wq4Jd'), 'the warning printed the value');
     assertNoSecret(`${r.stdout}${r.stderr}`, '`logbook run`');
     // Nothing named like a secret, nothing said: idempotencyKey, author and monkey are ordinary fields.

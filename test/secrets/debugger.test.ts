@@ -84,7 +84,11 @@ async function explore(s: Session, captured: Captured): Promise<void> {
 }
 
 /** Explores every stop and continues, until the session ends; returns the exit code and the stops' descriptions. */
-async function driveToEnd(s: Session, captured: Captured, atStop: (description: string) => 'stepIn' | void = () => undefined): Promise<{ code: number | undefined; stops: string[] }> {
+async function driveToEnd(
+  s: Session,
+  captured: Captured,
+  atStop: (description: string) => 'stepIn' | void = () => undefined,
+): Promise<{ code: number | undefined; stops: string[] }> {
   const stops: string[] = [];
   const exited = s.exitCode();
   for (;;) {
@@ -131,7 +135,7 @@ describe('secrets: a debugger session', function () {
     return s;
   }
 
-  describe('a careless run (secrets in args, results and the script\'s output), explored at every stop', () => {
+  describe("a careless run (secrets in args, results and the script's output), explored at every stop", () => {
     const captured: Captured = { wire: [], variables: [] };
     let s: Session;
     let stops: string[] = [];
@@ -149,10 +153,16 @@ describe('secrets: a debugger session', function () {
       messages = parseWire(Buffer.concat(captured.wire));
     });
 
-    it('stopped at the failed action (its error quotes every secret), at the step\'s line and at each model.ask', () => {
-      assert.ok(stops.some((d) => d.includes('quota.check') && d.includes('failed')), stops.join('\n'));
+    it("stopped at the failed action (its error quotes every secret), at the step's line and at each model.ask", () => {
+      assert.ok(
+        stops.some((d) => d.includes('quota.check') && d.includes('failed')),
+        stops.join('\n'),
+      );
       assert.ok(stops.filter((d) => d.includes('model.ask')).length >= 2, stops.join('\n'));
-      assert.ok(captured.variables.length > 500 && messages.length > 500, `little was captured: ${captured.variables.length} variables, ${messages.length} messages`);
+      assert.ok(
+        captured.variables.length > 500 && messages.length > 500,
+        `little was captured: ${captured.variables.length} variables, ${messages.length} messages`,
+      );
     });
 
     it('shows no planted secret in Variables, at any scope of any frame, however long or quoted the secret is', () => {
@@ -161,9 +171,12 @@ describe('secrets: a debugger session', function () {
       assertNoSecret(JSON.stringify(answers), 'Variables');
     });
 
-    it('shows no planted secret in the Debug Console\'s evaluations, hovers, watches and their errors', () => {
+    it("shows no planted secret in the Debug Console's evaluations, hovers, watches and their errors", () => {
       const answers = messages.filter((m) => m.type === 'response' && (m as DebugProtocol.Response).command === 'evaluate');
-      assert.ok(answers.some((a) => !(a as DebugProtocol.Response).success), 'no evaluation failed: the thrown errors were not tried');
+      assert.ok(
+        answers.some((a) => !(a as DebugProtocol.Response).success),
+        'no evaluation failed: the thrown errors were not tried',
+      );
       assertNoSecret(JSON.stringify(answers), 'an evaluation');
     });
 
@@ -186,7 +199,7 @@ describe('secrets: a debugger session', function () {
     });
   });
 
-  it('journals none of a careful run\'s secrets (file and WAL, read mid-run), and shows none', async () => {
+  it("journals none of a careful run's secrets (file and WAL, read mid-run), and shows none", async () => {
     const captured: Captured = { wire: [], variables: [] };
     const s = await session(captured);
     await s.launch(
@@ -205,7 +218,7 @@ describe('secrets: a debugger session', function () {
     });
     assert.equal(code, 0, s.text());
     assert.ok(midRun, `never stopped after model.ask started: ${stops.join('; ')}`);
-    assert.ok(midRun.includes('401 Unauthorized: Incorrect API key provided: «secret»'), 'the journal bytes do not hold the failed action\'s error');
+    assert.ok(midRun.includes('401 Unauthorized: Incorrect API key provided: «secret»'), "the journal bytes do not hold the failed action's error");
     assertNoSecret(midRun, 'the journal (file and WAL, mid-run)');
     assertNoSecret(journalBytes(s.db), 'the journal (after the run)');
     assertNoSecret(Buffer.concat(captured.wire), 'a DAP message');

@@ -10,10 +10,37 @@ import { API_KEY, DATABASE_URL, DB_PASSWORD, URL_PASSWORD, assertNoSecret } from
 
 describe('secrets: the masking rules', () => {
   it('takes an environment value for a secret by its name, and not names that merely contain KEY or AUTH', () => {
-    for (const n of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GITHUB_TOKEN', 'HF_TOKEN', 'PGPASSWORD', 'DB_PASSWORD', 'DB_PASS', 'MYSQL_PWD', 'AWS_SECRET_ACCESS_KEY', 'CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'BASIC_AUTH', 'PRIVATE_KEY', 'SENTRY_DSN', 'stripeApiKey']) {
+    for (const n of [
+      'OPENAI_API_KEY',
+      'ANTHROPIC_API_KEY',
+      'GITHUB_TOKEN',
+      'HF_TOKEN',
+      'PGPASSWORD',
+      'DB_PASSWORD',
+      'DB_PASS',
+      'MYSQL_PWD',
+      'AWS_SECRET_ACCESS_KEY',
+      'CLIENT_SECRET',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'BASIC_AUTH',
+      'PRIVATE_KEY',
+      'SENTRY_DSN',
+      'stripeApiKey',
+    ]) {
       assert.ok(isSecretEnvName(n), n);
     }
-    for (const n of ['MONKEY', 'KEYBOARD_LAYOUT', 'TOKENIZERS_PARALLELISM', 'GIT_AUTHOR_NAME', 'PWD', 'OLDPWD', 'PATH', 'HOME', 'BYPASS_PROXY', 'LOGBOOK_STATE_DIR']) {
+    for (const n of [
+      'MONKEY',
+      'KEYBOARD_LAYOUT',
+      'TOKENIZERS_PARALLELISM',
+      'GIT_AUTHOR_NAME',
+      'PWD',
+      'OLDPWD',
+      'PATH',
+      'HOME',
+      'BYPASS_PROXY',
+      'LOGBOOK_STATE_DIR',
+    ]) {
       assert.ok(!isSecretEnvName(n), n);
     }
     assert.deepEqual(secretValues({ OPENAI_API_KEY: 'sk-1234', MONKEY: 'banana', DEBUG_AUTH: 'true', A_TOKEN: 'ab', PGPASSWORD: 'postgres' }), ['sk-1234']);
@@ -26,8 +53,24 @@ describe('secrets: the masking rules', () => {
   });
 
   it('warns about input and args fields named like secrets, not idempotencyKey, author, monkey or maxTokens', () => {
-    for (const n of ['apiKey', 'api_key', 'password', 'dbPassword', 'token', 'authToken', 'accessToken', 'secret', 'clientSecret', 'privateKey', 'authorization', 'credentials', 'passphrase']) assert.ok(isSecretFieldName(n), n);
-    for (const n of ['idempotencyKey', 'key', 'author', 'monkey', 'maxTokens', 'tokens', 'tokenCount', 'keyboard', 'passwordHint', 'secretName']) assert.ok(!isSecretFieldName(n), n);
+    for (const n of [
+      'apiKey',
+      'api_key',
+      'password',
+      'dbPassword',
+      'token',
+      'authToken',
+      'accessToken',
+      'secret',
+      'clientSecret',
+      'privateKey',
+      'authorization',
+      'credentials',
+      'passphrase',
+    ])
+      assert.ok(isSecretFieldName(n), n);
+    for (const n of ['idempotencyKey', 'key', 'author', 'monkey', 'maxTokens', 'tokens', 'tokenCount', 'keyboard', 'passwordHint', 'secretName'])
+      assert.ok(!isSecretFieldName(n), n);
   });
 
   it('masks a secret as is, JSON-escaped (once and twice), as inspect and the debugger quote it, URL-encoded, line by line', () => {
@@ -58,9 +101,12 @@ describe('secrets: the masking rules', () => {
     assert.equal(stream.push('plain line\n'), 'plain line\n');
   });
 
-  it('redacts a PostgreSQL URL\'s password at the last @ of its user part, as pg reads it, and in URLs pg cannot read', () => {
+  it("redacts a PostgreSQL URL's password at the last @ of its user part, as pg reads it, and in URLs pg cannot read", () => {
     assert.equal(redactUrl('postgres://alice:x@Sup3rSecretPw@host/db'), 'postgres://alice:***@host/db');
-    assert.equal(redactUrl('postgresql://alice:x@y@host:5433/db?sslmode=require&password=z@z'), 'postgresql://alice:***@host:5433/db?sslmode=require&password=***');
+    assert.equal(
+      redactUrl('postgresql://alice:x@y@host:5433/db?sslmode=require&password=z@z'),
+      'postgresql://alice:***@host:5433/db?sslmode=require&password=***',
+    );
     assert.equal(redactUrl('postgres://alice:pa#ss@host/db'), 'postgres://alice:***@host/db');
     assert.equal(redactUrl('postgres://alice:pa/ss@host/db'), 'postgres://alice:***@host/db');
     assert.equal(redactUrl('postgres://alice@host/db'), 'postgres://alice@host/db');

@@ -9,7 +9,7 @@ import { CLI, FIXTURES, tmpDir } from '../helpers';
 describe('secrets: the rehearsal report files', function () {
   this.timeout(300_000);
 
-  it('a key in the uncrashed run\'s output reaches neither --junit, --report nor stdout, in plain or escaped form', () => {
+  it("a key in the uncrashed run's output reaches neither --junit, --report nor stdout, in plain or escaped form", () => {
     // Quotes and an ampersand: the forms XML and JSON escape, which a mask of the final text alone would miss.
     const key = 'sk-live-"Wh&re<house>\'Key-9f8e7d6c5b4a39281706';
     const cwd = tmpDir();
@@ -24,8 +24,19 @@ describe('secrets: the rehearsal report files', function () {
     const json = fs.readFileSync(path.join(cwd, 'report.json'), 'utf8');
     assert.match(json, /the warehouse accepted key «secret»/, json);
     assert.match(xml, /<testcase /, xml);
-    const forms = [key, JSON.stringify(key).slice(1, -1), key.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 'Wh&re', 'Key-9f8e7d6c5b4a39281706'];
-    for (const [name, text] of [['report.xml', xml], ['report.json', json], ['stdout', r.stdout], ['stderr', r.stderr]] as const) {
+    const forms = [
+      key,
+      JSON.stringify(key).slice(1, -1),
+      key.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
+      'Wh&re',
+      'Key-9f8e7d6c5b4a39281706',
+    ];
+    for (const [name, text] of [
+      ['report.xml', xml],
+      ['report.json', json],
+      ['stdout', r.stdout],
+      ['stderr', r.stderr],
+    ] as const) {
       for (const f of forms) assert.ok(!text.includes(f), `${name} holds the key (${f})`);
     }
   });

@@ -20,7 +20,10 @@ describe('secrets: scripts are code', function () {
     fs.writeFileSync(path.join(dir, 'wanted.ts'), agent('wanted'));
     fs.writeFileSync(path.join(dir, 'stranger.ts'), agent('stranger'));
     // --agents names an agent the folder lacks: the worker refuses before it claims a run, after loading the folder.
-    const r = spawnSync(process.execPath, [CLI, 'worker', '--scripts', dir, '--agents', 'wanted,missing', '--journal', path.join(dir, 'journal.db')], { cwd: dir, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'worker', '--scripts', dir, '--agents', 'wanted,missing', '--journal', path.join(dir, 'journal.db')], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /--agents names missing/);
     assert.deepEqual(fs.readFileSync(ran, 'utf8').split('\n').filter(Boolean).sort(), ['stranger ran at load', 'wanted ran at load']);

@@ -24,7 +24,13 @@ interface Backend {
 
 /** An owner on this node whose process is gone: its lease is not live, so another owner may take the run over. */
 function deadOwner(label: string): Owner {
-  return { token: `token-${label}-${Math.random()}`, pid: 4_000_000 + Math.floor(Math.random() * 100_000), pidStart: '1', host: hostField(os.hostname(), currentNode()), label: `dead ${label}` };
+  return {
+    token: `token-${label}-${Math.random()}`,
+    pid: 4_000_000 + Math.floor(Math.random() * 100_000),
+    pidStart: '1',
+    host: hostField(os.hostname(), currentNode()),
+    label: `dead ${label}`,
+  };
 }
 
 /** A live driving session of this process: its lease is live while the session is (a lease belongs to a session). */
@@ -72,12 +78,18 @@ function contract(backend: () => Backend): void {
     assert.equal(row?.status, 'running');
     assert.equal(row?.lease_epoch, 1);
     assert.ok((row?.lease_expires ?? 0) > dbOf(store.db).now(), 'the lease expires in the future by the clock leases are measured by');
-    assert.equal(code(() => createRun(dbOf(store.db), store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('x'))), ErrorCodes.RUN_EXISTS);
+    assert.equal(
+      code(() => createRun(dbOf(store.db), store.reader, { id: 'r1', agent: 'a', script: 's.ts', input: null }, liveOwner('x'))),
+      ErrorCodes.RUN_EXISTS,
+    );
   });
 
   it('fences: a live holder keeps the run; after a takeover the stale epoch writes 0 rows and throws LB_LEASE_LOST', () => {
     createRun(dbOf(store.db), store.reader, { id: 'r2', agent: 'a', script: 's.ts', input: null }, liveOwner('holder'));
-    assert.equal(code(() => acquireRun(store.db, store.reader, 'r2', liveOwner('rival'), { status: 'running', newAttempt: true, purpose: 'resume' })), ErrorCodes.LEASE_HELD);
+    assert.equal(
+      code(() => acquireRun(store.db, store.reader, 'r2', liveOwner('rival'), { status: 'running', newAttempt: true, purpose: 'resume' })),
+      ErrorCodes.LEASE_HELD,
+    );
 
     const first = createRun(dbOf(store.db), store.reader, { id: 'r3', agent: 'a', script: 's.ts', input: null }, deadOwner('first'));
     const stale = new RunWriter(store.db, first, 1);
@@ -88,11 +100,21 @@ function contract(backend: () => Backend): void {
     // The fence itself: the renewing UPDATE with the old epoch matches no row.
     const renew = dbOf(store.db).prepare(dbOf(store.db).dialect.renewLease);
     assert.equal(renew.run(...dbOf(store.db).dialect.renewParams(Date.now(), 1000, 'r3', first.token, first.epoch)).changes, 0);
-    assert.equal(code(() => stale.actionStarted(action('k1'), false)), ErrorCodes.LEASE_LOST);
+    assert.equal(
+      code(() => stale.actionStarted(action('k1'), false)),
+      ErrorCodes.LEASE_LOST,
+    );
     // A transaction that reads a result half-way (the commit's event seq) is fenced before that read, too.
-    assert.equal(code(() => stale.actionCommitted(0, 'k1', '"r"')), ErrorCodes.LEASE_LOST);
+    assert.equal(
+      code(() => stale.actionCommitted(0, 'k1', '"r"')),
+      ErrorCodes.LEASE_LOST,
+    );
     assert.ok(stale.signal.aborted, 'the writer that lost its lease aborts its in-flight work');
-    assert.equal(code(() => stale.assertHolds()), ErrorCodes.LEASE_LOST, 'and starts no new effect');
+    assert.equal(
+      code(() => stale.assertHolds()),
+      ErrorCodes.LEASE_LOST,
+      'and starts no new effect',
+    );
     assert.equal(store.reader.eventCount('r3'), events, 'nothing more was written');
     assert.equal(store.reader.action('r3', 'k1'), undefined);
     const fresh = new RunWriter(store.db, taken, store.reader.nextActionSeq('r3'));
@@ -107,7 +129,10 @@ function contract(backend: () => Backend): void {
     const w = new RunWriter(store.db, lease, 1);
     w.stepStarted(0, 'send', false);
     w.actionStarted(action('email:1'), false);
-    const seen = await inChild(target, "const s = openStore(target, { readonly: true }); console.log(JSON.stringify(s.reader.action('b1', 'email:1'))); s.close();");
+    const seen = await inChild(
+      target,
+      "const s = openStore(target, { readonly: true }); console.log(JSON.stringify(s.reader.action('b1', 'email:1'))); s.close();",
+    );
     assert.equal(seen.code, 0, seen.err);
     assert.equal((JSON.parse(seen.out) as { status: string }).status, 'started', 'started is durable and visible before the effect runs');
     w.actionExecuting(0, 'email:1');
@@ -120,11 +145,20 @@ function contract(backend: () => Backend): void {
     assert.equal(a?.executions, 1);
     assert.ok(typeof a?.commit_seq === 'number' && a.commit_seq > 0, 'commit_seq is the seq of the commit event');
     const steps = store.reader.replaySteps('b1', 0, 10);
-    assert.deepEqual(steps.map((s) => [s.idx, s.name, s.status, s.result]), [[0, 'send', 'completed', '"sent"']]);
+    assert.deepEqual(
+      steps.map((s) => [s.idx, s.name, s.status, s.result]),
+      [[0, 'send', 'completed', '"sent"']],
+    );
     const replay = store.reader.replayActionsOfStep('b1', 0, 0, 10);
-    assert.deepEqual(replay.map((r) => [r.id, r.status, r.result]), [['email:1', 'committed', '{"id":7}']]);
+    assert.deepEqual(
+      replay.map((r) => [r.id, r.status, r.result]),
+      [['email:1', 'committed', '{"id":7}']],
+    );
     assert.equal(store.reader.firstActionSeqOfStep('b1', 0), 1);
-    assert.deepEqual(store.reader.events('b1').map((e) => e.kind), ['run.started', 'step.started', 'action.started', 'action.executing', 'action.committed', 'step.completed', 'run.completed']);
+    assert.deepEqual(
+      store.reader.events('b1').map((e) => e.kind),
+      ['run.started', 'step.started', 'action.started', 'action.executing', 'action.committed', 'step.completed', 'run.completed'],
+    );
     assert.equal(store.reader.latestRun()?.id, 'b1');
     assert.equal(store.reader.view(store.reader.run('b1')!).effectiveStatus, 'completed');
   });
@@ -133,7 +167,10 @@ function contract(backend: () => Backend): void {
     const lease = createRun(dbOf(store.db), store.reader, { id: 'l1', agent: 'a', script: 's.ts', input: null }, liveOwner('w'));
     const w = new RunWriter(store.db, lease, 1);
     w.note('custom.note', { n: 1 });
-    const durable = dbOf(store.db).kind === 'sqlite' ? sqliteOf(store.db).pragma('synchronous', { simple: true }) : dbOf(store.db).prepare('SHOW synchronous_commit').pluck().get();
+    const durable =
+      dbOf(store.db).kind === 'sqlite'
+        ? sqliteOf(store.db).pragma('synchronous', { simple: true })
+        : dbOf(store.db).prepare('SHOW synchronous_commit').pluck().get();
     assert.equal(durable, dbOf(store.db).kind === 'sqlite' ? 2 : 'on', 'the next commit is durable again');
     assert.equal(store.reader.events('l1').at(-1)?.kind, 'custom.note');
     w.release();
@@ -145,7 +182,7 @@ function contract(backend: () => Backend): void {
     store = openStore(target);
     assert.equal(dbOf(store.db).schemaVersion(), LATEST_VERSION);
     const other = backend().fresh();
-    const open = "const s = openStore(target); console.log(s.db.schemaVersion()); s.close();";
+    const open = 'const s = openStore(target); console.log(s.db.schemaVersion()); s.close();';
     const both = await Promise.all([inChild(other, open), inChild(other, open), inChild(other, open)]);
     for (const r of both) {
       assert.equal(r.code, 0, r.err);
@@ -164,7 +201,9 @@ function contract(backend: () => Backend): void {
 
   it('finds the first journaled value that is not JSON in a read scope, and only in it (issue 19 case 3)', () => {
     createRun(dbOf(store.db), store.reader, { id: 'd1', agent: 'a', script: 's.ts', input: '{}' }, deadOwner('damage'));
-    const step = dbOf(store.db).prepare("INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at) VALUES ('d1', ?, ?, ?, ?, NULL, 1, 0)");
+    const step = dbOf(store.db).prepare(
+      "INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at) VALUES ('d1', ?, ?, ?, ?, NULL, 1, 0)",
+    );
     step.run(0, 'first', 'completed', '{"ok":1}');
     step.run(1, 'second', 'completed', '{"ok":2}');
     step.run(2, 'open', 'started', null);
@@ -180,10 +219,20 @@ function contract(backend: () => Backend): void {
     assert.equal(store.reader.firstDamage('d1', { steps: 1, actions: 'none' }), undefined, 'a fork at step #2 reads only step #1');
     dbOf(store.db).prepare("UPDATE steps SET result = '{\"ok\":2}' WHERE run_id = 'd1' AND idx = 1").run();
     dbOf(store.db).prepare("UPDATE actions SET result = 'nope' WHERE run_id = 'd1' AND id = 'done'").run();
-    assert.equal(store.reader.firstDamage('d1', { steps: Number.MAX_SAFE_INTEGER, actions: 'open' }), undefined, 'a resume does not read a committed action of a completed step');
+    assert.equal(
+      store.reader.firstDamage('d1', { steps: Number.MAX_SAFE_INTEGER, actions: 'open' }),
+      undefined,
+      'a resume does not read a committed action of a completed step',
+    );
     assert.deepEqual(store.reader.firstDamage('d1', all), { runId: 'd1', table: 'actions', id: 'done', stepIdx: 0, column: 'result' });
     dbOf(store.db).prepare("UPDATE actions SET args = '[' WHERE run_id = 'd1' AND id = 'in-open'").run();
-    assert.deepEqual(store.reader.firstDamage('d1', { steps: 0, actions: 'open' }), { runId: 'd1', table: 'actions', id: 'in-open', stepIdx: 2, column: 'args' });
+    assert.deepEqual(store.reader.firstDamage('d1', { steps: 0, actions: 'open' }), {
+      runId: 'd1',
+      table: 'actions',
+      id: 'in-open',
+      stepIdx: 2,
+      column: 'args',
+    });
     // The journal still answers afterwards (on PostgreSQL, the failed cast must not have broken the connection).
     assert.equal(store.reader.run('d1')?.id, 'd1');
   });
@@ -191,7 +240,10 @@ function contract(backend: () => Backend): void {
   it('refuses a journal of a newer schema, untouched', () => {
     createRun(dbOf(store.db), store.reader, { id: 'n1', agent: 'a', script: 's.ts', input: null }, deadOwner('w'));
     if (dbOf(store.db).kind === 'sqlite') sqliteOf(dbOf(store.db)).pragma(`user_version = ${LATEST_VERSION + 1}`);
-    else dbOf(store.db).prepare("INSERT INTO logbook_schema (version, name) VALUES (?, 'from the future')").run(LATEST_VERSION + 1);
+    else
+      dbOf(store.db)
+        .prepare("INSERT INTO logbook_schema (version, name) VALUES (?, 'from the future')")
+        .run(LATEST_VERSION + 1);
     store.close();
     let refused: unknown;
     try {
@@ -270,7 +322,11 @@ function storageCases(server: () => PgServer): void {
       w.release(); s.close();`;
     const src = `const { openStore } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/store'))}); const target = ${JSON.stringify(url)};\n${script}`;
     const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const p = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', src], { cwd: ROOT, env: { ...process.env, LOGBOOK_LEASE_TTL_MS: '900' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', src], {
+        cwd: ROOT,
+        env: { ...process.env, LOGBOOK_LEASE_TTL_MS: '900' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -292,7 +348,10 @@ function storageCases(server: () => PgServer): void {
       w.actionStarted(action('k'), false);
       server().stop('immediate');
       try {
-        assert.equal(code(() => w.actionCommitted(0, 'k', '1')), ErrorCodes.DB_UNREACHABLE);
+        assert.equal(
+          code(() => w.actionCommitted(0, 'k', '1')),
+          ErrorCodes.DB_UNREACHABLE,
+        );
         assert.equal(w.broken?.code, ErrorCodes.DB_UNREACHABLE, 'the writer writes nothing more after a storage failure');
       } finally {
         server().start();

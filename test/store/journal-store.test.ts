@@ -14,7 +14,13 @@ import { usePgServer } from '../pg/server';
 
 /** An owner on this node whose process is gone: its lease is not live (on PostgreSQL, once it expires). */
 function deadOwner(label: string): Owner {
-  return { token: `token-${label}-${Math.random()}`, pid: 4_000_000 + Math.floor(Math.random() * 100_000), pidStart: '1', host: hostField(os.hostname(), currentNode()), label: `dead ${label}` };
+  return {
+    token: `token-${label}-${Math.random()}`,
+    pid: 4_000_000 + Math.floor(Math.random() * 100_000),
+    pidStart: '1',
+    host: hostField(os.hostname(), currentNode()),
+    label: `dead ${label}`,
+  };
 }
 
 function code(fn: () => unknown): string | undefined {
@@ -26,7 +32,14 @@ function code(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-const action = (id: string, stepIdx = 0) => ({ id, stepIdx, type: 'email.send', version: 1, effect: 'non-idempotent' as const, args: JSON.stringify({ to: id }) });
+const action = (id: string, stepIdx = 0) => ({
+  id,
+  stepIdx,
+  type: 'email.send',
+  version: 1,
+  effect: 'non-idempotent' as const,
+  args: JSON.stringify({ to: id }),
+});
 const KNOWN = [{ agent: 'q', version: 'v1' }];
 
 function journalStoreCases(fresh: () => string): void {
@@ -55,8 +68,14 @@ function journalStoreCases(fresh: () => string): void {
     const row = store.reader.run('c1');
     assert.equal(row?.status, 'running');
     assert.equal(row?.input, '{"x":1}');
-    assert.equal(code(() => store.createRun({ id: 'c1', agent: 'a', script: 's.ts', input: null }, live('again'))), ErrorCodes.RUN_EXISTS);
-    assert.equal(code(() => store.enqueueRun({ id: 'c1', agent: 'a', script: 's.ts', scriptVersion: 'v1', input: null })), ErrorCodes.RUN_EXISTS);
+    assert.equal(
+      code(() => store.createRun({ id: 'c1', agent: 'a', script: 's.ts', input: null }, live('again'))),
+      ErrorCodes.RUN_EXISTS,
+    );
+    assert.equal(
+      code(() => store.enqueueRun({ id: 'c1', agent: 'a', script: 's.ts', scriptVersion: 'v1', input: null })),
+      ErrorCodes.RUN_EXISTS,
+    );
   });
 
   it('appends transitions through a writer and reads a run’s steps and actions back from a position', () => {
@@ -71,9 +90,24 @@ function journalStoreCases(fresh: () => string): void {
     }
     w.runStatus('completed', { output: '"done"' });
     w.release();
-    assert.deepEqual(store.reader.steps('w1', 1, 3).map((s) => [s.idx, s.name, s.status, s.result]), [[1, 'step 1', 'completed', '1'], [2, 'step 2', 'completed', '2']]);
-    assert.deepEqual(store.reader.replaySteps('w1', 2, 10).map((s) => s.idx), [2]);
-    assert.deepEqual(store.reader.actions('w1', 1).map((a) => [a.id, a.status, a.executions]), [['a1', 'committed', 1], ['a2', 'committed', 1]]);
+    assert.deepEqual(
+      store.reader.steps('w1', 1, 3).map((s) => [s.idx, s.name, s.status, s.result]),
+      [
+        [1, 'step 1', 'completed', '1'],
+        [2, 'step 2', 'completed', '2'],
+      ],
+    );
+    assert.deepEqual(
+      store.reader.replaySteps('w1', 2, 10).map((s) => s.idx),
+      [2],
+    );
+    assert.deepEqual(
+      store.reader.actions('w1', 1).map((a) => [a.id, a.status, a.executions]),
+      [
+        ['a1', 'committed', 1],
+        ['a2', 'committed', 1],
+      ],
+    );
     assert.equal(store.reader.run('w1')?.status, 'completed');
     assert.equal(store.reader.run('w1')?.output, '"done"');
     const kinds = store.reader.events('w1').map((e) => e.kind);
@@ -91,20 +125,32 @@ function journalStoreCases(fresh: () => string): void {
     assert.ok(w.leaseValid());
     assert.ok(store.reader.run('h1')!.lease_expires! >= before, 'the expiry does not move back');
     w.runStatus('completed');
-    assert.equal(code(() => w.runStatus('running')), ErrorCodes.ILLEGAL_TRANSITION);
+    assert.equal(
+      code(() => w.runStatus('running')),
+      ErrorCodes.ILLEGAL_TRANSITION,
+    );
     w.release();
   });
 
   it('acquires a run: refused while a live session holds it, taken (a new epoch) once released, and the stale writer is fenced', () => {
     const first = store.createRun({ id: 'q1', agent: 'a', script: 's.ts', input: null }, live('holder'));
     const stale = store.openWriter(first);
-    assert.equal(code(() => store.acquireRun('q1', live('rival'), { status: 'running', newAttempt: true, purpose: 'resume' })), ErrorCodes.LEASE_HELD);
+    assert.equal(
+      code(() => store.acquireRun('q1', live('rival'), { status: 'running', newAttempt: true, purpose: 'resume' })),
+      ErrorCodes.LEASE_HELD,
+    );
     assert.equal(store.releaseLease(first), true);
     assert.equal(store.releaseLease(first), false, 'a lease no longer held is not given back twice');
     const second = store.acquireRun('q1', live('next'), { status: 'running', newAttempt: true, purpose: 'resume' });
     assert.deepEqual([second.epoch, second.attempt], [2, 2]);
-    assert.equal(code(() => stale.actionStarted(action('late'), false)), ErrorCodes.LEASE_LOST);
-    assert.equal(code(() => store.acquireRun('nope', live('x'), { status: 'running', newAttempt: true, purpose: 'resume' })), ErrorCodes.RUN_NOT_FOUND);
+    assert.equal(
+      code(() => stale.actionStarted(action('late'), false)),
+      ErrorCodes.LEASE_LOST,
+    );
+    assert.equal(
+      code(() => store.acquireRun('nope', live('x'), { status: 'running', newAttempt: true, purpose: 'resume' })),
+      ErrorCodes.RUN_NOT_FOUND,
+    );
   });
 
   it('queues a run and a worker claims it once; a skipped or unknown run is passed over; the waiting reason names the workers', () => {
@@ -160,14 +206,20 @@ function journalStoreCases(fresh: () => string): void {
     const w = store.openWriter(lease);
     w.stepStarted(0, 'one', false);
     w.actionStarted(action('d1-a'), false);
-    assert.equal(code(() => store.deleteRun('d1')), ErrorCodes.LEASE_HELD);
+    assert.equal(
+      code(() => store.deleteRun('d1')),
+      ErrorCodes.LEASE_HELD,
+    );
     w.release();
     const counts = store.deleteRun('d1');
     assert.equal(counts.steps, 1);
     assert.equal(counts.actions, 1);
     assert.ok(counts.events >= 2);
     assert.equal(store.reader.run('d1'), undefined);
-    assert.equal(code(() => store.deleteRun('d1')), ErrorCodes.RUN_NOT_FOUND);
+    assert.equal(
+      code(() => store.deleteRun('d1')),
+      ErrorCodes.RUN_NOT_FOUND,
+    );
   });
 }
 

@@ -16,7 +16,13 @@ import { tmpDir } from '../helpers';
 import { usePgServer } from '../pg/server';
 import { dbOf } from '../../src/runtime/store/db';
 
-const owner = (): Owner => ({ token: `t-${Math.random()}`, pid: process.pid, pidStart: null, host: hostField(os.hostname(), currentNode()), label: 'live test' });
+const owner = (): Owner => ({
+  token: `t-${Math.random()}`,
+  pid: process.pid,
+  pidStart: null,
+  host: hostField(os.hostname(), currentNode()),
+  label: 'live test',
+});
 const isLost = (e: unknown): boolean => e instanceof LogbookError && e.code === ErrorCodes.LEASE_LOST;
 const action = (id: string) => ({ id, stepIdx: 0, type: 'card.capture', version: 1, effect: 'non-idempotent' as const, args: '{}' });
 
@@ -38,7 +44,10 @@ function cases(target: () => string): void {
     assert.ok(isLost(heard), 'listeners hear it at once, from the check');
     assert.equal(w.leaseChecks.leaseValid(), false);
     assert.throws(() => w.leaseChecks.assertLease(), isLost);
-    assert.match((heard as Error).message, /cannot prove it still holds the lease.*No effect was running: nothing more was journaled and no effect was started after that/);
+    assert.match(
+      (heard as Error).message,
+      /cannot prove it still holds the lease.*No effect was running: nothing more was journaled and no effect was started after that/,
+    );
     assert.throws(() => w.actionStarted(action('k'), false), isLost, 'no `started` is written past the deadline');
     assert.throws(() => w.effectStarting('card.capture', 'k'), isLost, 'no execute is called');
     assert.equal(store.reader.eventCount('old'), events, 'nothing was written');
@@ -57,15 +66,18 @@ function cases(target: () => string): void {
       // A frozen process: no timer, no message runs here.
     }
     assert.equal(w.leaseChecks.signal.aborted, true, 'read right after the stall, before any timer could fire');
-    assert.match(String((w.leaseChecks.signal.reason as Error).message), /the execute of card\.capture k was already running and was told by ctx\.signal: if it sent its request anyway, only the provider's refusal of a repeated idempotency key/);
+    assert.match(
+      String((w.leaseChecks.signal.reason as Error).message),
+      /the execute of card\.capture k was already running and was told by ctx\.signal: if it sent its request anyway, only the provider's refusal of a repeated idempotency key/,
+    );
     ended();
     assert.throws(() => w.actionCommitted(0, 'k', '{}'), isLost, 'its result is not committed');
-    assert.equal(store.reader.eventCount('stall'), 1, 'nothing but the run\'s start was written');
+    assert.equal(store.reader.eventCount('stall'), 1, "nothing but the run's start was written");
     w.release();
   });
 }
 
-describe('a lease by the process\'s own clock (issue 19 case 4)', function () {
+describe("a lease by the process's own clock (issue 19 case 4)", function () {
   this.timeout(120_000);
   describe('on SQLite', () => {
     const dir = tmpDir('logbook-clock-');

@@ -33,7 +33,15 @@ const keyed = defineAction({
   execute: (a) => ({ back: a.text, [a.text]: 1 }),
 });
 
-const gated = defineAction({ type: 'nul.gated', version: 1, effect: 'idempotent', approval: true, args: z.object({}), key: (_a, run) => `gated:${run.id}`, execute: () => 1 });
+const gated = defineAction({
+  type: 'nul.gated',
+  version: 1,
+  effect: 'idempotent',
+  approval: true,
+  args: z.object({}),
+  key: (_a, run) => `gated:${run.id}`,
+  execute: () => 1,
+});
 
 function cases(target: () => string): void {
   let store: Store;

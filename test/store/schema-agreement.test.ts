@@ -51,15 +51,33 @@ function sqliteSchema(file: string): Schema {
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
     for (const t of tables) {
       if (ENGINE_BOOKKEEPING.has(t)) continue;
-      const info = db.prepare(`SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY cid`).all(t) as { name: string; type: string; nn: number; pk: number }[];
-      const primaryKey = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+      const info = db.prepare(`SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY cid`).all(t) as {
+        name: string;
+        type: string;
+        nn: number;
+        pk: number;
+      }[];
+      const primaryKey = info
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
       // A primary key column is NOT NULL on PostgreSQL; SQLite lets a non-INTEGER one hold NULL only as a legacy quirk
       // that nothing here relies on, so both count as NOT NULL.
       const columns = info.map((c) => ({ name: c.name, notNull: c.nn === 1 || c.pk > 0, family: typeFamily(c.type) }));
-      const list = db.prepare('SELECT name, "unique" AS u, origin, partial FROM pragma_index_list(?)').all(t) as { name: string; u: number; origin: string; partial: number }[];
+      const list = db.prepare('SELECT name, "unique" AS u, origin, partial FROM pragma_index_list(?)').all(t) as {
+        name: string;
+        u: number;
+        origin: string;
+        partial: number;
+      }[];
       const indexes = list
         .filter((i) => i.origin === 'c')
-        .map((i) => ({ name: i.name, unique: i.u === 1, partial: i.partial === 1, columns: (db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').pluck().all(i.name) as string[]) }))
+        .map((i) => ({
+          name: i.name,
+          unique: i.u === 1,
+          partial: i.partial === 1,
+          columns: db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').pluck().all(i.name) as string[],
+        }))
         .sort((a, b) => a.name.localeCompare(b.name));
       schema[t] = { columns, primaryKey, indexes };
     }
@@ -78,10 +96,14 @@ function pgSchema(server: PgServer, url: string): Schema {
       .filter((l) => l !== '')
       .map((l) => l.split('|'));
   const schema: Schema = {};
-  const tables = rows("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name").map((r) => r[0]!);
+  const tables = rows(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+  ).map((r) => r[0]!);
   for (const t of tables) {
     if (ENGINE_BOOKKEEPING.has(t)) continue;
-    const columns = rows(`SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '${t}' ORDER BY ordinal_position`).map(([name, type, nullable]) => ({
+    const columns = rows(
+      `SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '${t}' ORDER BY ordinal_position`,
+    ).map(([name, type, nullable]) => ({
       name: name!,
       notNull: nullable === 'NO',
       family: typeFamily(type!),
@@ -120,11 +142,13 @@ export function schemaDifferences(a: Schema, b: Schema, names: readonly [string,
       const y = cb.get(c);
       if (!x || !y) out.push(`column ${t}.${c}: only in ${x ? an : bn}`);
       else {
-        if (x.notNull !== y.notNull) out.push(`column ${t}.${c}: ${x.notNull ? 'NOT NULL' : 'nullable'} in ${an}, ${y.notNull ? 'NOT NULL' : 'nullable'} in ${bn}`);
+        if (x.notNull !== y.notNull)
+          out.push(`column ${t}.${c}: ${x.notNull ? 'NOT NULL' : 'nullable'} in ${an}, ${y.notNull ? 'NOT NULL' : 'nullable'} in ${bn}`);
         if (x.family !== y.family) out.push(`column ${t}.${c}: ${x.family} in ${an}, ${y.family} in ${bn}`);
       }
     }
-    if (ta.primaryKey.join(',') !== tb.primaryKey.join(',')) out.push(`primary key ${t}: (${ta.primaryKey.join(', ')}) in ${an}, (${tb.primaryKey.join(', ')}) in ${bn}`);
+    if (ta.primaryKey.join(',') !== tb.primaryKey.join(','))
+      out.push(`primary key ${t}: (${ta.primaryKey.join(', ')}) in ${an}, (${tb.primaryKey.join(', ')}) in ${bn}`);
     const ia = new Map(ta.indexes.map((i) => [i.name, i]));
     const ib = new Map(tb.indexes.map((i) => [i.name, i]));
     for (const i of new Set([...ia.keys(), ...ib.keys()])) {
@@ -150,7 +174,7 @@ const INTENDED: Record<string, string> = {
   'column runs.run_seq: only in postgres': 'the insertion order of runs',
   // PostgreSQL reads a step's actions in seq order straight from the index; SQLite's reader forces actions_by_step
   // (Dialect.indexedBy) and sorts the step's rows, which its rowid-carrying index keeps cheap.
-  'index actions.actions_by_step: (run_id, step_idx) in sqlite, (run_id, step_idx, seq) in postgres': 'ordering a step\'s actions',
+  'index actions.actions_by_step: (run_id, step_idx) in sqlite, (run_id, step_idx, seq) in postgres': "ordering a step's actions",
 };
 
 describe('the two schemas agree (store/migrations.ts and store/pg/pgMigrations.ts)', function () {
@@ -183,9 +207,15 @@ describe('the two schemas agree (store/migrations.ts and store/pg/pgMigrations.t
     const planted = schemaDifferences(sqliteSchema(file), postgres);
     assert.ok(planted.includes('column runs.planted: only in sqlite'), planted.join('\n'));
     assert.ok(planted.includes('index events.events_by_run: (run_id) in sqlite, (run_id, seq) in postgres'), planted.join('\n'));
-    const nullable: Schema = { ...sqlite, steps: { ...sqlite.steps!, columns: sqlite.steps!.columns.map((c) => (c.name === 'name' ? { ...c, notNull: !c.notNull } : c)) } };
+    const nullable: Schema = {
+      ...sqlite,
+      steps: { ...sqlite.steps!, columns: sqlite.steps!.columns.map((c) => (c.name === 'name' ? { ...c, notNull: !c.notNull } : c)) },
+    };
     assert.equal(schemaDifferences(nullable, postgres).filter((d) => d.startsWith('column steps.name:')).length, 1);
-    const retyped: Schema = { ...postgres, workers: { ...postgres.workers!, columns: postgres.workers!.columns.map((c) => (c.name === 'pid' ? { ...c, family: 'text' } : c)) } };
+    const retyped: Schema = {
+      ...postgres,
+      workers: { ...postgres.workers!, columns: postgres.workers!.columns.map((c) => (c.name === 'pid' ? { ...c, family: 'text' } : c)) },
+    };
     assert.ok(schemaDifferences(sqlite, retyped).includes('column workers.pid: integer in sqlite, text in postgres'));
   });
 });

@@ -23,13 +23,20 @@ describe('adapter: launch configuration', () => {
     const js = launchJsonSchema();
     assert.deepEqual(js.required, ['program']);
     assert.deepEqual(Object.keys(js.properties).sort(), Object.keys(LaunchConfig.shape).sort());
-    assert.deepEqual(js.properties.stopOnEntry, { default: false, description: 'Stop before the first step (for a resume: before the replay starts, with what it will do).', type: 'boolean' });
+    assert.deepEqual(js.properties.stopOnEntry, {
+      default: false,
+      description: 'Stop before the first step (for a resume: before the replay starts, with what it will do).',
+      type: 'boolean',
+    });
     assert.match(JSON.stringify(js.properties.decide), /"enum":\["happened","not-happened"\]/);
   });
 
   it('names the bad attribute and what it expected', () => {
     assert.throws(() => parseLaunchConfig({ program: 'a.ts', stopOnReplay: 1 }), /attribute "stopOnReplay": Invalid input: expected boolean, received number/);
-    assert.throws(() => parseLaunchConfig({ program: 'a.ts', decide: { x: 'perhaps' } }), /attribute "decide\.x": Invalid option: expected one of "happened"\|"not-happened"/);
+    assert.throws(
+      () => parseLaunchConfig({ program: 'a.ts', decide: { x: 'perhaps' } }),
+      /attribute "decide\.x": Invalid option: expected one of "happened"\|"not-happened"/,
+    );
     assert.throws(() => parseLaunchConfig({ program: 'a.ts', runId: 'has space' }), /attribute "runId": a run id uses letters/);
   });
 
@@ -46,7 +53,10 @@ describe('adapter: launch configuration', () => {
     const resume = resolveLaunch(parseLaunchConfig({ program: 'agent.ts', resume: 'latest', decide: { k: 'happened' } }), dir, { LOGBOOK_JOURNAL: 'other.db' });
     assert.deepEqual(resume.runner.job, { kind: 'resume', runId: 'latest' });
     assert.equal(resume.runner.journal, path.join(dir, 'other.db'));
-    assert.deepEqual(resolveLaunch(parseLaunchConfig({ program: 'agent.ts', compensate: true, runId: 'r9' }), dir, {}).runner.job, { kind: 'compensate', runId: 'r9' });
+    assert.deepEqual(resolveLaunch(parseLaunchConfig({ program: 'agent.ts', compensate: true, runId: 'r9' }), dir, {}).runner.job, {
+      kind: 'compensate',
+      runId: 'r9',
+    });
     assert.throws(() => resolveLaunch(parseLaunchConfig({ program: 'agent.ts', compensate: true }), dir, {}), /"compensate" is true but no run is named/);
     assert.throws(() => resolveLaunch(parseLaunchConfig({ program: 'agent.ts', decide: { k: 'happened' } }), dir, {}), /"decide" is set for a new run/);
     assert.throws(() => resolveLaunch(parseLaunchConfig({ program: 'agent.ts', inputFile: 'nope.json' }), dir, {}), /attribute "inputFile": cannot read/);
@@ -59,14 +69,23 @@ describe('adapter: framing', () => {
     const dec = new FrameDecoder();
     const got: string[] = [];
     for (let i = 0; i < bytes.length; i += 7) got.push(...dec.push(bytes.subarray(i, i + 7)));
-    assert.deepEqual(got.map((t) => JSON.parse(t)), [{ a: 1 }, { b: 'é'.repeat(1000) }, []]);
+    assert.deepEqual(
+      got.map((t) => JSON.parse(t)),
+      [{ a: 1 }, { b: 'é'.repeat(1000) }, []],
+    );
   });
 
   it('validates every message on receipt and reports the ones that do not match', async () => {
     const stream = new PassThrough();
     const got: unknown[] = [];
     const errors: string[] = [];
-    new Channel(stream, FromRunner, (m) => got.push(m), (e) => errors.push(e.message), () => undefined);
+    new Channel(
+      stream,
+      FromRunner,
+      (m) => got.push(m),
+      (e) => errors.push(e.message),
+      () => undefined,
+    );
     stream.write(encodeFrame({ type: 'ready', pid: 1, node: 'v20', abi: '115', execPath: '/n' }));
     stream.write(encodeFrame({ type: 'stopped', reason: 3 }));
     stream.write(Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.from('{x')]));
@@ -81,7 +100,17 @@ describe('adapter: values', () => {
   it('carries what JSON cannot across the process boundary and previews it like the JS debugger', () => {
     const cyc: Record<string, unknown> = { n: 1 };
     cyc.self = cyc;
-    const w = toWire({ u: undefined, big: 10n, nan: NaN, d: new Date(0), m: new Map([['k', 1]]), s: new Set([1]), e: new TypeError('bad'), f: function named() {}, cyc });
+    const w = toWire({
+      u: undefined,
+      big: 10n,
+      nan: NaN,
+      d: new Date(0),
+      m: new Map([['k', 1]]),
+      s: new Set([1]),
+      e: new TypeError('bad'),
+      f: function named() {},
+      cyc,
+    });
     const round = JSON.parse(JSON.stringify(w));
     const kids = Object.fromEntries(children(round)!.named);
     assert.equal(preview(kids.u), 'undefined');
@@ -95,14 +124,20 @@ describe('adapter: values', () => {
     assert.equal(preview(kids.cyc), '{n: 1, self: [Circular]}');
     assert.equal(children(Object.fromEntries(children(kids.cyc)!.named).self), undefined);
     assert.equal(preview(['a', [1], { x: 1 }]), "(3) ['a', Array(1), {…}]");
-    assert.equal(preview('it\'s\n'), "'it\\'s\\n'");
+    assert.equal(preview("it's\n"), "'it\\'s\\n'");
   });
 });
 
 describe('adapter: source scanning', () => {
   const email = fs.readFileSync(path.join(EXAMPLES, 'email-campaign.ts'), 'utf8');
   it('finds run.step / run.do lines, the run function and action definitions', () => {
-    assert.deepEqual([...breakableLines(email)], [[25, 'step'], [27, 'both']]);
+    assert.deepEqual(
+      [...breakableLines(email)],
+      [
+        [25, 'step'],
+        [27, 'both'],
+      ],
+    );
     assert.equal(runFunctionLine(email), 24);
     const order = fs.readFileSync(path.join(FIXTURES, 'dap', 'order.ts'), 'utf8');
     const charge = actionLines(order, 'card.charge');
@@ -117,15 +152,38 @@ describe('adapter: stop policy', () => {
   const loc = (line: number) => ({ file: '/a.ts', line, column: 1 });
   const step = (idx: number, name = `s${idx}`, replayed = false): Boundary['step'] => ({ idx, name, replayed, redone: false, location: loc(10) });
   const action = (type: string, effect: 'non-idempotent' | 'idempotent' = 'idempotent'): NonNullable<Boundary['action']> => ({
-    id: `${type}:1`, type, version: 1, effect, args: { to: 'x@example.com' }, phase: 'before-start', status: 'new', executions: 0, stepIdx: 0, hasVerify: false, hasCompensate: false, approval: false, location: loc(11),
+    id: `${type}:1`,
+    type,
+    version: 1,
+    effect,
+    args: { to: 'x@example.com' },
+    phase: 'before-start',
+    status: 'new',
+    executions: 0,
+    stepIdx: 0,
+    hasVerify: false,
+    hasCompensate: false,
+    approval: false,
+    location: loc(11),
   });
   function policy(over: Partial<ConstructorParameters<typeof StopPolicy>[0]> = {}): StopPolicy {
-    return new StopPolicy({ stopOnEntry: false, stopOnReplay: false, sameFile: (a, b) => a === b, evaluate: (e, at) => evaluator.evaluate(e, { args: at.action?.args }), warn: () => undefined, ...over });
+    return new StopPolicy({
+      stopOnEntry: false,
+      stopOnReplay: false,
+      sameFile: (a, b) => a === b,
+      evaluate: (e, at) => evaluator.evaluate(e, { args: at.action?.args }),
+      warn: () => undefined,
+      ...over,
+    });
   }
 
   it('counts hits only where the condition holds and stops on the nth', () => {
     const p = policy();
-    p.setBreakpoints({ lines: [{ id: 1, file: '/a.ts', line: 11, hitCondition: '3', condition: "args.to.endsWith('@example.com')" }], functions: [], filters: [] });
+    p.setBreakpoints({
+      lines: [{ id: 1, file: '/a.ts', line: 11, hitCondition: '3', condition: "args.to.endsWith('@example.com')" }],
+      functions: [],
+      filters: [],
+    });
     const at: Boundary = { kind: 'action:before-start', detail: 'd', step: step(0), action: action('t') };
     assert.equal(p.decide(at), undefined);
     assert.equal(p.decide(at), undefined);
@@ -181,19 +239,33 @@ describe('adapter: stop policy', () => {
       ...action('model.stream'),
       id: 'model:1.2',
       args: { call: 'model:1.2', model: 'openai/gpt-4.1', params: { prompt } },
-      result: { parts: [{ type: 'text-delta', id: 't', delta: 'Refunding ' }, { type: 'text-delta', id: 't', delta: 'now.' }, { type: 'tool-call', toolCallId: 'c2', toolName: 'refund', input: '{"orderId":"A-1"}' }, { type: 'finish', usage: { inputTokens: { total: 120 }, outputTokens: { total: 9 } }, finishReason: { unified: 'tool-calls' } }] },
+      result: {
+        parts: [
+          { type: 'text-delta', id: 't', delta: 'Refunding ' },
+          { type: 'text-delta', id: 't', delta: 'now.' },
+          { type: 'tool-call', toolCallId: 'c2', toolName: 'refund', input: '{"orderId":"A-1"}' },
+          { type: 'finish', usage: { inputTokens: { total: 120 }, outputTokens: { total: 9 } }, finishReason: { unified: 'tool-calls' } },
+        ],
+      },
     };
     const entries = scopeEntries('Action', { action: a } as never);
     assert.equal(entries[0]?.[0], 'model call');
     assert.deepEqual(entries[0]?.[1], {
       model: 'openai/gpt-4.1',
-      lastMessages: ['user: My kettle arrived broken.', 'assistant: lookupOrder({"orderId":"A-1"})', 'tool: lookupOrder → {"type":"json","value":{"total":42}}'],
+      lastMessages: [
+        'user: My kettle arrived broken.',
+        'assistant: lookupOrder({"orderId":"A-1"})',
+        'tool: lookupOrder → {"type":"json","value":{"total":42}}',
+      ],
       text: 'Refunding now.',
       toolCalls: ['refund({"orderId":"A-1"})'],
       tokens: { input: 120, output: 9 },
       finishReason: 'tool-calls',
     });
-    assert.ok(entries.some(([k, v]) => k === 'args' && v === a.args), 'the whole prompt stays in args');
+    assert.ok(
+      entries.some(([k, v]) => k === 'args' && v === a.args),
+      'the whole prompt stays in args',
+    );
     assert.equal(scopeRoot('Action', 'model call'), undefined);
     assert.equal(scopeEntries('Action', { action: action('email.send') } as never)[0]?.[0], 'type');
   });
@@ -220,7 +292,10 @@ describe('adapter: launch schema module', () => {
     const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     const loaded = JSON.parse(r.stdout) as string[];
-    assert.ok(loaded.some((f) => f.endsWith(path.join('adapter', 'launchConfig.ts'))), 'the module itself was loaded');
+    assert.ok(
+      loaded.some((f) => f.endsWith(path.join('adapter', 'launchConfig.ts'))),
+      'the module itself was loaded',
+    );
     const journal = loaded.filter((f) => /better-sqlite3|[\\/]runtime[\\/]store[\\/]/.test(f));
     assert.deepEqual(journal, []);
   });

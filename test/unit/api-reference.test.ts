@@ -29,16 +29,26 @@ let program: ts.Program | undefined;
 /** The names an entry exports, as TypeScript sees them (re-exports followed); one program serves every entry. */
 function exportedNames(entry: string): string[] {
   if (!program) {
-    const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'scripts/api-entries/tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')) });
+    const config = ts.getParsedCommandLineOfConfigFile(
+      path.join(ROOT, 'scripts/api-entries/tsconfig.json'),
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')) },
+    );
     assert.ok(config);
-    program = ts.createProgram(MODULES.map((m) => path.join(ROOT, m.entry)), config.options);
+    program = ts.createProgram(
+      MODULES.map((m) => path.join(ROOT, m.entry)),
+      config.options,
+    );
   }
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(path.join(ROOT, entry));
   assert.ok(source, entry);
   const symbol = checker.getSymbolAtLocation(source);
   assert.ok(symbol, `${entry} is not a module`);
-  return checker.getExportsOfModule(symbol).map((s) => s.name).sort();
+  return checker
+    .getExportsOfModule(symbol)
+    .map((s) => s.name)
+    .sort();
 }
 
 /** The names a reference page documents: its `### Name` headings (one per export with outputFileStrategy modules;
@@ -52,7 +62,12 @@ describe('docs/api-reference: generated from the public declarations', function 
 
   it('names every public subpath of package.json `exports` (but ./package.json)', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    assert.deepEqual(Object.keys(pkg.exports).filter((k) => k !== './package.json').sort(), MODULES.map((m) => m.subpath).sort());
+    assert.deepEqual(
+      Object.keys(pkg.exports)
+        .filter((k) => k !== './package.json')
+        .sort(),
+      MODULES.map((m) => m.subpath).sort(),
+    );
   });
 
   it('is what `npm run docs:api` writes now (regenerate it after changing a public declaration)', () => {
@@ -60,8 +75,17 @@ describe('docs/api-reference: generated from the public declarations', function 
     try {
       execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typedoc/bin/typedoc'), '--out', out], { cwd: ROOT, stdio: 'pipe' });
       const fresh = filesOf(out);
-      assert.deepEqual(filesOf(REFERENCE), fresh, 'docs/api-reference has other files than TypeDoc writes: run `npm run docs:api` and commit docs/api-reference');
-      for (const f of fresh) assert.equal(fs.readFileSync(path.join(REFERENCE, f), 'utf8'), fs.readFileSync(path.join(out, f), 'utf8'), `docs/api-reference/${f} is stale: run \`npm run docs:api\` and commit docs/api-reference`);
+      assert.deepEqual(
+        filesOf(REFERENCE),
+        fresh,
+        'docs/api-reference has other files than TypeDoc writes: run `npm run docs:api` and commit docs/api-reference',
+      );
+      for (const f of fresh)
+        assert.equal(
+          fs.readFileSync(path.join(REFERENCE, f), 'utf8'),
+          fs.readFileSync(path.join(out, f), 'utf8'),
+          `docs/api-reference/${f} is stale: run \`npm run docs:api\` and commit docs/api-reference`,
+        );
     } finally {
       fs.rmSync(out, { recursive: true, force: true });
     }

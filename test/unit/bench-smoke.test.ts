@@ -23,9 +23,13 @@ function dump(file: string, runId: string): { steps: Rows; actions: Rows; events
   try {
     const steps = db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? ORDER BY idx').all(runId) as Rows;
     const actions = db
-      .prepare('SELECT id, seq, step_idx, type, version, effect, args, status, result, error, executions, reconciliation, decision, approval, attempt, commit_seq FROM actions WHERE run_id = ? ORDER BY seq')
+      .prepare(
+        'SELECT id, seq, step_idx, type, version, effect, args, status, result, error, executions, reconciliation, decision, approval, attempt, commit_seq FROM actions WHERE run_id = ? ORDER BY seq',
+      )
       .all(runId) as Rows;
-    const events = db.prepare("SELECT seq, kind, step_idx, action_id, data FROM events WHERE run_id = ? AND kind NOT LIKE 'run.%' ORDER BY seq").all(runId) as Rows;
+    const events = db
+      .prepare("SELECT seq, kind, step_idx, action_id, data FROM events WHERE run_id = ? AND kind NOT LIKE 'run.%' ORDER BY seq")
+      .all(runId) as Rows;
     // Event seqs are global to the file: compare them relative to the run's first step event.
     const first = (events[0]?.seq as number) ?? 0;
     return {
@@ -44,7 +48,12 @@ describe('bench: synthetic journals', () => {
     const engineDb = path.join(dir, 'engine.db');
     const store = openStore(engineDb);
     probe.at = -1;
-    const outcome = await startRun(store, journalAgent, { script: 'bench/journalAgent.ts', input: { steps: 4, perStep: 3 }, runId: 'same', log: () => undefined });
+    const outcome = await startRun(store, journalAgent, {
+      script: 'bench/journalAgent.ts',
+      input: { steps: 4, perStep: 3 },
+      runId: 'same',
+      log: () => undefined,
+    });
     store.close();
     assert.equal(outcome.status, 'completed');
     const synthDb = path.join(dir, 'synthetic.db');
@@ -131,11 +140,15 @@ describe('bench: npm run bench, tiny configuration', function () {
     dir = tmpDir('logbook-bench-smoke-');
     const md = path.join(dir, 'BENCHMARKS.md');
     const json = path.join(dir, 'bench.json');
-    const r = spawnSync(process.execPath, ['--expose-gc', '--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 220_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      ['--expose-gc', '--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 220_000,
+      },
+    );
     assert.equal(r.status, 0, `bench exited ${r.status}: ${r.stderr.slice(-2000)}`);
     assert.match(r.stdout, /non-idempotent action, full engine/);
     assert.match(r.stdout, /F = .* \(fsync floor, same directory\)/);
@@ -149,16 +162,47 @@ describe('bench: npm run bench, tiny configuration', function () {
     assert.ok(report.baselines.plainUs > 0);
 
     const ids = (report.rows as Array<{ id: string }>).map((x) => x.id);
-    for (const id of ['action.full', 'action.group', 'action.readOnly', 'checkpoint.1024', 'checkpoint.102400', 'checkpoint.1048576', 'replay.step', 'replay.action', 'resume.300', 'resume.1000', 'resume.3000', 'resume.memory', 'ai.model', 'ai.tool', 'rehearse.throughput', 'dap.next', 'dap.overhead', 'ext.activation', 'ext.sidebar', 'ext.firstPage', 'peer']) {
+    for (const id of [
+      'action.full',
+      'action.group',
+      'action.readOnly',
+      'checkpoint.1024',
+      'checkpoint.102400',
+      'checkpoint.1048576',
+      'replay.step',
+      'replay.action',
+      'resume.300',
+      'resume.1000',
+      'resume.3000',
+      'resume.memory',
+      'ai.model',
+      'ai.tool',
+      'rehearse.throughput',
+      'dap.next',
+      'dap.overhead',
+      'ext.activation',
+      'ext.sidebar',
+      'ext.firstPage',
+      'peer',
+    ]) {
       assert.ok(ids.includes(id), `row ${id} is missing (have ${ids.join(', ')})`);
     }
     // PostgreSQL rows, or the one row that says the binaries are missing.
-    assert.ok(ids.includes('pg') || ['pg.floor', 'pg.action', 'pg.step', 'pg.claim', 'pg.workers', 'pg.dbos'].every((id) => ids.includes(id)), `PostgreSQL rows: have ${ids.join(', ')}`);
+    assert.ok(
+      ids.includes('pg') || ['pg.floor', 'pg.action', 'pg.step', 'pg.claim', 'pg.workers', 'pg.dbos'].every((id) => ids.includes(id)),
+      `PostgreSQL rows: have ${ids.join(', ')}`,
+    );
     for (const row of report.rows as Array<{ id: string; verdict: string; budget: string; value: string; numbers?: Record<string, number> }>) {
       // 'error' means the row's benchmark threw: never acceptable. 'not built' only where its prerequisite is absent.
       assert.ok(['PASS', 'FAIL', 'info', 'not built'].includes(row.verdict), `${row.id}: verdict ${row.verdict} (${(row as { note?: string }).note ?? ''})`);
       assert.ok(row.budget.length > 0 && row.value.length > 0, row.id);
-      if (row.id.startsWith('action.') || row.id.startsWith('ai.') || row.id.startsWith('checkpoint.') || row.id.startsWith('replay.') || /^resume\.\d+$/.test(row.id)) {
+      if (
+        row.id.startsWith('action.') ||
+        row.id.startsWith('ai.') ||
+        row.id.startsWith('checkpoint.') ||
+        row.id.startsWith('replay.') ||
+        /^resume\.\d+$/.test(row.id)
+      ) {
         assert.ok(row.verdict === 'PASS' || row.verdict === 'FAIL', `${row.id} is built here and must be judged, got ${row.verdict}`);
         assert.ok(row.numbers && Object.values(row.numbers).every((n) => Number.isFinite(n)), `${row.id} has finite numbers`);
       }
@@ -167,7 +211,8 @@ describe('bench: npm run bench, tiny configuration', function () {
     assert.ok(memory && (memory.numbers.largestKb ?? 0) > 0 && (memory.numbers.smallestKb ?? 0) > 0);
 
     const text = fs.readFileSync(md, 'utf8');
-    for (const heading of ['# Benchmarks', '## Machine', '## Baselines (same run)', '## Figures', '## Journal builds']) assert.ok(text.includes(heading), heading);
+    for (const heading of ['# Benchmarks', '## Machine', '## Baselines (same run)', '## Figures', '## Journal builds'])
+      assert.ok(text.includes(heading), heading);
     assert.match(text, /\| SQLite \| 3\.\d+\.\d+/);
     assert.match(text, /\| Node \| v\d+/);
     assert.match(text, /\| non-idempotent action, full engine/);

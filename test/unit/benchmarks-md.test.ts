@@ -19,8 +19,14 @@ describe('BENCHMARKS.md: written by npm run bench, nothing added by hand', () =>
   it('reads back every row and build, with its verdict', () => {
     const rep = reportOf(md);
     assert.ok(rep.rows.length >= 20, String(rep.rows.length));
-    assert.ok(rep.rows.every((r) => ['PASS', 'FAIL', 'info', 'not built', 'error'].includes(r.verdict)), rep.rows.map((r) => r.verdict).join(' '));
-    assert.ok(rep.rows.some((r) => r.id === 'pg.action'), 'the PostgreSQL rows');
+    assert.ok(
+      rep.rows.every((r) => ['PASS', 'FAIL', 'info', 'not built', 'error'].includes(r.verdict)),
+      rep.rows.map((r) => r.verdict).join(' '),
+    );
+    assert.ok(
+      rep.rows.some((r) => r.id === 'pg.action'),
+      'the PostgreSQL rows',
+    );
     assert.ok(rep.builds.length > 0);
     assert.ok(rep.baselines.fUs > 0);
   });

@@ -33,7 +33,14 @@ function zodBytes(text: string): number {
 }
 
 function bundle(source: string): string {
-  const out = esbuild.buildSync({ stdin: { contents: source, resolveDir: ROOT }, bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'silent' });
+  const out = esbuild.buildSync({
+    stdin: { contents: source, resolveDir: ROOT },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    write: false,
+    logLevel: 'silent',
+  });
   return out.outputFiles[0]?.text ?? '';
 }
 

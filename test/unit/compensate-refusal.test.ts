@@ -30,7 +30,11 @@ const shop = defineAgent({
 function legacyRun(file: string, runId: string, inDoubt: boolean): void {
   const store = openStore(file);
   try {
-    const w = new RunWriter(dbOf(store.db), createRun(dbOf(store.db), store.reader, { id: runId, agent: shop.name, script: `api:${shop.name}`, input: '{}' }, beginSession('older deploy')), 1);
+    const w = new RunWriter(
+      dbOf(store.db),
+      createRun(dbOf(store.db), store.reader, { id: runId, agent: shop.name, script: `api:${shop.name}`, input: '{}' }, beginSession('older deploy')),
+      1,
+    );
     const id = `legacy:${runId}`;
     w.stepStarted(0, 'charge', false);
     w.actionStarted({ id, stepIdx: 0, type: 'refusal.legacy-charge', version: 1, effect: 'non-idempotent', args: '{}' }, false);
@@ -50,7 +54,10 @@ function legacyRun(file: string, runId: string, inDoubt: boolean): void {
 function journaled(file: string, runId: string): { run: unknown; events: unknown[] } {
   const db = new Database(file, { readonly: true });
   try {
-    return { run: db.prepare('SELECT * FROM runs WHERE id = ?').get(runId), events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId) };
+    return {
+      run: db.prepare('SELECT * FROM runs WHERE id = ?').get(runId),
+      events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId),
+    };
   } finally {
     db.close();
   }
@@ -107,7 +114,10 @@ describe('host API: a compensation refused before any inverse runs', () => {
       const out = await journal.resume('k2');
       assert.equal(out.status, 'failed', JSON.stringify(out));
       assert.equal(out.compensation, undefined, 'no compensation was attempted');
-      assert.ok(lines.some((l) => /declared policy cannot compensate it, so it stays failed: .*refusal\.legacy-charge/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => /declared policy cannot compensate it, so it stays failed: .*refusal\.legacy-charge/.test(l)),
+        lines.join('\n'),
+      );
       const events = journaled(file, 'k2').events as Array<{ kind: string }>;
       assert.ok(!events.some((e) => e.kind.startsWith('compensation.') || e.kind === 'run.compensation-failed'), events.map((e) => e.kind).join(', '));
       courierDown = false;

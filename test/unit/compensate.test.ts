@@ -47,7 +47,14 @@ describe('compensation', () => {
         log.push(`refund ${r.id}`);
       },
     });
-    const email = defineAction({ type: 'c.email', version: 1, effect: 'non-idempotent', args: z.object({}), key: (_a, run) => `email:${run.id}`, execute: () => log.push('email') });
+    const email = defineAction({
+      type: 'c.email',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({}),
+      key: (_a, run) => `email:${run.id}`,
+      execute: () => log.push('email'),
+    });
     const agent = defineAgent({
       name: 'shop',
       input: z.object({}),
@@ -65,19 +72,28 @@ describe('compensation', () => {
     assert.equal(failed.status, 'compensation-failed');
     assert.equal(failed.error?.code, ErrorCodes.COMPENSATE_FAILED);
     assert.match(failed.error?.message ?? '', /refund API down.*finished inverses are not repeated/);
-    assert.deepEqual(failed.irreversible.map((i) => i.id), ['email:shop']);
+    assert.deepEqual(
+      failed.irreversible.map((i) => i.id),
+      ['email:shop'],
+    );
     assert.equal(store.reader.action('shop', 'email:shop')?.compensation, 'irreversible');
 
     refundFails = false;
     const done = await compensateRun(store, 'shop', quiet);
     assert.equal(done.status, 'compensated');
     assert.deepEqual(log, ['refund ch-1', 'release b (b) key=compensate:reserve:shop:b', 'release a (a) key=compensate:reserve:shop:a']);
-    assert.deepEqual(done.compensated.map((c) => [c.id, c.redone]), [
-      ['charge:shop', true],
-      ['reserve:shop:b', false],
-      ['reserve:shop:a', false],
-    ]);
-    assert.deepEqual(done.irreversible.map((i) => i.id), ['email:shop']);
+    assert.deepEqual(
+      done.compensated.map((c) => [c.id, c.redone]),
+      [
+        ['charge:shop', true],
+        ['reserve:shop:b', false],
+        ['reserve:shop:a', false],
+      ],
+    );
+    assert.deepEqual(
+      done.irreversible.map((i) => i.id),
+      ['email:shop'],
+    );
 
     log.length = 0;
     const again = await compensateRun(store, 'shop', quiet);

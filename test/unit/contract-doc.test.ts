@@ -18,7 +18,8 @@ describe('docs/contract.md', () => {
     const codes = [...table.slice(0, table.indexOf('<!-- /generated -->')).matchAll(/`(LB_[A-Z_]+)`/g)].map((m) => m[1]);
     assert.equal(new Set(codes).size, codes.length, 'no code is listed twice');
     assert.equal(codes.length, Object.keys(ErrorCodes).length, 'every code is in one group');
-    for (const e of ['`read-only`', '`idempotent`, with', '`idempotent`, no', '`non-idempotent`, with', '`non-idempotent`, no']) assert.ok(effectTable().includes(e), e);
+    for (const e of ['`read-only`', '`idempotent`, with', '`idempotent`, no', '`non-idempotent`, with', '`non-idempotent`, no'])
+      assert.ok(effectTable().includes(e), e);
     const planted = doc.replace('executed again with the same key |', 'run again |');
     assert.notEqual(planted, doc);
     assert.notEqual(renderContract(planted), planted, 'a hand edit of a generated cell is caught');

@@ -54,7 +54,19 @@ describe('a damaged value met during replay (issue 19 case 3)', () => {
   it('a failed step whose error is JSON but no error record: the catch gets LB_JOURNAL_INVALID, and the run stops there', async () => {
     // The first attempt stops (on the host's request) before step "last", with "flaky" journaled as failed and caught.
     let stop = false;
-    const first = await startRun(store, agent, { script: 'd.ts', input: {}, runId: 'd', log: () => undefined, hooks: { shouldStop: () => stop, pause: (ev) => { stop ||= ev.kind === 'step:after' && ev.step?.name === 'middle'; return Promise.resolve(); } } });
+    const first = await startRun(store, agent, {
+      script: 'd.ts',
+      input: {},
+      runId: 'd',
+      log: () => undefined,
+      hooks: {
+        shouldStop: () => stop,
+        pause: (ev) => {
+          stop ||= ev.kind === 'step:after' && ev.step?.name === 'middle';
+          return Promise.resolve();
+        },
+      },
+    });
     assert.equal(first.status, 'interrupted');
     assert.equal(caught.length, 1);
     // Valid JSON, so the check before the attempt lets it through; replay finds it is not an error record.
@@ -75,7 +87,10 @@ describe('a damaged value met during replay (issue 19 case 3)', () => {
     assert.equal(row?.status, 'running', 'no status written: shown interrupted, resumable');
     assert.equal(row?.lease_token, null);
     assert.equal(store.reader.step('d', 3), undefined, 'step "last" was never started');
-    assert.ok(!store.reader.events('d').some((e) => e.kind === 'run.failed' || e.kind === 'step.failed' && e.attempt === 2));
-    assert.ok(logs.some((l) => /stopped because its journal failed; it is resumable/.test(l)), logs.join('\n'));
+    assert.ok(!store.reader.events('d').some((e) => e.kind === 'run.failed' || (e.kind === 'step.failed' && e.attempt === 2)));
+    assert.ok(
+      logs.some((l) => /stopped because its journal failed; it is resumable/.test(l)),
+      logs.join('\n'),
+    );
   });
 });

@@ -33,7 +33,10 @@ async function commandBlockProblems(blocks: readonly Block[]): Promise<string[]>
 function typeProblems(blocks: readonly Block[]): string[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-docs-blocks-'));
   try {
-    const byBlock = typecheck(blocks.filter((b) => planOf(b).kind === 'typecheck'), dir);
+    const byBlock = typecheck(
+      blocks.filter((b) => planOf(b).kind === 'typecheck'),
+      dir,
+    );
     return [...byBlock].flatMap(([b, list]) => list.map((p) => `${b.file}:${b.line}: ${p}`));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -99,11 +102,20 @@ describe('README and docs: code blocks', function () {
 
     it('a TypeScript block that misuses the API, or imports what the package does not export', () => {
       const problems = typeProblems([
-        ...planted('ts', "import { defineAction } from 'agent-logbook';\nexport const a = defineAction({ type: 'x', version: 1, effect: 'sometimes', key: () => 'k', execute: () => 1 });"),
+        ...planted(
+          'ts',
+          "import { defineAction } from 'agent-logbook';\nexport const a = defineAction({ type: 'x', version: 1, effect: 'sometimes', key: () => 'k', execute: () => 1 });",
+        ),
         ...planted('ts', "import { openJournal, resumeEverything } from 'agent-logbook';\nexport { openJournal, resumeEverything };"),
       ]);
-      assert.ok(problems.some((p) => /planted\.md:2: line 2: TS2322 .*sometimes/.test(p)), problems.join('\n'));
-      assert.ok(problems.some((p) => /resumeEverything/.test(p)), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => /planted\.md:2: line 2: TS2322 .*sometimes/.test(p)),
+        problems.join('\n'),
+      );
+      assert.ok(
+        problems.some((p) => /resumeEverything/.test(p)),
+        problems.join('\n'),
+      );
       assert.deepEqual(typeProblems(planted('ts', "import { openJournal } from 'agent-logbook';\nexport const j: typeof openJournal = openJournal;")), []);
     });
 

@@ -28,7 +28,14 @@ function linksOf(text: string): string[] {
 }
 
 describe('README and docs: links', () => {
-  const files = ['README.md', 'SECURITY.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    'SECURITY.md',
+    ...fs
+      .readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   for (const file of files) {
     it(`${file}: every relative link and anchor resolves`, () => {
       const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -37,7 +44,8 @@ describe('README and docs: links', () => {
         const [target = '', anchor] = link.split('#');
         const resolved = target === '' ? path.join(ROOT, file) : path.resolve(path.dirname(path.join(ROOT, file)), target);
         if (!fs.existsSync(resolved)) broken.push(`${link} (no file ${path.relative(ROOT, resolved)})`);
-        else if (anchor !== undefined && resolved.endsWith('.md') && !anchorsOf(fs.readFileSync(resolved, 'utf8')).has(anchor)) broken.push(`${link} (no heading #${anchor})`);
+        else if (anchor !== undefined && resolved.endsWith('.md') && !anchorsOf(fs.readFileSync(resolved, 'utf8')).has(anchor))
+          broken.push(`${link} (no heading #${anchor})`);
       }
       assert.deepEqual(broken, [], `${file} has broken links`);
     });

@@ -59,7 +59,10 @@ export function planOf(b: Block): Plan {
   if (lang === 'console') return { kind: 'commands', transcript: true };
   // An unlabelled block whose commands are `$ ` lines is a terminal transcript: the rest is what they printed.
   if (lang === '' && /^\$ /m.test(b.body)) return { kind: 'commands', transcript: true };
-  return { kind: 'unrunnable', why: `a \`\`\`${b.info} block no check runs: give it a language a check runs (ts, sh, console), or mark it (\`\`\`ts fragment, or <!-- not-run: why --> on the line before)` };
+  return {
+    kind: 'unrunnable',
+    why: `a \`\`\`${b.info} block no check runs: give it a language a check runs (ts, sh, console), or mark it (\`\`\`ts fragment, or <!-- not-run: why --> on the line before)`,
+  };
 }
 
 /** Shell words of a command line, quotes removed; operators (`&&`, `|`, `;`, `&`) are words of their own. */
@@ -96,7 +99,12 @@ export function shellWords(line: string): string[] {
 
 /** The commands of a block: `$ ` lines of a transcript, every line of a script (continuations joined). */
 export function commandsOf(body: string, transcript: boolean): string[][] {
-  const lines = transcript ? body.split('\n').filter((l) => l.startsWith('$ ')).map((l) => l.slice(2)) : body.replace(/\\\n/g, ' ').split('\n');
+  const lines = transcript
+    ? body
+        .split('\n')
+        .filter((l) => l.startsWith('$ '))
+        .map((l) => l.slice(2))
+    : body.replace(/\\\n/g, ' ').split('\n');
   const out: string[][] = [];
   for (const line of lines) {
     let cmd: string[] = [];
@@ -155,7 +163,8 @@ export function commandProblems(words: readonly string[], cli: ReadonlyMap<strin
     return problems;
   }
   if (head === 'npm' && args[0] === 'run') return args[1] === undefined || scripts.has(args[1]) ? [] : [`npm run ${args[1]}: package.json has no such script`];
-  if (head === 'node' && args[0] !== undefined && /^scripts\//.test(args[0])) return fs.existsSync(path.join(ROOT, args[0])) ? [] : [`node ${args[0]}: no such file`];
+  if (head === 'node' && args[0] !== undefined && /^scripts\//.test(args[0]))
+    return fs.existsSync(path.join(ROOT, args[0])) ? [] : [`node ${args[0]}: no such file`];
   return [];
 }
 
@@ -185,7 +194,8 @@ export function shellSyntax(body: string): string[] {
  */
 export function typecheck(blocks: readonly Block[], dir: string): Map<Block, string[]> {
   const types = path.join(ROOT, 'dist', 'types');
-  if (!fs.existsSync(path.join(types, 'runtime', 'public.d.ts'))) throw new Error('dist/types is missing: run `npm run build` (the docs are checked against the declarations the package ships)');
+  if (!fs.existsSync(path.join(types, 'runtime', 'public.d.ts')))
+    throw new Error('dist/types is missing: run `npm run build` (the docs are checked against the declarations the package ships)');
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'docs-blocks', type: 'module' }));
   // node_modules of the repository, so zod and ai resolve as in a project that installed them.
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
@@ -220,5 +230,12 @@ export function typecheck(blocks: readonly Block[], dir: string): Map<Block, str
 
 /** Every Markdown file whose blocks are checked: README.md and docs/*.md (the generated API reference has none). */
 export function docFiles(): string[] {
-  return ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  return [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
 }

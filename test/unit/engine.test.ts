@@ -87,7 +87,10 @@ describe('engine', () => {
     assert.deepEqual(calls, ['write:r1:1', 'write:r1:2', 'write:r1:3']);
     const events = store.reader.events('r1');
     const seqs = events.map((e) => e.seq);
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+    );
     const kinds = events.map((e) => e.kind);
     const firstStart = kinds.indexOf('action.started');
     assert.ok(firstStart > 0 && kinds.indexOf('action.committed') > firstStart, 'started precedes committed');
@@ -229,7 +232,10 @@ describe('engine', () => {
     assert.equal(out.status, 'completed');
     assert.equal(calls.length, 4);
     const rows = [...store.reader.allActions('par')];
-    assert.deepEqual(rows.map((r) => r.status), ['committed', 'committed', 'committed', 'committed']);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['committed', 'committed', 'committed', 'committed'],
+    );
     assert.deepEqual(new Set(rows.map((r) => r.seq)).size, 4);
     assert.ok(rows.every((r) => r.step_idx === 0));
   });
@@ -277,7 +283,10 @@ describe('engine', () => {
     assert.deepEqual(b2.output, { rejected: ErrorCodes.APPROVAL_REJECTED });
     assert.deepEqual(shipped, ['A']);
     assert.equal(store.reader.action('gate-b', 'ship:B')?.status, 'rejected');
-    await expectCode(Promise.resolve().then(() => recordApproval(store, 'gate-b', 'ship:B', true, null)), ErrorCodes.BAD_DECISION);
+    await expectCode(
+      Promise.resolve().then(() => recordApproval(store, 'gate-b', 'ship:B', true, null)),
+      ErrorCodes.BAD_DECISION,
+    );
   });
 
   it('reconciles in-doubt actions: verify found → committed without executing; no verify → needs a decision', async () => {
@@ -346,7 +355,14 @@ describe('engine', () => {
   });
 
   it('refuses to resume an in-doubt action whose key format changed with its version', async () => {
-    const v1 = defineAction({ type: 'test.versioned', version: 1, effect: 'non-idempotent', args: z.object({ to: z.string() }), key: (a) => `v1:${a.to}`, execute: () => 1 });
+    const v1 = defineAction({
+      type: 'test.versioned',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({ to: z.string() }),
+      key: (a) => `v1:${a.to}`,
+      execute: () => 1,
+    });
     const agentV1 = defineAgent({ name: 'ver', input: z.object({}), run: (run) => run.step('s', () => run.do(v1, { to: 'x' })) });
     await startRun(store, agentV1, { script: 'inline', input: {}, runId: 'ver', hooks: stopAt('action:after-execute'), ...quiet });
     let executed = 0;
@@ -372,7 +388,9 @@ describe('engine', () => {
     try {
       const pid = holder.pid!;
       dbOf(store.db)
-        .prepare("UPDATE runs SET status='running', lease_token='other', lease_owner=?, lease_pid=?, lease_pid_start=?, lease_host=?, lease_expires=? WHERE id='lease'")
+        .prepare(
+          "UPDATE runs SET status='running', lease_token='other', lease_owner=?, lease_pid=?, lease_pid_start=?, lease_host=?, lease_expires=? WHERE id='lease'",
+        )
         .run(`pid ${pid} (test)`, pid, processStartTime(pid), hostField(os.hostname(), currentNode()), Date.now() + 60_000);
       assert.equal(store.reader.view(store.reader.run('lease')!).effectiveStatus, 'running');
       const err = await expectCode(resumeRun(store, agent, 'lease', quiet), ErrorCodes.LEASE_HELD);

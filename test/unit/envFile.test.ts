@@ -8,17 +8,26 @@ import { tmpDir } from '../helpers';
 
 describe('env files and secrets', () => {
   it('parses KEY=VALUE lines with export, comments and quotes', () => {
-    const env = parseEnv([
-      '# a comment',
-      '',
-      'export OPENAI_API_KEY=sk-abc # trailing comment',
-      'REGION = "eu-west"',
-      "RAW='a # not a comment'",
-      'MULTI="line1\\nline2"',
-      'URL=https://example.com/#frag',
-      'EMPTY=',
-    ].join('\n'));
-    assert.deepEqual(env, { OPENAI_API_KEY: 'sk-abc', REGION: 'eu-west', RAW: 'a # not a comment', MULTI: 'line1\nline2', URL: 'https://example.com/#frag', EMPTY: '' });
+    const env = parseEnv(
+      [
+        '# a comment',
+        '',
+        'export OPENAI_API_KEY=sk-abc # trailing comment',
+        'REGION = "eu-west"',
+        "RAW='a # not a comment'",
+        'MULTI="line1\\nline2"',
+        'URL=https://example.com/#frag',
+        'EMPTY=',
+      ].join('\n'),
+    );
+    assert.deepEqual(env, {
+      OPENAI_API_KEY: 'sk-abc',
+      REGION: 'eu-west',
+      RAW: 'a # not a comment',
+      MULTI: 'line1\nline2',
+      URL: 'https://example.com/#frag',
+      EMPTY: '',
+    });
   });
 
   it('refuses a line that is not KEY=VALUE and an unclosed quote, with the file and line', () => {
@@ -37,22 +46,38 @@ describe('env files and secrets', () => {
         }
         return assert.fail('accepted');
       })();
-      assert.match(err.message, /^\/w\/agent\.env:3: the line of OPENAI_API_KEY is not KEY=VALUE \(its value is not shown\)\. Write one KEY=VALUE per line, e\.g\. OPENAI_API_KEY=…/);
+      assert.match(
+        err.message,
+        /^\/w\/agent\.env:3: the line of OPENAI_API_KEY is not KEY=VALUE \(its value is not shown\)\. Write one KEY=VALUE per line, e\.g\. OPENAI_API_KEY=…/,
+      );
       for (const part of [key, key.slice(0, 8), 'sk-proj']) assert.ok(!err.message.includes(part), `the error shows ${part}: ${err.message}`);
     }
     // A token pasted alone on a line is not taken for a name and echoed.
-    assert.throws(() => parseEnv(`ghp_${'x'.repeat(36)} trailing`, 'a.env'), (e: Error) => !e.message.includes('ghp_') && /a\.env:1: the line is not KEY=VALUE/.test(e.message));
+    assert.throws(
+      () => parseEnv(`ghp_${'x'.repeat(36)} trailing`, 'a.env'),
+      (e: Error) => !e.message.includes('ghp_') && /a\.env:1: the line is not KEY=VALUE/.test(e.message),
+    );
   });
 
   it('reads a file, and a missing one names who asked for it', () => {
     const dir = tmpDir('logbook-env-');
     fs.writeFileSync(path.join(dir, '.env'), 'A_TOKEN=t0k3n-value\r\nB=2\r\n');
     assert.deepEqual(readEnvFile(path.join(dir, '.env'), 'the setting logbook.envFile'), { A_TOKEN: 't0k3n-value', B: '2' });
-    assert.throws(() => readEnvFile(path.join(dir, 'nope.env'), 'the setting logbook.envFile'), /the setting logbook\.envFile: cannot read the env file .*nope\.env.*fix the path in the setting logbook\.envFile/);
+    assert.throws(
+      () => readEnvFile(path.join(dir, 'nope.env'), 'the setting logbook.envFile'),
+      /the setting logbook\.envFile: cannot read the env file .*nope\.env.*fix the path in the setting logbook\.envFile/,
+    );
   });
 
   it('counts values of KEY, TOKEN, SECRET and PASSWORD names as secrets, and masks every occurrence', () => {
-    const secrets = secretValues({ OPENAI_API_KEY: 'sk-123456', GITHUB_TOKEN: 'ghp_abcdef', DB_PASSWORD: 'hunter22', REGION: 'eu-west', SHORT_KEY: 'ab', UNSET_SECRET: undefined });
+    const secrets = secretValues({
+      OPENAI_API_KEY: 'sk-123456',
+      GITHUB_TOKEN: 'ghp_abcdef',
+      DB_PASSWORD: 'hunter22',
+      REGION: 'eu-west',
+      SHORT_KEY: 'ab',
+      UNSET_SECRET: undefined,
+    });
     assert.deepEqual(secrets.sort(), ['ghp_abcdef', 'hunter22', 'sk-123456']);
     assert.equal(maskSecrets('{auth: "sk-123456", again: "sk-123456", region: "eu-west"}', secrets), `{auth: "${MASK}", again: "${MASK}", region: "eu-west"}`);
     assert.deepEqual(maskedEnv({ OPENAI_API_KEY: 'sk-123456', REGION: 'eu-west' }), { OPENAI_API_KEY: MASK, REGION: 'eu-west' });

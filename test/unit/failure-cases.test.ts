@@ -4,7 +4,18 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { ApprovalRejectedError, ErrorCodes, LogbookError, defineAction, defineAgent, openStore, recordApproval, resumeRun, startRun, type Store } from '../../src/runtime';
+import {
+  ApprovalRejectedError,
+  ErrorCodes,
+  LogbookError,
+  defineAction,
+  defineAgent,
+  openStore,
+  recordApproval,
+  resumeRun,
+  startRun,
+  type Store,
+} from '../../src/runtime';
 import { showRun } from '../../src/cli/inspect';
 import { printable } from '../../src/cli/format';
 import { tmpDir } from '../helpers';
@@ -144,7 +155,15 @@ describe('issue 10: failure cases (in-process)', () => {
             });
           } catch (err) {
             const e = err as Error & { code?: unknown; status?: unknown; retryable?: unknown };
-            seen.push({ step: name, name: e.name, message: e.message, code: e.code, status: e.status, retryable: e.retryable, typeError: e instanceof TypeError });
+            seen.push({
+              step: name,
+              name: e.name,
+              message: e.message,
+              code: e.code,
+              status: e.status,
+              retryable: e.retryable,
+              typeError: e instanceof TypeError,
+            });
           }
         }
         await run.step('last', () => {
@@ -160,16 +179,34 @@ describe('issue 10: failure cases (in-process)', () => {
     assert.equal(seen.length, 4);
     assert.deepEqual(seen[2], seen[0], 'the user error keeps name, message, code and its own JSON properties');
     assert.deepEqual(seen[3], seen[1], 'a TypeError is a TypeError again');
-    assert.deepEqual(seen[0], { step: 'charge', name: 'PaymentDeclined', message: 'card ending 4242 was declined', code: 'card_declined', status: 402, retryable: false, typeError: false });
+    assert.deepEqual(seen[0], {
+      step: 'charge',
+      name: 'PaymentDeclined',
+      message: 'card ending 4242 was declined',
+      code: 'card_declined',
+      status: 402,
+      retryable: false,
+      typeError: false,
+    });
   });
 
   it('a lone surrogate in a step name or key is refused up front; JSON values holding one round-trip exactly', async () => {
     const cut = '📦 parcel'.slice(0, 1); // half of the emoji
-    const echo = defineAction({ type: 'sur.echo', version: 1, effect: 'idempotent', args: z.object({ text: z.string() }), key: (a) => `echo:${a.text}`, execute: (a) => ({ back: a.text, [a.text]: 1 }) });
+    const echo = defineAction({
+      type: 'sur.echo',
+      version: 1,
+      effect: 'idempotent',
+      args: z.object({ text: z.string() }),
+      key: (a) => `echo:${a.text}`,
+      execute: (a) => ({ back: a.text, [a.text]: 1 }),
+    });
     const byName = defineAgent({ name: 'sur-name', input: z.object({}), run: (run) => run.step(`label ${cut}`, () => 1) });
     const o1 = await startRun(store, byName, { script: 'inline', input: {}, runId: 's1', ...quiet });
     assert.equal(o1.error?.code, ErrorCodes.LONE_SURROGATE);
-    assert.match(o1.error?.message ?? '', /The name of step #1 .*lone UTF-16 surrogate \(\\ud83d at index 6\).*Nothing was journaled\. Cut strings by code points/);
+    assert.match(
+      o1.error?.message ?? '',
+      /The name of step #1 .*lone UTF-16 surrogate \(\\ud83d at index 6\).*Nothing was journaled\. Cut strings by code points/,
+    );
     assert.equal(store.reader.stepCount('s1'), 0, 'no step row was written');
 
     const byKey = defineAgent({ name: 'sur-key', input: z.object({}), run: (run) => run.step('s', () => run.do(echo, { text: cut })) });
@@ -184,7 +221,14 @@ describe('issue 10: failure cases (in-process)', () => {
     );
 
     // Args, results and step results are JSON: a lone surrogate is escaped (\ud83d) and reads back exactly.
-    const keyed = defineAction({ type: 'sur.keyed', version: 1, effect: 'non-idempotent', args: z.object({ text: z.string() }), key: (_a, run) => `keyed:${run.id}`, execute: (a) => ({ back: a.text, [a.text]: 1 }) });
+    const keyed = defineAction({
+      type: 'sur.keyed',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({ text: z.string() }),
+      key: (_a, run) => `keyed:${run.id}`,
+      execute: (a) => ({ back: a.text, [a.text]: 1 }),
+    });
     let fail = true;
     const results: unknown[] = [];
     const json = defineAgent({
@@ -209,7 +253,16 @@ describe('issue 10: failure cases (in-process)', () => {
   });
 
   it('show escapes keys so that two distinct keys never print alike', async () => {
-    const keys = ['user:é', 'user:e\u0301', 'user:a\u200bb', 'user:ab', 'user:x\uFFFD', 'user:x\\uFFFD', `user:${'long-'.repeat(12)}1`, `user:${'long-'.repeat(12)}2`];
+    const keys = [
+      'user:é',
+      'user:e\u0301',
+      'user:a\u200bb',
+      'user:ab',
+      'user:x\uFFFD',
+      'user:x\\uFFFD',
+      `user:${'long-'.repeat(12)}1`,
+      `user:${'long-'.repeat(12)}2`,
+    ];
     const act = defineAction({ type: 'show.key', version: 1, effect: 'idempotent', args: z.object({ k: z.string() }), key: (a) => a.k, execute: () => 1 });
     const agent = defineAgent({
       name: 'keys',
@@ -265,7 +318,15 @@ describe('issue 10: failure cases (in-process)', () => {
   });
 
   it('a step whose unawaited run.do stopped the run (approval gate) is not checkpointed as completed', async () => {
-    const gated = defineAction({ type: 'unawaited.gated', version: 1, effect: 'non-idempotent', approval: true, args: z.object({}), key: (_a, run) => `gated:${run.id}`, execute: () => 'shipped' });
+    const gated = defineAction({
+      type: 'unawaited.gated',
+      version: 1,
+      effect: 'non-idempotent',
+      approval: true,
+      args: z.object({}),
+      key: (_a, run) => `gated:${run.id}`,
+      execute: () => 'shipped',
+    });
     const agent = defineAgent({
       name: 'unawaited-gate',
       input: z.object({}),

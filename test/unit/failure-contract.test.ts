@@ -236,7 +236,10 @@ describe('failure contract: errors from execute', () => {
     const row = store.reader.action('caught', 'fc.caught:caught:1');
     assert.equal(row?.status, 'committed', 'verify found that it happened: a completed run holds nothing in doubt');
     assert.equal(row?.reconciliation, 'verified');
-    assert.deepEqual(out.stats.reconciled.map((r) => r.outcome), ['verified']);
+    assert.deepEqual(
+      out.stats.reconciled.map((r) => r.outcome),
+      ['verified'],
+    );
   });
 
   it('a caught doubt with no verify stops the run for a decision at its end; decided, the resume completes without re-executing', async () => {
@@ -269,7 +272,7 @@ describe('failure contract: errors from execute', () => {
     assert.deepEqual(p.seen, ['fc.caught2:c2x:1'], 'marked not happened, never executed again');
   });
 
-  it('the decision prompt for a caught doubt at the run\'s end carries the error execute threw, as one reached again does', async () => {
+  it("the decision prompt for a caught doubt at the run's end carries the error execute threw, as one reached again does", async () => {
     const action = charge('fc.caught4');
     const agent = defineAgent({
       name: 'fc-caught4',
@@ -286,8 +289,16 @@ describe('failure contract: errors from execute', () => {
     p.throwAfter = timeout();
     const asked: Array<{ afterError?: boolean; error?: { message: string } }> = [];
     const out = await startRun(store, agent, {
-      script: 'inline', input: {}, runId: 'c4', ...quiet,
-      hooks: { decision: (ev) => { if (ev.action) asked.push(ev.action); return Promise.resolve(undefined); } },
+      script: 'inline',
+      input: {},
+      runId: 'c4',
+      ...quiet,
+      hooks: {
+        decision: (ev) => {
+          if (ev.action) asked.push(ev.action);
+          return Promise.resolve(undefined);
+        },
+      },
     });
     assert.equal(out.status, 'needs-decision');
     assert.equal(asked.length, 1);
@@ -388,10 +399,16 @@ describe('failure contract: errors from execute', () => {
     assert.equal(out.compensation, undefined);
     assert.match(logged.join('\n'), /not compensated: resume reconciles it/);
     const before = planCompensation(store, 'comp', defs, true);
-    assert.deepEqual(before.settleFirst.map((x) => [x.how, x.detail]), [['verify', 'in doubt after an error; verify asks the outside system; if found it is undone like the rest']]);
+    assert.deepEqual(
+      before.settleFirst.map((x) => [x.how, x.detail]),
+      [['verify', 'in doubt after an error; verify asks the outside system; if found it is undone like the rest']],
+    );
     const report = await compensateRun(store, 'comp', quiet);
     assert.equal(report.status, 'compensated');
-    assert.deepEqual(report.settled.map((x) => x.outcome), ['verified: it happened']);
+    assert.deepEqual(
+      report.settled.map((x) => x.outcome),
+      ['verified: it happened'],
+    );
     assert.deepEqual(undone, ['r-1'], 'the effect that happened behind the error was undone');
     const cp = planCompensation(store, 'comp', defs, true);
     assert.equal(cp.alreadyCompensated.length, 1);
@@ -405,20 +422,32 @@ describe('failure contract: the journal schema', () => {
     raw.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
     raw.pragma('user_version = 1');
     raw.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('old', 'a', 's', 'failed', 1, 0, 0)").run();
-    raw.prepare("INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, error, attempt, started_at) VALUES ('old', 'k', 1, 0, 't', 1, 'non-idempotent', '{}', 'started', '{\"message\":\"ETIMEDOUT\"}', 1, 0)").run();
+    raw
+      .prepare(
+        "INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, error, attempt, started_at) VALUES ('old', 'k', 1, 0, 't', 1, 'non-idempotent', '{}', 'started', '{\"message\":\"ETIMEDOUT\"}', 1, 0)",
+      )
+      .run();
     raw.close();
     const ro = openStore(file, { readonly: true });
     try {
-      assert.deepEqual(ro.reader.inDoubtAfterError('old').map((a) => a.id), ['k']);
+      assert.deepEqual(
+        ro.reader.inDoubtAfterError('old').map((a) => a.id),
+        ['k'],
+      );
     } finally {
       ro.close();
     }
     const rw = openStore(file);
     try {
       assert.ok((sqliteOf(rw.db).pragma('user_version', { simple: true }) as number) >= 2, 'migrated past version 2');
-      const plan = dbOf(rw.db).prepare("EXPLAIN QUERY PLAN SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq").all('old') as Array<{ detail: string }>;
+      const plan = dbOf(rw.db)
+        .prepare("EXPLAIN QUERY PLAN SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq")
+        .all('old') as Array<{ detail: string }>;
       assert.match(plan.map((p) => p.detail).join(' '), /actions_in_doubt_after_error/);
-      assert.deepEqual(rw.reader.inDoubtAfterError('old').map((a) => a.id), ['k']);
+      assert.deepEqual(
+        rw.reader.inDoubtAfterError('old').map((a) => a.id),
+        ['k'],
+      );
     } finally {
       rw.close();
     }

@@ -53,14 +53,23 @@ describe('fork (store)', () => {
     assert.equal(row?.forked_from, 'origin');
     assert.equal(row?.forked_at_step, 2);
     // The inherited steps' actions stay in the origin: compensating the fork must not undo the origin's effects.
-    assert.deepEqual([...store.reader.allActions('fork')].map((a) => a.id), ['note:fork:2', 'note:fork:3']);
+    assert.deepEqual(
+      [...store.reader.allActions('fork')].map((a) => a.id),
+      ['note:fork:2', 'note:fork:3'],
+    );
     assert.ok(store.reader.events('fork').some((e) => e.kind === 'run.forked'));
   });
 
   it('refuses a fork point past an unfinished step and writes nothing', () => {
-    dbOf(store.db).prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('o', 'fork-test', 's', '{}', 'running', 1, 0, 0)").run();
-    dbOf(store.db).prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('o', 0, 'a', 'completed', 1, 0), ('o', 1, 'b', 'started', 1, 0)").run();
-    dbOf(store.db).prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('f', 'fork-test', 's', '{}', 'running', 1, 0, 0)").run();
+    dbOf(store.db)
+      .prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('o', 'fork-test', 's', '{}', 'running', 1, 0, 0)")
+      .run();
+    dbOf(store.db)
+      .prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('o', 0, 'a', 'completed', 1, 0), ('o', 1, 'b', 'started', 1, 0)")
+      .run();
+    dbOf(store.db)
+      .prepare("INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at) VALUES ('f', 'fork-test', 's', '{}', 'running', 1, 0, 0)")
+      .run();
     assert.throws(() => copyStepsForFork(dbOf(store.db), store.reader, 'o', 'f', 2), /step #2 "b" has no checkpoint/);
     assert.throws(() => copyStepsForFork(dbOf(store.db), store.reader, 'o', 'f', 4), /step #2 "b" has no checkpoint/);
     dbOf(store.db).prepare("UPDATE steps SET status = 'completed' WHERE run_id = 'o'").run();

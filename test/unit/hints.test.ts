@@ -8,14 +8,22 @@ import { approveHint, decideHint, resumeHint } from '../../src/link/hints';
 import { COMMANDS, COMMAND_CATEGORY, paletteName } from '../../src/manifest/commandTable';
 import { ROOT } from '../helpers';
 
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { contributes: { commands: Array<{ command: string; title: string; category: string }> } };
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  contributes: { commands: Array<{ command: string; title: string; category: string }> };
+};
 const palette = new Set(pkg.contributes.commands.map((c) => `${c.category}: ${c.title}`));
 
 describe('messages that name commands', () => {
   it('name commands exactly as the Command Palette lists them', () => {
     assert.ok(palette.has(paletteName('resumeRun')));
     assert.equal(paletteName('resumeRun'), 'Agent Logbook: Resume Run');
-    const report = crashMessage({ pid: 1, cause: 'kill', pausedAt: undefined, report: { runId: 'r1', lastStep: null, inDoubt: [], compensationInDoubt: [] } as never, reportError: undefined });
+    const report = crashMessage({
+      pid: 1,
+      cause: 'kill',
+      pausedAt: undefined,
+      report: { runId: 'r1', lastStep: null, inDoubt: [], compensationInDoubt: [] } as never,
+      reportError: undefined,
+    });
     assert.match(report, /"Agent Logbook: Resume Run" in the Command Palette/);
     for (const text of [resumeHint('r1'), approveHint('r1', 'a1'), decideHint()]) {
       for (const m of text.matchAll(/"([^"]+)"/g)) {

@@ -26,7 +26,14 @@ const charge = defineAction({
     effects.push(`refund ${r.id}`);
   },
 });
-const notify = defineAction({ type: 'api.notify', version: 1, effect: 'non-idempotent', args: z.object({ to: z.string() }), key: (a, run) => `notify:${run.id}:${a.to}`, execute: (a) => effects.push(`notify ${a.to}`) });
+const notify = defineAction({
+  type: 'api.notify',
+  version: 1,
+  effect: 'non-idempotent',
+  args: z.object({ to: z.string() }),
+  key: (a, run) => `notify:${run.id}:${a.to}`,
+  execute: (a) => effects.push(`notify ${a.to}`),
+});
 
 const shop = defineAgent({
   name: 'api-shop',
@@ -60,12 +67,18 @@ describe('host API (openJournal)', () => {
     assert.equal(journal.run('o-2'), undefined, 'a refused input journals nothing');
 
     const listed = journal.runs();
-    assert.deepEqual(listed.map((r) => [r.id, r.agent, r.status, r.script]), [['o-1', 'api-shop', 'completed', 'api:api-shop']]);
+    assert.deepEqual(
+      listed.map((r) => [r.id, r.agent, r.status, r.script]),
+      [['o-1', 'api-shop', 'completed', 'api:api-shop']],
+    );
     assert.deepEqual(journal.run('o-1')?.input, { cents: 500, to: 'ops' });
 
     const report = await journal.compensate('o-1');
     assert.equal(report.status, 'compensated');
-    assert.deepEqual(report.irreversible.map((i) => i.type), ['api.notify']);
+    assert.deepEqual(
+      report.irreversible.map((i) => i.type),
+      ['api.notify'],
+    );
     assert.deepEqual(effects.slice(2), ['refund ch-1']);
     assert.equal(journal.run('o-1')?.status, 'compensated');
   });
@@ -95,14 +108,20 @@ describe('host API (openJournal)', () => {
     // A separate host process starts a run and is killed by the test (not by Logbook) while the run waits.
     const file = path.join(dir, 'journal.db');
     const holding = path.join(dir, 'holding');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'fixtures', 'api-host.ts'), file, holding], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'fixtures', 'api-host.ts'), file, holding], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
     while (!fs.existsSync(holding)) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGKILL');
     assert.equal(await exited, 'SIGKILL');
 
     const left = journal.interrupted();
-    assert.deepEqual(left.map((r) => [r.id, r.status, r.interruptedWhile]), [['held-1', 'interrupted', 'running']]);
+    assert.deepEqual(
+      left.map((r) => [r.id, r.status, r.interruptedWhile]),
+      [['held-1', 'interrupted', 'running']],
+    );
     const done = await journal.recoverInterrupted();
     assert.equal(done.length, 1);
     const first = done[0];

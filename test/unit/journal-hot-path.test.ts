@@ -41,12 +41,21 @@ describe('replay of completed steps', () => {
   it('returns every checkpoint without running the step again, and runs only the new steps', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
     const ran: string[] = [];
-    const first = await startRun(store, stepsAgent((i) => `s${i}`, 3, ran), { script: 's.ts', input: {}, ...quiet });
+    const first = await startRun(
+      store,
+      stepsAgent((i) => `s${i}`, 3, ran),
+      { script: 's.ts', input: {}, ...quiet },
+    );
     assert.equal(first.status, 'completed');
     ran.length = 0;
     // A longer script resumed over the same journal (marked failed so it may resume): three replayed, two new.
     dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
-    const second = await resumeRun(store, stepsAgent((i) => `s${i}`, 5, ran), first.runId, quiet);
+    const second = await resumeRun(
+      store,
+      stepsAgent((i) => `s${i}`, 5, ran),
+      first.runId,
+      quiet,
+    );
     store.close();
     assert.equal(second.status, 'completed');
     assert.deepEqual(second.output, [0, 10, 20, 30, 40]);
@@ -58,10 +67,19 @@ describe('replay of completed steps', () => {
   it('still stops on a renamed step before running anything new', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
     const ran: string[] = [];
-    const first = await startRun(store, stepsAgent((i) => `s${i}`, 2, ran), { script: 's.ts', input: {}, ...quiet });
+    const first = await startRun(
+      store,
+      stepsAgent((i) => `s${i}`, 2, ran),
+      { script: 's.ts', input: {}, ...quiet },
+    );
     dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     ran.length = 0;
-    const second = await resumeRun(store, stepsAgent((i) => (i === 1 ? 'renamed' : `s${i}`), 3, ran), first.runId, quiet);
+    const second = await resumeRun(
+      store,
+      stepsAgent((i) => (i === 1 ? 'renamed' : `s${i}`), 3, ran),
+      first.runId,
+      quiet,
+    );
     store.close();
     assert.equal(second.status, 'failed');
     assert.equal(second.error?.code, ErrorCodes.NONDETERMINISM);
@@ -70,10 +88,19 @@ describe('replay of completed steps', () => {
 
   it('pauses a host at every replayed step (the full path) when the host asks to pause', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
-    const first = await startRun(store, stepsAgent((i) => `s${i}`, 3, []), { script: 's.ts', input: {}, ...quiet });
+    const first = await startRun(
+      store,
+      stepsAgent((i) => `s${i}`, 3, []),
+      { script: 's.ts', input: {}, ...quiet },
+    );
     dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
     const seen: PauseEvent[] = [];
-    const second = await resumeRun(store, stepsAgent((i) => `s${i}`, 3, []), first.runId, { hooks: { pause: (ev) => void seen.push(ev) }, ...quiet });
+    const second = await resumeRun(
+      store,
+      stepsAgent((i) => `s${i}`, 3, []),
+      first.runId,
+      { hooks: { pause: (ev) => void seen.push(ev) }, ...quiet },
+    );
     store.close();
     assert.equal(second.status, 'completed');
     const replayed = seen.filter((e) => e.kind === 'step:before' && e.step?.replayed);
@@ -314,7 +341,12 @@ describe('a redone step falls back to the full path whenever the journal does no
     probe.at = -1;
     probe.executed = 0;
     const clash = defineAction({ ...journalSend, key: (a, run) => `j:${run.id}:${a.i % 2}` });
-    const out = await resumeRun(store, sameShape(clash, (j) => ({ i: j === 1 ? 3 : j })), 'r', quiet);
+    const out = await resumeRun(
+      store,
+      sameShape(clash, (j) => ({ i: j === 1 ? 3 : j })),
+      'r',
+      quiet,
+    );
     store.close();
     assert.equal(out.status, 'failed');
     assert.equal(out.error?.code, ErrorCodes.KEY_CONFLICT);
@@ -328,7 +360,12 @@ describe('a redone step falls back to the full path whenever the journal does no
     probe.at = -1;
     probe.executed = 0;
     const v2 = defineAction({ ...journalSend, version: 2 });
-    const out = await resumeRun(store, sameShape(v2, (j) => ({ i: j })), 'r', quiet);
+    const out = await resumeRun(
+      store,
+      sameShape(v2, (j) => ({ i: j })),
+      'r',
+      quiet,
+    );
     store.close();
     assert.equal(out.status, 'completed', out.error?.message);
     assert.equal(out.stats.actionsSkipped, 2);
@@ -342,7 +379,12 @@ describe('a redone step falls back to the full path whenever the journal does no
     const store = openStore(file);
     probe.at = -1;
     const kinds: string[] = [];
-    const out = await resumeRun(store, sameShape(journalSend, (j) => ({ i: j })), 'r', { hooks: { pause: (ev) => void kinds.push(ev.kind) }, ...quiet });
+    const out = await resumeRun(
+      store,
+      sameShape(journalSend, (j) => ({ i: j })),
+      'r',
+      { hooks: { pause: (ev) => void kinds.push(ev.kind) }, ...quiet },
+    );
     store.close();
     assert.equal(out.status, 'completed', out.error?.message);
     assert.equal(kinds.filter((k) => k === 'action:skipped').length, 2);
@@ -398,11 +440,15 @@ describe('the lease fence and lazy commits', () => {
     // epoch and token change under this writer. (On this host a living pid keeps its lease even past expiry.)
     dbOf(store.db).prepare("UPDATE runs SET lease_expires = 0, lease_host = 'another-host' WHERE id = 'fence'").run();
     acquireRun(store.db, store.reader, 'fence', beginSession('thief'), { status: 'running', newAttempt: true, purpose: 'test' });
-    for (const write of [() => writer.note('lazy', {}), () => writer.runStatus('failed'), () => {
-      // Written behind: the transaction that writes it is the one refused.
-      writer.stepStarted(0, 's', false);
-      writer.writePending();
-    }]) {
+    for (const write of [
+      () => writer.note('lazy', {}),
+      () => writer.runStatus('failed'),
+      () => {
+        // Written behind: the transaction that writes it is the one refused.
+        writer.stepStarted(0, 's', false);
+        writer.writePending();
+      },
+    ]) {
       assert.throws(write, (err: unknown) => err instanceof LogbookError && err.code === ErrorCodes.LEASE_LOST);
     }
     store.close();

@@ -9,7 +9,11 @@ describe('the journal setting (extension)', () => {
   const root = path.join(path.sep, 'ws');
 
   it('resolves a file path against the workspace folder, as before', () => {
-    assert.deepEqual(resolveJournalSetting(undefined, undefined, root), { journal: path.join(root, '.logbook', 'journal.db'), journalProblem: undefined, envPassword: undefined });
+    assert.deepEqual(resolveJournalSetting(undefined, undefined, root), {
+      journal: path.join(root, '.logbook', 'journal.db'),
+      journalProblem: undefined,
+      envPassword: undefined,
+    });
     assert.equal(resolveJournalSetting('${workspaceFolder}/j.db', undefined, root).journal, path.join(root, 'j.db'));
     assert.equal(resolveJournalSetting('j.db', undefined, undefined).journal, undefined);
     // A file path in $LOGBOOK_JOURNAL is the CLI's business: the sidebar keeps the workspace's journal.
@@ -17,7 +21,11 @@ describe('the journal setting (extension)', () => {
   });
 
   it('takes a postgres:// URL without a password as it is', () => {
-    assert.deepEqual(resolveJournalSetting('postgres://ann@db.example:5433/logbook', undefined, root), { journal: 'postgres://ann@db.example:5433/logbook', journalProblem: undefined, envPassword: undefined });
+    assert.deepEqual(resolveJournalSetting('postgres://ann@db.example:5433/logbook', undefined, root), {
+      journal: 'postgres://ann@db.example:5433/logbook',
+      journalProblem: undefined,
+      envPassword: undefined,
+    });
   });
 
   it('refuses a URL with a password in the settings, says where the password goes, and does not repeat it', () => {
@@ -32,13 +40,17 @@ describe('the journal setting (extension)', () => {
   });
 
   it('with no setting, uses a postgres:// $LOGBOOK_JOURNAL, keeping its password out of the target', () => {
-    assert.deepEqual(resolveJournalSetting(undefined, 'postgres://ann:s%40cret@db.example/logbook', root), { journal: 'postgres://ann@db.example/logbook', journalProblem: undefined, envPassword: 's@cret' });
+    assert.deepEqual(resolveJournalSetting(undefined, 'postgres://ann:s%40cret@db.example/logbook', root), {
+      journal: 'postgres://ann@db.example/logbook',
+      journalProblem: undefined,
+      envPassword: 's@cret',
+    });
     assert.equal(resolveJournalSetting('', 'postgres://ann@db.example/logbook', root).journal, 'postgres://ann@db.example/logbook');
     // An explicit setting wins over the environment.
     assert.equal(resolveJournalSetting('.logbook/mine.db', 'postgres://ann@db.example/logbook', root).journal, path.join(root, '.logbook', 'mine.db'));
   });
 
-  it('connects the reader as the read-only role and the writers as the URL\'s user', () => {
+  it("connects the reader as the read-only role and the writers as the URL's user", () => {
     const s = resolveJournalSetting('postgres://ann@db.example:5433/logbook?sslmode=require', undefined, root);
     assert.equal(journalFor(s, 'viewer', 'reader'), 'postgres://viewer@db.example:5433/logbook?sslmode=require');
     assert.equal(journalFor(s, 'viewer', 'writer'), 'postgres://ann@db.example:5433/logbook?sslmode=require');
@@ -47,7 +59,7 @@ describe('the journal setting (extension)', () => {
     assert.equal(journalFor(file, 'viewer', 'reader'), file.journal, 'a SQLite journal has no roles');
   });
 
-  it('hands each child the password of its own role: stored first, else $LOGBOOK_JOURNAL\'s for its user, else none', async () => {
+  it("hands each child the password of its own role: stored first, else $LOGBOOK_JOURNAL's for its user, else none", async () => {
     const stored = new Map([['postgres://viewer@db.example:5432/logbook', 'v-pw']]);
     const lookup = (key: string): Promise<string | undefined> => Promise.resolve(stored.get(key));
     const fromEnv = resolveJournalSetting(undefined, 'postgres://ann:env-pw@db.example/logbook', root);

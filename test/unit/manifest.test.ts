@@ -44,7 +44,8 @@ describe('package.json contributions', () => {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {
         const p = path.join(d, e.name);
         if (e.isDirectory()) walk(p);
-        else if (p.endsWith('.ts')) for (const m of fs.readFileSync(p, 'utf8').matchAll(/registerCommand\(([^,]+),/g)) calls.push(`${path.basename(p)}: ${m[1]}`);
+        else if (p.endsWith('.ts'))
+          for (const m of fs.readFileSync(p, 'utf8').matchAll(/registerCommand\(([^,]+),/g)) calls.push(`${path.basename(p)}: ${m[1]}`);
       }
     };
     walk(dir);

@@ -24,10 +24,18 @@ describe('Marketplace readiness', () => {
     const [w, ...others] = pkg.contributes.walkthroughs;
     assert.equal(others.length, 0);
     const steps = w.steps as Array<{ id: string; description: string; media: { markdown: string }; completionEvents: string[] }>;
-    assert.deepEqual(steps.map((s) => s.id), ['openAgent', 'runIt', 'watchJournal', 'killRun', 'resumeRun']);
+    assert.deepEqual(
+      steps.map((s) => s.id),
+      ['openAgent', 'runIt', 'watchJournal', 'killRun', 'resumeRun'],
+    );
     const commands = new Set<string>(pkg.contributes.commands.map((c: { command: string }) => c.command));
-    const views = new Set<string>(Object.values(pkg.contributes.views as Record<string, Array<{ id: string }>>).flat().map((v) => v.id));
-    const known = (id: string): boolean => commands.has(id) || id.startsWith('workbench.action.') || (id.endsWith('.focus') && views.has(id.slice(0, -'.focus'.length)));
+    const views = new Set<string>(
+      Object.values(pkg.contributes.views as Record<string, Array<{ id: string }>>)
+        .flat()
+        .map((v) => v.id),
+    );
+    const known = (id: string): boolean =>
+      commands.has(id) || id.startsWith('workbench.action.') || (id.endsWith('.focus') && views.has(id.slice(0, -'.focus'.length)));
     for (const s of steps) {
       assert.ok(fs.statSync(path.join(ROOT, s.media.markdown)).size > 0, `${s.id}: ${s.media.markdown}`);
       const links = [...s.description.matchAll(/\(command:([\w.]+)\)/g)].map((m) => m[1] ?? '');

@@ -31,7 +31,7 @@ describe('shipped native builds', () => {
     assert.match(r.stderr, /logbook\.runtimeExecutable/);
   });
 
-  it('loads the build in node-v<ABI>-<platform>-<arch> through better-sqlite3\'s nativeBinding', () => {
+  it("loads the build in node-v<ABI>-<platform>-<arch> through better-sqlite3's nativeBinding", () => {
     const own = path.join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
     const cli = packagedCli({ [`node-v${process.versions.modules}-${process.platform}-${process.arch}`]: own, 'node-v1-linux-x64': null });
     const db = path.join(dir, 'j.db');
@@ -41,7 +41,10 @@ describe('shipped native builds', () => {
     assert.match(r.stderr, /LB_RUN_NOT_FOUND/);
     assert.ok(fs.existsSync(db));
     // And it is that file that loads: a damaged one in its place fails, though node_modules has a good build.
-    fs.writeFileSync(path.join(dir, 'dist', 'native', `node-v${process.versions.modules}-${process.platform}-${process.arch}`, 'better_sqlite3.node'), 'not a shared object');
+    fs.writeFileSync(
+      path.join(dir, 'dist', 'native', `node-v${process.versions.modules}-${process.platform}-${process.arch}`, 'better_sqlite3.node'),
+      'not a shared object',
+    );
     const bad = spawnSync(process.execPath, [cli, 'delete', 'nope', '--journal', db], { encoding: 'utf8' });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /LB_NATIVE_UNSUPPORTED.*(invalid ELF|too short|ERR_DLOPEN)/s);

@@ -125,7 +125,11 @@ describe('one driving session per run, in one process (host API)', () => {
   }
 
   it('start, then resume while the start still drives: the resume is refused naming the holder', async () => {
-    const { err, first } = await whileInFlight('s1', () => journal.start(shop, { cents: 500 }, { runId: 's1' }), () => journal.resume('s1'));
+    const { err, first } = await whileInFlight(
+      's1',
+      () => journal.start(shop, { cents: 500 }, { runId: 's1' }),
+      () => journal.resume('s1'),
+    );
     assert.match(err.message, /Run s1 is being driven by pid \d+ on .+ \(orders-api\) session [0-9a-f]{8}/);
     assert.deepEqual((first as { status: string }).status, 'completed');
     assert.equal(journal.run('s1')?.attempt, 1);
@@ -135,7 +139,11 @@ describe('one driving session per run, in one process (host API)', () => {
     failPrepare = true;
     assert.equal((await journal.start(shop, { cents: 700 }, { runId: 'r1' })).status, 'failed');
     failPrepare = false;
-    const { first } = await whileInFlight('r1', () => journal.resume('r1'), () => journal.resume('r1'));
+    const { first } = await whileInFlight(
+      'r1',
+      () => journal.resume('r1'),
+      () => journal.resume('r1'),
+    );
     assert.equal((first as { status: string }).status, 'completed');
     assert.equal(journal.run('r1')?.attempt, 2);
   });
@@ -144,7 +152,11 @@ describe('one driving session per run, in one process (host API)', () => {
     // The same role, as two modules of one server that each open the journal would have.
     const other = openJournal({ journal: file, agents: [shop], role: 'orders-api', ...quiet });
     try {
-      const { err } = await whileInFlight('j1', () => journal.start(shop, { cents: 900 }, { runId: 'j1' }), () => other.resume('j1'));
+      const { err } = await whileInFlight(
+        'j1',
+        () => journal.start(shop, { cents: 900 }, { runId: 'j1' }),
+        () => other.resume('j1'),
+      );
       assert.match(err.message, /\(orders-api\) session [0-9a-f]{8}/);
     } finally {
       other.close();
@@ -155,7 +167,11 @@ describe('one driving session per run, in one process (host API)', () => {
     failPrepare = true;
     await journal.start(shop, { cents: 300 }, { runId: 'c1' });
     failPrepare = false;
-    await whileInFlight('c1', () => journal.resume('c1'), () => journal.compensate('c1'));
+    await whileInFlight(
+      'c1',
+      () => journal.resume('c1'),
+      () => journal.compensate('c1'),
+    );
     assert.equal(journal.run('c1')?.status, 'completed');
     assert.deepEqual(provider.refunds, []);
     // Once the driver is done, the compensation goes ahead and refunds the charge that landed.
@@ -166,7 +182,11 @@ describe('one driving session per run, in one process (host API)', () => {
 
   it('onDriving is called once the lease is held, and never for a refused call', async () => {
     const calls: string[] = [];
-    const driving = journal.start(shop, { cents: 100 }, { runId: 'o1', onDriving: (r) => calls.push(`start ${r.runId} ${r.attempt} (charges so far: ${provider.calls.size})`) });
+    const driving = journal.start(
+      shop,
+      { cents: 100 },
+      { runId: 'o1', onDriving: (r) => calls.push(`start ${r.runId} ${r.attempt} (charges so far: ${provider.calls.size})`) },
+    );
     await untilInFlight(driving);
     assert.deepEqual(calls, ['start o1 1 (charges so far: 0)'], 'called once, before the script ran');
     await refused(journal.resume('o1', { onDriving: () => calls.push('resume') }));

@@ -31,7 +31,9 @@ describe('one plan runner, one boundary', () => {
   it('carryOut.ts is the only runtime file that switches on plan.how (the pattern does find its switch)', () => {
     const carryOut = path.join(RUNTIME, 'carryOut.ts');
     assert.ok(hits(carryOut, SWITCH_ON_HOW).length > 0, 'the pattern no longer matches the switch it guards: update it');
-    const elsewhere = sources(RUNTIME).filter((f) => f !== carryOut).flatMap((f) => hits(f, SWITCH_ON_HOW));
+    const elsewhere = sources(RUNTIME)
+      .filter((f) => f !== carryOut)
+      .flatMap((f) => hits(f, SWITCH_ON_HOW));
     assert.deepEqual(elsewhere, [], 'carry a reconcile plan out through carryOut (src/runtime/carryOut.ts)');
   });
 
@@ -39,6 +41,10 @@ describe('one plan runner, one boundary', () => {
     const host = path.join(RUNTIME, 'attemptHost.ts');
     assert.ok(hits(host, HAND_BOUNDARY).length > 0, 'the pattern no longer matches the boundary it guards: update it');
     const files = ['session.ts', 'bracket.ts', 'carryOut.ts', 'settle.ts', 'apiChecks.ts'].map((f) => path.join(RUNTIME, f));
-    assert.deepEqual(files.flatMap((f) => hits(f, HAND_BOUNDARY)), [], 'use AttemptHost.boundary');
+    assert.deepEqual(
+      files.flatMap((f) => hits(f, HAND_BOUNDARY)),
+      [],
+      'use AttemptHost.boundary',
+    );
   });
 });

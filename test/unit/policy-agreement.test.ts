@@ -6,7 +6,16 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { compensateRun, defineAction, defineAgent, openStore, resumeRun, startRun, type PauseEvent, type Store } from '../../src/runtime';
 import { actionRegistry, type ActionDefinition, type Effect } from '../../src/runtime/define';
-import { actionDisplay, actionPlan, reconcilePlan, runAllows, runExitCode as exitCodeOf, RUN_WORDS, ACTION_WORDS, type ReconcileHow } from '../../src/runtime/policy';
+import {
+  actionDisplay,
+  actionPlan,
+  reconcilePlan,
+  runAllows,
+  runExitCode as exitCodeOf,
+  RUN_WORDS,
+  ACTION_WORDS,
+  type ReconcileHow,
+} from '../../src/runtime/policy';
 import { EXIT } from '../../src/runtime/errors';
 import { createRun } from '../../src/runtime/store/lease';
 import { beginSession } from '../../src/runtime/store/owner';
@@ -41,7 +50,7 @@ function combos(): Combo[] {
     for (const verify of [false, true])
       for (const compensate of [false, true])
         for (const state of STATES)
-          for (const decision of state === 'in-flight-crash' || state === 'after-error' ? [null, 'happened', 'not-happened'] as const : [null])
+          for (const decision of state === 'in-flight-crash' || state === 'after-error' ? ([null, 'happened', 'not-happened'] as const) : [null])
             out.push({ effect, verify, compensate, state, decision });
   return out;
 }
@@ -68,8 +77,15 @@ function define(c: Combo): ActionDefinition {
         return { ok: idempotencyKey };
       },
       // The effect of a journaled action always happened in these states: verify finds it.
-      ...(c.verify ? { verify: (_a: unknown, { idempotencyKey }: { idempotencyKey: string }) => (count(idempotencyKey).verify++, { ok: idempotencyKey }) } : {}),
-      ...(c.compensate ? { compensate: (_a: unknown, _r: unknown, { idempotencyKey }: { idempotencyKey: string }) => void count(idempotencyKey.replace(/^compensate:/, '')).inverse++ } : {}),
+      ...(c.verify
+        ? { verify: (_a: unknown, { idempotencyKey }: { idempotencyKey: string }) => (count(idempotencyKey).verify++, { ok: idempotencyKey }) }
+        : {}),
+      ...(c.compensate
+        ? {
+            compensate: (_a: unknown, _r: unknown, { idempotencyKey }: { idempotencyKey: string }) =>
+              void count(idempotencyKey.replace(/^compensate:/, '')).inverse++,
+          }
+        : {}),
     }) as unknown as ActionDefinition)
   );
 }
@@ -136,7 +152,14 @@ describe('one policy: resume, compensation, plan, the debugger and the tree agre
       const runId = `r${i}`;
       const key = journal(store, c, runId);
       const row = store.reader.action(runId, key)!;
-      const facts = { effect: c.effect, hasVerify: c.verify, status: row.status, afterError: row.error !== null, decision: row.decision, approval: row.approval };
+      const facts = {
+        effect: c.effect,
+        hasVerify: c.verify,
+        status: row.status,
+        afterError: row.error !== null,
+        decision: row.decision,
+        approval: row.approval,
+      };
       const planned = actionPlan(facts);
       const expected = planned.kind === 'reconcile' ? planned.plan.how : planned.kind;
       assert.equal(expected, designRule(c), 'the policy says what the design says');
@@ -228,7 +251,7 @@ describe('one policy: resume, compensation, plan, the debugger and the tree agre
     assert.equal(outcomeExit(run.status), 1);
   });
 
-  it('statuses: exit codes and words are the policy\'s, and interrupted is not success anywhere', () => {
+  it("statuses: exit codes and words are the policy's, and interrupted is not success anywhere", () => {
     for (const s of Object.keys(RUN_WORDS) as RunStatus[]) {
       assert.equal(outcomeExit(s), exitCodeOf(s));
       assert.equal(exitCodeFor(s), exitCodeOf(s));

@@ -63,10 +63,19 @@ describe('journal reader process', function () {
     assert.equal(run!.kind, 'run');
     assert.equal(run!.run.status, 'completed');
     const steps = (await model.children(run)) as StepNode[];
-    assert.deepEqual(steps.map((s) => [s.step.name, s.step.status, s.step.actionCount]), [['notify user 0', 'completed', 1], ['notify user 1', 'completed', 1]]);
+    assert.deepEqual(
+      steps.map((s) => [s.step.name, s.step.status, s.step.actionCount]),
+      [
+        ['notify user 0', 'completed', 1],
+        ['notify user 1', 'completed', 1],
+      ],
+    );
     const [action] = (await model.children(steps[0])) as ActionNode[];
-    assert.deepEqual([action!.action.type, action!.action.status, action!.action.effect, action!.action.id], ['notice.send', 'committed', 'non-idempotent', 'notice:done:user0']);
-    const details = (await model.children(action));
+    assert.deepEqual(
+      [action!.action.type, action!.action.status, action!.action.effect, action!.action.id],
+      ['notice.send', 'committed', 'non-idempotent', 'notice:done:user0'],
+    );
+    const details = await model.children(action);
     const byName = Object.fromEntries(details.map((d) => [d.kind === 'detail' ? d.name : d.kind, d.kind === 'detail' ? d.value : '']));
     assert.equal(byName['idempotency key'], 'notice:done:user0');
     assert.deepEqual(JSON.parse(byName.args!), { to: 'user0', hold: false });
@@ -134,7 +143,10 @@ describe('journal reader process', function () {
       assert.equal(run!.run.status, 'interrupted');
       assert.equal(run!.run.inDoubt, 1);
       const steps = (await model.children(run)) as StepNode[];
-      assert.deepEqual(steps.map((s) => s.step.status), ['completed', 'completed', 'interrupted']);
+      assert.deepEqual(
+        steps.map((s) => s.step.status),
+        ['completed', 'completed', 'interrupted'],
+      );
       const [a] = (await model.children(steps[2])) as ActionNode[];
       assert.equal(a!.action.status, 'in-doubt');
     } finally {
@@ -145,7 +157,13 @@ describe('journal reader process', function () {
     assert.equal(cli(dir, ['resume', 'live']).status, 0);
     await until('completed', async () => (await client!.request('run', { runId: 'live' }))?.status === 'completed');
     const t = await client.request('timeline', { runId: 'live' });
-    assert.deepEqual(t!.attempts.map((x) => [x.attempt, x.outcome]), [[1, 'interrupted'], [2, 'completed']]);
+    assert.deepEqual(
+      t!.attempts.map((x) => [x.attempt, x.outcome]),
+      [
+        [1, 'interrupted'],
+        [2, 'completed'],
+      ],
+    );
     assert.ok(t!.marks.some((m) => m.kind === 'crash' && m.attempt === 1));
     assert.ok(t!.items.some((i) => i.kind === 'action' && i.attempt === 1 && i.status === 'in-doubt'));
     assert.ok(t!.marks.some((m) => m.kind === 'reconciled' && m.attempt === 2));
@@ -156,7 +174,14 @@ describe('journal reader process', function () {
     assert.equal(cli(dir, ['run', AGENT, '--run-id', 's1', '--input', '{"items":3}']).status, 0);
     client = startReader().client;
     await client.open(path.join(dir, 'journal.db'));
-    const s = await client.request('scriptStatus', { script: AGENT, stepPatterns: [{ id: 'n', regex: '^notify user .*$' }, { id: 'c', regex: '^charge card$' }], actionTypes: ['notice.send'] });
+    const s = await client.request('scriptStatus', {
+      script: AGENT,
+      stepPatterns: [
+        { id: 'n', regex: '^notify user .*$' },
+        { id: 'c', regex: '^charge card$' },
+      ],
+      actionTypes: ['notice.send'],
+    });
     assert.equal(s.run?.id, 's1');
     assert.deepEqual(s.steps, { n: { completed: 3 } });
     assert.deepEqual(s.actions, { 'notice.send': { committed: 3 } });

@@ -43,9 +43,14 @@ describe('run status transitions', () => {
       assert.equal(JSON.stringify(store.reader.run('t-1')), before, 'the run is as it was');
       assert.equal(store.reader.events('t-1').length, events, 'no event was written');
       // A session that took the run to compensate it cannot record it completed again.
-      const lease = withNewSession('test', (owner) => acquireRun(store.db, store.reader, 't-1', owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }));
+      const lease = withNewSession('test', (owner) =>
+        acquireRun(store.db, store.reader, 't-1', owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }),
+      );
       const writer = new RunWriter(store.db, lease, store.reader.nextActionSeq('t-1'));
-      assert.throws(() => writer.runStatus('completed'), (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.ILLEGAL_TRANSITION);
+      assert.throws(
+        () => writer.runStatus('completed'),
+        (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.ILLEGAL_TRANSITION,
+      );
       assert.equal(store.reader.run('t-1')?.status, 'compensating');
       writer.runStatus('compensated');
       assert.equal(store.reader.run('t-1')?.status, 'compensated');

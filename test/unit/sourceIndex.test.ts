@@ -12,16 +12,25 @@ describe('source index', () => {
   const index = indexSource(text);
 
   it('finds the step calls of the example, template names matching the names they produce', () => {
-    assert.deepEqual(index.steps.map((s) => s.source), ['load recipients', 'email ${r.email}']);
+    assert.deepEqual(
+      index.steps.map((s) => s.source),
+      ['load recipients', 'email ${r.email}'],
+    );
     const email = findStep(index, 'email user7@example.com');
     assert.ok(email);
     assert.match(lines[email.line]!, /run\.step\(`email/);
-    assert.equal(findStep(index, 'load recipients')?.line, lines.findIndex((l) => l.includes("run.step('load recipients'")));
+    assert.equal(
+      findStep(index, 'load recipients')?.line,
+      lines.findIndex((l) => l.includes("run.step('load recipients'")),
+    );
     assert.equal(findStep(index, 'no such step'), undefined);
   });
 
   it('resolves run.do(sendEmail, …) to the action type its defineAction declares', () => {
-    assert.deepEqual(index.actions.map((a) => a.type), ['email.send']);
+    assert.deepEqual(
+      index.actions.map((a) => a.type),
+      ['email.send'],
+    );
     const site = findAction(index, 'email.send');
     assert.ok(site);
     assert.match(lines[site.line]!, /run\.do\(sendEmail/);
@@ -40,7 +49,10 @@ describe('source index', () => {
     ]);
     // A written type wins; a spread declares nothing; a tool nested in an entry is not an entry.
     const own = indexSource("const t = logbookTools(run, { a: { tool: x, type: 'crm.a' }, ...more, b: { tool: { b: 1 } } });").actions;
-    assert.deepEqual(own.map((a) => a.type), ['crm.a', 'tool.b']);
+    assert.deepEqual(
+      own.map((a) => a.type),
+      ['crm.a', 'tool.b'],
+    );
   });
 
   it('escapes plain names and turns template holes into wildcards', () => {

@@ -9,7 +9,14 @@ import { defineAction, defineAgent, openJournal } from '../../src/runtime/public
 import { openStore } from '../../src/runtime/store';
 import { tmpDir } from '../helpers';
 
-const note = defineAction({ type: 'step-context.note', version: 1, effect: 'idempotent', args: z.object({ n: z.number() }), key: (a, run) => `note:${run.id}:${a.n}`, execute: (a) => a.n });
+const note = defineAction({
+  type: 'step-context.note',
+  version: 1,
+  effect: 'idempotent',
+  args: z.object({ n: z.number() }),
+  key: (a, run) => `note:${run.id}:${a.n}`,
+  execute: (a) => a.n,
+});
 
 const agent = defineAgent({
   name: 'step-context',
@@ -44,7 +51,12 @@ describe('step contexts', () => {
     // Each action was journaled in the step that made it.
     const store = openStore(file);
     try {
-      for (let i = 0; i < 20; i++) assert.deepEqual(store.reader.actions(`s-${i}`).map((x) => x.step_idx), [0, 1, 1], `run s-${i}`);
+      for (let i = 0; i < 20; i++)
+        assert.deepEqual(
+          store.reader.actions(`s-${i}`).map((x) => x.step_idx),
+          [0, 1, 1],
+          `run s-${i}`,
+        );
     } finally {
       store.close();
     }

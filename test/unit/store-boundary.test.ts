@@ -19,7 +19,9 @@ function tsFiles(dir: string): string[] {
 
 /** The store modules other than the public ones that `source` (a file at `file`) imports, as written. */
 export function storeInternalsImported(file: string, source: string): string[] {
-  const specs = [...source.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)|require\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
+  const specs = [...source.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)|require\(\s*'([^']+)'\s*\)/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3]!,
+  );
   return specs.filter((spec) => {
     if (!spec.startsWith('.')) return false;
     const target = path.resolve(path.dirname(file), spec).replace(/\.(ts|js)$/, '');
@@ -30,13 +32,17 @@ export function storeInternalsImported(file: string, source: string): string[] {
 
 describe('the store boundary', () => {
   it('no source file outside src/runtime/store imports a store internal (Db, dialects, pg/, SQL modules)', () => {
-    const found = tsFiles(path.join(ROOT, 'src')).flatMap((f) => storeInternalsImported(f, fs.readFileSync(f, 'utf8')).map((s) => `${path.relative(ROOT, f)}: ${s}`));
+    const found = tsFiles(path.join(ROOT, 'src')).flatMap((f) =>
+      storeInternalsImported(f, fs.readFileSync(f, 'utf8')).map((s) => `${path.relative(ROOT, f)}: ${s}`),
+    );
     assert.deepEqual(found, []);
   });
 
   it('inside the store, only the engines (store/sqlite.ts, store/pg/*) ask which engine they are on, and only they and the index (which picks one) import pg/', () => {
     const shared = fs.readdirSync(STORE).filter((f) => f.endsWith('.ts') && f !== 'sqlite.ts');
-    const asks = shared.filter((f) => /\.kind\s*[!=]==?\s*'(sqlite|postgres)'|\bkind\s*[!=]==?\s*'(sqlite|postgres)'/.test(fs.readFileSync(path.join(STORE, f), 'utf8')));
+    const asks = shared.filter((f) =>
+      /\.kind\s*[!=]==?\s*'(sqlite|postgres)'|\bkind\s*[!=]==?\s*'(sqlite|postgres)'/.test(fs.readFileSync(path.join(STORE, f), 'utf8')),
+    );
     assert.deepEqual(asks, [], 'put the difference in Dialect or Db (store/db.ts)');
     const importsPg = shared.filter((f) => f !== 'index.ts' && /from '\.\/pg\//.test(fs.readFileSync(path.join(STORE, f), 'utf8')));
     assert.deepEqual(importsPg, []);
@@ -46,7 +52,10 @@ describe('the store boundary', () => {
     const engine = path.join(ROOT, 'src', 'runtime', 'engine.ts');
     const cli = path.join(ROOT, 'src', 'cli', 'x.ts');
     assert.deepEqual(storeInternalsImported(engine, "import type { Db } from './store/db';\nimport { openStore } from './store';"), ['./store/db']);
-    assert.deepEqual(storeInternalsImported(cli, "import { PgDb } from '../runtime/store/pg/pgDb';\nimport type { JournalStore } from '../runtime/store/journalStore';"), ['../runtime/store/pg/pgDb']);
+    assert.deepEqual(
+      storeInternalsImported(cli, "import { PgDb } from '../runtime/store/pg/pgDb';\nimport type { JournalStore } from '../runtime/store/journalStore';"),
+      ['../runtime/store/pg/pgDb'],
+    );
     assert.deepEqual(storeInternalsImported(cli, "const m = require('../runtime/store/sqlite');"), ['../runtime/store/sqlite']);
   });
 });

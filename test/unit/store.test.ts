@@ -37,7 +37,10 @@ describe('store', () => {
   });
 
   it('applies migrations as data, each bumping user_version', () => {
-    assert.deepEqual(MIGRATIONS.map((m) => m.version), MIGRATIONS.map((_, i) => i + 1));
+    assert.deepEqual(
+      MIGRATIONS.map((m) => m.version),
+      MIGRATIONS.map((_, i) => i + 1),
+    );
     const s = openStore(path.join(tmpDir(), 'j.db'));
     const tables = dbOf(s.db).prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").pluck().all();
     assert.ok(['actions', 'events', 'runs', 'steps'].every((t) => tables.includes(t)));

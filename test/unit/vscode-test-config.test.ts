@@ -36,9 +36,16 @@ describe('the @vscode/test-cli configuration (.vscode-test.mjs)', () => {
     assert.equal(c.config.mocha.ui, 'bdd', 'the suite is written with describe/it');
 
     const options = JSON.parse(c.env.VSCODE_TEST_OPTIONS) as { files: string[] };
-    const sources = fs.readdirSync(path.join(ROOT, 'test', 'vscode')).filter((f) => f.endsWith('.test.ts')).sort();
+    const sources = fs
+      .readdirSync(path.join(ROOT, 'test', 'vscode'))
+      .filter((f) => f.endsWith('.test.ts'))
+      .sort();
     assert.ok(sources.length >= 4);
-    assert.deepEqual(options.files, sources.map((f) => path.join(ROOT, 'out', 'test', 'vscode', f.replace(/\.ts$/, '.js'))), 'every suite file, in name order');
+    assert.deepEqual(
+      options.files,
+      sources.map((f) => path.join(ROOT, 'out', 'test', 'vscode', f.replace(/\.ts$/, '.js'))),
+      'every suite file, in name order',
+    );
     for (const f of options.files) assert.ok(fs.statSync(f).size > 0, `${f} is built`);
 
     assert.deepEqual(c.extensionDevelopmentPath, [ROOT]);

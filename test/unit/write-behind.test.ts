@@ -15,7 +15,10 @@ import { dbOf } from '../../src/runtime/store/db';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function kinds(store: Store, runId: string): string[] {
-  return store.reader.events(runId).filter((e) => e.kind !== 'run.started').map((e) => `${e.kind}${e.action_id ? ` ${e.action_id}` : ''}`);
+  return store.reader
+    .events(runId)
+    .filter((e) => e.kind !== 'run.started')
+    .map((e) => `${e.kind}${e.action_id ? ` ${e.action_id}` : ''}`);
 }
 
 function newWriter(id: string): { store: Store; writer: RunWriter } {
@@ -70,7 +73,14 @@ describe('records written behind', () => {
 
   it('are in the journal whenever a host pauses, and a run that ends leaves none behind', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
-    const lookup = defineAction({ type: 'price.lookup', version: 1, effect: 'read-only', args: z.object({ sku: z.string() }), key: (a, run) => `price:${run.id}:${a.sku}`, execute: (a) => ({ sku: a.sku }) });
+    const lookup = defineAction({
+      type: 'price.lookup',
+      version: 1,
+      effect: 'read-only',
+      args: z.object({ sku: z.string() }),
+      key: (a, run) => `price:${run.id}:${a.sku}`,
+      execute: (a) => ({ sku: a.sku }),
+    });
     const agent = defineAgent({
       name: 'prices',
       input: z.object({}),
@@ -96,7 +106,15 @@ describe('records written behind', () => {
     assert.equal(out.status, 'completed');
     assert.deepEqual(seen, ['before one: 0 steps', `price:${out.runId}:a=committed`, 'before two: 1 steps', `price:${out.runId}:b=committed`]);
     const events = kinds(store, out.runId);
-    assert.deepEqual(events, ['step.started', `action.committed price:${out.runId}:a`, 'step.completed', 'step.started', `action.committed price:${out.runId}:b`, 'step.completed', 'run.completed']);
+    assert.deepEqual(events, [
+      'step.started',
+      `action.committed price:${out.runId}:a`,
+      'step.completed',
+      'step.started',
+      `action.committed price:${out.runId}:b`,
+      'step.completed',
+      'run.completed',
+    ]);
     store.close();
   });
 
@@ -126,12 +144,20 @@ describe('records written behind', () => {
         script: 'fx.ts',
         input: {},
         log: () => undefined,
-        hooks: { pause: (ev) => (ev.kind === 'action:after-start' && seen.push(store.reader.action(ev.run.id, ev.action?.id ?? '')?.status ?? 'missing'), Promise.resolve()) },
+        hooks: {
+          pause: (ev) => (
+            ev.kind === 'action:after-start' && seen.push(store.reader.action(ev.run.id, ev.action?.id ?? '')?.status ?? 'missing'),
+            Promise.resolve()
+          ),
+        },
       });
       assert.equal(out.status, 'completed', out.error?.message);
       assert.deepEqual(seen, ['started'], 'a debugger stop after start shows the action started');
       const id = `quote:${out.runId}:EURUSD`;
-      assert.deepEqual(kinds(store, out.runId).filter((k) => k.endsWith(id)), [`action.started ${id}`, `action.executing ${id}`, `action.committed ${id}`]);
+      assert.deepEqual(
+        kinds(store, out.runId).filter((k) => k.endsWith(id)),
+        [`action.started ${id}`, `action.executing ${id}`, `action.committed ${id}`],
+      );
       const row = store.reader.action(out.runId, id);
       assert.equal(row?.status, 'committed');
       assert.equal(row?.executions, 1);
@@ -140,9 +166,15 @@ describe('records written behind', () => {
 
     it('is refused on a non-idempotent or approval-gated action, with the remedy', () => {
       const base = { type: 'x.send', version: 1, args: z.object({}), key: () => 'k', execute: () => null, started: 'with-result' as const };
-      assert.throws(() => defineAction({ ...base, effect: 'non-idempotent' }), /started: "with-result" is only for an idempotent action without approval; this one is non-idempotent\. .*must be durable before its effect/);
+      assert.throws(
+        () => defineAction({ ...base, effect: 'non-idempotent' }),
+        /started: "with-result" is only for an idempotent action without approval; this one is non-idempotent\. .*must be durable before its effect/,
+      );
       assert.throws(() => defineAction({ ...base, type: 'x.approve', effect: 'idempotent', approval: true }), /this one is gated by approval/);
-      assert.throws(() => defineAction({ ...base, type: 'x.odd', effect: 'idempotent', started: 'later' as never }), /"started" is "later"\. Use "before-execute" or "with-result"/);
+      assert.throws(
+        () => defineAction({ ...base, type: 'x.odd', effect: 'idempotent', started: 'later' as never }),
+        /"started" is "later"\. Use "before-execute" or "with-result"/,
+      );
     });
   });
 });

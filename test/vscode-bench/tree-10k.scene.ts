@@ -11,7 +11,9 @@ describe('benchmark: tree on a large journal', () => {
   it('measures activation and the time to show 10,000 runs and to open a run of 100,000 steps', async () => {
     const ext = vscode.extensions.getExtension(EXT_ID)!;
     const a = await api();
-    console.log(`    [measure] activate(): ${a.activatedInMs.toFixed(1)} ms (extension host, Node ${process.versions.node}); activated at startup: ${ext.isActive}`);
+    console.log(
+      `    [measure] activate(): ${a.activatedInMs.toFixed(1)} ms (extension host, Node ${process.versions.node}); activated at startup: ${ext.isActive}`,
+    );
     let t0 = performance.now();
     const roots = await a.provider.getChildren();
     const items = roots.map((n) => a.provider.getTreeItem(n));

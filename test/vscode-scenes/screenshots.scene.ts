@@ -43,7 +43,10 @@ describe('screenshots', () => {
     await vscode.commands.executeCommand('logbook.runs.focus');
     const doc = await vscode.workspace.openTextDocument(agentFile());
     const editor = await vscode.window.showTextDocument(doc);
-    const stepLine = doc.getText().split('\n').findIndex((l) => l.includes('run.step(`notify user'));
+    const stepLine = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('run.step(`notify user'));
     editor.revealRange(new vscode.Range(stepLine, 0, stepLine, 0), vscode.TextEditorRevealType.InCenter);
     await until('the crashed run in the tree', async () => (await a.model.locate('spring-issue', 4, 'notice:spring-issue:user4'))?.kind === 'action');
     await a.commands.reveal('welcome-batch', 2);

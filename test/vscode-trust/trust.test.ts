@@ -11,7 +11,10 @@ async function crashedRun(runId: string): Promise<void> {
   const a = await api();
   unrelease();
   const child = cliAsync(['run', agentFile(), '--run-id', runId, '--input', JSON.stringify({ items: 3, holdAt: 1 })]);
-  await until(`${runId} in flight`, async () => (await a.source.request('actions', { runId, stepIdx: 1, afterSeq: 0, limit: 1 })).actions[0]?.status === 'in-flight');
+  await until(
+    `${runId} in flight`,
+    async () => (await a.source.request('actions', { runId, stepIdx: 1, afterSeq: 0, limit: 1 })).actions[0]?.status === 'in-flight',
+  );
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
 }
@@ -26,7 +29,7 @@ describe('workspace trust, switched on', function () {
       const b = await ui.texts({ selector: '.monaco-dialog-box .monaco-button, .statusbar-item' });
       return b.length ? b : undefined;
     });
-    if (buttons.some((b) => /don.t trust/i.test(b.text))) await ui.click({ selector: '.monaco-dialog-box .monaco-button', hasText: "don.t trust" });
+    if (buttons.some((b) => /don.t trust/i.test(b.text))) await ui.click({ selector: '.monaco-dialog-box .monaco-button', hasText: 'don.t trust' });
   });
 
   it('untrusted: the journal can be browsed, but no run, resume or button to run one', async () => {
@@ -41,7 +44,15 @@ describe('workspace trust, switched on', function () {
     });
     assert.equal(await vscode.commands.executeCommand('logbook.resumeRun', 'trust-crash'), undefined);
     // (VS Code itself asks for trust before any debug session in Restricted Mode; the provider refuses as well.)
-    assert.equal(a.debugConfig.resolveDebugConfiguration(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name: 'refused', program: agentFile() }), undefined);
+    assert.equal(
+      a.debugConfig.resolveDebugConfiguration(vscode.workspace.workspaceFolders?.[0], {
+        type: 'logbook',
+        request: 'launch',
+        name: 'refused',
+        program: agentFile(),
+      }),
+      undefined,
+    );
     assert.equal(await vscode.commands.executeCommand('logbook.debugAgent', vscode.Uri.file(agentFile())), undefined);
     assert.equal(await status('trust-crash'), 'interrupted');
     // No rehearsal either: the CodeLens's command refuses, and a Test Explorer run errors without starting anything.
@@ -64,7 +75,10 @@ describe('workspace trust, switched on', function () {
     await vscode.window.showTextDocument(doc);
     await until('the agent editor context key', () => a.agentFiles.activeIsAgent);
     await ui.waitFor({ selector: '.editor-actions .action-label' }, /.*/, 'the editor title actions');
-    assert.deepEqual(await ui.texts({ selector: '.editor-actions .action-label[aria-label^="Run Agent"], .editor-actions .action-label[aria-label^="Debug Agent"]' }), []);
+    assert.deepEqual(
+      await ui.texts({ selector: '.editor-actions .action-label[aria-label^="Run Agent"], .editor-actions .action-label[aria-label^="Debug Agent"]' }),
+      [],
+    );
   });
 
   it('granting trust in the Workspace Trust editor lets the same window resume the run and shows the Run button', async () => {

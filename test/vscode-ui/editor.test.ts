@@ -15,7 +15,10 @@ async function runStatus(runId: string): Promise<string | undefined> {
 async function openAgent(line: string): Promise<vscode.TextEditor> {
   const doc = await vscode.workspace.openTextDocument(agentFile());
   const editor = await vscode.window.showTextDocument(doc, { preserveFocus: false });
-  const n = doc.getText().split('\n').findIndex((l) => l.includes(line));
+  const n = doc
+    .getText()
+    .split('\n')
+    .findIndex((l) => l.includes(line));
   editor.selection = new vscode.Selection(n, 4, n, 4);
   editor.revealRange(new vscode.Range(n, 0, n, 0), vscode.TextEditorRevealType.InCenter);
   // The keyboard acts where the workbench has the cursor: wait until its status bar shows the line.
@@ -46,7 +49,10 @@ describe('the editor, driven through its UI', function () {
     await openAgent('run.step(`notify user');
     await ui.press('F9');
     const bp = await until('the breakpoint', () => vscode.debug.breakpoints[0]);
-    assert.ok(bp instanceof vscode.SourceBreakpoint && /run\.step\(`notify user/.test((await vscode.workspace.openTextDocument(agentFile())).lineAt(bp.location.range.start.line).text));
+    assert.ok(
+      bp instanceof vscode.SourceBreakpoint &&
+        /run\.step\(`notify user/.test((await vscode.workspace.openTextDocument(agentFile())).lineAt(bp.location.range.start.line).text),
+    );
     const begun = started('Logbook: agent.ts');
     await ui.press('F5');
     const session = await begun;
@@ -55,7 +61,9 @@ describe('the editor, driven through its UI', function () {
     const runId = await until('the run id', () => a.sessions.runOf(session));
     killedRun = runId;
     // First the stop's own words, then (once VS Code has fetched the stack) the top frame and its line.
-    const paused = await until('the paused overlay with the frame', () => (/agent\.ts:\d+/.test(a.model.pausedOf(runId)?.where ?? '') ? a.model.pausedOf(runId) : undefined));
+    const paused = await until('the paused overlay with the frame', () =>
+      /agent\.ts:\d+/.test(a.model.pausedOf(runId)?.where ?? '') ? a.model.pausedOf(runId) : undefined,
+    );
     assert.match(paused.where, /^step 1 "notify user 0" \(agent\.ts:\d+\)$/);
     await ui.waitFor({ selector: '.statusbar-item' }, /paused at step 1 "notify user 0"/, 'the status bar to say paused');
     await vscode.commands.executeCommand('logbook.runs.focus');
@@ -86,13 +94,16 @@ describe('the editor, driven through its UI', function () {
     await ended;
     await until('interrupted', async () => (await runStatus(runId)) === 'interrupted');
     assert.equal(a.model.pausedOf(runId), undefined);
-    const console = dap.messages.filter((x) => x.session.id === session.id && x.m.event === 'output').map((x) => String(x.m.body?.output)).join('');
+    const console = dap.messages
+      .filter((x) => x.session.id === session.id && x.m.event === 'output')
+      .map((x) => String(x.m.body?.output))
+      .join('');
     assert.match(console, /got SIGKILL, a real crash/);
     assert.match(console, /"Agent Logbook: Resume Run" in the Command Palette/);
     await until('the status bar no longer paused', async () => !(await ui.texts({ selector: '.statusbar-item' })).some((x) => /paused at/.test(x.text)));
   });
 
-  it('Resume Run from the run\'s context menu in the Runs view finishes the killed run', async () => {
+  it("Resume Run from the run's context menu in the Runs view finishes the killed run", async () => {
     assert.ok(killedRun, 'the first test killed no run');
     vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
     const a = await api();
@@ -101,12 +112,18 @@ describe('the editor, driven through its UI', function () {
     // The row's menu follows its contextValue: wait for the row to say interrupted, then open the menu. A refresh of
     // the tree can close an open menu (a loaded machine reached that once), so a menu without the item is reopened.
     await ui.waitFor({ selector: '.monaco-list-row' }, new RegExp(`interrupted.*${killedRun}|${killedRun}.*interrupted`), 'the row to say interrupted');
-    await until('Resume Run in the row\'s context menu', async () => {
-      await ui.press('Escape');
-      await ui.click({ selector: '.monaco-list-row', hasText: killedRun }, 'right');
-      const shown = await until('the context menu', async () => ((await ui.texts({ role: 'menuitem' })).length > 0 ? true : undefined), 5_000).catch(() => false);
-      return shown && (await ui.texts({ role: 'menuitem', name: '^Resume Run$' })).length > 0;
-    }, 60_000);
+    await until(
+      "Resume Run in the row's context menu",
+      async () => {
+        await ui.press('Escape');
+        await ui.click({ selector: '.monaco-list-row', hasText: killedRun }, 'right');
+        const shown = await until('the context menu', async () => ((await ui.texts({ role: 'menuitem' })).length > 0 ? true : undefined), 5_000).catch(
+          () => false,
+        );
+        return shown && (await ui.texts({ role: 'menuitem', name: '^Resume Run$' })).length > 0;
+      },
+      60_000,
+    );
     await ui.click({ role: 'menuitem', name: '^Resume Run$' });
     const session = await begun;
     const ended = terminated(session.name);
@@ -119,7 +136,10 @@ describe('the editor, driven through its UI', function () {
     await vscode.commands.executeCommand('logbook.openTimeline', killedRun);
     const t = await until('timeline data', () => a.timelines.data(killedRun));
     const first = t.attempts[0]!;
-    assert.ok(first.scale.segments.some((s) => s.gap && s.paused === true && s.end - s.start >= 2000), JSON.stringify(first.scale));
+    assert.ok(
+      first.scale.segments.some((s) => s.gap && s.paused === true && s.end - s.start >= 2000),
+      JSON.stringify(first.scale),
+    );
     assert.ok(first.scale.ticks.length >= 2);
     if (process.env.LOGBOOK_UI_SHOTS) {
       await vscode.commands.executeCommand('workbench.action.closePanel');
@@ -135,10 +155,14 @@ describe('the editor, driven through its UI', function () {
     const before = (await a.source.request('runs', { offset: 0, limit: 100 })).total;
     await openAgent('defineAgent(');
     await ui.click({ selector: '.editor-actions .action-label[aria-label^="Run Agent"]' });
-    const viaCli = await until('a new completed run', async () => {
-      const page = await a.source.request('runs', { offset: 0, limit: 100 });
-      return page.total > before && page.runs[0]?.status === 'completed' ? page.runs[0] : undefined;
-    }, 60_000);
+    const viaCli = await until(
+      'a new completed run',
+      async () => {
+        const page = await a.source.request('runs', { offset: 0, limit: 100 });
+        return page.total > before && page.runs[0]?.status === 'completed' ? page.runs[0] : undefined;
+      },
+      60_000,
+    );
     assert.equal(viaCli.agent, 'desk-agent');
     assert.ok(vscode.window.terminals.some((t) => t.name === 'Logbook: agent.ts'));
 
@@ -148,9 +172,13 @@ describe('the editor, driven through its UI', function () {
     const session = await begun;
     assert.equal(session.type, 'logbook');
     // The session may end before its run id can be asked for: find its run as the newest one.
-    await until('the lens run completed', async () => {
-      const page = await a.source.request('runs', { offset: 0, limit: 100 });
-      return page.total > before + 1 && page.runs[0]?.id !== viaCli.id && page.runs[0]?.status === 'completed';
-    }, 60_000);
+    await until(
+      'the lens run completed',
+      async () => {
+        const page = await a.source.request('runs', { offset: 0, limit: 100 });
+        return page.total > before + 1 && page.runs[0]?.id !== viaCli.id && page.runs[0]?.status === 'completed';
+      },
+      60_000,
+    );
   });
 });

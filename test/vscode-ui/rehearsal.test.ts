@@ -20,9 +20,18 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     fs.cpSync(path.join(ROOT, 'examples', 'providers'), path.join(dir, 'providers'), { recursive: true });
-    fs.writeFileSync(agent(), fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'control-no-verify.ts'), 'utf8').replace('../../examples/providers/', './providers/'));
+    fs.writeFileSync(
+      agent(),
+      fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'control-no-verify.ts'), 'utf8').replace('../../examples/providers/', './providers/'),
+    );
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    await vscode.workspace.getConfiguration('launch', folder).update('configurations', [{ type: 'logbook', request: 'launch', name: 'no verify', program: '${workspaceFolder}/rehearse/no-verify.ts', input: { recipients: 1 } }], vscode.ConfigurationTarget.WorkspaceFolder);
+    await vscode.workspace
+      .getConfiguration('launch', folder)
+      .update(
+        'configurations',
+        [{ type: 'logbook', request: 'launch', name: 'no verify', program: '${workspaceFolder}/rehearse/no-verify.ts', input: { recipients: 1 } }],
+        vscode.ConfigurationTarget.WorkspaceFolder,
+      );
     // The outbox forgets keys: a second send after a wrong "not happened" really goes out twice.
     await vscode.workspace.getConfiguration('logbook', folder).update('env', { OUTBOX_IGNORE_KEYS: '1' }, vscode.ConfigurationTarget.WorkspaceFolder);
     await vscode.workspace.getConfiguration('logbook', folder).update('rehearse', { jobs: 2 }, vscode.ConfigurationTarget.WorkspaceFolder);
@@ -43,7 +52,10 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     assert.ok(item);
     const doc = await vscode.workspace.openTextDocument(agent());
     const editor = await vscode.window.showTextDocument(doc);
-    const doLine = doc.getText().split('\n').findIndex((l) => l.includes('run.do(send'));
+    const doLine = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('run.do(send'));
     editor.revealRange(new vscode.Range(doLine, 0, doLine, 0), vscode.TextEditorRevealType.InCenter);
 
     // The Testing view, and the agent's row in it: hover shows its Run button, which a click presses.
@@ -94,11 +106,16 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     assert.equal(session.configuration.resume, runId);
     const stop = await until('the reconciliation stop', () => dap.stops(session)[0], 60_000);
     assert.match(JSON.stringify([stop.body.description, stop.body.text, stop.body.reason]), /doubt|reconcil/i);
-    const trace = (await session.customRequest('stackTrace', { threadId: stop.body.threadId })) as { stackFrames: Array<{ line: number; source?: { path?: string } }> };
+    const trace = (await session.customRequest('stackTrace', { threadId: stop.body.threadId })) as {
+      stackFrames: Array<{ line: number; source?: { path?: string } }>;
+    };
     const top = trace.stackFrames[0];
     assert.ok(top?.source?.path?.endsWith(agent()), top?.source?.path);
     assert.equal(top?.line, doLine + 1, 'stopped at the run.do of the action in doubt');
-    const console = dap.messages.filter((x) => x.session.id === killed.id && x.m.event === 'output').map((x) => String(x.m.body?.output)).join('');
+    const console = dap.messages
+      .filter((x) => x.session.id === killed.id && x.m.event === 'output')
+      .map((x) => String(x.m.body?.output))
+      .join('');
     assert.match(console, /SIGKILL/);
     await vscode.debug.stopDebugging(session);
   });

@@ -21,7 +21,11 @@ describe('the installed VSIX', () => {
     const cli = path.join(ext.extensionPath, 'dist', 'cli.js');
     assert.deepEqual(Object.keys(NODES).sort(), ['20', '22', '24']);
     for (const [major, node] of Object.entries(NODES)) {
-      const r = spawnSync(node, [cli, 'run', agentFile(), '--run-id', `vsix-node${major}`, '--input', '{"items":2}', '--journal', dbFile()], { cwd: workspace(), env: { ...process.env, LOGBOOK_STATE_DIR: stateDir() }, encoding: 'utf8' });
+      const r = spawnSync(node, [cli, 'run', agentFile(), '--run-id', `vsix-node${major}`, '--input', '{"items":2}', '--journal', dbFile()], {
+        cwd: workspace(),
+        env: { ...process.env, LOGBOOK_STATE_DIR: stateDir() },
+        encoding: 'utf8',
+      });
       assert.equal(r.status, 0, `Node ${major}: ${r.stdout}${r.stderr}`);
     }
     const a = await api();
@@ -35,7 +39,16 @@ describe('the installed VSIX', () => {
     const name = 'vsix debug';
     const begun = started(name);
     const ended = terminated(name);
-    assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, program: agentFile(), runId: 'vsix-dbg', input: { items: 1 } }));
+    assert.ok(
+      await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+        type: 'logbook',
+        request: 'launch',
+        name,
+        program: agentFile(),
+        runId: 'vsix-dbg',
+        input: { items: 1 },
+      }),
+    );
     await begun;
     await ended;
     await until('the debugged run completed', async () => /^completed/.test(String((await runItem(a, 'vsix-dbg'))?.item.description)));

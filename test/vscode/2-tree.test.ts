@@ -22,8 +22,14 @@ describe('runs tree', () => {
     assert.ok(run.item.tooltip instanceof vscode.MarkdownString);
 
     const steps = await shown(a, run.node);
-    assert.deepEqual(steps.map((s) => text(s.item.label)), ['1. notify user 0', '2. notify user 1']);
-    assert.deepEqual(steps.map((s) => s.item.description), ['completed · 1 action', 'completed · 1 action']);
+    assert.deepEqual(
+      steps.map((s) => text(s.item.label)),
+      ['1. notify user 0', '2. notify user 1'],
+    );
+    assert.deepEqual(
+      steps.map((s) => s.item.description),
+      ['completed · 1 action', 'completed · 1 action'],
+    );
     assert.equal(steps[0]!.item.contextValue, 'logbook.step hasSource checkpoint');
     assert.equal(steps[0]!.item.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
 
@@ -57,7 +63,10 @@ describe('runs tree', () => {
       assert.match(run.item.contextValue ?? '', /\blive\b/);
       assert.doesNotMatch(run.item.contextValue ?? '', /\bdeletable\b/);
       const steps = await shown(a, run.node);
-      assert.deepEqual(steps.map((s) => (s.node as StepNode).step.status), ['completed', 'in-progress']);
+      assert.deepEqual(
+        steps.map((s) => (s.node as StepNode).step.status),
+        ['completed', 'in-progress'],
+      );
       const [act] = await shown(a, steps[1]!.node);
       assert.equal((act!.node as ActionNode).action.status, 'in-flight');
       release();
@@ -82,7 +91,10 @@ describe('runs tree', () => {
     const key = await vscode.commands.executeCommand('logbook.copyIdempotencyKey', { runId: 'tree-done', actionId: 'notice:tree-done:user1' });
     assert.equal(key, 'notice:tree-done:user1');
     assert.equal(await vscode.env.clipboard.readText(), 'notice:tree-done:user1');
-    const at = await vscode.commands.executeCommand<{ file: string; line: number }>('logbook.revealSource', { runId: 'tree-done', actionId: 'notice:tree-done:user1' });
+    const at = await vscode.commands.executeCommand<{ file: string; line: number }>('logbook.revealSource', {
+      runId: 'tree-done',
+      actionId: 'notice:tree-done:user1',
+    });
     const editor = vscode.window.activeTextEditor;
     assert.equal(editor?.document.uri.fsPath, agentFile());
     assert.match(editor.document.lineAt(at.line).text, /run\.do\(sendNotice/);
@@ -100,7 +112,13 @@ describe('runs tree', () => {
       return d && d.length >= 1 ? d : undefined;
     });
     const d = a.decorations.shown.get(agentFile())!;
-    const stepLine = doc.getText().split('\n').findIndex((l) => l.includes('run.step(`notify user'));
-    assert.ok(d.some((x) => x.line === stepLine && /✓ 3 completed/.test(x.text)), JSON.stringify(d));
+    const stepLine = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('run.step(`notify user'));
+    assert.ok(
+      d.some((x) => x.line === stepLine && /✓ 3 completed/.test(x.text)),
+      JSON.stringify(d),
+    );
   });
 });

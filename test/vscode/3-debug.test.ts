@@ -32,17 +32,30 @@ describe('debugging agent scripts', () => {
     const a = await api();
     const doc = await vscode.workspace.openTextDocument(agentFile());
     await vscode.window.showTextDocument(doc);
-    const line = doc.getText().split('\n').findIndex((l) => l.includes('run.step(`notify user'));
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('run.step(`notify user'));
     vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(new vscode.Location(doc.uri, new vscode.Position(line, 0)))]);
     const name = 'F5 breakpoint';
     const begun = started(name);
     const ended = terminated(name);
     // No program: the provider takes the script in the active editor, as F5 does.
-    assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, runId: 'dbg-bp', input: { items: 2 } }));
+    assert.ok(
+      await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+        type: 'logbook',
+        request: 'launch',
+        name,
+        runId: 'dbg-bp',
+        input: { items: 2 },
+      }),
+    );
     const session = await begun;
     const stop = await until('a stop', () => dap.stops(session)[0]);
     assert.equal(stop.body.reason, 'breakpoint');
-    const trace = (await session.customRequest('stackTrace', { threadId: stop.body.threadId, startFrame: 0, levels: 5 })) as { stackFrames: Array<{ line: number; source?: { path?: string } }> };
+    const trace = (await session.customRequest('stackTrace', { threadId: stop.body.threadId, startFrame: 0, levels: 5 })) as {
+      stackFrames: Array<{ line: number; source?: { path?: string } }>;
+    };
     assert.equal(trace.stackFrames[0]?.line, line + 1);
     // VS Code hands sources back as vscode-remote:// URIs under code-server: compare the path part.
     assert.ok(String(trace.stackFrames[0]?.source?.path).endsWith(agentFile()), String(trace.stackFrames[0]?.source?.path));
@@ -58,7 +71,16 @@ describe('debugging agent scripts', () => {
     const name = 'kill me';
     const begun = started(name);
     const ended = terminated(name);
-    assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, program: agentFile(), runId: 'dbg-kill', input: { items: 3, holdAt: 1 } }));
+    assert.ok(
+      await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+        type: 'logbook',
+        request: 'launch',
+        name,
+        program: agentFile(),
+        runId: 'dbg-kill',
+        input: { items: 3, holdAt: 1 },
+      }),
+    );
     await begun;
     await until('item 1 in flight', async () => {
       const r = await runItem(a, 'dbg-kill');
@@ -78,7 +100,10 @@ describe('debugging agent scripts', () => {
     assert.match(run.item.contextValue ?? '', /\bresumable\b/);
     assert.match(run.item.contextValue ?? '', /\binDoubt\b/);
     const steps = await shown(a, run.node);
-    assert.deepEqual(steps.map((s) => (s.node as StepNode).step.status), ['completed', 'interrupted']);
+    assert.deepEqual(
+      steps.map((s) => (s.node as StepNode).step.status),
+      ['completed', 'interrupted'],
+    );
     const [act] = await shown(a, steps[1]!.node);
     assert.equal((act!.node as ActionNode).action.status, 'in-doubt');
     assert.match(act!.item.contextValue ?? '', /\binDoubt\b/);
@@ -106,7 +131,10 @@ describe('debugging agent scripts', () => {
     // The timeline shows both attempts and where the first one crashed.
     await vscode.commands.executeCommand('logbook.openTimeline', 'dbg-kill');
     const t = await until('timeline data', () => a.timelines.data('dbg-kill'));
-    assert.deepEqual(t.attempts.map((x) => x.attempt), [1, 2]);
+    assert.deepEqual(
+      t.attempts.map((x) => x.attempt),
+      [1, 2],
+    );
     assert.ok(t.marks.some((m) => m.kind === 'crash' && m.attempt === 1));
     assert.ok(t.items.some((i) => i.status === 'in-doubt' && i.attempt === 1));
     unrelease();

@@ -19,14 +19,22 @@ describe('run commands', () => {
     const [gate] = await shown(a, steps[1]!.node);
     assert.equal(gate!.item.contextValue, 'logbook.action hasKey hasSource awaitingApproval');
 
-    const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.approveAction', gate!.node, { note: 'ok from the test' });
+    const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>(
+      'logbook.approveAction',
+      gate!.node,
+      { note: 'ok from the test' },
+    );
     assert.equal(approved.code, 0, `${approved.stdout}\n${approved.stderr}`);
     assert.equal(approved.json.status, 'completed');
     await until('completed', async () => /^completed/.test(String((await runItem(a, 'cmd-pay'))?.item.description)));
     const [charge] = await shown(a, (await shown(a, run.node))[1]!.node);
     assert.equal((charge!.node as ActionNode).action.approval, 'approved');
 
-    const comp = await vscode.commands.executeCommand<{ code: number; json: { status: string; compensated: unknown[] }; stdout: string; stderr: string }>('logbook.compensateRun', run.node, { confirm: false });
+    const comp = await vscode.commands.executeCommand<{ code: number; json: { status: string; compensated: unknown[] }; stdout: string; stderr: string }>(
+      'logbook.compensateRun',
+      run.node,
+      { confirm: false },
+    );
     assert.equal(comp.code, 0, `${comp.stdout}\n${comp.stderr}`);
     assert.equal(comp.json.status, 'compensated');
     assert.equal(comp.json.compensated.length, 2);
@@ -52,7 +60,11 @@ describe('run commands', () => {
     assert.equal(refused, undefined);
     const still = JSON.parse(cli(['show', 'cmd-decide', '--json']).stdout) as { run: { status: string } };
     assert.equal(still.run.status, 'needs-decision', 'nothing was decided');
-    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.decideHappened', ref, { result: '{"charged": 5, "ref": "r-1"}' });
+    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>(
+      'logbook.decideHappened',
+      ref,
+      { result: '{"charged": 5, "ref": "r-1"}' },
+    );
     assert.equal(decided.code, 0, `${decided.stdout}\n${decided.stderr}`);
     assert.equal(decided.json.status, 'completed');
     const after = JSON.parse(cli(['show', 'cmd-decide', '--json']).stdout) as { actions: Array<{ id: string; result: unknown; reconciliation: string }> };

@@ -32,10 +32,13 @@ async function withSettings(values: Record<string, unknown>, fn: () => Promise<v
 describe('the editor side', () => {
   it('contributes menus only under ids VS Code knows (debug/toolBar, editor/title/run, …)', () => {
     const known = knownMenuIds();
-    assert.ok(known.has('debug/toolBar') && !known.has('debug/toolbar'), 'the bundle lists VS Code\'s spelling');
+    assert.ok(known.has('debug/toolBar') && !known.has('debug/toolbar'), "the bundle lists VS Code's spelling");
     const pkg = JSON.parse(fs.readFileSync(path.join(vscode.extensions.getExtension(EXT_ID)!.extensionPath, 'package.json'), 'utf8'));
     const ours = Object.keys(pkg.contributes.menus as object);
-    assert.deepEqual(ours.filter((id) => !known.has(id)), []);
+    assert.deepEqual(
+      ours.filter((id) => !known.has(id)),
+      [],
+    );
     assert.ok(ours.includes('debug/toolBar') && ours.includes('editor/title/run'));
   });
 
@@ -50,8 +53,18 @@ describe('the editor side', () => {
     await vscode.window.showTextDocument(doc);
     await until('an agent', () => a.agentFiles.activeIsAgent);
     const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
-    const line = doc.getText().split('\n').findIndex((l) => l.includes('defineAgent('));
-    assert.deepEqual(lenses.map((l) => [l.range.start.line, l.command?.command]), [[line, 'logbook.runAgent'], [line, 'logbook.debugAgent'], [line, 'logbook.rehearseAgent']]);
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('defineAgent('));
+    assert.deepEqual(
+      lenses.map((l) => [l.range.start.line, l.command?.command]),
+      [
+        [line, 'logbook.runAgent'],
+        [line, 'logbook.debugAgent'],
+        [line, 'logbook.rehearseAgent'],
+      ],
+    );
     assert.deepEqual(a.debugConfig.provideDynamic(), [{ type: 'logbook', request: 'launch', name: 'Logbook: agent.ts', program: agentFile() }]);
   });
 
@@ -61,7 +74,14 @@ describe('the editor side', () => {
     fs.writeFileSync(path.join(workspace(), 'launch.env'), 'DEMO_TIER=pro\nDEMO_EXTRA=1\n');
     await withSettings({ envFile: 'settings.env', env: { DEMO_REGION: 'us' } }, () => {
       const folder = vscode.workspace.workspaceFolders?.[0];
-      const base = a.debugConfig.resolveDebugConfiguration(folder, { type: 'logbook', request: 'launch', name: 'env', program: agentFile(), envFile: 'launch.env', env: { DEMO_EXTRA: '2' } });
+      const base = a.debugConfig.resolveDebugConfiguration(folder, {
+        type: 'logbook',
+        request: 'launch',
+        name: 'env',
+        program: agentFile(),
+        envFile: 'launch.env',
+        env: { DEMO_EXTRA: '2' },
+      });
       const r = a.debugConfig.resolveDebugConfigurationWithSubstitutedVariables(folder, base!);
       assert.deepEqual(r?.env, { DEMO_API_KEY: 'sk-settings-1234', DEMO_REGION: 'us', DEMO_TIER: 'pro', DEMO_EXTRA: '2' });
       assert.equal(r?.envFile, undefined);
@@ -70,14 +90,17 @@ describe('the editor side', () => {
     });
   });
 
-  it('gives the CLI the settings\' environment: a resume through the CLI runs its effect with logbook.env', async () => {
+  it("gives the CLI the settings' environment: a resume through the CLI runs its effect with logbook.env", async () => {
     const a = await api();
     // The fixture's effect waits for <LOGBOOK_STATE_DIR>/release and writes its ledger there: point it elsewhere.
     const alt = path.join(workspace(), 'alt-state');
     fs.mkdirSync(alt, { recursive: true });
     unrelease();
     const child = cliAsync(['run', agentFile(), '--run-id', 'env-cli', '--input', JSON.stringify({ items: 2, holdAt: 1 })]);
-    await until('env-cli in flight', async () => (await a.source.request('actions', { runId: 'env-cli', stepIdx: 1, afterSeq: 0, limit: 1 })).actions[0]?.status === 'in-flight');
+    await until(
+      'env-cli in flight',
+      async () => (await a.source.request('actions', { runId: 'env-cli', stepIdx: 1, afterSeq: 0, limit: 1 })).actions[0]?.status === 'in-flight',
+    );
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     fs.writeFileSync(path.join(alt, 'release'), '');
@@ -87,7 +110,10 @@ describe('the editor side', () => {
     });
     const ledger = JSON.parse(fs.readFileSync(path.join(alt, 'desk-ledger.json'), 'utf8')) as string[];
     assert.ok(ledger.includes('notice:env-cli:user1'), `the effect ran without logbook.env: ${JSON.stringify(ledger)}`);
-    assert.ok(!fs.existsSync(path.join(stateDir(), 'desk-ledger.json')) || !(JSON.parse(fs.readFileSync(path.join(stateDir(), 'desk-ledger.json'), 'utf8')) as string[]).includes('notice:env-cli:user1'));
+    assert.ok(
+      !fs.existsSync(path.join(stateDir(), 'desk-ledger.json')) ||
+        !(JSON.parse(fs.readFileSync(path.join(stateDir(), 'desk-ledger.json'), 'utf8')) as string[]).includes('notice:env-cli:user1'),
+    );
     release();
   });
 });

@@ -7,7 +7,11 @@ import type { ActionNode, RunNode } from '../../src/extension/tree/nodes';
 import { DapLog, ROOT, api, cli, runItem, shown, started, terminated, text, until } from './helpers';
 
 const SUPPORT = path.join(ROOT, 'examples', 'support-agent.ts');
-const lineOf = (doc: vscode.TextDocument, needle: string): number => doc.getText().split('\n').findIndex((l) => l.includes(needle)) + 1;
+const lineOf = (doc: vscode.TextDocument, needle: string): number =>
+  doc
+    .getText()
+    .split('\n')
+    .findIndex((l) => l.includes(needle)) + 1;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('model and tool calls in the runs tree', () => {
@@ -21,7 +25,10 @@ describe('model and tool calls in the runs tree', () => {
     const run = await until('the support run in the tree', () => runItem(a, 'ai-tree'));
     assert.equal(text(run.item.label), 'support-agent');
     const steps = await shown(a, run.node);
-    assert.deepEqual(steps.map((s) => text(s.item.label)), ['1. resolve', '2. reply']);
+    assert.deepEqual(
+      steps.map((s) => text(s.item.label)),
+      ['1. resolve', '2. reply'],
+    );
     const actions = await shown(a, steps[0]!.node);
 
     const first = actions.find((x) => (x.node as ActionNode).action.id === 'model:1.1');
@@ -70,7 +77,10 @@ describe('model and tool calls in the runs tree', () => {
       return shownNow?.some((x) => x.line === at('await generateText(')) ? shownNow : undefined;
     });
     for (const needle of ['await generateText(', 'streamText({', 'refund: { action: refund', 'lookupOrder: { tool: lookupOrder']) {
-      assert.ok(d.some((x) => x.line === at(needle) && /✓ \d+ committed/.test(x.text)), `${needle}: ${JSON.stringify(d)}`);
+      assert.ok(
+        d.some((x) => x.line === at(needle) && /✓ \d+ committed/.test(x.text)),
+        `${needle}: ${JSON.stringify(d)}`,
+      );
     }
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
@@ -83,7 +93,11 @@ describe('model and tool calls in the runs tree', () => {
     assert.ok(second);
     assert.equal(second.item.contextValue, 'logbook.action hasKey hasSource aiCall whatIf');
     const answer = 'No refund: order A-1001 is past its return window, so a replacement is on its way instead.';
-    const r = await vscode.commands.executeCommand<{ code: number; json: { runId: string; status: string; output: { reply: string; toolCalls: string[] } }; stderr: string }>('logbook.forkWithEditedAnswer', second.node, { answer });
+    const r = await vscode.commands.executeCommand<{
+      code: number;
+      json: { runId: string; status: string; output: { reply: string; toolCalls: string[] } };
+      stderr: string;
+    }>('logbook.forkWithEditedAnswer', second.node, { answer });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.json.status, 'completed');
     assert.deepEqual(r.json.output.toolCalls, ['lookupOrder', 'search_faq'], 'no refund, email or ticket in the fork');
@@ -104,14 +118,23 @@ describe('the support agent in the debugger', () => {
   });
 
   /** The frame VS Code focused and the editor it opened: the user's, not a Logbook file. */
-  async function focused(session: vscode.DebugSession, threadId: unknown): Promise<{ top: { name: string; line: number; path: string }; editor: string; line: number }> {
-    const trace = (await session.customRequest('stackTrace', { threadId, startFrame: 0, levels: 5 })) as { stackFrames: Array<{ name: string; line: number; source?: { path?: string } }> };
+  async function focused(
+    session: vscode.DebugSession,
+    threadId: unknown,
+  ): Promise<{ top: { name: string; line: number; path: string }; editor: string; line: number }> {
+    const trace = (await session.customRequest('stackTrace', { threadId, startFrame: 0, levels: 5 })) as {
+      stackFrames: Array<{ name: string; line: number; source?: { path?: string } }>;
+    };
     const top = trace.stackFrames[0];
     const editor = await until('the editor on the stop', () => {
       const e = vscode.window.activeTextEditor;
       return e && e.document.uri.scheme === 'file' && e.selection.active.line + 1 === top?.line ? e : undefined;
     });
-    return { top: { name: top?.name ?? '', line: top?.line ?? 0, path: String(top?.source?.path) }, editor: editor.document.uri.fsPath, line: editor.selection.active.line + 1 };
+    return {
+      top: { name: top?.name ?? '', line: top?.line ?? 0, path: String(top?.source?.path) },
+      editor: editor.document.uri.fsPath,
+      line: editor.selection.active.line + 1,
+    };
   }
 
   it('F5, model:* stops at the agent lines, kill at a tool, resume: the console informs in its own voice, and the timeline can be read and clicked', async () => {
@@ -123,7 +146,15 @@ describe('the support agent in the debugger', () => {
     const name = 'support agent';
     const begun = started(name);
     const ended = terminated(name);
-    assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, program: SUPPORT, runId: 'ai-debug' }));
+    assert.ok(
+      await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+        type: 'logbook',
+        request: 'launch',
+        name,
+        program: SUPPORT,
+        runId: 'ai-debug',
+      }),
+    );
     const session = await begun;
 
     // Item 1: the stop is at the agent's generateText line, in the agent's file; no Logbook source is opened.
@@ -133,7 +164,10 @@ describe('the support agent in the debugger', () => {
     assert.equal(at.editor, SUPPORT);
     assert.equal(at.line, generate);
     assert.ok(at.top.path.endsWith(SUPPORT), at.top.path);
-    const paused = await until('the tree says where it is paused', () => a.model.pausedOf('ai-debug')?.where.includes('support-agent.ts') && a.model.pausedOf('ai-debug'));
+    const paused = await until(
+      'the tree says where it is paused',
+      () => a.model.pausedOf('ai-debug')?.where.includes('support-agent.ts') && a.model.pausedOf('ai-debug'),
+    );
     assert.equal(paused.where, `${at.top.name} (support-agent.ts:${generate})`);
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => (t.input instanceof vscode.TabInputText ? t.input.uri.fsPath : ''));
     assert.ok(!tabs.some((f) => f.startsWith(path.join(ROOT, 'src') + path.sep)), tabs.join(', '));
@@ -163,24 +197,42 @@ describe('the support agent in the debugger', () => {
     let handled = 0;
     let done = false;
     void resumeEnded.then(() => (done = true));
-    await until('the resumed run to end, continuing at each stop', async () => {
-      const next = dap.stops(again)[handled];
-      if (next) {
-        handled++;
-        await again.customRequest('continue', { threadId: next.body.threadId }).then(undefined, () => undefined);
-      }
-      return done;
-    }, 120_000);
-    const outputs = dap.messages.filter((x) => x.session.id === again.id && x.m.type === 'event' && x.m.event === 'output').map((x) => x.m.body as { category?: string; output: string });
+    await until(
+      'the resumed run to end, continuing at each stop',
+      async () => {
+        const next = dap.stops(again)[handled];
+        if (next) {
+          handled++;
+          await again.customRequest('continue', { threadId: next.body.threadId }).then(undefined, () => undefined);
+        }
+        return done;
+      },
+      120_000,
+    );
+    const outputs = dap.messages
+      .filter((x) => x.session.id === again.id && x.m.type === 'event' && x.m.event === 'output')
+      .map((x) => x.m.body as { category?: string; output: string });
     const said = outputs.filter((o) => /answered from the journal/.test(o.output));
-    assert.deepEqual(said.map((o) => [o.category, /model:\d\.\d/.exec(o.output)?.[0]]), [['console', 'model:1.1'], ['console', 'model:1.2']]);
-    assert.deepEqual(outputs.filter((o) => o.category === 'stderr'), []);
+    assert.deepEqual(
+      said.map((o) => [o.category, /model:\d\.\d/.exec(o.output)?.[0]]),
+      [
+        ['console', 'model:1.1'],
+        ['console', 'model:1.2'],
+      ],
+    );
+    assert.deepEqual(
+      outputs.filter((o) => o.category === 'stderr'),
+      [],
+    );
     await until('completed', async () => /^completed · 2 attempts/.test(String((await runItem(a, 'ai-debug'))?.item.description)));
 
     // Item 2: every bar of the timeline is labelled whole, on top where one clicks, and opens its row in the tree.
     await vscode.commands.executeCommand('logbook.openTimeline', 'ai-debug');
     const t = await until('timeline data', () => a.timelines.data('ai-debug'));
-    assert.ok(t.attempts[0]?.scale.segments.some((s) => s.gap && s.paused), 'the stops are paused gaps');
+    assert.ok(
+      t.attempts[0]?.scale.segments.some((s) => s.gap && s.paused),
+      'the stops are paused gaps',
+    );
     const drawing = await until('the drawing', async () => {
       const d = await a.timelines.drawing('ai-debug');
       return d && d.bars.length === t.items.length ? d : undefined;
@@ -191,7 +243,11 @@ describe('the support agent in the debugger', () => {
     for (const item of t.items) {
       const key = `${item.attempt}:${item.kind}:${item.id}`;
       const bar = drawing.bars.find((b) => b.key === key);
-      assert.deepEqual(bar && { text: bar.text, labelFits: bar.labelFits, onTop: bar.onTop, overlaps: bar.overlaps }, { text: item.label, labelFits: true, onTop: true, overlaps: [] }, key);
+      assert.deepEqual(
+        bar && { text: bar.text, labelFits: bar.labelFits, onTop: bar.onTop, overlaps: bar.overlaps },
+        { text: item.label, labelFits: true, onTop: true, overlaps: [] },
+        key,
+      );
     }
     for (const item of actions) {
       const key = `${item.attempt}:action:${item.id}`;

@@ -8,7 +8,24 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ActionNode } from '../../src/extension/tree/nodes';
-import { CLI, DapLog, NODE, ROOT, agentFile, api, release, runItem, shown, started, stateDir as hostStateDir, terminated, text, unrelease, until, workspace } from './helpers';
+import {
+  CLI,
+  DapLog,
+  NODE,
+  ROOT,
+  agentFile,
+  api,
+  release,
+  runItem,
+  shown,
+  started,
+  stateDir as hostStateDir,
+  terminated,
+  text,
+  unrelease,
+  until,
+  workspace,
+} from './helpers';
 
 const WRITER = 'logbook_writer';
 const VIEWER = 'logbook_viewer';
@@ -44,7 +61,11 @@ function psql(s: Server, sql: string, database = 'postgres'): string {
   // Where scripts/pg-server.mjs finds the binaries: $LOGBOOK_PG_BIN, else Debian's newest /usr/lib/postgresql/N/bin.
   const version = fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))[0] : undefined;
   const bin = process.env.LOGBOOK_PG_BIN ?? (version ? path.join('/usr/lib/postgresql', version, 'bin') : '');
-  const r = spawnSync(path.join(bin, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(s.port), '-U', 'postgres', '-d', database, '-c', sql], { encoding: 'utf8' });
+  const r = spawnSync(
+    path.join(bin, 'psql'),
+    ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(s.port), '-U', 'postgres', '-d', database, '-c', sql],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`psql: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -118,9 +139,17 @@ describe('the sidebar on a PostgreSQL journal', function () {
     fs.mkdirSync(folder, { recursive: true });
     fs.copyFileSync(agentFile(), path.join(folder, 'agent.ts'));
     const env = { ...process.env, PGPASSWORD: WRITER_PW, LOGBOOK_STATE_DIR: stateDir(runId), NO_COLOR: '1' };
-    const queued = spawnSync(NODE, [CLI, 'run', '--detach', path.join(folder, 'agent.ts'), '--journal', url, '--run-id', runId, '--input', JSON.stringify(input)], { cwd: workspace(), env, encoding: 'utf8' });
+    const queued = spawnSync(
+      NODE,
+      [CLI, 'run', '--detach', path.join(folder, 'agent.ts'), '--journal', url, '--run-id', runId, '--input', JSON.stringify(input)],
+      { cwd: workspace(), env, encoding: 'utf8' },
+    );
     assert.equal(queued.status, 0, queued.stderr);
-    const child = spawn(NODE, [CLI, 'worker', '--scripts', folder, '--journal', url, '--name', 'ext-test-worker', '--poll-ms', '100'], { cwd: workspace(), env, stdio: 'ignore' });
+    const child = spawn(NODE, [CLI, 'worker', '--scripts', folder, '--journal', url, '--name', 'ext-test-worker', '--poll-ms', '100'], {
+      cwd: workspace(),
+      env,
+      stdio: 'ignore',
+    });
     writers.push(child);
     return child;
   }
@@ -142,7 +171,16 @@ describe('the sidebar on a PostgreSQL journal', function () {
     let begun = false;
     const sub = vscode.debug.onDidStartDebugSession(() => (begun = true));
     try {
-      assert.equal(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name: 'pw in launch', program: agentFile(), journal: database }), false);
+      assert.equal(
+        await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+          type: 'logbook',
+          request: 'launch',
+          name: 'pw in launch',
+          program: agentFile(),
+          journal: database,
+        }),
+        false,
+      );
     } finally {
       sub.dispose();
     }
@@ -165,11 +203,15 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.equal(await vscode.commands.executeCommand('logbook.setJournalPassword', { role: 'reader', password: VIEWER_PW }), 'stored');
 
     const writer = workerRuns('pg-live', { items: 3, holdAt: 1 });
-    const held = await until('the run in the tree, claimed by the worker and holding in its second step', async () => {
-      const x = await runItem(a, 'pg-live');
-      if (!x || x.node.kind !== 'run') return undefined;
-      return x.node.run.stepCount === 2 && x.node.run.status === 'running' ? x : undefined;
-    }, 120_000);
+    const held = await until(
+      'the run in the tree, claimed by the worker and holding in its second step',
+      async () => {
+        const x = await runItem(a, 'pg-live');
+        if (!x || x.node.kind !== 'run') return undefined;
+        return x.node.run.stepCount === 2 && x.node.run.status === 'running' ? x : undefined;
+      },
+      120_000,
+    );
     assert.equal(held.node.kind === 'run' && held.node.run.leaseLive, true);
     assert.match(held.node.kind === 'run' ? (held.node.run.owner ?? '') : '', /ext-test-worker/, 'the tree says which worker holds the run');
     // The reader connects as the viewer (the read-only role), with no password on its command line.
@@ -178,14 +220,22 @@ describe('the sidebar on a PostgreSQL journal', function () {
     assert.doesNotMatch(fs.readFileSync(`/proc/${readerPid}/cmdline`, 'utf8'), /secret/);
     assert.equal(psql(server!, `SELECT COUNT(*) > 0 FROM pg_stat_activity WHERE usename = '${VIEWER}' AND datname = '${DB}'`), 't');
     // It follows the journal by LISTEN, on a connection of its own, as that role too.
-    await until('the reader to LISTEN as the viewer', () => psql(server!, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'logbook-reader-listen' AND usename = '${VIEWER}'`) === '1' || undefined);
+    await until(
+      'the reader to LISTEN as the viewer',
+      () =>
+        psql(server!, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'logbook-reader-listen' AND usename = '${VIEWER}'`) === '1' || undefined,
+    );
     assert.throws(() => psql(server!, `SET ROLE ${VIEWER}; INSERT INTO runs (id) VALUES ('x')`, DB), /permission denied/);
 
     fs.writeFileSync(path.join(stateDir('pg-live'), 'release'), '');
-    const done = await until('the run completed in the tree, live', async () => {
-      const x = await runItem(a, 'pg-live');
-      return x?.node.kind === 'run' && x.node.run.status === 'completed' ? x : undefined;
-    }, 120_000);
+    const done = await until(
+      'the run completed in the tree, live',
+      async () => {
+        const x = await runItem(a, 'pg-live');
+        return x?.node.kind === 'run' && x.node.run.status === 'completed' ? x : undefined;
+      },
+      120_000,
+    );
     assert.equal(done.node.kind === 'run' && done.node.run.stepCount, 3);
     // A worker keeps claiming until told to stop: SIGTERM is its graceful stop (nothing held, exit 0).
     writer.kill('SIGTERM');
@@ -208,14 +258,25 @@ describe('the sidebar on a PostgreSQL journal', function () {
     fs.mkdirSync(hostStateDir(), { recursive: true });
     const steps = await shown(a, run.node);
     const [gate] = await shown(a, steps[1]!.node);
-    const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.approveAction', gate!.node, { note: 'approved on postgres' });
+    const approved = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>(
+      'logbook.approveAction',
+      gate!.node,
+      { note: 'approved on postgres' },
+    );
     assert.equal(approved.code, 0, `${approved.stdout}\n${approved.stderr}`);
     assert.equal(approved.json.status, 'completed');
-    assert.equal(psql(server!, "SELECT approval || ' ' || COALESCE(approval_note, '') FROM actions WHERE run_id = 'pg-pay' AND type = 'payment.charge'", DB), 'approved approved on postgres');
+    assert.equal(
+      psql(server!, "SELECT approval || ' ' || COALESCE(approval_note, '') FROM actions WHERE run_id = 'pg-pay' AND type = 'payment.charge'", DB),
+      'approved approved on postgres',
+    );
     assert.equal(psql(server!, "SELECT status FROM runs WHERE id = 'pg-pay'", DB), 'completed');
     await until('completed in the tree', async () => /^completed/.test(String((await runItem(a, 'pg-pay'))?.item.description)));
 
-    const comp = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.compensateRun', 'pg-pay', { confirm: false });
+    const comp = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>(
+      'logbook.compensateRun',
+      'pg-pay',
+      { confirm: false },
+    );
     assert.equal(comp.code, 0, `${comp.stdout}\n${comp.stderr}`);
     assert.equal(psql(server!, "SELECT status FROM runs WHERE id = 'pg-pay'", DB), 'compensated');
     assert.equal(psql(server!, "SELECT string_agg(compensation, ',' ORDER BY seq) FROM actions WHERE run_id = 'pg-pay'", DB), 'committed,committed');
@@ -226,19 +287,27 @@ describe('the sidebar on a PostgreSQL journal', function () {
     const a = await api();
     unrelease();
     const writer = runAgent('pg-kill', { items: 3, holdAt: 1 });
-    await until('the second notice in flight', async () => {
-      const r = await runItem(a, 'pg-kill');
-      if (!r) return undefined;
-      const s1 = (await shown(a, r.node))[1];
-      if (!s1) return undefined;
-      const [act] = await shown(a, s1.node);
-      return act && (act.node as ActionNode).action.status === 'in-flight';
-    }, 120_000);
+    await until(
+      'the second notice in flight',
+      async () => {
+        const r = await runItem(a, 'pg-kill');
+        if (!r) return undefined;
+        const s1 = (await shown(a, r.node))[1];
+        if (!s1) return undefined;
+        const [act] = await shown(a, s1.node);
+        return act && (act.node as ActionNode).action.status === 'in-flight';
+      },
+      120_000,
+    );
     writer.kill('SIGKILL');
-    const run = await until('the run interrupted with one action in doubt', async () => {
-      const r = await runItem(a, 'pg-kill');
-      return r && /^interrupted · 1 in doubt/.test(String(r.item.description)) ? r : undefined;
-    }, 120_000);
+    const run = await until(
+      'the run interrupted with one action in doubt',
+      async () => {
+        const r = await runItem(a, 'pg-kill');
+        return r && /^interrupted · 1 in doubt/.test(String(r.item.description)) ? r : undefined;
+      },
+      120_000,
+    );
     assert.match(run.item.contextValue ?? '', /\bresumable\b/);
 
     // The resumed effect holds at the same gate, in the provider state of the runner the debugger starts (the suite's).
@@ -267,28 +336,52 @@ describe('the sidebar on a PostgreSQL journal', function () {
     const name = 'pg debug kill';
     const begun = started(name);
     const ended = terminated(name);
-    assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], { type: 'logbook', request: 'launch', name, program: agentFile(), runId: 'pg-dbg', input: { items: 2, holdAt: 1 } }));
+    assert.ok(
+      await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], {
+        type: 'logbook',
+        request: 'launch',
+        name,
+        program: agentFile(),
+        runId: 'pg-dbg',
+        input: { items: 2, holdAt: 1 },
+      }),
+    );
     const session = await begun;
     assert.equal(session.configuration.journal, url, 'the launch takes the journal setting');
-    await until('the second notice in flight', async () => {
-      const r = await runItem(a, 'pg-dbg');
-      const s1 = r && (await shown(a, r.node))[1];
-      const [act] = s1 ? await shown(a, s1.node) : [];
-      return act && (act.node as ActionNode).action.status === 'in-flight';
-    }, 120_000);
+    await until(
+      'the second notice in flight',
+      async () => {
+        const r = await runItem(a, 'pg-dbg');
+        const s1 = r && (await shown(a, r.node))[1];
+        const [act] = s1 ? await shown(a, s1.node) : [];
+        return act && (act.node as ActionNode).action.status === 'in-flight';
+      },
+      120_000,
+    );
     assert.equal(await vscode.commands.executeCommand('logbook.killRun'), 'killed');
     await ended;
-    const said = () => (dap?.messages ?? []).filter((x) => x.session.id === session.id && x.m.event === 'output').map((x) => (typeof x.m.body?.output === 'string' ? x.m.body.output : '')).join('');
+    const said = () =>
+      (dap?.messages ?? [])
+        .filter((x) => x.session.id === session.id && x.m.event === 'output')
+        .map((x) => (typeof x.m.body?.output === 'string' ? x.m.body.output : ''))
+        .join('');
     await until('the crash report', () => /Killed the run/.test(said()) || undefined);
     assert.match(said(), /Run pg-dbg died in step 2 "notify user 1"/);
     assert.match(said(), /In doubt: notice\.send notice:pg-dbg:user1 was started but not committed/);
     assert.equal(psql(server!, "SELECT status FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'started');
 
     // A person decides the in-doubt notice from the tree: the CLI resumes the run with that decision, in PostgreSQL.
-    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>('logbook.decideHappened', { runId: 'pg-dbg', actionId: 'notice:pg-dbg:user1' }, { confirm: false });
+    const decided = await vscode.commands.executeCommand<{ code: number; json: { status: string }; stdout: string; stderr: string }>(
+      'logbook.decideHappened',
+      { runId: 'pg-dbg', actionId: 'notice:pg-dbg:user1' },
+      { confirm: false },
+    );
     assert.equal(decided.code, 0, `${decided.stdout}\n${decided.stderr}`);
     assert.equal(decided.json.status, 'completed');
-    assert.equal(psql(server!, "SELECT status || ' ' || decision || ' ' || executions FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB), 'committed happened 1');
+    assert.equal(
+      psql(server!, "SELECT status || ' ' || decision || ' ' || executions FROM actions WHERE run_id = 'pg-dbg' AND step_idx = 1", DB),
+      'committed happened 1',
+    );
     await until('completed in the tree', async () => /^completed/.test(String((await runItem(a, 'pg-dbg'))?.item.description)));
   });
 });

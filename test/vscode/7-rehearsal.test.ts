@@ -16,7 +16,10 @@ const fails = (): string => path.join(dir(), 'fails.ts');
 
 /** The 0-based line of the first occurrence of `needle` in a file. */
 function lineOf(file: string, needle: string): number {
-  const i = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(needle));
+  const i = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes(needle));
   assert.ok(i >= 0, `${needle} in ${file}`);
   return i;
 }
@@ -24,7 +27,10 @@ function lineOf(file: string, needle: string): number {
 /** The pids in a process group (the rehearsal runs as one: its campaign children and their `logbook` runs). */
 function group(pgid: number): number[] {
   const r = spawnSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' });
-  return r.stdout.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+  return r.stdout
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => n > 0);
 }
 
 async function item(r: Rehearsals, file: string): Promise<vscode.TestItem> {
@@ -50,7 +56,8 @@ describe('rehearsal in the Test Explorer', function () {
     // Agents as a project has them: the email example with its providers, a send without verify, one that fails.
     fs.rmSync(dir(), { recursive: true, force: true });
     fs.cpSync(path.join(ROOT, 'examples'), dir(), { recursive: true });
-    const withProviders = (f: string): string => fs.readFileSync(path.join(ROOT, 'test', 'fixtures', f), 'utf8').replace('../../examples/providers/', './providers/');
+    const withProviders = (f: string): string =>
+      fs.readFileSync(path.join(ROOT, 'test', 'fixtures', f), 'utf8').replace('../../examples/providers/', './providers/');
     fs.writeFileSync(noVerify(), withProviders('control-no-verify.ts'));
     fs.writeFileSync(fails(), withProviders('fails-uncrashed.ts'));
     fs.copyFileSync(email(), emailMany());
@@ -102,14 +109,19 @@ describe('rehearsal in the Test Explorer', function () {
     assert.equal(r.outcomes.get(e.id)?.state, 'passed', JSON.stringify(r.outcomes.get(e.id)));
     const points = children(e);
     assert.equal(points.length, 16);
-    assert.deepEqual(points.filter((p) => r.outcomes.get(p.id)?.state !== 'passed').map((p) => `${p.description}: ${JSON.stringify(r.outcomes.get(p.id))}`), []);
+    assert.deepEqual(
+      points.filter((p) => r.outcomes.get(p.id)?.state !== 'passed').map((p) => `${p.description}: ${JSON.stringify(r.outcomes.get(p.id))}`),
+      [],
+    );
     assert.equal(r.active.size, 0);
   });
 
   it('a non-idempotent send without verify fails at its after-execute point, with the invariant, at its run.do line', async () => {
     const a = await api();
     const r = a.rehearsals;
-    await vscode.workspace.getConfiguration('logbook', vscode.workspace.workspaceFolders?.[0]?.uri).update('env', { OUTBOX_IGNORE_KEYS: '1' }, vscode.ConfigurationTarget.WorkspaceFolder);
+    await vscode.workspace
+      .getConfiguration('logbook', vscode.workspace.workspaceFolders?.[0]?.uri)
+      .update('env', { OUTBOX_IGNORE_KEYS: '1' }, vscode.ConfigurationTarget.WorkspaceFolder);
     const n = await item(r, noVerify());
     await run(r, n);
     assert.equal(r.outcomes.get(n.id)?.state, 'failed');
@@ -119,14 +131,23 @@ describe('rehearsal in the Test Explorer', function () {
     const [m] = bad.messages;
     assert.match(m?.text ?? '', /^effect twice: email\.send `email:rehearsal:user1@example\.com` ×2/);
     assert.match(m?.text ?? '', /needs a decision: no verify/);
-    assert.match(m?.text ?? '', /logbook run rehearse\/no-verify\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --journal /);
+    assert.match(
+      m?.text ?? '',
+      /logbook run rehearse\/no-verify\.ts --input '\{"recipients":1\}' --run-id rehearsal --crash-at email\.send#1@after-execute --journal /,
+    );
     const line = lineOf(noVerify(), 'run.do(send');
     assert.equal(m?.line, line);
     assert.equal(m?.file, noVerify());
     assert.equal(byDesc.get('email.send#1@after-commit')?.state, 'passed');
     assert.equal(byDesc.get('email.send#1@before-start')?.state, 'passed');
     // Until the next rehearsal, the editor marks the line.
-    assert.ok(r.failing.get(noVerify())?.get(line)?.some((t) => t.startsWith('email.send#1@after-execute: effect twice')), JSON.stringify([...(r.failing.get(noVerify()) ?? [])]));
+    assert.ok(
+      r.failing
+        .get(noVerify())
+        ?.get(line)
+        ?.some((t) => t.startsWith('email.send#1@after-execute: effect twice')),
+      JSON.stringify([...(r.failing.get(noVerify()) ?? [])]),
+    );
   });
 
   it('cancel stops the rehearsal: its processes, campaign children and runs alike, none left', async () => {

@@ -52,7 +52,8 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
     } catch (err) {
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -89,11 +90,15 @@ export class DapLog implements vscode.Disposable {
   private readonly reg: vscode.Disposable;
   constructor() {
     this.reg = vscode.debug.registerDebugAdapterTrackerFactory('logbook', {
-      createDebugAdapterTracker: (session) => ({ onDidSendMessage: (m: { type: string; event?: string; body?: Record<string, unknown> }) => this.messages.push({ session, m }) }),
+      createDebugAdapterTracker: (session) => ({
+        onDidSendMessage: (m: { type: string; event?: string; body?: Record<string, unknown> }) => this.messages.push({ session, m }),
+      }),
     });
   }
   stops(session?: vscode.DebugSession): Array<{ session: vscode.DebugSession; body: Record<string, unknown> }> {
-    return this.messages.filter((x) => x.m.type === 'event' && x.m.event === 'stopped' && (!session || x.session.id === session.id)).map((x) => ({ session: x.session, body: x.m.body ?? {} }));
+    return this.messages
+      .filter((x) => x.m.type === 'event' && x.m.event === 'stopped' && (!session || x.session.id === session.id))
+      .map((x) => ({ session: x.session, body: x.m.body ?? {} }));
   }
   dispose(): void {
     this.reg.dispose();

@@ -20,7 +20,10 @@ export function run(): Promise<void> {
   // forbidOnly: an `it.only` left in a test must fail the suite, not quietly skip the rest of it.
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 90_000, reporter: 'spec', forbidOnly: true });
   const only = process.env.LOGBOOK_VSCODE_TESTS;
-  for (const f of fs.readdirSync(__dirname).filter((n) => n.endsWith('.test.js') || n.endsWith('.scene.js')).sort()) {
+  for (const f of fs
+    .readdirSync(__dirname)
+    .filter((n) => n.endsWith('.test.js') || n.endsWith('.scene.js'))
+    .sort()) {
     if (!only || only.split(',').some((o) => f.startsWith(o))) mocha.addFile(path.join(__dirname, f));
   }
   return new Promise((resolve, reject) => {

@@ -85,7 +85,9 @@ function runItem(n: RunNode): vscode.TreeItem {
   item.contextValue = contextValue(ITEM.run, runFlags(n));
   const md = new vscode.MarkdownString(undefined, true);
   md.appendMarkdown(`$(${look.icon}) **${r.agent}** — ${look.word}\n\n`);
-  md.appendMarkdown(`| | |\n|---|---|\n| run | \`${r.id}\` |\n| attempts | ${r.attempt} |\n| steps | ${r.stepCount} |\n| actions | ${r.actionCount}${r.inDoubt ? ` (${r.inDoubt} in doubt)` : ''} |\n| started | ${new Date(r.createdAt).toLocaleString()} |\n| updated | ${new Date(r.updatedAt).toLocaleString()} |\n`);
+  md.appendMarkdown(
+    `| | |\n|---|---|\n| run | \`${r.id}\` |\n| attempts | ${r.attempt} |\n| steps | ${r.stepCount} |\n| actions | ${r.actionCount}${r.inDoubt ? ` (${r.inDoubt} in doubt)` : ''} |\n| started | ${new Date(r.createdAt).toLocaleString()} |\n| updated | ${new Date(r.updatedAt).toLocaleString()} |\n`,
+  );
   if (r.owner) md.appendMarkdown(`| held by | ${r.owner} |\n`);
   md.appendMarkdown(`\n\nscript: \`${r.script}\`\n\n`);
   if (r.input) md.appendMarkdown(`input:\n${code(r.input)}\n\n`);
@@ -101,13 +103,18 @@ function runItem(n: RunNode): vscode.TreeItem {
 function stepItem(n: StepNode): vscode.TreeItem {
   const s = n.step;
   const look = STEP_LOOK[s.status];
-  const item = new vscode.TreeItem(`${s.idx + 1}. ${s.name}`, s.actionCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  const item = new vscode.TreeItem(
+    `${s.idx + 1}. ${s.name}`,
+    s.actionCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
   item.description = [look.word, s.actionCount ? `${s.actionCount} action${s.actionCount === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
   item.iconPath = icon(look.icon, look.color);
   const flags: Flag[] = [FLAG.hasSource];
   if (s.hasResult) flags.push(FLAG.checkpoint);
   item.contextValue = contextValue(ITEM.step, flags);
-  const md = new vscode.MarkdownString(`**step ${s.idx + 1}: ${s.name}** — ${look.word}\n\nattempt ${s.attempt}, started ${new Date(s.startedAt).toLocaleTimeString()}${s.endedAt !== null ? `, took ${s.endedAt - s.startedAt} ms` : ''}`);
+  const md = new vscode.MarkdownString(
+    `**step ${s.idx + 1}: ${s.name}** — ${look.word}\n\nattempt ${s.attempt}, started ${new Date(s.startedAt).toLocaleTimeString()}${s.endedAt !== null ? `, took ${s.endedAt - s.startedAt} ms` : ''}`,
+  );
   if (s.status === 'replayed') md.appendMarkdown('\n\n_Completed in an earlier attempt: on resume its checkpointed result was returned without running it._');
   if (s.error) md.appendMarkdown(`\n\nerror: ${s.error}`);
   item.tooltip = md;
@@ -155,8 +162,12 @@ const quote = (s: string): string => s.replace(/[\\`*_{}[\]<>#|]/g, (c) => `\\${
 
 /** A model or tool call at a glance in the tooltip; the whole record opens with Open Model or Tool Call in Full. */
 function aiCallMarkdown(ai: AiCallDto, took: string): string {
-  if (ai.kind === 'tool') return `tool **${quote(ai.name)}**${took}\n\ninput:\n${code(ai.input ?? '')}\n\n${ai.output !== null ? `result:\n${code(ai.output)}\n\n` : ''}`;
-  const lines = [`model **${quote(ai.name)}**${ai.tokens ? ` · ${ai.tokens.input} tokens in, ${ai.tokens.output} out` : ''}${took}${ai.finishReason ? ` · ${quote(ai.finishReason)}` : ''}`, ''];
+  if (ai.kind === 'tool')
+    return `tool **${quote(ai.name)}**${took}\n\ninput:\n${code(ai.input ?? '')}\n\n${ai.output !== null ? `result:\n${code(ai.output)}\n\n` : ''}`;
+  const lines = [
+    `model **${quote(ai.name)}**${ai.tokens ? ` · ${ai.tokens.input} tokens in, ${ai.tokens.output} out` : ''}${took}${ai.finishReason ? ` · ${quote(ai.finishReason)}` : ''}`,
+    '',
+  ];
   if (ai.lastMessages.length) lines.push('last messages:', '', ...ai.lastMessages.map((m) => `- ${quote(m)}`), '');
   if (ai.text) lines.push(`answer: ${quote(ai.text)}`, '');
   if (ai.toolCalls.length) lines.push('tool calls:', '', ...ai.toolCalls.map((t) => `- \`${t.replace(/`/g, "'")}\``), '');

@@ -1,7 +1,19 @@
 // The tree's model: fetches pages from the reader, keeps one cached node per key, and says which nodes changed.
 
 import type { ActionDto, ChangedNotice, Method, Params, Result, RunDto } from '../../reader/readerProtocol';
-import { actionKey, runKey, stepKey, type ActionNode, type DetailNode, type MessageNode, type MoreNode, type Node, type PauseInfo, type RunNode, type StepNode } from './nodes';
+import {
+  actionKey,
+  runKey,
+  stepKey,
+  type ActionNode,
+  type DetailNode,
+  type MessageNode,
+  type MoreNode,
+  type Node,
+  type PauseInfo,
+  type RunNode,
+  type StepNode,
+} from './nodes';
 
 export interface ReaderSource {
   request<M extends Method>(method: M, params: Params<M>): Promise<Result<M>>;
@@ -50,7 +62,11 @@ export class TreeModel {
   }
 
   runNode(run: RunDto): RunNode {
-    const n = this.node<RunNode>(runKey(run.id), () => ({ kind: 'run', key: runKey(run.id), parent: undefined, run, stepsShown: PAGE.steps }), (x) => (x.run = run));
+    const n = this.node<RunNode>(
+      runKey(run.id),
+      () => ({ kind: 'run', key: runKey(run.id), parent: undefined, run, stepsShown: PAGE.steps }),
+      (x) => (x.run = run),
+    );
     n.paused = this.pausedRuns.get(run.id);
     return n;
   }
@@ -83,7 +99,13 @@ export class TreeModel {
     } catch (err) {
       this.problem = err instanceof Error ? err.message : String(err);
       this.onRootsLoaded();
-      const msg: MessageNode = { kind: 'message', key: 'message:problem', parent: undefined, text: this.problem.split('\n')[0] ?? this.problem, tooltip: this.problem };
+      const msg: MessageNode = {
+        kind: 'message',
+        key: 'message:problem',
+        parent: undefined,
+        text: this.problem.split('\n')[0] ?? this.problem,
+        tooltip: this.problem,
+      };
       return [msg];
     }
     this.totalRuns = total;
@@ -94,7 +116,11 @@ export class TreeModel {
   }
 
   private more(key: string, owner: RunNode | StepNode | undefined, remaining: number): MoreNode {
-    return this.node<MoreNode>(key, () => ({ kind: 'more', key, parent: owner, owner, remaining }), (n) => (n.remaining = remaining));
+    return this.node<MoreNode>(
+      key,
+      () => ({ kind: 'more', key, parent: owner, owner, remaining }),
+      (n) => (n.remaining = remaining),
+    );
   }
 
   async children(node: Node | undefined): Promise<Node[]> {
@@ -118,7 +144,13 @@ export class TreeModel {
       const page = await this.source.request('steps', { runId: run.run.id, from: out.length, limit: Math.min(1000, run.stepsShown - out.length) });
       total = page.total;
       for (const s of page.steps) {
-        out.push(this.node<StepNode>(stepKey(s.runId, s.idx), () => ({ kind: 'step', key: stepKey(s.runId, s.idx), parent: run, step: s, actionsShown: PAGE.actions }), (n) => (n.step = s)));
+        out.push(
+          this.node<StepNode>(
+            stepKey(s.runId, s.idx),
+            () => ({ kind: 'step', key: stepKey(s.runId, s.idx), parent: run, step: s, actionsShown: PAGE.actions }),
+            (n) => (n.step = s),
+          ),
+        );
       }
       if (page.steps.length === 0 || out.length >= total) break;
     }
@@ -146,7 +178,11 @@ export class TreeModel {
 
   private actionNode(step: StepNode, a: ActionDto): ActionNode {
     const key = actionKey(a.runId, a.id);
-    return this.node<ActionNode>(key, () => ({ kind: 'action', key, parent: step, action: a }), (n) => (n.action = a));
+    return this.node<ActionNode>(
+      key,
+      () => ({ kind: 'action', key, parent: step, action: a }),
+      (n) => (n.action = a),
+    );
   }
 
   private async details(node: ActionNode): Promise<Node[]> {
@@ -170,7 +206,11 @@ export class TreeModel {
       .filter((r): r is [string, string] => r[1] !== null)
       .map(([name, value]) => {
         const key = `detail:${node.key}:${name}`;
-        return this.node<DetailNode>(key, () => ({ kind: 'detail', key, parent: node, name, value }), (n) => (n.value = value));
+        return this.node<DetailNode>(
+          key,
+          () => ({ kind: 'detail', key, parent: node, name, value }),
+          (n) => (n.value = value),
+        );
       });
   }
 
@@ -249,7 +289,12 @@ export class TreeModel {
 /** A model call's or a tool call's own rows, above the action's: clipped here, whole with Open Model or Tool Call in Full. */
 function aiRows(ai: ActionDto['ai']): Array<[string, string | null]> {
   if (!ai) return [];
-  if (ai.kind === 'tool') return [['tool', ai.name], ['input', ai.input], ['tool result', ai.output]];
+  if (ai.kind === 'tool')
+    return [
+      ['tool', ai.name],
+      ['input', ai.input],
+      ['tool result', ai.output],
+    ];
   return [
     ['model', ai.name],
     ['tokens', ai.tokens ? `${ai.tokens.input} in, ${ai.tokens.output} out` : null],

@@ -170,4 +170,3 @@ export function leaseTtlMs(env: NodeJS.ProcessEnv = process.env): number {
   const n = raw === undefined ? NaN : Number(raw);
   return Number.isInteger(n) && n >= 300 ? n : 30_000;
 }
-

@@ -17,7 +17,12 @@ export function deleteRun(db: Db, reader: JournalReader, runId: string): Deleted
     const row = reader.run(runId);
     if (!row) throw runNotFound(runId);
     if (reader.view(row).leaseLive) {
-      throw new LogbookError(ErrorCodes.LEASE_HELD, `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`, 'Stop that process (or kill the run) first, then delete it.', { runId });
+      throw new LogbookError(
+        ErrorCodes.LEASE_HELD,
+        `Run ${runId} is being driven by ${row.lease_owner ?? 'another process'}; it cannot be deleted now.`,
+        'Stop that process (or kill the run) first, then delete it.',
+        { runId },
+      );
     }
     const events = db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
     const actions = db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;

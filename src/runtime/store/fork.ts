@@ -18,16 +18,28 @@ export const INHERITED_ATTEMPT = 0;
 export function copyStepsForFork(db: Db, reader: JournalReader, fromRunId: string, toRunId: string, beforeIdx: number): number {
   const origin = reader.run(fromRunId);
   if (!origin) {
-    throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `Cannot fork run ${fromRunId}: it is not in this journal.`, 'Fork from a run listed by `logbook ls`.', { runId: fromRunId });
+    throw new LogbookError(ErrorCodes.RUN_NOT_FOUND, `Cannot fork run ${fromRunId}: it is not in this journal.`, 'Fork from a run listed by `logbook ls`.', {
+      runId: fromRunId,
+    });
   }
   if (!Number.isInteger(beforeIdx) || beforeIdx < 0) {
-    throw new LogbookError(ErrorCodes.USAGE, `Cannot fork run ${fromRunId} at step index ${beforeIdx}.`, 'Fork at a step index of 0 or more (0 replays nothing).', { runId: fromRunId });
+    throw new LogbookError(
+      ErrorCodes.USAGE,
+      `Cannot fork run ${fromRunId} at step index ${beforeIdx}.`,
+      'Fork at a step index of 0 or more (0 replays nothing).',
+      { runId: fromRunId },
+    );
   }
   const steps = reader.steps(fromRunId, 0, beforeIdx);
   for (let i = 0; i < beforeIdx; i++) {
     const s = steps[i];
     if (s?.idx !== i) {
-      throw new LogbookError(ErrorCodes.USAGE, `Cannot fork run ${fromRunId} at step #${beforeIdx + 1}: its step #${i + 1} was never journaled.`, 'Fork at a step the origin run has reached.', { runId: fromRunId, stepIdx: beforeIdx });
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        `Cannot fork run ${fromRunId} at step #${beforeIdx + 1}: its step #${i + 1} was never journaled.`,
+        'Fork at a step the origin run has reached.',
+        { runId: fromRunId, stepIdx: beforeIdx },
+      );
     }
     if (s.status === 'started') {
       throw new LogbookError(
@@ -38,9 +50,7 @@ export function copyStepsForFork(db: Db, reader: JournalReader, fromRunId: strin
       );
     }
   }
-  const insert = db.prepare(
-    'INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
   for (const s of steps) insert.run(toRunId, s.idx, s.name, s.status, s.result, s.error, INHERITED_ATTEMPT, s.started_at, s.ended_at);
   db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
     toRunId,
@@ -75,9 +85,27 @@ export function seedForkActions(db: Db, reader: JournalReader, fromRunId: string
   for (const seed of seeds) {
     const a = reader.action(fromRunId, seed.id);
     if (a?.status !== 'committed' || a.effect === 'non-idempotent') {
-      throw new LogbookError(ErrorCodes.USAGE, `Cannot give action ${seed.id} of run ${fromRunId} to its fork: it is ${a ? `${a.effect} and ${a.status}` : 'not in the journal'}.`, 'Seed a fork with committed model calls and read-only actions only.', { runId: fromRunId, actionId: seed.id });
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        `Cannot give action ${seed.id} of run ${fromRunId} to its fork: it is ${a ? `${a.effect} and ${a.status}` : 'not in the journal'}.`,
+        'Seed a fork with committed model calls and read-only actions only.',
+        { runId: fromRunId, actionId: seed.id },
+      );
     }
-    insert.run(toRunId, seed.as ?? a.id, a.seq, a.step_idx, a.type, a.version, a.effect, a.args, seed.result ?? a.result, INHERITED_ATTEMPT, a.started_at, a.ended_at);
+    insert.run(
+      toRunId,
+      seed.as ?? a.id,
+      a.seq,
+      a.step_idx,
+      a.type,
+      a.version,
+      a.effect,
+      a.args,
+      seed.result ?? a.result,
+      INHERITED_ATTEMPT,
+      a.started_at,
+      a.ended_at,
+    );
   }
   if (seeds.length) {
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(

@@ -42,17 +42,43 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
       `INSERT INTO runs (id, agent, script, input, status, attempt, created_at, updated_at,
          lease_token, lease_owner, lease_pid, lease_pid_start, lease_host, lease_epoch, lease_expires, forked_from, forked_at_step, script_version)
        VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-    ).run(run.id, run.agent, run.script, run.input, now, now, owner.token, owner.label, owner.pid, owner.pidStart, owner.host, expires, run.forkedFrom?.runId ?? null, run.forkedFrom?.stepIdx ?? null, run.scriptVersion ?? null);
+    ).run(
+      run.id,
+      run.agent,
+      run.script,
+      run.input,
+      now,
+      now,
+      owner.token,
+      owner.label,
+      owner.pid,
+      owner.pidStart,
+      owner.host,
+      expires,
+      run.forkedFrom?.runId ?? null,
+      run.forkedFrom?.stepIdx ?? null,
+      run.scriptVersion ?? null,
+    );
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 1, ?, ?, ?)').run(
       run.id,
       now,
       'run.started',
-      JSON.stringify({ agent: run.agent, script: run.script, owner: owner.label, ...(run.forkedFrom ? { forkedFrom: { runId: run.forkedFrom.runId, stepIdx: run.forkedFrom.stepIdx } } : {}) }),
+      JSON.stringify({
+        agent: run.agent,
+        script: run.script,
+        owner: owner.label,
+        ...(run.forkedFrom ? { forkedFrom: { runId: run.forkedFrom.runId, stepIdx: run.forkedFrom.stepIdx } } : {}),
+      }),
     );
     if (run.forkedFrom) {
       const origin = reader.run(run.forkedFrom.runId);
       if (origin && origin.agent !== run.agent) {
-        throw new LogbookError(ErrorCodes.USAGE, `Cannot fork run ${origin.id} of agent ${origin.agent} with the script of agent ${run.agent}.`, `Fork it with its own script (${origin.script}).`, { runId: origin.id });
+        throw new LogbookError(
+          ErrorCodes.USAGE,
+          `Cannot fork run ${origin.id} of agent ${origin.agent} with the script of agent ${run.agent}.`,
+          `Fork it with its own script (${origin.script}).`,
+          { runId: origin.id },
+        );
       }
       copyStepsForFork(db, reader, run.forkedFrom.runId, run.id, run.forkedFrom.stepIdx);
       if (run.forkedFrom.seeds) seedForkActions(db, reader, run.forkedFrom.runId, run.id, run.forkedFrom.seeds);
@@ -70,7 +96,12 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
 }
 
 function runExists(runId: string): LogbookError {
-  return new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${runId} already exists.`, `Resume it with \`logbook resume ${runId}\`, or pick another --run-id.`, { runId });
+  return new LogbookError(
+    ErrorCodes.RUN_EXISTS,
+    `A run with id ${runId} already exists.`,
+    `Resume it with \`logbook resume ${runId}\`, or pick another --run-id.`,
+    { runId },
+  );
 }
 
 export interface AcquireOptions {

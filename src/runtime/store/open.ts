@@ -46,7 +46,9 @@ function shippedBinding(): string | undefined {
   if (!fs.existsSync(dir)) return undefined;
   const file = path.join(dir, `node-v${process.versions.modules}-${process.platform}-${process.arch}`, 'better_sqlite3.node');
   if (fs.existsSync(file)) return file;
-  throw nativeUnsupported(`this package ships builds only for ${fs.readdirSync(dir).join(', ')} (Node ${Object.values(SHIPPED_NODES).join(', ')} on the platform it was packaged for)`);
+  throw nativeUnsupported(
+    `this package ships builds only for ${fs.readdirSync(dir).join(', ')} (Node ${Object.values(SHIPPED_NODES).join(', ')} on the platform it was packaged for)`,
+  );
 }
 
 /** Opens (creating if needed) the journal at `file`; every open sets synchronous=FULL and reads it back. */
@@ -57,7 +59,12 @@ export function openJournalDb(file: string, opts: OpenOptions = {}): Db {
 function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
   const abs = path.resolve(file);
   if (opts.readonly && !fs.existsSync(abs)) {
-    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no journal at ${abs}.`, 'Start a run first (`logbook run <script>`), or pass --journal with the journal you meant.', { file: abs });
+    throw new LogbookError(
+      ErrorCodes.DB_OPEN_FAILED,
+      `There is no journal at ${abs}.`,
+      'Start a run first (`logbook run <script>`), or pass --journal with the journal you meant.',
+      { file: abs },
+    );
   }
   checkStorage(abs, opts.readonly === true);
   let db: SqliteDatabase;
@@ -65,8 +72,11 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
   try {
     db = new Database(abs, { readonly: opts.readonly === true, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (err) {
-    if (/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|invalid ELF|Could not locate the bindings|better_sqlite3\.node/.test(describe(err))) throw nativeUnsupported(describe(err));
-    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `Could not open the journal ${abs}: ${describe(err)}.`, 'Check the path and its permissions.', { file: abs });
+    if (/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|invalid ELF|Could not locate the bindings|better_sqlite3\.node/.test(describe(err)))
+      throw nativeUnsupported(describe(err));
+    throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `Could not open the journal ${abs}: ${describe(err)}.`, 'Check the path and its permissions.', {
+      file: abs,
+    });
   }
   try {
     // Read the version before anything that writes (WAL switch, migrations): a newer file must stay untouched.
@@ -78,7 +88,11 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
       // Not a database at all is LB_DB_CORRUPT; a locked, read-only or failing disk is a storage error of its own.
       const code = (err as { code?: unknown }).code;
       if (opts.readonly && code === 'SQLITE_CANTOPEN' && !writable(path.dirname(abs))) throw readonlyFolder(abs);
-      throw (code === 'SQLITE_NOTADB' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT')) ? undefined : storageError(err, abs, 'opening the journal')) ?? corrupt(abs, err);
+      throw (
+        (code === 'SQLITE_NOTADB' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT'))
+          ? undefined
+          : storageError(err, abs, 'opening the journal')) ?? corrupt(abs, err)
+      );
     }
     if (version > LATEST_VERSION) {
       throw new LogbookError(
@@ -93,7 +107,12 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     if (!opts.readonly) {
       const mode = db.pragma('journal_mode = WAL', { simple: true });
-      if (mode !== 'wal') throw new LogbookError(ErrorCodes.DB_DURABILITY, `${abs} refused WAL mode (got ${String(mode)}).`, 'Put the journal on a local disk that supports shared memory (not a network share).');
+      if (mode !== 'wal')
+        throw new LogbookError(
+          ErrorCodes.DB_DURABILITY,
+          `${abs} refused WAL mode (got ${String(mode)}).`,
+          'Put the journal on a local disk that supports shared memory (not a network share).',
+        );
     }
     setFullSync(db, abs);
     db.pragma('foreign_keys = ON');
@@ -149,7 +168,7 @@ function checkStorage(abs: string, readonly: boolean): void {
   try {
     privateFolder(dir);
   } catch (err) {
-    throw storageError(err, abs, 'creating the journal\'s folder') ?? err;
+    throw storageError(err, abs, "creating the journal's folder") ?? err;
   }
   const blocked = [size === undefined ? undefined : abs, dir].find((p) => p !== undefined && !writable(p));
   if (blocked !== undefined) {
@@ -164,7 +183,7 @@ function checkStorage(abs: string, readonly: boolean): void {
 }
 
 /** What git is told about a journal folder Logbook made: its contents (every run's inputs and results) stay out. */
-const GITIGNORE = '# Made by Agent Logbook: this folder holds the journal (every run\'s inputs and results). Keep it out of git.\n*\n';
+const GITIGNORE = "# Made by Agent Logbook: this folder holds the journal (every run's inputs and results). Keep it out of git.\n*\n";
 
 /**
  * The journal holds every run's inputs and results, so a folder Logbook creates for it is private to this user (0700)
@@ -197,7 +216,11 @@ export function setFullSync(db: SqliteDatabase, file: string): void {
   db.pragma('synchronous = FULL');
   const got = db.pragma('synchronous', { simple: true });
   if (got !== 2) {
-    throw new LogbookError(ErrorCodes.DB_DURABILITY, `${file}: synchronous reads back as ${String(got)}, not FULL (2).`, 'Report this with your SQLite build; Logbook will not write without durable commits.');
+    throw new LogbookError(
+      ErrorCodes.DB_DURABILITY,
+      `${file}: synchronous reads back as ${String(got)}, not FULL (2).`,
+      'Report this with your SQLite build; Logbook will not write without durable commits.',
+    );
   }
 }
 

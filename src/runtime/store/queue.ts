@@ -20,14 +20,21 @@ export interface QueuedRun {
 /** Records a run for a worker to start: no lease, attempt 0 (the claim makes it 1). */
 export function enqueueRun(db: Db, reader: JournalReader, run: QueuedRun): void {
   const now = Date.now();
-  const exists = (): LogbookError => new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${run.id} already exists.`, 'Pick another --run-id, or leave it out for a generated one.', { runId: run.id });
+  const exists = (): LogbookError =>
+    new LogbookError(ErrorCodes.RUN_EXISTS, `A run with id ${run.id} already exists.`, 'Pick another --run-id, or leave it out for a generated one.', {
+      runId: run.id,
+    });
   const tx = db.transaction(() => {
     if (reader.run(run.id)) throw exists();
     db.prepare(
       `INSERT INTO runs (id, agent, script, script_version, input, status, attempt, created_at, updated_at, lease_epoch)
        VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, 0)`,
     ).run(run.id, run.agent, run.script, run.scriptVersion, run.input, now, now);
-    db.prepare("INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 0, ?, 'run.queued', ?)").run(run.id, now, JSON.stringify({ agent: run.agent, script: run.script, scriptVersion: run.scriptVersion }));
+    db.prepare("INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 0, ?, 'run.queued', ?)").run(
+      run.id,
+      now,
+      JSON.stringify({ agent: run.agent, script: run.script, scriptVersion: run.scriptVersion }),
+    );
   });
   try {
     tx.immediate();
@@ -67,7 +74,14 @@ function knownClause(known: readonly Known[]): { sql: string; params: string[] }
  * lease (a new epoch, so the writer that held it before is fenced out) before the transaction commits. Expiry is judged
  * by the clock leases are measured by: the server's on PostgreSQL.
  */
-export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: readonly Known[], ttlMs = LEASE_TTL_MS, skip: ReadonlySet<string> = new Set()): Claimed | undefined {
+export function claimRun(
+  db: Db,
+  reader: JournalReader,
+  owner: Owner,
+  known: readonly Known[],
+  ttlMs = LEASE_TTL_MS,
+  skip: ReadonlySet<string> = new Set(),
+): Claimed | undefined {
   if (known.length === 0) return undefined;
   let claimed: Claimed | undefined;
   const k = knownClause(known);
@@ -97,8 +111,21 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
     const data =
       kind === 'start'
         ? { agent: row.agent, script: row.script, owner: owner.label, epoch, queued: true }
-        : { purpose: `${kind} (claimed by a worker)`, status, owner: owner.label, epoch, previousStatus: row.status, previousLease: row.lease_token ? 'expired' : 'released' };
-    db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(row.id, attempt, now, kind === 'start' ? 'run.started' : 'run.lease-acquired', JSON.stringify(data));
+        : {
+            purpose: `${kind} (claimed by a worker)`,
+            status,
+            owner: owner.label,
+            epoch,
+            previousStatus: row.status,
+            previousLease: row.lease_token ? 'expired' : 'released',
+          };
+    db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
+      row.id,
+      attempt,
+      now,
+      kind === 'start' ? 'run.started' : 'run.lease-acquired',
+      JSON.stringify(data),
+    );
     claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt, status }, row };
   });
   tx.immediate();
@@ -108,7 +135,9 @@ export function claimRun(db: Db, reader: JournalReader, owner: Owner, known: rea
 
 /** Gives a lease back without changing the run's status: the run stays resumable and the next worker claims it at once. */
 export function releaseLease(db: Db, lease: Lease): boolean {
-  const r = db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?').run(lease.runId, lease.token, lease.epoch);
+  const r = db
+    .prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?')
+    .run(lease.runId, lease.token, lease.epoch);
   db.changed(lease.runId);
   return r.changes === 1;
 }
@@ -147,7 +176,8 @@ function liveWorkers(db: Db, now: number): WorkerInfo[] {
     return []; // a journal from before workers (opened read-only, so not migrated)
   }
   return rows.flatMap((r) => {
-    if (typeof r.name !== 'string' || typeof r.owner !== 'string' || typeof r.host !== 'string' || typeof r.pid !== 'number' || typeof r.agents !== 'string') return [];
+    if (typeof r.name !== 'string' || typeof r.owner !== 'string' || typeof r.host !== 'string' || typeof r.pid !== 'number' || typeof r.agents !== 'string')
+      return [];
     // Killed on this node: gone now, even if its last heartbeat is recent.
     if (holderOnThisNode(r.host) && !processAlive(r.pid)) return [];
     try {

@@ -58,10 +58,14 @@ export class JournalReader {
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
       // INDEXED BY: left alone, the planner walks actions_by_seq over the whole run to skip a sort (O(run), not O(step)).
       actionsOfStep: db.prepare(`SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? ORDER BY seq`),
-      openActionsOfStep: db.prepare(`SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq`),
+      openActionsOfStep: db.prepare(
+        `SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq`,
+      ),
       firstActionSeqOfStep: db.prepare(`SELECT MIN(seq) FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ?`).pluck(),
       replayActionsOfStep: db
-        .prepare(`SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_seq')} WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?`)
+        .prepare(
+          `SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_seq')} WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?`,
+        )
         .raw(true),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
@@ -70,16 +74,18 @@ export class JournalReader {
       // a read-only open of a version-1 file still prepares it.
       inDoubtAfterError: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' AND error IS NOT NULL ORDER BY seq"),
       pendingApprovals: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'awaiting-approval' ORDER BY seq"),
-      failedUncompensated: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'failed' AND effect = 'idempotent' AND compensation IS NULL ORDER BY seq"),
-      committedDesc: db.prepare(
-        "SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?",
+      failedUncompensated: db.prepare(
+        "SELECT * FROM actions WHERE run_id = ? AND status = 'failed' AND effect = 'idempotent' AND compensation IS NULL ORDER BY seq",
       ),
+      committedDesc: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?"),
       eventsPage: db.prepare('SELECT * FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       eventsAt: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?'),
       eventCount: db.prepare('SELECT COUNT(*) AS n FROM events WHERE run_id = ?'),
       lastEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events'),
       nextActionSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM actions WHERE run_id = ?'),
-      firstWrite: db.prepare("SELECT data FROM events WHERE run_id = ? AND action_id = ? AND kind IN ('action.started', 'action.awaiting-approval') ORDER BY seq LIMIT 1").pluck(),
+      firstWrite: db
+        .prepare("SELECT data FROM events WHERE run_id = ? AND action_id = ? AND kind IN ('action.started', 'action.awaiting-approval') ORDER BY seq LIMIT 1")
+        .pluck(),
       ...damageQueries(db),
     };
   }
@@ -304,15 +310,25 @@ type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: ReturnType<D
 function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQuery; openActionDamage: DamageQuery } {
   const bad = db.dialect.notJson;
   if (bad) {
-    const which = (cols: readonly string[]): string => `CASE ${cols.slice(0, -1).map((c) => `WHEN ${bad(c)} THEN '${c}'`).join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
+    const which = (cols: readonly string[]): string =>
+      `CASE ${cols
+        .slice(0, -1)
+        .map((c) => `WHEN ${bad(c)} THEN '${c}'`)
+        .join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
     const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
-    const actions = (index: string, where: string): string => `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ?${where} AND ${any(ACTION_JSON)}`;
+    const actions = (index: string, where: string): string =>
+      `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ?${where} AND ${any(ACTION_JSON)}`;
     return {
-      stepDamage: { kind: 'find', stmt: db.prepare(`SELECT idx, name, ${which(STEP_JSON)} FROM steps WHERE run_id = ? AND idx < ? AND ${any(STEP_JSON)} ORDER BY idx LIMIT 1`) },
+      stepDamage: {
+        kind: 'find',
+        stmt: db.prepare(`SELECT idx, name, ${which(STEP_JSON)} FROM steps WHERE run_id = ? AND idx < ? AND ${any(STEP_JSON)} ORDER BY idx LIMIT 1`),
+      },
       actionDamage: { kind: 'find', stmt: db.prepare(`${actions('', '')} ORDER BY seq LIMIT 1`) },
       openActionDamage: {
         kind: 'find',
-        stmt: db.prepare(`SELECT * FROM (${actions(db.dialect.indexedBy('actions_by_step'), ` AND ${OPEN_IN_STEPS}`)} UNION ALL ${actions('', ` AND ${OPEN_IN_DOUBT}`)}) ORDER BY seq LIMIT 1`),
+        stmt: db.prepare(
+          `SELECT * FROM (${actions(db.dialect.indexedBy('actions_by_step'), ` AND ${OPEN_IN_STEPS}`)} UNION ALL ${actions('', ` AND ${OPEN_IN_DOUBT}`)}) ORDER BY seq LIMIT 1`,
+        ),
       },
     };
   }
@@ -323,7 +339,9 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQ
     actionDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(ACTION_JSON)} AS n FROM actions WHERE run_id = ?`) },
     openActionDamage: {
       kind: 'cast',
-      stmt: db.prepare(`SELECT (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_STEPS}) + (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_DOUBT}) AS n`),
+      stmt: db.prepare(
+        `SELECT (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_STEPS}) + (SELECT ${casts(ACTION_JSON)} FROM actions WHERE run_id = ? AND ${OPEN_IN_DOUBT}) AS n`,
+      ),
     },
   };
 }

@@ -108,14 +108,26 @@ const ACTION_STATUS = new Set<unknown>(ACTION_STATUSES);
 export function replayStepRow(row: readonly unknown[], file: string): ReplayStepRow {
   const [idx, name, status, result, error, attempt] = row;
   const r = { idx, name, status, result, error, attempt };
-  if (row.length === 6 && isInt(idx) && isText(name) && STEP_STATUS.has(status) && isTextOrNull(result) && isTextOrNull(error) && isInt(attempt)) return r as ReplayStepRow;
+  if (row.length === 6 && isInt(idx) && isText(name) && STEP_STATUS.has(status) && isTextOrNull(result) && isTextOrNull(error) && isInt(attempt))
+    return r as ReplayStepRow;
   return checked(ReplayStepRow, r, 'step', file);
 }
 
 export function replayActionRow(row: readonly unknown[], file: string): ReplayActionRow {
   const [id, seq, type, version, args, status, result, attempt] = row;
   const r = { id, seq, type, version, args, status, result, attempt };
-  if (row.length === 8 && isText(id) && isInt(seq) && isText(type) && isInt(version) && isText(args) && ACTION_STATUS.has(status) && isTextOrNull(result) && isInt(attempt)) return r as ReplayActionRow;
+  if (
+    row.length === 8 &&
+    isText(id) &&
+    isInt(seq) &&
+    isText(type) &&
+    isInt(version) &&
+    isText(args) &&
+    ACTION_STATUS.has(status) &&
+    isTextOrNull(result) &&
+    isInt(attempt)
+  )
+    return r as ReplayActionRow;
   return checked(ReplayActionRow, r, 'action', file);
 }
 

@@ -7,7 +7,18 @@ import type { JournalStore } from './journalStore';
 import { acquireRun, createRun, type AcquireOptions, type NewRun } from './lease';
 import { JournalOverview } from './overview';
 import { leaseIsLive, type LeaseFields, type Owner } from './owner';
-import { claimRun, enqueueRun, forgetWorker, recordWorker, releaseLease, waitingReason, type Claimed, type Known, type QueuedRun, type WorkerInfo } from './queue';
+import {
+  claimRun,
+  enqueueRun,
+  forgetWorker,
+  recordWorker,
+  releaseLease,
+  waitingReason,
+  type Claimed,
+  type Known,
+  type QueuedRun,
+  type WorkerInfo,
+} from './queue';
 import { JournalReader } from './reader';
 import type { RunRow } from './rows';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './writer';

@@ -22,12 +22,21 @@ export function storageError(err: unknown, file: string, during = 'writing the j
   const code = codeOf(err);
   if (code === undefined) return undefined;
   const keep = 'Nothing journaled was lost: the run stays resumable, and its in-doubt actions are still recorded.';
-  const make = (c: ErrorCode, problem: string, remedy: string): LogbookError => new LogbookError(c, `${problem} (${describe(err)}, ${code}) while ${during}. ${keep}`, remedy, { file, sqlite: code });
+  const make = (c: ErrorCode, problem: string, remedy: string): LogbookError =>
+    new LogbookError(c, `${problem} (${describe(err)}, ${code}) while ${during}. ${keep}`, remedy, { file, sqlite: code });
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return make(ErrorCodes.DB_BUSY, `The journal ${file} stayed locked by another connection longer than the busy timeout`, 'Find the process holding it (e.g. a `sqlite3` shell with an open transaction, or a backup tool) and end it, then run `logbook resume <run-id>`.');
+    return make(
+      ErrorCodes.DB_BUSY,
+      `The journal ${file} stayed locked by another connection longer than the busy timeout`,
+      'Find the process holding it (e.g. a `sqlite3` shell with an open transaction, or a backup tool) and end it, then run `logbook resume <run-id>`.',
+    );
   }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
-    return make(ErrorCodes.DB_DISK_FULL, `The disk holding the journal ${file} is full`, 'Free space on that disk (do not delete the journal or its -wal file), then run `logbook resume <run-id>`.');
+    return make(
+      ErrorCodes.DB_DISK_FULL,
+      `The disk holding the journal ${file} is full`,
+      'Free space on that disk (do not delete the journal or its -wal file), then run `logbook resume <run-id>`.',
+    );
   }
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
     return make(ErrorCodes.DB_READONLY, `The journal ${file} (or its folder) cannot be written`, readonlyRemedy());

@@ -194,7 +194,9 @@ export class RunWriter {
     const late = monoNow() - this.trustedUntil();
     if (late <= 0) return true;
     const since = Math.round(late + LEASE_TTL_MS - LEASE_MARGIN_MS);
-    this.loseLease(`this process cannot prove it still holds the lease: the last renewal the journal acknowledged was sent ${since} ms ago, and a lease lasts ${LEASE_TTL_MS} ms (trusted for ${LEASE_TTL_MS - LEASE_MARGIN_MS} ms of it), so another process may be taking the run over (was this process frozen or starved?)`);
+    this.loseLease(
+      `this process cannot prove it still holds the lease: the last renewal the journal acknowledged was sent ${since} ms ago, and a lease lasts ${LEASE_TTL_MS} ms (trusted for ${LEASE_TTL_MS - LEASE_MARGIN_MS} ms of it), so another process may be taking the run over (was this process frozen or starved?)`,
+    );
     return false;
   }
 
@@ -202,19 +204,23 @@ export class RunWriter {
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     if (this.lost !== undefined) return;
-    this.deadlineTimer = setTimeout(() => {
-      this.deadlineTimer = undefined;
-      if (this.leaseValid()) this.armDeadline();
-    }, Math.max(1, Math.ceil(this.trustedUntil() - monoNow()) + 1));
+    this.deadlineTimer = setTimeout(
+      () => {
+        this.deadlineTimer = undefined;
+        if (this.leaseValid()) this.armDeadline();
+      },
+      Math.max(1, Math.ceil(this.trustedUntil() - monoNow()) + 1),
+    );
     this.deadlineTimer.unref();
   }
 
   private loseLease(reason: string): LogbookError {
     if (this.lost !== undefined) return this.lost;
     const running = [...this.effects].map(([id, type]) => `${type} ${id}`);
-    const after = running.length === 0
-      ? 'No effect was running: nothing more was journaled and no effect was started after that.'
-      : `Nothing more was journaled and no effect was started after that, but ${running.length === 1 ? 'the execute of' : 'the executes of'} ${running.join(', ')} ${running.length === 1 ? 'was' : 'were'} already running and ${running.length === 1 ? 'was' : 'were'} told by ctx.signal: if ${running.length === 1 ? 'it' : 'one'} sent its request anyway, only the provider's refusal of a repeated idempotency key keeps that effect from happening twice.`;
+    const after =
+      running.length === 0
+        ? 'No effect was running: nothing more was journaled and no effect was started after that.'
+        : `Nothing more was journaled and no effect was started after that, but ${running.length === 1 ? 'the execute of' : 'the executes of'} ${running.join(', ')} ${running.length === 1 ? 'was' : 'were'} already running and ${running.length === 1 ? 'was' : 'were'} told by ctx.signal: if ${running.length === 1 ? 'it' : 'one'} sent its request anyway, only the provider's refusal of a repeated idempotency key keeps that effect from happening twice.`;
     const err = new LogbookError(
       ErrorCodes.LEASE_LOST,
       `Run ${this.lease.runId} is no longer held by this process (epoch ${this.lease.epoch}): ${reason}. ${after}`,
@@ -472,8 +478,28 @@ export class RunWriter {
   actionStarted(a: NewAction, existing: boolean, reconciliation: Reconciliation | null = null, durable = true): void {
     this.write(durable, (now) => {
       if (existing) this.s.actionRestart.run(this.lease.attempt, a.version, reconciliation, this.lease.runId, a.id);
-      else this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
-      this.event(now, 'action.started', a.stepIdx, a.id, existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) });
+      else
+        this.s.actionInsert.run(
+          this.lease.runId,
+          a.id,
+          this.nextSeq++,
+          a.stepIdx,
+          a.type,
+          a.version,
+          a.effect,
+          a.args,
+          'started',
+          this.lease.attempt,
+          now,
+          null,
+        );
+      this.event(
+        now,
+        'action.started',
+        a.stepIdx,
+        a.id,
+        existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) },
+      );
     });
   }
 
@@ -519,7 +545,13 @@ export class RunWriter {
     const durable = this.durability === 'full' || reconciliation !== null;
     const seqInSql = this.db.dialect.lastEventSeq !== null;
     this.write(durable, (now) => {
-      const ev = this.event(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined);
+      const ev = this.event(
+        now,
+        reconciliation ? `action.${reconciliation}` : 'action.committed',
+        stepIdx,
+        id,
+        reconciliation ? { reconciliation } : undefined,
+      );
       if (seqInSql) this.s.actionCommit.run(result, now, reconciliation, this.lease.runId, id);
       else this.s.actionCommit.run(result, now, Number(ev.lastInsertRowid), reconciliation, this.lease.runId, id);
     });
@@ -547,7 +579,20 @@ export class RunWriter {
 
   awaitingApproval(a: NewAction): void {
     this.write(true, (now) => {
-      this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, 'awaiting-approval', this.lease.attempt, now, 'pending');
+      this.s.actionInsert.run(
+        this.lease.runId,
+        a.id,
+        this.nextSeq++,
+        a.stepIdx,
+        a.type,
+        a.version,
+        a.effect,
+        a.args,
+        'awaiting-approval',
+        this.lease.attempt,
+        now,
+        'pending',
+      );
       this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type, ...inverseOf(a) });
     });
   }

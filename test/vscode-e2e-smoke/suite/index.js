@@ -10,7 +10,9 @@ function loadMocha() {
       if (e.code !== 'MODULE_NOT_FOUND') throw e;
     }
   }
-  throw new Error(`mocha not found: set LOGBOOK_MOCHA_PATH or LOGBOOK_REPO_ROOT (with node_modules/mocha) in the extension environment; tried ${candidates.filter(Boolean).join(', ') || 'nothing'}`);
+  throw new Error(
+    `mocha not found: set LOGBOOK_MOCHA_PATH or LOGBOOK_REPO_ROOT (with node_modules/mocha) in the extension environment; tried ${candidates.filter(Boolean).join(', ') || 'nothing'}`,
+  );
 }
 
 function run() {

@@ -7,7 +7,10 @@ const EXTENSION_ID = 'agent-logbook.vscode-e2e-smoke';
 /** Resolves with the first event `event` fires that satisfies `predicate`, or rejects after `ms`. */
 function next(event, predicate, ms = 10000) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`event not seen within ${ms} ms`)); }, ms);
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`event not seen within ${ms} ms`));
+    }, ms);
     const sub = event((e) => {
       if (!predicate(e)) return;
       clearTimeout(timer);

@@ -37,7 +37,12 @@ export function openPgJournal(url: string, opts: { readonly?: boolean } = {}): P
     refuseNewer(db, version);
     if (opts.readonly) {
       if (version === 0) {
-        throw new LogbookError(ErrorCodes.DB_OPEN_FAILED, `There is no Logbook journal in the PostgreSQL database ${db.name}.`, 'Start a run first (`logbook run <script> --journal <url>`), or pass --journal with the database you meant.', { db: db.name });
+        throw new LogbookError(
+          ErrorCodes.DB_OPEN_FAILED,
+          `There is no Logbook journal in the PostgreSQL database ${db.name}.`,
+          'Start a run first (`logbook run <script> --journal <url>`), or pass --journal with the database you meant.',
+          { db: db.name },
+        );
       }
       // A read-only open cannot write even by mistake; a read-only role gets the same from the server.
       db.exec('SET default_transaction_read_only = on');
@@ -63,7 +68,12 @@ function migrate(db: PgDb): void {
     const current = db.schemaVersion();
     refuseNewer(db, current);
     if (current === 0 && db.prepare("SELECT to_regclass('runs') IS NOT NULL").pluck().get() === true) {
-      throw new LogbookError(ErrorCodes.DB_CORRUPT, `The PostgreSQL database ${db.name} holds a runs table but no Logbook schema record.`, 'Point --journal at a database of its own for Logbook (or another schema via ?options=-csearch_path%3Dlogbook); nothing was modified.', { db: db.name });
+      throw new LogbookError(
+        ErrorCodes.DB_CORRUPT,
+        `The PostgreSQL database ${db.name} holds a runs table but no Logbook schema record.`,
+        'Point --journal at a database of its own for Logbook (or another schema via ?options=-csearch_path%3Dlogbook); nothing was modified.',
+        { db: db.name },
+      );
     }
     for (const m of PG_MIGRATIONS) {
       if (m.version <= current) continue;

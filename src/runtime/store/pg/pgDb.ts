@@ -9,7 +9,18 @@ import { ErrorCodes, LogbookError } from '../../errors';
 import { redactUrl, type Db, type LeaseKey, type RunResult, type Statement, type Transaction, type WriteSupport } from '../db';
 import { PG_DIALECT } from './dialect';
 import { pgFailure } from './pgErrors';
-import { FENCE_LOST_CODE, PG_NOW, THREAD_GONE, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgStatementMsg, type PgThreadData } from './threadProtocol';
+import {
+  FENCE_LOST_CODE,
+  PG_NOW,
+  THREAD_GONE,
+  type PgEvent,
+  type PgReply,
+  type PgRequest,
+  type PgResultMsg,
+  type PgSignal,
+  type PgStatementMsg,
+  type PgThreadData,
+} from './threadProtocol';
 
 /** Where the thread's code is: next to the bundle in dist/, or the TypeScript source under tsx (tests). */
 function threadEntry(): { file: string; execArgv: string[] } {
@@ -167,9 +178,23 @@ export class PgDb implements Db {
     const ev = new MessageChannel();
     this.port = req.port1;
     this.events = ev.port1;
-    const data: PgThreadData = { url, flag: sab, requests: req.port2, events: ev.port2, notifyEveryMs: opts.notifyEveryMs ?? 50, queryTimeoutMs: opts.queryTimeoutMs ?? 60_000 };
+    const data: PgThreadData = {
+      url,
+      flag: sab,
+      requests: req.port2,
+      events: ev.port2,
+      notifyEveryMs: opts.notifyEveryMs ?? 50,
+      queryTimeoutMs: opts.queryTimeoutMs ?? 60_000,
+    };
     const limits = opts.threadHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: opts.threadHeapMb } };
-    this.thread = new Worker(entry.file, { workerData: data, transferList: [req.port2, ev.port2], execArgv: entry.execArgv, stdout: false, stderr: false, ...limits });
+    this.thread = new Worker(entry.file, {
+      workerData: data,
+      transferList: [req.port2, ev.port2],
+      execArgv: entry.execArgv,
+      stdout: false,
+      stderr: false,
+      ...limits,
+    });
     // Its death is seen by the heartbeat; the event only keeps it from being an uncaught 'error'.
     this.thread.on('error', () => undefined);
     this.thread.unref();

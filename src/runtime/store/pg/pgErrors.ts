@@ -31,10 +31,13 @@ function storageCode(e: PgErrorMsg): ErrorCode | undefined {
 }
 
 const REMEDY: Partial<Record<ErrorCode, (where: string) => string>> = {
-  [ErrorCodes.DB_UNREACHABLE]: (where) => `Check that the PostgreSQL server at ${where} is running and reachable from this machine (host, port, firewall), then run the command again (\`logbook resume <run-id>\` for a run it stopped).`,
-  [ErrorCodes.DB_AUTH]: (where) => `Check the role, password and database name in the connection string for ${where} (or $PGPASSWORD / ~/.pgpass), and that the database exists (\`createdb\`).`,
-  [ErrorCodes.DB_DISK_FULL]: () => 'Free space on the server\'s data disk, then run `logbook resume <run-id>`.',
-  [ErrorCodes.DB_READONLY]: () => 'Use a role that may write the journal\'s tables (a read-only role can only list and show runs), or a server that is not a read-only standby.',
+  [ErrorCodes.DB_UNREACHABLE]: (where) =>
+    `Check that the PostgreSQL server at ${where} is running and reachable from this machine (host, port, firewall), then run the command again (\`logbook resume <run-id>\` for a run it stopped).`,
+  [ErrorCodes.DB_AUTH]: (where) =>
+    `Check the role, password and database name in the connection string for ${where} (or $PGPASSWORD / ~/.pgpass), and that the database exists (\`createdb\`).`,
+  [ErrorCodes.DB_DISK_FULL]: () => "Free space on the server's data disk, then run `logbook resume <run-id>`.",
+  [ErrorCodes.DB_READONLY]: () =>
+    "Use a role that may write the journal's tables (a read-only role can only list and show runs), or a server that is not a read-only standby.",
   [ErrorCodes.DB_BUSY]: () => 'Another transaction held the rows this one needed; run the command again (`logbook resume <run-id>` for a run it stopped).',
   [ErrorCodes.DB_IO]: () => 'The server reported damaged data: check its log and its disk, then run `logbook resume <run-id>`.',
 };
@@ -44,5 +47,8 @@ export function pgFailure(e: PgErrorMsg, where: string, during: string): Error {
   const code = storageCode(e);
   if (code === undefined) return new PgError(e.message, e.code, e.detail);
   const remedy = REMEDY[code]?.(where) ?? 'Run the command again.';
-  return new LogbookError(code, `The PostgreSQL journal ${where} failed while ${during}: ${e.message}${e.code ? ` (${e.code})` : ''}. ${KEEP}`, remedy, { db: where, pg: e.code ?? null });
+  return new LogbookError(code, `The PostgreSQL journal ${where} failed while ${during}: ${e.message}${e.code ? ` (${e.code})` : ''}. ${KEEP}`, remedy, {
+    db: where,
+    pg: e.code ?? null,
+  });
 }

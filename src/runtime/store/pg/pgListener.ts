@@ -58,7 +58,13 @@ export class PgListener {
       return;
     }
     if (this.stopped) return;
-    const c = new pg.Client({ connectionString: this.url, application_name: 'logbook-reader-listen', connectionTimeoutMillis: 10_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const c = new pg.Client({
+      connectionString: this.url,
+      application_name: 'logbook-reader-listen',
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     this.client = c;
     c.on('notification', (m) => {
       if (m.channel === this.channel) this.events.notified(m.payload ?? '');

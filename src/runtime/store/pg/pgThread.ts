@@ -5,7 +5,19 @@ import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
 import { monoMicros } from '../leaseClock';
-import { FENCE_LOST_CODE, PG_NOW, THREAD_BEAT_MS, THREAD_GONE, type PgErrorMsg, type PgEvent, type PgReply, type PgRequest, type PgResultMsg, type PgSignal, type PgThreadData } from './threadProtocol';
+import {
+  FENCE_LOST_CODE,
+  PG_NOW,
+  THREAD_BEAT_MS,
+  THREAD_GONE,
+  type PgErrorMsg,
+  type PgEvent,
+  type PgReply,
+  type PgRequest,
+  type PgResultMsg,
+  type PgSignal,
+  type PgThreadData,
+} from './threadProtocol';
 
 // int8 (COUNT, seq, timestamps in ms) as numbers: every value the journal stores is below 2^53.
 pg.types.setTypeParser(20, (v: string) => Number(v));
@@ -26,12 +38,26 @@ process.on('exit', () => {
 const requests: MessagePort = data.requests;
 const events: MessagePort = data.events;
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', '57P01', '57P02', '57P03']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
 
 function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-  return /Connection terminated|connection timeout|timeout exceeded|not queryable|Client has encountered a connection error|Client was closed/i.test(String((err as Error).message));
+  return /Connection terminated|connection timeout|timeout exceeded|not queryable|Client has encountered a connection error|Client was closed/i.test(
+    String((err as Error).message),
+  );
 }
 
 function flatten(err: unknown, index: number): PgErrorMsg {
@@ -56,7 +82,12 @@ class Connection {
       // A process stopped inside a transaction (SIGSTOP, a frozen VM) would hold its run's row lock for ever, and workers
       // claiming with SKIP LOCKED would pass that run over after its lease expired: the server ends such a session after
       // one lease length. Logbook never waits on anything but the server inside a transaction, so a live holder never idles there.
-      const c = new pg.Client({ connectionString: data.url, query_timeout: data.queryTimeoutMs, connectionTimeoutMillis: 10_000, idle_in_transaction_session_timeout: leaseTtlMs() });
+      const c = new pg.Client({
+        connectionString: data.url,
+        query_timeout: data.queryTimeoutMs,
+        connectionTimeoutMillis: 10_000,
+        idle_in_transaction_session_timeout: leaseTtlMs(),
+      });
       c.on('error', () => this.drop(c));
       try {
         await c.connect();
@@ -128,7 +159,15 @@ async function handle(req: PgRequest): Promise<PgReply> {
   if (req.continues === true && c !== txClient) {
     // The transaction's connection was lost (its server session ended, and the transaction with it): what remains of
     // it must not run on a new connection, where each statement would commit on its own, outside the lease fence.
-    return { ok: false, error: { message: 'Connection terminated inside a transaction: the server ended it, so nothing more of it was sent', code: '08006', index: 0, connection: true } };
+    return {
+      ok: false,
+      error: {
+        message: 'Connection terminated inside a transaction: the server ended it, so nothing more of it was sent',
+        code: '08006',
+        index: 0,
+        connection: true,
+      },
+    };
   }
   if (req.continues !== true) txClient = c;
   if (req.kind === 'exec') {
@@ -201,7 +240,8 @@ async function renew(h: Held): Promise<void> {
   } catch (err) {
     if (isConnectionError(err)) side.drop();
     // Cut off from the server for a whole TTL: another machine may already hold the run, so stop as if it did.
-    if (held.get(h.runId) === h && Date.now() - h.lastRenewed >= h.ttlMs) lost(h, `its lease could not be renewed for ${h.ttlMs} ms (${String((err as Error).message)})`, false);
+    if (held.get(h.runId) === h && Date.now() - h.lastRenewed >= h.ttlMs)
+      lost(h, `its lease could not be renewed for ${h.ttlMs} ms (${String((err as Error).message)})`, false);
   } finally {
     h.renewing = false;
   }
