@@ -1,34 +1,13 @@
-// The runtime's internal barrel, for the CLI, the adapter, tools and tests. The package's public surface is public.ts.
+// The runtime's internal barrel, for the CLI, the adapter, tools and tests: the package's public surface (public.ts)
+// and what only Logbook's own processes use on top of it.
 
-export { defineAction, defineAgent, isAction, isAgent, actionRegistry } from './define';
-export type {
-  ActionDefinition,
-  ActionSpec,
-  AgentDefinition,
-  AgentSpec,
-  Effect,
-  EffectContext,
-  ErrorClass,
-  ProbeResult,
-  ProbeEffect,
-  ProbeRecord,
-} from './define';
-export type { RunApi, RunInfo, StepPlace, RunStatus, StepStatus, ActionStatus, Reconciliation, Decision } from './types';
-export type { DecisionInput } from './decisions';
-export {
-  LogbookError,
-  ApprovalRejectedError,
-  ActionFailedError,
-  DefiniteFailure,
-  isDefiniteFailure,
-  isInDoubtError,
-  ErrorCodes,
-  type ErrorCode,
-} from './errors';
-export type { StandardSchema } from './schema';
-export { startRun, forkRun, resumeRun, recordApproval, newRunId, type RunOutcome, type EngineOptions } from './engine';
-export { compensateRun, type CompensationReport } from './compensate';
+export * from './public';
+export { actionRegistry } from './define';
+export type { ProbeResult, ProbeEffect, ProbeRecord } from './define';
+export type { StepPlace } from './types';
+export { startRun, forkRun, resumeRun, recordApproval, newRunId, type EngineOptions } from './engine';
+export { compensateRun } from './compensate';
 export { openStore, DEFAULT_DB, type Store } from './store';
 export { Faults, FAULT_POINTS, parseCrashSpec, formatCrashSpec, type CrashSpec, type FaultPoint, type FaultHit } from './faults';
-export type { RuntimeHooks, PauseEvent, PauseKind, ActionSnapshot, StepSnapshot, RunSnapshot, SourceLocation } from './hooks';
+export type { RuntimeHooks, PauseEvent, PauseKind, ActionSnapshot, StepSnapshot, RunSnapshot } from './hooks';
 export type { ReconcileHow, ReconcilePlan } from './policy';
