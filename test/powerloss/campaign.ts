@@ -18,6 +18,8 @@ export interface CampaignOptions {
   readonly resumeEvery: number;
   readonly work: string;
   readonly log?: (line: string) => void;
+  /** The recorded runs' lease length: resumes wait it out once, as after a reboot. */
+  readonly leaseTtlMs: number;
 }
 
 export interface CutResult {
@@ -76,6 +78,8 @@ export async function campaign(shim: Shim, o: CampaignOptions): Promise<Campaign
     logs.push({ s, ops });
     recordings.push({ name: s.name, ops: ops.length, syncs: syncPoints(ops).length, ended: r.ended });
   }
+  // The last recording's lease, left in its cuts, must have expired before a resume can take the run over.
+  await new Promise((r) => setTimeout(r, o.leaseTtlMs + 200));
   const perModel = {} as Record<Model, CutResult>;
   for (const [mi, model] of MODELS.entries()) {
     const total: CutResult = { cuts: 0, resumed: 0, violations: [] };

@@ -1,5 +1,6 @@
 // `npm run test:powerloss -- [--cuts N] [--seed N] [--resume-every N] [--json]`: the power-loss campaign and its negative controls.
 
+import { LEASE_TTL_MS } from './env';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,9 +20,9 @@ async function main(): Promise<number> {
   process.stderr.write(`powerloss: seed ${seed}, ${cutsPerModel} cuts per model, every ${resumeEvery}th resumed\n`);
   const shim = loadShim();
   try {
-    const report = await campaign(shim, { cutsPerModel, seed, resumeEvery, work, log });
+    const report = await campaign(shim, { cutsPerModel, seed, resumeEvery, work, log, leaseTtlMs: LEASE_TTL_MS });
     for (const r of report.recordings) log(`  recorded ${r.name}: ${r.ops} operations, ${r.syncs} sync points`);
-    const ctl = await controls(shim, { cutsPerModel, seed, resumeEvery, work, log });
+    const ctl = await controls(shim, { cutsPerModel, seed, resumeEvery, work, log, leaseTtlMs: LEASE_TTL_MS });
     const ctlBad = controlsHold(ctl);
     log(`  control without fsync: ${ctl.noSync.lostCommits} lost acknowledged commits in ${ctl.noSync.cuts} cuts (must be > 0)`);
     for (const f of ctl.failedSyncs) log(`  control failing fsync #${f.sync}: run ended ${f.ended}, ${f.ackedAfter} acknowledged after it`);
