@@ -51,7 +51,8 @@ export async function cutRecording(s: Scenario, ops: readonly Op[], model: Model
   const dir = path.join(o.work, `cut-${s.name}-${model}`);
   for (let j = 0; j < count; j++) {
     const at = points[j % points.length]!;
-    const flavour = FLAVOURS[Math.floor(j / points.length) % FLAVOURS.length]!;
+    // Each pass over the points shifts the flavours, so every point meets each of them.
+    const flavour = FLAVOURS[(j + Math.floor(j / points.length)) % FLAVOURS.length]!;
     const cutSeed = (o.seed * 7919 + salt * 104729 + j) >>> 0;
     materialize(dir, rebuild(ops, at, model, rng(cutSeed), flavour));
     const resume = j % o.resumeEvery === 0;
