@@ -58,7 +58,8 @@ export async function checkCut(dir: string, s: Scenario, owed: Promises, resume:
       if (cls === 'non-idempotent' && !store.reader.action(RUN_ID, key)) bad.push(`effect ${key} ran, its durable started is gone`);
     }
     for (const [key, losable] of owed.commits) {
-      if (!losable && store.reader.action(RUN_ID, key)?.status !== 'committed') bad.push(`acknowledged commit ${key} is lost (${store.reader.action(RUN_ID, key)?.status ?? 'no row'})`);
+      if (!losable && store.reader.action(RUN_ID, key)?.status !== 'committed')
+        bad.push(`acknowledged commit ${key} is lost (${store.reader.action(RUN_ID, key)?.status ?? 'no row'})`);
     }
     for (const idx of owed.steps) {
       if (store.reader.step(RUN_ID, idx)?.status !== 'completed') bad.push(`acknowledged checkpoint of step ${idx} is lost`);

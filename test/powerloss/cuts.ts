@@ -77,7 +77,14 @@ export function rebuild(ops: readonly Op[], cut: number, model: Model, random: (
     if (op.kind === 'open') {
       const f = files.get(op.file);
       if (!f || f.deletedAt !== undefined) {
-        files.set(op.file, { durable: Buffer.alloc(0), pending: [], size: 0, createdAt: op.existed ? undefined : i, dirDurable: op.existed, deletedAt: undefined });
+        files.set(op.file, {
+          durable: Buffer.alloc(0),
+          pending: [],
+          size: 0,
+          createdAt: op.existed ? undefined : i,
+          dirDurable: op.existed,
+          deletedAt: undefined,
+        });
       }
     } else if (op.kind === 'write' || op.kind === 'truncate') {
       const f = files.get(op.file);
@@ -87,7 +94,7 @@ export function rebuild(ops: readonly Op[], cut: number, model: Model, random: (
     } else if (op.kind === 'sync') {
       const f = files.get(op.file);
       if (!f) continue;
-      let img = f.durable;
+      let img: Buffer = f.durable;
       let len = img.length;
       for (const c of f.pending) {
         if (c.op.kind === 'write') ({ img, len } = put(img, len, c.op.offset, c.op.data));
@@ -130,7 +137,7 @@ export function rebuild(ops: readonly Op[], cut: number, model: Model, random: (
         continue;
       }
     }
-    let img = Buffer.from(f.durable);
+    let img: Buffer = Buffer.from(f.durable);
     let len = img.length;
     let metaSize = f.durable.length;
     for (const c of f.pending) {

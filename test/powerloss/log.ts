@@ -20,7 +20,7 @@ export function readLog(file: string): Op[] {
   const buf = fs.readFileSync(file);
   const names = new Map<number, string>();
   const ops: Op[] = [];
-  for (let at = 0; at + HEAD <= buf.length; ) {
+  for (let at = 0; at + HEAD <= buf.length;) {
     const type = buf.readUInt8(at);
     const id = buf.readUInt32LE(at + 1);
     const a = Number(buf.readBigInt64LE(at + 5));

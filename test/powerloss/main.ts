@@ -9,11 +9,15 @@ import { controls, controlsHold } from './controls';
 import { CACHE, loadShim } from './shim';
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { cuts: { type: 'string' }, seed: { type: 'string' }, 'resume-every': { type: 'string' }, json: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({
+    options: { cuts: { type: 'string' }, seed: { type: 'string' }, 'resume-every': { type: 'string' }, json: { type: 'boolean' } },
+    strict: true,
+  });
   const cutsPerModel = Number(values.cuts ?? 1000);
   const seed = Number(values.seed ?? 22);
   const resumeEvery = Number(values['resume-every'] ?? 10);
-  if (![cutsPerModel, seed, resumeEvery].every(Number.isInteger) || cutsPerModel < 1 || resumeEvery < 1) throw new Error('--cuts, --seed and --resume-every take whole numbers (1 or more).');
+  if (![cutsPerModel, seed, resumeEvery].every(Number.isInteger) || cutsPerModel < 1 || resumeEvery < 1)
+    throw new Error('--cuts, --seed and --resume-every take whole numbers (1 or more).');
   const started = Date.now();
   const work = path.join(CACHE, `work-${process.pid}`);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -31,7 +35,9 @@ async function main(): Promise<number> {
     if (violations.length > 40) log(`  … and ${violations.length - 40} more`);
     log(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const total = MODELS.reduce((n, m) => n + report.perModel[m].cuts, 0);
-    const per = MODELS.map((m) => `${m === 'sqlite' ? 'sqlite model' : m}: ${report.perModel[m].cuts} cuts, ${report.perModel[m].violations.length} violations`).join('; ');
+    const per = MODELS.map(
+      (m) => `${m === 'sqlite' ? 'sqlite model' : m}: ${report.perModel[m].cuts} cuts, ${report.perModel[m].violations.length} violations`,
+    ).join('; ');
     if (values.json) log(JSON.stringify({ perModel: report.perModel, recordings: report.recordings, controls: ctl }));
     process.stdout.write(`powerloss: ${total} cuts, ${violations.length} violations (${per})\n`);
     return violations.length === 0 ? 0 : 1;

@@ -57,10 +57,19 @@ export async function record(shim: Shim, scenario: Scenario, work: string, opts:
 }
 
 async function drive(store: ReturnType<typeof openStore>, s: Scenario): Promise<{ status: string; error?: { code?: string } | undefined }> {
-  const opts = { script: `powerloss/${s.name}`, scriptVersion: SCRIPT_VERSION, runId: RUN_ID, role: 'powerloss', durability: s.durability, log: () => undefined };
+  const opts = {
+    script: `powerloss/${s.name}`,
+    scriptVersion: SCRIPT_VERSION,
+    runId: RUN_ID,
+    role: 'powerloss',
+    durability: s.durability,
+    log: () => undefined,
+  };
   if (!s.claimed) return startRun(store, s.agent, { ...opts, input: {} });
   store.enqueueRun({ id: RUN_ID, agent: s.agent.name, script: opts.script, scriptVersion: SCRIPT_VERSION, input: '{}' });
-  const claimed = withNewSession('powerloss worker', (owner) => claimRun(dbOf(store.db), store.reader, owner, [{ agent: s.agent.name, version: SCRIPT_VERSION }]));
+  const claimed = withNewSession('powerloss worker', (owner) =>
+    claimRun(dbOf(store.db), store.reader, owner, [{ agent: s.agent.name, version: SCRIPT_VERSION }]),
+  );
   if (!claimed) throw new Error('powerloss: the worker claimed nothing');
   const out = await driveClaimed(store, s.agent, claimed, { role: 'powerloss worker', durability: s.durability, log: () => undefined });
   return 'status' in out ? out : { status: 'compensated' };

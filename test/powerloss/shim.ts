@@ -12,9 +12,10 @@ export const CACHE = path.resolve(__dirname, '..', '..', '.tmp', 'powerloss');
 /** The shared object built from the current source (cached by its hash): gcc and sqlite3ext.h only, no download. */
 export function buildShim(): string {
   const src = fs.readFileSync(SOURCE);
-  const out = path.join(CACHE, `recordvfs-${createHash('sha256').update(src).digest('hex').slice(0, 12)}.so`);
+  // Named recordvfs.so so that SQLite derives the entry point from the file name: sqlite3_recordvfs_init.
+  const out = path.join(CACHE, `vfs-${createHash('sha256').update(src).digest('hex').slice(0, 12)}`, 'recordvfs.so');
   if (fs.existsSync(out)) return out;
-  fs.mkdirSync(CACHE, { recursive: true });
+  fs.mkdirSync(path.dirname(out), { recursive: true });
   const tmp = `${out}.${process.pid}`;
   execFileSync('gcc', ['-O2', '-Wall', '-Wextra', '-Werror', '-fPIC', '-shared', '-o', tmp, SOURCE], { stdio: ['ignore', 'inherit', 'inherit'] });
   fs.renameSync(tmp, out);
@@ -38,7 +39,7 @@ let loaded: Shim | undefined;
 export function loadShim(): Shim {
   if (loaded) return loaded;
   const ctl = new Database(':memory:');
-  ctl.loadExtension(buildShim(), 'sqlite3_recordvfs_init');
+  ctl.loadExtension(buildShim());
   const stmt = ctl.prepare<[string, string], { n: number }>('SELECT powerloss_ctl(?, ?) AS n');
   const call = (cmd: string, arg: string): number => stmt.get(cmd, arg)?.n ?? 0;
   let recording = false;
