@@ -66,6 +66,7 @@ export async function checkCut(dir: string, s: Scenario, owed: Promises, resume:
     }
     if (!resume || !run || run.status === 'completed' || run.status === 'queued') return bad;
     provider.reset(owed.effects.keys());
+    for (const [key, cls] of owed.effects) if (cls === 'non-idempotent') provider.once.add(key);
     let decisions: Record<string, 'happened' | 'not-happened'> = {};
     for (let attempt = 0; attempt < 3; attempt++) {
       const out = await resumeRun(store, s.agent, RUN_ID, { role: 'powerloss', durability: s.durability, decisions, log: () => undefined });
@@ -78,7 +79,7 @@ export async function checkCut(dir: string, s: Scenario, owed: Promises, resume:
       decisions = { [waiting]: provider.seen.has(waiting) ? 'happened' : 'not-happened' };
     }
     for (const [key, n] of provider.seen) {
-      if (n > 1 && !key.startsWith('put:')) bad.push(`effect ${key} ran ${n} times`);
+      if (n > 1 && provider.once.has(key)) bad.push(`effect ${key} ran ${n} times`);
     }
   } catch (err) {
     bad.push(`checking the cut threw: ${(err as { code?: string }).code ?? ''} ${err instanceof Error ? err.message : String(err)}`);

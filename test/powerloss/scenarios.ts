@@ -12,13 +12,17 @@ import type { Durability } from '../../src/runtime/store';
  */
 export const provider = {
   seen: new Map<string, number>(),
+  /** Keys whose effect must never happen twice (non-idempotent); a repeated idempotent key is the provider's to absorb. */
+  once: new Set<string>(),
   /** Called by execute right before the effect: the marker is in the log before anything the effect causes. */
   mark: (_text: string): void => undefined,
   reset(keys: Iterable<string>): void {
     this.seen = new Map([...keys].map((k) => [k, 1]));
+    this.once = new Set();
   },
   apply(key: string, cls: string): { id: string } {
     this.mark(`effect ${cls} ${key}`);
+    if (cls === 'non-idempotent') this.once.add(key);
     this.seen.set(key, (this.seen.get(key) ?? 0) + 1);
     return { id: `done:${key}` };
   },
