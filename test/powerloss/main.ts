@@ -30,6 +30,9 @@ async function main(): Promise<number> {
     const ctlBad = controlsHold(ctl);
     log(`  control without fsync: ${ctl.noSync.lostCommits} lost acknowledged commits in ${ctl.noSync.cuts} cuts (must be > 0)`);
     for (const f of ctl.failedSyncs) log(`  control failing fsync #${f.sync}: run ended ${f.ended}, ${f.ackedAfter} acknowledged after it`);
+    log(
+      `  control failing fsync #${ctl.cli.sync} under logbook run: exit ${ctl.cli.exit}${ctl.cli.dbIo ? ', LB_DB_IO' : ''}${ctl.cli.failed ? '' : ' (never reached)'}`,
+    );
     const violations = [...MODELS.flatMap((m) => report.perModel[m].violations), ...ctlBad];
     for (const v of violations.slice(0, 40)) log(`  VIOLATION ${v}`);
     if (violations.length > 40) log(`  … and ${violations.length - 40} more`);

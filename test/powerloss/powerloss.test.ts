@@ -12,6 +12,7 @@ interface Report {
   readonly controls: {
     noSync: { cuts: number; lostCommits: number };
     failedSyncs: Array<{ sync: number; ended: string; ackedAfter: number; failed: boolean }>;
+    cli: { sync: number; exit: number | null; dbIo: boolean; failed: boolean; completed: boolean };
   };
 }
 
@@ -59,5 +60,12 @@ describe('power loss (test/powerloss)', function () {
       assert.match(f.ended, /\bLB_DB_IO\b/);
       assert.equal(f.ackedAfter, 0, `fsync #${f.sync}`);
     }
+  });
+
+  it('logbook run whose journal fsync fails exits 5 with LB_DB_IO, not reporting the run completed', () => {
+    const c = report.controls.cli;
+    assert.ok(c.failed, `fsync #${c.sync} was not reached`);
+    assert.equal(c.exit, 5);
+    assert.ok(c.dbIo && !c.completed, JSON.stringify(c));
   });
 });
