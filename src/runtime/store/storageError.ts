@@ -21,7 +21,10 @@ export function storageError(err: unknown, file: string, during = 'writing the j
   if (isStorageError(err)) return err;
   const code = codeOf(err);
   if (code === undefined) return undefined;
-  const keep = 'Nothing journaled was lost: the run stays resumable, and its in-doubt actions are still recorded.';
+  // After a failed fsync the last commit may not be on disk, so only what the script was told is promised kept.
+  const keep = /^SQLITE_IOERR_(DIR_)?FSYNC$/.test(code)
+    ? 'The last commit may not have reached the disk, but the run stopped before the script was told it was recorded: nothing the script was told is lost, and the run stays resumable.'
+    : 'Nothing journaled was lost: the run stays resumable, and its in-doubt actions are still recorded.';
   const make = (c: ErrorCode, problem: string, remedy: string): LogbookError =>
     new LogbookError(c, `${problem} (${describe(err)}, ${code}) while ${during}. ${keep}`, remedy, { file, sqlite: code });
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
