@@ -478,21 +478,7 @@ export class RunWriter {
   actionStarted(a: NewAction, existing: boolean, reconciliation: Reconciliation | null = null, durable = true): void {
     this.write(durable, (now) => {
       if (existing) this.s.actionRestart.run(this.lease.attempt, a.version, reconciliation, this.lease.runId, a.id);
-      else
-        this.s.actionInsert.run(
-          this.lease.runId,
-          a.id,
-          this.nextSeq++,
-          a.stepIdx,
-          a.type,
-          a.version,
-          a.effect,
-          a.args,
-          'started',
-          this.lease.attempt,
-          now,
-          null,
-        );
+      else this.insertAction(a, 'started', null, now);
       this.event(
         now,
         'action.started',
@@ -577,22 +563,14 @@ export class RunWriter {
     });
   }
 
+  /** A new action row at the next sequence number: where it starts (`started`, or held at its gate). */
+  private insertAction(a: NewAction, status: 'started' | 'awaiting-approval', approval: 'pending' | null, now: number): void {
+    this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, status, this.lease.attempt, now, approval);
+  }
+
   awaitingApproval(a: NewAction): void {
     this.write(true, (now) => {
-      this.s.actionInsert.run(
-        this.lease.runId,
-        a.id,
-        this.nextSeq++,
-        a.stepIdx,
-        a.type,
-        a.version,
-        a.effect,
-        a.args,
-        'awaiting-approval',
-        this.lease.attempt,
-        now,
-        'pending',
-      );
+      this.insertAction(a, 'awaiting-approval', 'pending', now);
       this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type, ...inverseOf(a) });
     });
   }
