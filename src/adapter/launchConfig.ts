@@ -8,7 +8,7 @@ import { parseCrashSpec } from '../runtime/faults';
 import { ENGLISH } from '../shared/zodEnglish';
 import { readEnvFile } from './envFile';
 import { journalTargetProblem, resolveTarget } from '../shared/journalTarget';
-import { JOURNAL, LEGACY_JOURNAL, deprecationLine, journalFromEnv } from '../shared/journalNames';
+import { JOURNAL, LEGACY_JOURNAL, deprecationLine, journalEnvEntry } from '../shared/journalNames';
 import type { RunnerConfig } from '../link/runnerProtocol';
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -129,25 +129,34 @@ export function resolveLaunch(cfg: LaunchConfig, adapterCwd: string, baseEnv: No
     );
   }
   const env = { ...(cfg.envFile !== undefined ? readEnvFile(path.resolve(cwd, cfg.envFile), 'attribute "envFile"') : {}), ...cfg.env };
-  const warnings: string[] = [];
   if (cfg.journal !== undefined && cfg.database !== undefined)
     throw bad('"journal" and its deprecated name "database" are both set', 'Keep "journal" and remove "database".');
-  if (cfg.database !== undefined) warnings.push(deprecationLine(`the attribute "${LEGACY_JOURNAL.launch}"`, `"${JOURNAL.launch}"`));
-  const fromEnv =
-    journalFromEnv(env, (l) => warnings.push(`${l.replace(/\.$/, '')} (in "env"/"envFile").`)) ?? journalFromEnv(baseEnv, (l) => warnings.push(l));
-  const target = cfg.journal ?? cfg.database ?? fromEnv ?? path.join('.logbook', 'journal.db');
+  // Where the journal comes from, first named first; only the one used is warned about.
+  const inEnv = journalEnvEntry(env);
+  const inBase = journalEnvEntry(baseEnv);
+  const oldVariable = `$${LEGACY_JOURNAL.env}`;
+  const named: { from: string; target: string; warning?: string } =
+    cfg.journal !== undefined
+      ? { from: 'attribute "journal"', target: cfg.journal }
+      : cfg.database !== undefined
+        ? { from: 'attribute "database"', target: cfg.database, warning: deprecationLine(`the attribute "${LEGACY_JOURNAL.launch}"`, `"${JOURNAL.launch}"`) }
+        : inEnv !== undefined
+          ? {
+              from: '$LOGBOOK_JOURNAL (or $LOGBOOK_DB) of "env"/"envFile"',
+              target: inEnv.value,
+              ...(inEnv.deprecated ? { warning: deprecationLine(`${oldVariable} in "env"/"envFile"`, `$${JOURNAL.env}`) } : {}),
+            }
+          : inBase !== undefined
+            ? {
+                from: "the environment's $LOGBOOK_JOURNAL (or $LOGBOOK_DB)",
+                target: inBase.value,
+                ...(inBase.deprecated ? { warning: deprecationLine(oldVariable, `$${JOURNAL.env}`) } : {}),
+              }
+            : { from: 'the default journal', target: path.join('.logbook', 'journal.db') };
+  const warnings = named.warning !== undefined ? [named.warning] : [];
+  const target = named.target;
   const targetProblem = journalTargetProblem(target);
-  if (targetProblem) {
-    const from =
-      cfg.journal !== undefined
-        ? 'attribute "journal"'
-        : cfg.database !== undefined
-          ? 'attribute "database"'
-          : journalFromEnv(env, () => undefined) !== undefined
-            ? '$LOGBOOK_JOURNAL (or $LOGBOOK_DB) of "env"/"envFile"'
-            : "the environment's $LOGBOOK_JOURNAL (or $LOGBOOK_DB)";
-    throw bad(`${from}: ${targetProblem.problem.replace(/\.$/, '')}`, targetProblem.remedy);
-  }
+  if (targetProblem) throw bad(`${named.from}: ${targetProblem.problem.replace(/\.$/, '')}`, targetProblem.remedy);
   const journal = resolveTarget(target, cwd);
   if (cfg.input !== undefined && cfg.inputFile !== undefined) throw bad('"input" and "inputFile" are both set', 'Keep one of them.');
   const crashAt = cfg.crashAt === undefined ? [] : Array.isArray(cfg.crashAt) ? cfg.crashAt : [cfg.crashAt];

@@ -34,14 +34,19 @@ export function deprecationLine(old: string, current: string): string {
   return `warning: ${old} is deprecated and will be removed in 1.0; it means the same as ${current}. Write ${current} instead.`;
 }
 
+/** The journal the environment names, and whether under the deprecated $LOGBOOK_DB; says nothing. */
+export function journalEnvEntry(env: NodeJS.ProcessEnv): { readonly value: string; readonly deprecated: boolean } | undefined {
+  const current = env[JOURNAL.env];
+  if (current !== undefined && current !== '') return { value: current, deprecated: false };
+  const old = env[LEGACY_JOURNAL.env];
+  return old === undefined || old === '' ? undefined : { value: old, deprecated: true };
+}
+
 /** The journal named by the environment: $LOGBOOK_JOURNAL, else the deprecated $LOGBOOK_DB (warned once). */
 export function journalFromEnv(env: NodeJS.ProcessEnv, warn: Warn): string | undefined {
-  const current = env[JOURNAL.env];
-  if (current !== undefined && current !== '') return current;
-  const old = env[LEGACY_JOURNAL.env];
-  if (old === undefined || old === '') return undefined;
-  warnOnce('env', deprecationLine(`$${LEGACY_JOURNAL.env}`, `$${JOURNAL.env}`), warn);
-  return old;
+  const entry = journalEnvEntry(env);
+  if (entry?.deprecated) warnOnce('env', deprecationLine(`$${LEGACY_JOURNAL.env}`, `$${JOURNAL.env}`), warn);
+  return entry?.value;
 }
 
 /** Both variables a child must not inherit when it is given a journal of its own. */

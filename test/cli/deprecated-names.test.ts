@@ -85,6 +85,14 @@ describe('deprecated names of the journal', () => {
     assert.equal(old.warnings.length, 1);
     assert.match(old.warnings[0] ?? '', /"database" is deprecated.*Write "journal" instead\.$/);
     assert.deepEqual(resolveLaunch({ ...base, journal: 'new.db' }, dir, {}).warnings, []);
+    assert.deepEqual(
+      resolveLaunch({ ...base, journal: 'new.db' }, dir, { LOGBOOK_DB: 'unused.db' }).warnings,
+      [],
+      'an old variable the launch does not use is not warned about',
+    );
+    const fromEnv = resolveLaunch({ ...base, env: { LOGBOOK_DB: 'env.db' } }, dir, {});
+    assert.equal(fromEnv.runner.journal, path.join(dir, 'env.db'));
+    assert.match(fromEnv.warnings.join('\n'), /\$LOGBOOK_DB in "env"\/"envFile" is deprecated.*Write \$LOGBOOK_JOURNAL instead\.$/);
     assert.throws(
       () => resolveLaunch({ ...base, journal: 'a.db', database: 'b.db' }, dir, {}),
       /"journal" and its deprecated name "database" are both set.*remove "database"/,
