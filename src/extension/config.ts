@@ -51,7 +51,8 @@ function journalTarget(c: vscode.WorkspaceConfiguration, root: string | undefine
   const warn = (line: string): void => void vscode.window.showWarningMessage(`Agent Logbook: ${line}`);
   const picked = pickJournalSetting(set(SETTINGS.journal), set(SETTINGS.legacyJournal));
   if (picked.deprecation) warnOnce('setting', picked.deprecation, warn);
-  return resolveJournalSetting(picked.value, journalFromEnv(process.env, warn), root, picked.name);
+  // The environment is read (and an old variable warned about) only when no setting names the journal: a set one wins.
+  return resolveJournalSetting(picked.value, picked.value ? undefined : journalFromEnv(process.env, warn), root, picked.name);
 }
 
 /**
