@@ -1,0 +1,268 @@
+// Journal format v2's write pattern in raw SQL, beside v1's (rawBracket.ts): the floor a v2 store can reach, before any runtime code is written.
+//
+// `tsx bench/rawV2.ts [--pg] [--n N]` prints each pattern as F-ratios of the same run (F: a 4 KiB overwrite + fsync
+// in the same directory; Fpg: one autocommitted one-row INSERT on the same server) and the WAL frames each
+// transaction writes. The v2 pattern (docs/journal-format.md): one append-only row per transition in a table
+// clustered by (run_id, seq), no secondary index, no counter, the lease fence a read; `executing` is not a
+// transaction of its own (the committed row says the effect ran); on PostgreSQL a fence-and-append function, so a
+// transition is one round trip.
+
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from 'pg';
+import { FsyncFloor, SqliteFloor } from './floor';
+import { median, nowUs } from './measure';
+import { RawBracket } from './rawBracket';
+import type { Store } from '../src/runtime/store';
+import { dbOf } from '../src/runtime/store/db';
+import { sqliteOf } from '../src/runtime/store/sqlite';
+
+const SEND_ARGS = (n: number): string => JSON.stringify({ to: `user${n}@example.com`, body: 'Hello' });
+const STARTED = '{"type":"bench.send","effect":"non-idempotent","version":1,"inverse":false}';
+
+/** The v2 layout's hot tables: the run (its lease, read as the fence) and the append-only entries. */
+const V2_SCHEMA = `
+  CREATE TABLE runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, lease_token TEXT, lease_epoch INTEGER NOT NULL);
+  CREATE TABLE entries (
+    run_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, step_idx INTEGER, action_id TEXT,
+    attempt INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT,
+    PRIMARY KEY (run_id, seq)
+  ) WITHOUT ROWID;
+  INSERT INTO runs VALUES ('raw', 'running', 't', 1);
+`;
+
+/** v2 on SQLite: started (durable), the effect, committed (durable, or lazy in group mode), one row each. */
+class RawV2 {
+  readonly db: Database.Database;
+  private readonly holds: Database.Statement;
+  private readonly append: Database.Statement;
+  private readonly tx: (durable: boolean, fn: () => void) => void;
+  private seq = 0;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('mmap_size = 0');
+    this.db.exec(V2_SCHEMA);
+    this.holds = this.db.prepare("SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1").pluck();
+    this.append = this.db.prepare("INSERT INTO entries (run_id, seq, kind, step_idx, action_id, attempt, at, data) VALUES ('raw', ?, ?, 0, ?, 1, ?, ?)");
+    const t = this.db.transaction((fn: () => void) => {
+      if (this.holds.get() !== 1) throw new Error('lease lost');
+      fn();
+    });
+    const lazy = this.db.prepare('PRAGMA synchronous = NORMAL');
+    const full = this.db.prepare('PRAGMA synchronous = FULL');
+    this.tx = (durable, fn) => {
+      if (!durable) lazy.run();
+      try {
+        t.immediate(fn);
+      } finally {
+        if (!durable) full.run();
+      }
+    };
+    // Past the auto-checkpoint at 1000 frames, so commits overwrite the WAL as in a long run (a growing file costs a second fsync on ext4).
+    for (let i = 0; i < 500; i++) this.bracket(true);
+  }
+
+  bracket(group: boolean): void {
+    const n = ++this.seq;
+    const id = `send:raw:user${n}@example.com`;
+    const now = Date.now();
+    this.tx(true, () => this.append.run(2 * n, 'action.started', id, now, `{"a":${SEND_ARGS(n)},"d":${STARTED}}`));
+    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":{"messageId":"m-${n}"},"x":1}`));
+  }
+
+  /** A model call: started and committed in one durable transaction, one row. */
+  oneCommit(): void {
+    const n = ++this.seq;
+    const id = `model:raw.${n}`;
+    const now = Date.now();
+    this.tx(true, () =>
+      this.append.run(
+        2 * n,
+        'action.done',
+        id,
+        now,
+        JSON.stringify({
+          a: {
+            call: id,
+            model: 'bench/bench-1',
+            params: { prompt: [{ role: 'user', content: [{ type: 'text', text: `Customer ${n} asks for a refund.` }] }] },
+          },
+          r: {
+            content: [{ type: 'text', text: 'The refund is on its way.' }],
+            finishReason: { unified: 'stop' },
+            usage: { inputTokens: { total: 40 }, outputTokens: { total: 8 } },
+          },
+          x: 1,
+        }),
+      ),
+    );
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function timed(n: number, fn: () => void): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = nowUs();
+    fn();
+    out.push(nowUs() - t0);
+  }
+  return out;
+}
+
+/** WAL frames a pattern writes per call: the WAL restarted, auto-checkpoint off, its growth over `n` calls. */
+function framesPer(db: Database.Database, walFile: string, n: number, fn: () => void): number {
+  db.pragma('wal_autocheckpoint = 0');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  fn(); // the first write after a restart also rewrites the WAL header
+  const before = fs.statSync(walFile).size;
+  for (let i = 0; i < n; i++) fn();
+  const page = db.pragma('page_size', { simple: true }) as number;
+  const frames = (fs.statSync(walFile).size - before) / (page + 24);
+  db.pragma('wal_autocheckpoint = 1000');
+  return frames / n;
+}
+
+function sqliteRows(n: number): Array<[string, number, string]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-rawv2-'));
+  try {
+    const floor = new FsyncFloor(dir);
+    const sfloor = new SqliteFloor(dir);
+    const v1 = new RawBracket(dir);
+    const v2 = new RawV2(path.join(dir, 'v2.db'));
+    const F = floor.sample(n);
+    const S = median(sfloor.samples(n, true));
+    const rows: Array<[string, number, string]> = [];
+    const add = (name: string, us: number, note = ''): void => void rows.push([name, us / F, note]);
+    add('S: SQLite one-row durable commit', S);
+    const v1Full = median(v1.samples(n, false));
+    const v2Full = median(timed(n, () => v2.bracket(false)));
+    const v1Group = median(v1.samples(n, true));
+    const v2Group = median(timed(n, () => v2.bracket(true)));
+    const v1Model = median(v1.oneCommitSamples(n));
+    const v2Model = median(timed(n, () => v2.oneCommit()));
+    const v1db = sqliteOf(dbOf((v1 as unknown as { store: Store }).store.db));
+    const v1Frames = framesPer(v1db, path.join(dir, 'raw-bracket.db-wal'), 200, () => v1.samples(1, false));
+    const v2Frames = framesPer(v2.db, path.join(dir, 'v2.db-wal'), 200, () => v2.bracket(false));
+    add('v1 bracket (started + executing + committed), durable', v1Full, `${v1Frames.toFixed(2)} WAL frames per bracket`);
+    add('v2 bracket (started + committed, one row each), durable', v2Full, `${v2Frames.toFixed(2)} WAL frames per bracket`);
+    add('v1 bracket, group commit', v1Group);
+    add('v2 bracket, group commit', v2Group);
+    add("v1 model call's one transaction", v1Model);
+    add("v2 model call's one transaction (one row)", v2Model);
+    rows.unshift(['F (µs)', F, '']);
+    v1.close();
+    v2.close();
+    sfloor.close();
+    floor.close();
+    return rows;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The same writes on PostgreSQL: v1's statement per round trip, v2's fence-and-append function (one round trip). */
+async function pgRows(n: number): Promise<Array<[string, number, string]>> {
+  const harness = (await import(path.join(__dirname, '..', 'scripts', 'pg-server.mjs'))) as {
+    startServer(opts: object): Promise<{ url: string; destroy(): void }>;
+  };
+  const server = await harness.startServer({});
+  const c = new Client({ connectionString: server.url });
+  await c.connect();
+  try {
+    await c.query(`
+      CREATE TABLE floor (id bigserial PRIMARY KEY, v text);
+      CREATE TABLE runs (id text PRIMARY KEY, status text NOT NULL, lease_token text, lease_epoch bigint NOT NULL);
+      CREATE TABLE actions (run_id text, id text, seq bigint, status text, args text, result text, executions int DEFAULT 0, commit_seq bigint, PRIMARY KEY (run_id, id));
+      CREATE INDEX actions_by_seq ON actions(run_id, seq);
+      CREATE TABLE events (seq bigserial PRIMARY KEY, run_id text, kind text, action_id text, data text);
+      CREATE INDEX events_by_run ON events(run_id, seq);
+      CREATE TABLE entries (run_id text NOT NULL, seq bigint NOT NULL, kind text NOT NULL, action_id text, at bigint NOT NULL, data text, PRIMARY KEY (run_id, seq));
+      INSERT INTO runs VALUES ('raw', 'running', 't', 1);
+      -- v2: the fence and the append in one statement, so a transition is one round trip and one server transaction.
+      CREATE FUNCTION lb_append(p_run text, p_token text, p_epoch bigint, p_seq bigint, p_kind text, p_action text, p_at bigint, p_data text) RETURNS void
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM 1 FROM runs WHERE id = p_run AND lease_token = p_token AND lease_epoch = p_epoch FOR SHARE;
+        IF NOT FOUND THEN RAISE EXCEPTION 'lease lost' USING ERRCODE = 'LB001'; END IF;
+        INSERT INTO entries VALUES (p_run, p_seq, p_kind, p_action, p_at, p_data);
+      END $$;
+    `);
+    const sample = async (fn: (i: number) => Promise<void>): Promise<number> => {
+      for (let i = 0; i < 20; i++) await fn(-i - 1);
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = nowUs();
+        await fn(i);
+        out.push(nowUs() - t0);
+      }
+      return median(out);
+    };
+    let k = 1_000_000;
+    const Fpg = await sample(async () => void (await c.query('INSERT INTO floor (v) VALUES ($1)', ['x'])));
+    const tx = async (stmts: Array<[string, unknown[]]>): Promise<void> => {
+      await c.query('BEGIN');
+      for (const [s, p] of stmts) await c.query(s, p);
+      await c.query('COMMIT');
+    };
+    const fence = "SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1 FOR SHARE";
+    const v1 = await sample(async () => {
+      const id = `a${++k}`;
+      await tx([
+        [fence, []],
+        ["INSERT INTO actions (run_id, id, seq, status, args) VALUES ('raw', $1, $2, 'started', $3)", [id, k, SEND_ARGS(k)]],
+        ["INSERT INTO events (run_id, kind, action_id, data) VALUES ('raw', 'action.started', $1, $2)", [id, STARTED]],
+      ]);
+      await tx([
+        [fence, []],
+        ["UPDATE actions SET executions = executions + 1 WHERE run_id = 'raw' AND id = $1", [id]],
+        ["INSERT INTO events (run_id, kind, action_id) VALUES ('raw', 'action.executing', $1)", [id]],
+      ]);
+      await tx([
+        [fence, []],
+        ["UPDATE actions SET status = 'committed', result = $2, commit_seq = $3 WHERE run_id = 'raw' AND id = $1", [id, '{"messageId":"m"}', k]],
+        ["INSERT INTO events (run_id, kind, action_id) VALUES ('raw', 'action.committed', $1)", [id]],
+      ]);
+    });
+    const append = 'SELECT lb_append($1, $2, $3, $4, $5, $6, $7, $8)';
+    const v2 = await sample(async () => {
+      const id = `a${++k}`;
+      await c.query(append, ['raw', 't', 1, 2 * k, 'action.started', id, Date.now(), `{"a":${SEND_ARGS(k)},"d":${STARTED}}`]);
+      await c.query(append, ['raw', 't', 1, 2 * k + 1, 'action.committed', id, Date.now(), '{"r":{"messageId":"m"},"x":1}']);
+    });
+    return [
+      ['Fpg (µs): one autocommitted one-row INSERT', Fpg, ''],
+      ['v1 bracket: 3 transactions of 3 statements (11 round trips)', v1 / Fpg, ''],
+      ['v2 bracket: 2 calls of lb_append (2 round trips)', v2 / Fpg, 'floor 2 Fpg'],
+    ];
+  } finally {
+    await c.end();
+    server.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { pg: { type: 'boolean', default: false }, n: { type: 'string', default: '300' } } });
+  const n = Number(values.n);
+  const print = (rows: Array<[string, number, string]>, unit: string): void => {
+    for (const [name, v, note] of rows)
+      console.log(`${name.padEnd(62)} ${name.includes('(µs)') ? v.toFixed(1) : `${v.toFixed(2)} ${unit}`}${note ? `  (${note})` : ''}`);
+  };
+  print(sqliteRows(n), 'F');
+  if (values.pg) print(await pgRows(n), 'Fpg');
+}
+
+if (require.main === module)
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
