@@ -8,6 +8,7 @@ import { checkCut, materialize, promisesAt } from './check';
 import { record } from './record';
 import { SCENARIOS, type Scenario } from './scenarios';
 import type { Shim } from './shim';
+import { MIGRATION_SCENARIO, checkMigrationCut, recordMigration, type MigrationRecording } from './migration';
 
 export const MODELS: readonly Model[] = ['sqlite', 'ext4-ordered'];
 
@@ -64,6 +65,26 @@ export async function cutRecording(s: Scenario, ops: readonly Op[], model: Model
   return { cuts: count, resumed, violations };
 }
 
+/** `count` cuts of the migration's recording under one model (no run to resume: the check reopens the journal). */
+export function cutMigration(rec: MigrationRecording, model: Model, count: number, o: CampaignOptions, salt: number): CutResult {
+  const points = cutPoints(rec.ops, rng(o.seed ^ salt));
+  const violations: string[] = [];
+  const dir = path.join(o.work, `cut-${MIGRATION_SCENARIO}-${model}`);
+  for (let j = 0; j < count; j++) {
+    const at = points[j % points.length]!;
+    const flavour = FLAVOURS[(j + Math.floor(j / points.length)) % FLAVOURS.length]!;
+    const cutSeed = (o.seed * 7919 + salt * 104729 + j) >>> 0;
+    const files = rebuild(rec.ops, at, model, rng(cutSeed), flavour, rec.initial);
+    // A cut before the first open leaves the seed as it was.
+    for (const [name, bytes] of rec.initial) if (!files.has(name)) files.set(name, bytes);
+    materialize(dir, files);
+    for (const b of checkMigrationCut(dir, rec))
+      violations.push(`${MIGRATION_SCENARIO} ${model} cut ${j} (op ${at}/${rec.ops.length}, ${flavour}, seed ${cutSeed}): ${b}`);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { cuts: count, resumed: 0, violations };
+}
+
 export interface CampaignReport {
   readonly perModel: Record<Model, CutResult>;
   readonly recordings: Array<{ name: string; ops: number; syncs: number; ended: string }>;
@@ -79,19 +100,26 @@ export async function campaign(shim: Shim, o: CampaignOptions): Promise<Campaign
     logs.push({ s, ops });
     recordings.push({ name: s.name, ops: ops.length, syncs: syncPoints(ops).length, ended: r.ended });
   }
+  const migration = recordMigration(shim, o.work);
+  recordings.push({ name: MIGRATION_SCENARIO, ops: migration.ops.length, syncs: syncPoints(migration.ops).length, ended: 'migrated' });
+  const scenarios = logs.length + 1;
   // The last recording's lease, left in its cuts, must have expired before a resume can take the run over.
   await new Promise((r) => setTimeout(r, o.leaseTtlMs + 200));
   const perModel = {} as Record<Model, CutResult>;
   for (const [mi, model] of MODELS.entries()) {
     const total: CutResult = { cuts: 0, resumed: 0, violations: [] };
     for (const [si, { s, ops }] of logs.entries()) {
-      const count = Math.ceil(o.cutsPerModel / logs.length);
+      const count = Math.ceil(o.cutsPerModel / scenarios);
       const r = await cutRecording(s, ops, model, count, o, mi * 1000 + si);
       o.log?.(`  ${model} ${s.name}: ${r.cuts} cuts (${r.resumed} resumed), ${r.violations.length} violations`);
       perModel[model] = total;
       Object.assign(total, { cuts: total.cuts + r.cuts, resumed: total.resumed + r.resumed });
       total.violations.push(...r.violations);
     }
+    const m = cutMigration(migration, model, Math.ceil(o.cutsPerModel / scenarios), o, mi * 1000 + logs.length);
+    o.log?.(`  ${model} ${MIGRATION_SCENARIO}: ${m.cuts} cuts, ${m.violations.length} violations`);
+    Object.assign(total, { cuts: total.cuts + m.cuts });
+    total.violations.push(...m.violations);
     perModel[model] = total;
   }
   return { perModel, recordings };

@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLog } from './log';
-import { cutRecording, type CampaignOptions } from './campaign';
+import { cutMigration, cutRecording, type CampaignOptions } from './campaign';
+import { recordMigration } from './migration';
 import { record } from './record';
 import { SCENARIOS } from './scenarios';
 import type { Shim } from './shim';
@@ -16,6 +17,8 @@ export interface ControlReport {
   readonly failedSyncs: Array<{ sync: number; ended: string; ackedAfter: number; failed: boolean }>;
   /** The same through the built CLI (`logbook run`, the shim preloaded): its exit code and whether it said LB_DB_IO. */
   readonly cli: { sync: number; exit: number | null; dbIo: boolean; failed: boolean; completed: boolean };
+  /** Cuts of a migration whose statements commit one by one, and how many found a schema of no version (must be > 0). */
+  readonly splitMigration: { cuts: number; mixed: number };
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -68,7 +71,9 @@ export async function controls(shim: Shim, o: CampaignOptions): Promise<ControlR
     const ackedAfter = at < 0 ? 0 : fops.slice(at).filter((op) => op.kind === 'mark' && op.text.startsWith('acked ')).length;
     failedSyncs.push({ sync: n, ended: f.ended, ackedAfter, failed: at >= 0 });
   }
-  return { noSync: { cuts: cut.cuts, lostCommits }, failedSyncs, cli: cliFailedSync(o.work, 12) };
+  const split = cutMigration(recordMigration(shim, o.work, true), 'sqlite', 60, o, 998);
+  const mixed = split.violations.filter((v) => v.includes('a mix of two versions')).length;
+  return { noSync: { cuts: cut.cuts, lostCommits }, failedSyncs, cli: cliFailedSync(o.work, 12), splitMigration: { cuts: split.cuts, mixed } };
 }
 
 /** Whether the controls caught what they must: otherwise the checker (or the shim) is broken. */
@@ -81,6 +86,8 @@ export function controlsHold(c: ControlReport): string[] {
     if (!/\bLB_DB_IO\b/.test(f.ended)) bad.push(`after fsync #${f.sync} failed the run ended "${f.ended}", not with LB_DB_IO`);
     if (f.ackedAfter > 0) bad.push(`after fsync #${f.sync} failed, ${f.ackedAfter} commit(s) were still acknowledged`);
   }
+  if (c.splitMigration.mixed === 0)
+    bad.push(`a migration committed statement by statement left no mixed schema in ${c.splitMigration.cuts} cuts: the migration check is broken`);
   const c2 = c.cli;
   if (!c2.failed) bad.push(`logbook run never reached its fsync #${c2.sync}`);
   if (c2.exit !== 5 || !c2.dbIo || c2.completed)

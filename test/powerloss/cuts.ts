@@ -69,7 +69,14 @@ function tornPieces(offset: number, data: Buffer, keep: () => boolean): Array<{ 
  *   appending write's data before the size that covers it (so no garbage, and an append before `t` is whole);
  *   overwrites of existing data are not ordered at all (any subset, torn at sectors).
  */
-export function rebuild(ops: readonly Op[], cut: number, model: Model, random: () => number, flavour: Flavour): Map<string, Buffer | undefined> {
+export function rebuild(
+  ops: readonly Op[],
+  cut: number,
+  model: Model,
+  random: () => number,
+  flavour: Flavour,
+  initial: ReadonlyMap<string, Buffer> = new Map(),
+): Map<string, Buffer | undefined> {
   const files = new Map<string, FileState>();
   let lastSync = -1;
   for (let i = 0; i < cut; i++) {
@@ -77,10 +84,12 @@ export function rebuild(ops: readonly Op[], cut: number, model: Model, random: (
     if (op.kind === 'open') {
       const f = files.get(op.file);
       if (!f || f.deletedAt !== undefined) {
+        // A file that was there before the recording began starts from what it held then (a migration's seed journal).
+        const before = op.existed && !f ? initial.get(op.file) : undefined;
         files.set(op.file, {
-          durable: Buffer.alloc(0),
+          durable: before ? Buffer.from(before) : Buffer.alloc(0),
           pending: [],
-          size: 0,
+          size: before?.length ?? 0,
           createdAt: op.existed ? undefined : i,
           dirDurable: op.existed,
           deletedAt: undefined,

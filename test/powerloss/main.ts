@@ -31,6 +31,9 @@ async function main(): Promise<number> {
     log(`  control without fsync: ${ctl.noSync.lostCommits} lost acknowledged commits in ${ctl.noSync.cuts} cuts (must be > 0)`);
     for (const f of ctl.failedSyncs) log(`  control failing fsync #${f.sync}: run ended ${f.ended}, ${f.ackedAfter} acknowledged after it`);
     log(
+      `  control migration committed statement by statement: ${ctl.splitMigration.mixed} cuts with a mixed schema in ${ctl.splitMigration.cuts} (must be > 0)`,
+    );
+    log(
       `  control failing fsync #${ctl.cli.sync} under logbook run: exit ${ctl.cli.exit}${ctl.cli.dbIo ? ', LB_DB_IO' : ''}${ctl.cli.failed ? '' : ' (never reached)'}`,
     );
     const violations = [...MODELS.flatMap((m) => report.perModel[m].violations), ...ctlBad];

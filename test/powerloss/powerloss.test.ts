@@ -13,6 +13,7 @@ interface Report {
     noSync: { cuts: number; lostCommits: number };
     failedSyncs: Array<{ sync: number; ended: string; ackedAfter: number; failed: boolean }>;
     cli: { sync: number; exit: number | null; dbIo: boolean; failed: boolean; completed: boolean };
+    splitMigration: { cuts: number; mixed: number };
   };
 }
 
@@ -51,6 +52,10 @@ describe('power loss (test/powerloss)', function () {
 
   it('finds lost acknowledged commits in a journal whose fsyncs do nothing', () => {
     assert.ok(report.controls.noSync.lostCommits > 0, JSON.stringify(report.controls.noSync));
+  });
+
+  it('finds a schema of no version in a migration whose statements commit one by one', () => {
+    assert.ok(report.controls.splitMigration.mixed > 0, JSON.stringify(report.controls.splitMigration));
   });
 
   it('never acknowledges a commit whose fsync failed: the run stops with LB_DB_IO', () => {
