@@ -3,6 +3,7 @@
 import { startRun, type Store } from '../src/runtime';
 import type { FsyncFloor, SqliteFloor } from './floor';
 import type { RawBracket } from './rawBracket';
+import type { RawV2 } from './rawV2';
 import { breathe, median } from './measure';
 import { actionAgent, checkpointAgent, plainCalls } from './workload';
 import { modelCalls, toolCalls } from './aiRows';
@@ -67,6 +68,8 @@ export async function engineRound(
   raw: RawBracket,
   cfg: EngineConfig,
   round: number,
+  /** Format v2's writes in raw SQL (bench/rawV2.ts): what SQLite alone does with them, beside v1's `raw`. */
+  v2?: RawV2,
 ): Promise<EngineRound> {
   const out: EngineRound = {};
   const floorTimes: number[] = [];
@@ -90,6 +93,13 @@ export async function engineRound(
     ['ai.model.bare', async () => median(await modelCalls(store, cfg.actions, false))],
     ['ai.model', async () => median(await modelCalls(store, cfg.actions, true))],
     ['bracket.model', () => median(raw.oneCommitSamples(cfg.actions))],
+    ...(v2
+      ? ([
+          ['v2.full', () => median(v2.samples(cfg.actions, false))],
+          ['v2.group', () => median(v2.samples(cfg.actions, true))],
+          ['v2.model', () => median(v2.oneCommitSamples(cfg.actions))],
+        ] as Array<[string, () => number]>)
+      : []),
     ['ai.tool.bare', async () => median(await toolCalls(store, cfg.actions, false))],
     ['ai.tool', async () => median(await toolCalls(store, cfg.actions, true))],
     [

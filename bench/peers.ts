@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnJson } from './children';
 import { fmtRatio, fmtUs, median } from './measure';
-import { errorRow, type Row } from './report';
+import { errorRow, judge, type Row } from './report';
 
 const PEERS_DIR = path.resolve(__dirname, 'peers');
 const LANGGRAPH = path.join(PEERS_DIR, 'langgraph.mjs');
@@ -148,15 +148,20 @@ export async function peerRows(work: string, logbookChild: string, cfg: PeerConf
     });
     const rLb = median(lbResume);
     const rLg = median(lgResume);
+    // Issue 22: with large state (100 KB and up) a resume must not be slower than LangGraph's load of its latest checkpoint.
+    const large = bytes >= 100 * 1024;
+    const jr = large ? judge(rLb / rLg, 1) : undefined;
     rows.push({
       id: `peer.resume.${bytes}`,
       section: 'peer: LangGraph.js + SqliteSaver',
       figure: `resume after ${at} of ${N} steps (${size} state) to the next step: Logbook vs LangGraph`,
       value: `${fmtUs(rLb)} vs ${fmtUs(rLg)}`,
       ratio: `${fmtRatio(rLb / rLg)} LangGraph`,
-      budget: 'report',
-      verdict: 'info',
-      note: 'Each side in a fresh process (cold JIT), from the resume call to the first step that runs. Logbook replays every journaled step (returning its checkpoint); LangGraph loads its latest checkpoint.',
+      budget: large ? '≤ 1× LangGraph' : 'report',
+      verdict: jr?.verdict ?? 'info',
+      note:
+        (jr?.miss ? `${jr.miss}; ` : '') +
+        'Each side in a fresh process (cold JIT), from the resume call to the first step that runs. Logbook replays every journaled step (returning its checkpoint); LangGraph loads its latest checkpoint.',
       numbers: { logbookUs: rLb, langgraphUs: rLg },
     });
   }

@@ -16,6 +16,7 @@ import { driveClaimed } from '../src/runtime/engine';
 import { withNewSession } from '../src/runtime/store/owner';
 import { loadScript } from '../src/loader/loadScript';
 import { dbOf } from '../src/runtime/store/db';
+import { rawPgBrackets } from './rawV2';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECTION = 'PostgreSQL journal and workers';
@@ -170,6 +171,8 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
       floor.close();
       fs.rmSync(floorDir, { recursive: true, force: true });
     }
+    // What PostgreSQL alone does with the same bracket's writes, v1's statements and format v2's function, same server.
+    const raw = await rawPgBrackets(createDb(server.url, 'rawv2'), 100);
     const f = median(F);
     const a = median(action);
     const s = median(step);
@@ -192,8 +195,8 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
       ratio: `${(a / f).toFixed(2)} Fpg`,
       budget: 'report (two commits: ≥ 2 Fpg)',
       verdict: 'info',
-      note: 'a run of steps with one action each minus the same run without actions, in-process, server on this machine',
-      numbers: { us: a, ratioF: a / f },
+      note: `a run of steps with one action each minus the same run without actions, in-process, server on this machine; PostgreSQL alone (bench/rawV2.ts): v1's statements ${(raw.v1Us / f).toFixed(2)} Fpg, format v2's two fence-and-append calls ${(raw.v2Us / f).toFixed(2)} Fpg`,
+      numbers: { us: a, ratioF: a / f, rawV1Us: raw.v1Us, rawV2Us: raw.v2Us },
     });
     rows.push({
       id: 'pg.action.group',
@@ -278,7 +281,7 @@ export async function pgRows(work: string, cfg: PgConfig, log: (line: string) =>
           ratio: `${ratio.toFixed(2)}× DBOS`,
           budget: '≤ 1× DBOS step',
           verdict: ratio <= 1 ? 'PASS' : 'FAIL',
-          note: `DBOS step ${(d / f).toFixed(2)} Fpg; with group commit our bracket is ${(g / d).toFixed(2)}× DBOS; same server, same run; median of ${cfg.rounds} workflows of ${cfg.steps} steps`,
+          note: `DBOS step ${(d / f).toFixed(2)} Fpg; with group commit our bracket is ${(g / d).toFixed(2)}× DBOS; PostgreSQL alone with format v2's writes ${(raw.v2Us / d).toFixed(2)}× DBOS; same server, same run; median of ${cfg.rounds} workflows of ${cfg.steps} steps`,
           numbers: { dbosUs: d, actionUs: a, ratio, groupUs: g, groupRatio: g / d },
         });
       } catch (err) {

@@ -35,7 +35,7 @@ const V2_SCHEMA = `
 `;
 
 /** v2 on SQLite: started (durable), the effect, committed (durable, or lazy in group mode), one row each. */
-class RawV2 {
+export class RawV2 {
   readonly db: Database.Database;
   private readonly holds: Database.Statement;
   private readonly append: Database.Statement;
@@ -104,6 +104,16 @@ class RawV2 {
     );
   }
 
+  /** µs per bracket, as RawBracket.samples. */
+  samples(n: number, group: boolean): number[] {
+    return timed(n, () => this.bracket(group));
+  }
+
+  /** µs per model call's one transaction, as RawBracket.oneCommitSamples. */
+  oneCommitSamples(n: number): number[] {
+    return timed(n, () => this.oneCommit());
+  }
+
   close(): void {
     this.db.close();
   }
@@ -170,16 +180,14 @@ function sqliteRows(n: number): Array<[string, number, string]> {
   }
 }
 
-/** The same writes on PostgreSQL: v1's statement per round trip, v2's fence-and-append function (one round trip). */
-async function pgRows(n: number): Promise<Array<[string, number, string]>> {
-  const harness = (await import(path.join(__dirname, '..', 'scripts', 'pg-server.mjs'))) as {
-    startServer(opts: object): Promise<{ url: string; destroy(): void }>;
-  };
-  const server = await harness.startServer({});
-  const c = new Client({ connectionString: server.url });
+/** The same writes on PostgreSQL, medians in µs: one autocommitted INSERT (Fpg's analogue), v1's statement per round trip, v2's fence-and-append function. */
+export async function rawPgBrackets(url: string, n: number): Promise<{ insertUs: number; v1Us: number; v2Us: number }> {
+  const c = new Client({ connectionString: url });
   await c.connect();
   try {
     await c.query(`
+      DROP TABLE IF EXISTS floor, runs, actions, events, entries;
+      DROP FUNCTION IF EXISTS lb_append;
       CREATE TABLE floor (id bigserial PRIMARY KEY, v text);
       CREATE TABLE runs (id text PRIMARY KEY, status text NOT NULL, lease_token text, lease_epoch bigint NOT NULL);
       CREATE TABLE actions (run_id text, id text, seq bigint, status text, args text, result text, executions int DEFAULT 0, commit_seq bigint, PRIMARY KEY (run_id, id));
@@ -197,25 +205,25 @@ async function pgRows(n: number): Promise<Array<[string, number, string]>> {
         INSERT INTO entries VALUES (p_run, p_seq, p_kind, p_action, p_at, p_data);
       END $$;
     `);
-    const sample = async (fn: (i: number) => Promise<void>): Promise<number> => {
-      for (let i = 0; i < 20; i++) await fn(-i - 1);
+    const sample = async (fn: () => Promise<void>): Promise<number> => {
+      for (let i = 0; i < 20; i++) await fn();
       const out: number[] = [];
       for (let i = 0; i < n; i++) {
         const t0 = nowUs();
-        await fn(i);
+        await fn();
         out.push(nowUs() - t0);
       }
       return median(out);
     };
-    let k = 1_000_000;
-    const Fpg = await sample(async () => void (await c.query('INSERT INTO floor (v) VALUES ($1)', ['x'])));
+    let k = 0;
+    const insertUs = await sample(async () => void (await c.query('INSERT INTO floor (v) VALUES ($1)', ['x'])));
     const tx = async (stmts: Array<[string, unknown[]]>): Promise<void> => {
       await c.query('BEGIN');
-      for (const [s, p] of stmts) await c.query(s, p);
+      for (const [q, p] of stmts) await c.query(q, p);
       await c.query('COMMIT');
     };
     const fence = "SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1 FOR SHARE";
-    const v1 = await sample(async () => {
+    const v1Us = await sample(async () => {
       const id = `a${++k}`;
       await tx([
         [fence, []],
@@ -234,18 +242,30 @@ async function pgRows(n: number): Promise<Array<[string, number, string]>> {
       ]);
     });
     const append = 'SELECT lb_append($1, $2, $3, $4, $5, $6, $7, $8)';
-    const v2 = await sample(async () => {
+    const v2Us = await sample(async () => {
       const id = `a${++k}`;
       await c.query(append, ['raw', 't', 1, 2 * k, 'action.started', id, Date.now(), `{"a":${SEND_ARGS(k)},"d":${STARTED}}`]);
       await c.query(append, ['raw', 't', 1, 2 * k + 1, 'action.committed', id, Date.now(), '{"r":{"messageId":"m"},"x":1}']);
     });
-    return [
-      ['Fpg (µs): one autocommitted one-row INSERT', Fpg, ''],
-      ['v1 bracket: 3 transactions of 3 statements (11 round trips)', v1 / Fpg, ''],
-      ['v2 bracket: 2 calls of lb_append (2 round trips)', v2 / Fpg, 'floor 2 Fpg'],
-    ];
+    return { insertUs, v1Us, v2Us };
   } finally {
     await c.end();
+  }
+}
+
+async function pgRows(n: number): Promise<Array<[string, number, string]>> {
+  const harness = (await import(path.join(__dirname, '..', 'scripts', 'pg-server.mjs'))) as {
+    startServer(opts: object): Promise<{ url: string; destroy(): void }>;
+  };
+  const server = await harness.startServer({});
+  try {
+    const r = await rawPgBrackets(server.url, n);
+    return [
+      ['Fpg (µs): one autocommitted one-row INSERT', r.insertUs, ''],
+      ['v1 bracket: 3 transactions of 3 statements (15 round trips)', r.v1Us / r.insertUs, ''],
+      ['v2 bracket: 2 calls of lb_append (2 round trips)', r.v2Us / r.insertUs, 'floor 2 Fpg'],
+    ];
+  } finally {
     server.destroy();
   }
 }
