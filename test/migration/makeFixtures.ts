@@ -103,7 +103,8 @@ async function makePg(): Promise<void> {
       maxBuffer: 64 << 20,
     });
     assert.equal(dump.status, 0, dump.stderr);
-    fs.writeFileSync(PG_DUMP, dump.stdout);
+    // psql before 15.14 knows no \restrict: the dump is ours and committed, so the lines go (nothing else changes).
+    fs.writeFileSync(PG_DUMP, dump.stdout.replace(/^\\(un)?restrict \S+\n/gm, ''));
     const restored = restorePgDump(server, 'restored');
     const store = openStore(restored, { readonly: true });
     try {
