@@ -170,6 +170,35 @@ function framesPer(db: Database.Database, walFile: string, n: number, fn: () => 
   return frames / n;
 }
 
+/**
+ * What deriving state on read costs: a run of `actions` brackets (2 entries each) written in one transaction, then
+ * its entries' headers scanned in order and folded into the latest kind per action, as a resume would have to.
+ * µs per entry, and the whole fold's ms.
+ */
+export function foldCost(dir: string, actions: number): { perEntryUs: number; totalMs: number } {
+  const db = new Database(path.join(dir, 'fold.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.exec(V2_SCHEMA);
+    const append = db.prepare("INSERT INTO entries (run_id, seq, kind, step_idx, action_id, attempt, at, data) VALUES ('raw', ?, ?, 0, ?, 1, 0, ?)");
+    db.transaction(() => {
+      for (let i = 1; i <= actions; i++) {
+        append.run(2 * i, 'action.started', `send:raw:user${i}@example.com`, `{"a":${SEND_ARGS(i)},"d":${STARTED}}`);
+        append.run(2 * i + 1, 'action.committed', `send:raw:user${i}@example.com`, `{"r":{"messageId":"m-${i}"},"x":1}`);
+      }
+    })();
+    const scan = db.prepare("SELECT seq, kind, action_id FROM entries WHERE run_id = 'raw' ORDER BY seq").raw(true);
+    const t0 = nowUs();
+    const state = new Map<string, string>();
+    for (const row of scan.iterate() as IterableIterator<[number, string, string]>) state.set(row[2], row[1]);
+    const us = nowUs() - t0;
+    if (state.size !== actions) throw new Error('fold lost actions');
+    return { perEntryUs: us / (2 * actions), totalMs: us / 1000 };
+  } finally {
+    db.close();
+  }
+}
+
 function sqliteRows(n: number): Array<[string, number, string]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-rawv2-'));
   try {
@@ -200,6 +229,12 @@ function sqliteRows(n: number): Array<[string, number, string]> {
     add("v1 model call's one transaction", v1Model);
     add("v2 model call's one transaction (one row)", v2Model);
     rows.unshift(['F (µs)', F, '']);
+    const fold = foldCost(dir, 100_000);
+    rows.push([
+      'derived on read: fold of 200k entries, per entry (µs)',
+      fold.perEntryUs,
+      `${fold.totalMs.toFixed(0)} ms; a 1M-action run folds 2M entries: ${((fold.perEntryUs * 2e6) / 1e6).toFixed(2)} s`,
+    ]);
     v1.close();
     v2.close();
     sfloor.close();
