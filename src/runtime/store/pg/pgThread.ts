@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { FENCE_SQLSTATE, inlineBatch } from './inline';
 import { NOTIFY_CHANNEL, leaseTtlMs } from '../db';
 import { monoMicros } from '../leaseClock';
 import {
@@ -16,6 +17,7 @@ import {
   type PgRequest,
   type PgResultMsg,
   type PgSignal,
+  type PgStatementMsg,
   type PgThreadData,
 } from './threadProtocol';
 
@@ -179,6 +181,8 @@ async function handle(req: PgRequest): Promise<PgReply> {
       return { ok: false, error: flatten(err, 0) };
     }
   }
+  const one = inlineBatch(req.items, (v) => c.escapeLiteral(v));
+  if (one !== undefined) return await runInlined(c, req.items, one);
   const results: PgResultMsg[] = [];
   for (let i = 0; i < req.items.length; i++) {
     const item = req.items[i]!;
@@ -198,6 +202,36 @@ async function handle(req: PgRequest): Promise<PgReply> {
     }
   }
   return { ok: true, results };
+}
+
+/**
+ * A batch sent as one query (store/pg/inline.ts): one round trip for the whole transaction. The server runs its
+ * statements in order and stops at the first error; a fence that changed no row raises FENCE_SQLSTATE, answered as
+ * the statement-by-statement path answers it (rolled back, FENCE_LOST_CODE, nothing of it written).
+ */
+async function runInlined(c: pg.Client, items: readonly PgStatementMsg[], text: string): Promise<PgReply> {
+  try {
+    const r = (await c.query(text)) as pg.QueryResult | pg.QueryResult[];
+    const list = Array.isArray(r) ? r : [r];
+    const results = items.map((item, i): PgResultMsg => {
+      const x = list[i];
+      return item.fence === true ? { rows: [], rowCount: 1 } : { rows: (x?.rows ?? []) as unknown[], rowCount: x?.rowCount ?? 0 };
+    });
+    return { ok: true, results };
+  } catch (err) {
+    if ((err as { code?: unknown }).code === FENCE_SQLSTATE) {
+      await c.query('ROLLBACK').catch((e: unknown) => {
+        if (isConnectionError(e)) main.drop(c);
+      });
+      const index = Math.max(
+        0,
+        items.findIndex((x) => x.fence === true),
+      );
+      return { ok: false, error: { message: 'the fencing statement changed no row', code: FENCE_LOST_CODE, index, connection: false } };
+    }
+    if (isConnectionError(err)) main.drop(c);
+    return { ok: false, error: flatten(err, 0) };
+  }
 }
 
 // --- Leases held by the caller: renewed from here so a main thread busy in a long `execute` cannot starve them.

@@ -1,0 +1,64 @@
+// A transaction's batch inlined into one PostgreSQL query: exact literals only, everything else left to the statement-by-statement path.
+
+import { strict as assert } from 'node:assert';
+import { Client } from 'pg';
+import { FENCE_SQLSTATE, inlineBatch, inlineParams } from '../../src/runtime/store/pg/inline';
+
+// pg's own escaping, as the PG thread uses it (no connection needed).
+const client = new Client();
+const esc = (s: string): string => client.escapeLiteral(s);
+const stmt = (sql: string, params: unknown[], extra: { fence?: boolean; array?: boolean } = {}) => ({
+  sql,
+  params,
+  array: extra.array ?? false,
+  ...(extra.fence ? { fence: true } : {}),
+});
+
+describe('PostgreSQL batch inlining (store/pg/inline.ts)', () => {
+  it('inlines text, numbers and NULL as literals, and leaves $n inside quotes alone', () => {
+    assert.equal(
+      inlineParams("UPDATE t SET a = $1, b = $2, c = $3 WHERE d = '$1' AND e = $4", ["it's", 42, null, 12345678901234], esc),
+      "UPDATE t SET a = 'it''s', b = 42, c = NULL WHERE d = '$1' AND e = 12345678901234",
+    );
+    assert.equal(inlineParams('SELECT $1', ['a\\b'], esc), "SELECT  E'a\\\\b'");
+    assert.equal(inlineParams('SELECT $10, $1', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], esc), 'SELECT 10, 1');
+    // After a minus, a negative number must not become a comment (`--5`); text holding `--` stays inside its quotes.
+    assert.equal(inlineParams('SELECT 1 -$1, $2', [-5, 'a -- b'], esc), "SELECT 1 -(-5), 'a -- b'");
+    assert.equal(inlineParams('SELECT -$1', [-7n], esc), 'SELECT -(-7)');
+  });
+
+  it('refuses what has no exact literal: NUL in text, NaN, a buffer, a missing parameter, an open quote', () => {
+    assert.equal(inlineParams('SELECT $1', ['a\u0000b'], esc), undefined);
+    assert.equal(inlineParams('SELECT $1', [Number.NaN], esc), undefined);
+    assert.equal(inlineParams('SELECT $1', [Buffer.from('x')], esc), undefined);
+    assert.equal(inlineParams('SELECT $2', ['x'], esc), undefined);
+    assert.equal(inlineParams("SELECT 'open", [], esc), undefined);
+  });
+
+  it('joins a batch into one query, the fence a DO block that raises its own SQLSTATE', () => {
+    const q = inlineBatch(
+      [
+        stmt('BEGIN', []),
+        stmt('UPDATE runs SET x = $1 WHERE id = $2', [1, 'r'], { fence: true }),
+        stmt('INSERT INTO e VALUES ($1)', ['v']),
+        stmt('COMMIT', []),
+      ],
+      esc,
+    );
+    assert.equal(
+      q,
+      `BEGIN;\nDO $lbfence$ BEGIN UPDATE runs SET x = 1 WHERE id = 'r'; IF NOT FOUND THEN RAISE EXCEPTION 'the fencing statement changed no row' USING ERRCODE = '${FENCE_SQLSTATE}'; END IF; END $lbfence$;\nINSERT INTO e VALUES ('v');\nCOMMIT`,
+    );
+  });
+
+  it('leaves to the statement-by-statement path a single statement, rows wanted as arrays, comments, or any statement it cannot inline', () => {
+    assert.equal(inlineBatch([stmt('SELECT 1', [])], esc), undefined);
+    assert.equal(inlineBatch([stmt('BEGIN', []), stmt('SELECT a FROM t', [], { array: true })], esc), undefined);
+    assert.equal(inlineBatch([stmt('BEGIN', []), stmt('SELECT 1 -- why', [])], esc), undefined);
+    assert.equal(
+      inlineBatch([stmt('BEGIN', []), stmt('INSERT INTO t VALUES ($1)', ['-- not a comment'])], esc),
+      "BEGIN;\nINSERT INTO t VALUES ('-- not a comment')",
+    );
+    assert.equal(inlineBatch([stmt('BEGIN', []), stmt('INSERT INTO t VALUES ($1)', ['a\u0000'])], esc), undefined);
+  });
+});
