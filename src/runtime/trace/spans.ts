@@ -161,8 +161,9 @@ function tokens(v: unknown): number | undefined {
 /** What a model call's journaled result says: usage, finish reason, response id and model, tool call ids, content. */
 function modelResult(type: string, result: unknown): { usage: unknown; finish: unknown; response: unknown; toolCallIds: string[]; content: unknown } {
   const toolCallIds: string[] = [];
-  if (type === 'model.stream' && Array.isArray(result)) {
-    const parts = result as Array<Record<string, unknown>>;
+  const list = Array.isArray(result) ? result : (result as { parts?: unknown } | null | undefined)?.parts;
+  if (type === 'model.stream' && Array.isArray(list)) {
+    const parts = list as Array<Record<string, unknown>>;
     const finish = parts.find((p) => p?.type === 'finish');
     const meta = parts.find((p) => p?.type === 'response-metadata');
     for (const p of parts) if (p?.type === 'tool-call' && typeof p.toolCallId === 'string') toolCallIds.push(p.toolCallId);
