@@ -162,7 +162,7 @@ describe('traces: every run as OpenTelemetry spans from the journal (issue 25)',
     assert.equal(byName(r.spans, 'invoke_agent')[0]?.status.code, 1);
     // Still down: the command says so, with its code, and the journal is untouched.
     const failed = await cliAsync(dir, ['traces', 'down'], down);
-    assert.equal(failed.status, 1);
+    assert.equal(failed.status, 2, 'refused: nothing was sent, nothing changed');
     assert.match(failed.stderr, /LB_TRACE_EXPORT/);
   });
 
