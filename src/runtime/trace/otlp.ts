@@ -59,24 +59,41 @@ export function otlpJson(spans: readonly TraceSpan[], resource: Resource): unkno
 // ---- OTLP/protobuf: a minimal writer (varint, fixed64, length-delimited) over the message numbers of trace.proto
 
 class Writer {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
+  // One growing buffer: a span is a few hundred small fields, and a Buffer per field cost more than the mapping.
+  private buf = Buffer.allocUnsafe(256);
+  private len = 0;
 
-  private push(b: Buffer): void {
-    this.chunks.push(b);
-    this.size += b.length;
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+
+  private push(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
   }
 
   private varint(n: bigint | number): void {
+    this.room(10);
+    if (typeof n === 'number' && n >= 0 && n < 0x80000000) {
+      let v = n;
+      while (v > 0x7f) {
+        this.buf[this.len++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      this.buf[this.len++] = v;
+      return;
+    }
     let v = BigInt(n);
     if (v < 0n) v &= (1n << 64n) - 1n; // int64 negatives go out as ten bytes, two's complement
-    const out: number[] = [];
     while (v > 0x7fn) {
-      out.push(Number(v & 0x7fn) | 0x80);
+      this.buf[this.len++] = Number(v & 0x7fn) | 0x80;
       v >>= 7n;
     }
-    out.push(Number(v));
-    this.push(Buffer.from(out));
+    this.buf[this.len++] = Number(v);
   }
 
   private tag(field: number, wire: 0 | 1 | 2 | 5): void {
@@ -98,21 +115,21 @@ class Writer {
 
   fixed64(field: number, n: bigint): this {
     this.tag(field, 1);
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64LE(n);
-    this.push(b);
+    this.room(8);
+    this.buf.writeBigUInt64LE(n, this.len);
+    this.len += 8;
     return this;
   }
 
   double(field: number, n: number): this {
     this.tag(field, 1);
-    const b = Buffer.alloc(8);
-    b.writeDoubleLE(n);
-    this.push(b);
+    this.room(8);
+    this.buf.writeDoubleLE(n, this.len);
+    this.len += 8;
     return this;
   }
 
-  bytes(field: number, b: Buffer): this {
+  bytes(field: number, b: Uint8Array): this {
     this.tag(field, 2);
     this.varint(b.length);
     this.push(b);
@@ -120,22 +137,32 @@ class Writer {
   }
 
   string(field: number, s: string | undefined): this {
-    return s ? this.bytes(field, Buffer.from(s, 'utf8')) : this;
+    return s ? this.stringAlways(field, s) : this;
   }
 
   /** A string that is sent even when empty (a oneof member: absence would mean another case). */
   stringAlways(field: number, s: string): this {
-    return this.bytes(field, Buffer.from(s, 'utf8'));
+    const n = Buffer.byteLength(s, 'utf8');
+    this.tag(field, 2);
+    this.varint(n);
+    this.room(n);
+    this.len += this.buf.write(s, this.len, 'utf8');
+    return this;
   }
 
   message(field: number, build: (w: Writer) => void): this {
     const w = new Writer();
     build(w);
-    return this.bytes(field, w.finish());
+    return this.bytes(field, w.view());
+  }
+
+  /** The bytes written so far (shared with this writer). */
+  view(): Buffer {
+    return this.buf.subarray(0, this.len);
   }
 
   finish(): Buffer {
-    return Buffer.concat(this.chunks, this.size);
+    return Buffer.from(this.view());
   }
 }
 
