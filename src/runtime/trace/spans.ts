@@ -286,12 +286,9 @@ export function mapRun(facts: RunFacts, events: readonly EventRow[], actionRows:
           act.settledIn = e.attempt;
           break;
         case 'action.started':
-          if (typeof data.reconciliation === 'string' || e.attempt !== act.attempt)
-            act.events.push({
-              name: 'logbook.reconciliation',
-              timeMs: e.at,
-              attributes: { ...at, 'logbook.action.reconciliation': str(data.reconciliation) ?? 're-executed' },
-            });
+          // Started again with a reconciliation (a resume's); null when it only passed its approval gate.
+          if (typeof data.reconciliation === 'string')
+            act.events.push({ name: 'logbook.reconciliation', timeMs: e.at, attributes: { ...at, 'logbook.action.reconciliation': data.reconciliation } });
           break;
         case 'action.in-doubt':
           act.events.push({
