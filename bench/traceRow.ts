@@ -10,7 +10,7 @@ import { defineAction, defineAgent, openJournal } from '../src/runtime';
 import { openStore } from '../src/runtime/store';
 import { runSpans } from '../src/runtime/trace/spans';
 import { otlpProtobuf } from '../src/runtime/trace/otlp';
-import { traceConfig } from '../src/runtime/trace/export';
+import { traceConfig } from '../src/runtime/trace/config';
 import { fmtUs, median } from './measure';
 import { judge, type Row } from './report';
 

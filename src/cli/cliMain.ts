@@ -17,7 +17,7 @@ import { paint, runStatusWord } from './format';
 import { dbPath, setStateDir, type Io } from './journalOption';
 import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
-import { callerContextFromEnv } from '../runtime/trace/export';
+import { callerContextFromEnv } from '../runtime/trace/env';
 import type { CallerContext } from '../runtime/trace/spans';
 import { isStorageError, storageError } from '../runtime/store/storageError';
 import { SecretMask, urlSecrets } from '../shared/secrets';

@@ -5,7 +5,7 @@ import { EXIT } from '../runtime/errors';
 import { parseRawInput } from '../runtime/input';
 import type { Store } from '../runtime/store';
 import type { Io } from './journalOption';
-import { callerContextFromEnv } from '../runtime/trace/export';
+import { callerContextFromEnv } from '../runtime/trace/env';
 
 export async function detachRun(store: Store, script: LoadedScript, rawInput: unknown, runId: string, io: Io, json: boolean): Promise<number> {
   const input = await parseRawInput(script.agent, runId, rawInput, (line) => io.err(line));

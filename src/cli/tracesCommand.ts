@@ -4,9 +4,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ErrorCodes, EXIT, LogbookError, describe } from '../runtime/errors';
 import { openStore } from '../runtime/store';
-import { otlpJson } from '../runtime/trace/otlp';
-import { runSpans } from '../runtime/trace/spans';
-import { sendSpans, traceConfig } from '../runtime/trace/export';
+import { loadExporter } from '../runtime/trace/load';
 import { dbPath } from './journalOption';
 import type { CommandModule } from './journalOption';
 
@@ -38,6 +36,7 @@ export const tracesCommand: CommandModule = {
     const { endpoint, protocol, file } = parsed.values;
     if (protocol !== undefined && protocol !== 'http/json' && protocol !== 'http/protobuf')
       throw new LogbookError(ErrorCodes.USAGE, `--protocol ${protocol} is not one Logbook sends.`, 'Use --protocol http/protobuf or --protocol http/json.');
+    const { otlpJson, runSpans, sendSpans, traceConfig } = loadExporter();
     const cfg = traceConfig(process.env, { ...(endpoint ? { endpoint } : {}), ...(protocol ? { protocol } : {}) }, (l) => io.err(l));
     if (!cfg && !file)
       throw new LogbookError(

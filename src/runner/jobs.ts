@@ -24,7 +24,7 @@ import { postmortem } from './postmortem';
 import type { RunnerState } from './jobState';
 import type { StopContextBuilder } from './stopContext';
 import { StopPolicy } from './stopPolicy';
-import { callerContextFromEnv } from '../runtime/trace/export';
+import { callerContextFromEnv } from '../runtime/trace/env';
 
 type Work =
   | { kind: 'launch'; input: unknown; runId?: string | undefined }

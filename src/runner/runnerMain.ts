@@ -30,7 +30,7 @@ function main(): void {
   const done = (code: number): void => {
     exiting = true;
     // The run's traces are being sent in the background (only when OTEL_* asks): given a moment before the exit.
-    const traces = import('../runtime/trace/export.js').then(
+    const traces = import('../runtime/trace/pending.js').then(
       (t) => Promise.race([t.flushTraces(), new Promise<void>((r) => setTimeout(r, GRACE_MS).unref())]),
       () => undefined,
     );

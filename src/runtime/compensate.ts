@@ -17,7 +17,7 @@ import type { Store } from './store';
 import { journaledDecisions, type DecisionInput } from './decisions';
 import type { CompensationReport } from './outcomes';
 import { afterAttempt } from './trace/attempt';
-import type { TraceExportConfig } from './trace/export';
+import type { TraceExportConfig } from './trace/config';
 
 export type { CompensationReport } from './outcomes';
 

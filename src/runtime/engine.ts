@@ -25,7 +25,7 @@ import {
 import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
 import { afterAttempt, traceAttempt } from './trace/attempt';
-import type { TraceExportConfig } from './trace/export';
+import type { TraceExportConfig } from './trace/config';
 import type { CallerContext } from './trace/spans';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';

@@ -13,7 +13,9 @@ import { deprecationLine, warnOnce } from '../shared/journalNames';
 import type { RunStatus } from './types';
 import type { DecisionInput } from './decisions';
 import type { OnDriving } from './hooks';
-import { traceConfig, type TraceExportConfig, type TraceOptions } from './trace/export';
+import type { TraceExportConfig } from './trace/config';
+import { loadExporter } from './trace/load';
+import type { TraceOptions } from './trace/options';
 
 /** An agent of any input and output, as a host registers it for resuming. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- agents differ in input and output; a host holds them in one list
@@ -276,7 +278,7 @@ export function openJournal(opts: JournalOptions = {}): Journal {
 /** openJournal's `traces`: false is off; true or options, the variables filling in what the options leave out. */
 function hostTraces(t: boolean | TraceOptions, log: ((line: string) => void) | undefined): TraceExportConfig | false {
   if (t === false) return false;
-  const cfg = traceConfig(process.env, t === true ? {} : t, log);
+  const cfg = loadExporter().traceConfig(process.env, t === true ? {} : t, log);
   if (cfg) return cfg;
   throw new LogbookError(
     ErrorCodes.USAGE,

@@ -43,5 +43,5 @@ export {
   type AnyAgent,
 } from './journal';
 export type { DecisionInput } from './decisions';
-export type { TraceOptions, OtlpProtocol } from './trace/export';
-export { flushTraces } from './trace/export';
+export type { TraceOptions, OtlpProtocol } from './trace/options';
+export { flushTraces } from './trace/pending';

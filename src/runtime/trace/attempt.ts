@@ -1,7 +1,10 @@
 // The engine's one call into tracing: after an attempt, its spans go out from the journal in the background.
 
 import type { Lease, Store } from '../store';
-import { exportAttempt, traceConfig, type TraceExportConfig } from './export';
+import type { TraceExportConfig } from './config';
+import { wantsTraces } from './env';
+import { loadExporter } from './load';
+import { trackSend } from './pending';
 
 interface TraceOpts {
   readonly traces?: TraceExportConfig | false;
@@ -14,12 +17,13 @@ export function traceAttempt(store: Store, lease: Lease, opts: TraceOpts): void 
   // Rehearsal's thousands of killed scratch runs are not anyone's trace.
   if (opts.traces === false || opts.role === 'rehearsal') return;
   const log = opts.log ?? ((l: string) => void process.stderr.write(`${l}\n`));
-  const cfg = opts.traces ?? traceConfig(process.env, {}, log);
-  if (!cfg) return;
+  if (opts.traces === undefined && !wantsTraces(process.env)) return;
   try {
-    exportAttempt(store, lease.runId, lease.attempt, cfg, log);
+    const cfg = opts.traces ?? loadExporter().traceConfig(process.env, {}, log);
+    if (!cfg) return;
+    trackSend(loadExporter().exportAttempt(store, lease.runId, lease.attempt, cfg, log).done);
   } catch {
-    // exportAttempt reports its own failures; nothing here may reach the run.
+    // exportAttempt reports its own failures (and a missing dist/traces.js is no run's failure): nothing reaches the run.
   }
 }
 
