@@ -203,9 +203,14 @@ export interface AsyncCliResult {
 }
 
 /** The CLI in a child process without blocking this one (the receiver must answer while it runs). */
-export function cliAsync(dir: string, args: string[], env: Record<string, string | undefined> = {}): Promise<AsyncCliResult> {
+export function cliAsync(
+  dir: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  journal = path.join(dir, 'journal.db'),
+): Promise<AsyncCliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args, '--journal', path.join(dir, 'journal.db')], {
+    const child = spawn(process.execPath, [CLI, ...args, '--journal', journal], {
       cwd: dir,
       env: { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
