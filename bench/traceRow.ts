@@ -89,7 +89,9 @@ export async function traceRow(work: string): Promise<Row> {
     ratio: `${(share * 100).toFixed(1)}% of ${fmtUs(f.actionUs)}`,
     budget: '≤ 10% of a bracketed action',
     verdict: j.verdict,
-    note: [j.miss, `tracing off: ${fmtUs(f.offUsPerAttempt)} per attempt (two variables read once: the exporter is not loaded), nothing per action`].filter(Boolean).join('; '),
+    note: [j.miss, `tracing off: ${fmtUs(f.offUsPerAttempt)} per attempt (two variables read once: the exporter is not loaded), nothing per action`]
+      .filter(Boolean)
+      .join('; '),
     numbers: { exportUsPerAction: f.exportUsPerAction, actionUs: f.actionUs, offUsPerAttempt: f.offUsPerAttempt },
   };
 }
