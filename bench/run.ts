@@ -11,6 +11,7 @@ import { bundleChildren, hasStrace, spawnJson } from './children';
 import { reportNotes } from './analysis';
 import { FULL, QUICK, type BenchConfig } from './config';
 import { engineRound, type EngineRound } from './engineRows';
+import { traceRow } from './traceRow';
 import { ROOT, ReaderClient, cliRunMs, debuggerRunMs, detectFeatures, measureDapNext, measureRehearsal, measureVscode, type Features } from './featureRows';
 import { FsyncFloor, SqliteFloor } from './floor';
 import { RawBracket } from './rawBracket';
@@ -436,6 +437,11 @@ async function main(): Promise<number> {
 
   // ---- rows of other branches ------------------------------------------------------------------------------------
   rows.push(...(await featureRowsFor(features, cfg, work, F, opts)));
+  rows.push(
+    await traceRow(work).catch((err: unknown) =>
+      errorRow('traces.overhead', 'traces', 'tracing on: export cost per action', '≤ 10% of a bracketed action', err),
+    ),
+  );
 
   // ---- PostgreSQL (skipped with a note when its binaries are missing) ---------------------------------------------
   if (opts.peers) {

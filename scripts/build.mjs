@@ -35,6 +35,8 @@ const entries = [
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
   { in: 'src/runtime/store/pg/pgThread.ts', out: 'dist/pgThread.js', external: ['pg', 'pg-native'] },
+  // The trace exporter (mapping + OTLP encoders): loaded beside the bundle only when tracing is on (runtime/trace/load.ts).
+  { in: 'src/runtime/trace/export.ts', out: 'dist/traces.js', minify: true },
   ...['src/adapter/debugAdapter.ts', 'src/extension/extension.ts', 'src/reader/readerMain.ts', 'src/rehearse/campaignChild.ts']
     .filter((f) => existsSync(join(root, f)))
     .map((f) => ({ in: f, out: `dist/${f.split('/').pop().replace(/\.ts$/, '.js')}` })),
@@ -48,6 +50,7 @@ await Promise.all(
       entryPoints: [e.in],
       outfile: e.out,
       ...(e.banner ? { banner: { js: e.banner } } : {}),
+      ...(e.minify ? { minify: true } : {}),
       ...(e.external ? { external: [...common.external, ...e.external] } : {}),
     }),
   ),

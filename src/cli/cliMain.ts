@@ -17,6 +17,8 @@ import { paint, runStatusWord } from './format';
 import { dbPath, setStateDir, type Io } from './journalOption';
 import { COMMAND_MODULES } from './commandModules';
 import { detachRun } from './detach';
+import { callerContextFromEnv } from '../runtime/trace/env';
+import type { CallerContext } from '../runtime/trace/spans';
 import { isStorageError, storageError } from '../runtime/store/storageError';
 import { SecretMask, urlSecrets } from '../shared/secrets';
 import { currentJournalFlag, journalFlagCount, journalFlagValue } from '../shared/journalNames';
@@ -339,7 +341,7 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
         const script = await loadScript(positionals[0] ?? '');
         checkTargets(faults);
         const outcome = await withStore(db, (store) =>
-          startRun(store, script.agent, { script: script.path, scriptVersion: script.version, input, faults, runId }),
+          startRun(store, script.agent, { script: script.path, scriptVersion: script.version, input, faults, runId, ...traceContextOpt() }),
         );
         return printOutcome(io, outcome, values.json === true, faults);
       }
@@ -450,4 +452,10 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
     io.err(`${paint('red', 'internal error')} ${err instanceof Error ? (err.stack ?? err.message) : describe(err)}`);
     return EXIT.failed;
   }
+}
+
+/** The caller's W3C trace context (TRACEPARENT / TRACESTATE), journaled with a new run so its spans join that trace. */
+function traceContextOpt(): { traceContext?: CallerContext } {
+  const traceContext = callerContextFromEnv(process.env);
+  return traceContext ? { traceContext } : {};
 }

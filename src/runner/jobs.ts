@@ -24,6 +24,7 @@ import { postmortem } from './postmortem';
 import type { RunnerState } from './jobState';
 import type { StopContextBuilder } from './stopContext';
 import { StopPolicy } from './stopPolicy';
+import { callerContextFromEnv } from '../runtime/trace/env';
 
 type Work =
   | { kind: 'launch'; input: unknown; runId?: string | undefined }
@@ -145,7 +146,13 @@ export class JobLoop {
         case 'launch':
           state.current = { runId: work.runId ?? '', attempt: 1, input: work.input, job: 'launch', announced: false };
           return outcomeOfRun(
-            await startRun(store, agent, { ...common, script: config.program, input: work.input, ...(work.runId ? { runId: work.runId } : {}) }),
+            await startRun(store, agent, {
+              ...common,
+              script: config.program,
+              input: work.input,
+              ...(work.runId ? { runId: work.runId } : {}),
+              ...callerTrace(),
+            }),
           );
         case 'resume':
           state.current = { runId: work.runId, attempt: 0, input: undefined, job: 'resume', announced: false };
@@ -222,4 +229,10 @@ export class JobLoop {
     await this.queue.boundary(ev, 'decision', decisionText(ev));
     return this.mailbox.takeDecision(id);
   }
+}
+
+/** A debugger's run joins the trace of a TRACEPARENT in its environment (a launch configuration's env), like the CLI's. */
+function callerTrace(): { traceContext?: { traceparent: string; tracestate?: string } } {
+  const traceContext = callerContextFromEnv(process.env);
+  return traceContext ? { traceContext } : {};
 }

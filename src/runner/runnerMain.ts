@@ -29,10 +29,17 @@ function main(): void {
   );
   const done = (code: number): void => {
     exiting = true;
-    void channel.flush().then(() => {
-      channel.end();
-      process.exit(code);
-    });
+    // The run's traces are being sent in the background (only when OTEL_* asks): given a moment before the exit.
+    const traces = import('../runtime/trace/pending.js').then(
+      (t) => Promise.race([t.flushTraces(), new Promise<void>((r) => setTimeout(r, GRACE_MS).unref())]),
+      () => undefined,
+    );
+    void traces
+      .then(() => channel.flush())
+      .then(() => {
+        channel.end();
+        process.exit(code);
+      });
   };
   channel.send({ type: 'ready', pid: process.pid, node: process.version, abi: process.versions.modules, execPath: process.execPath });
   // Loaded lazily so that a Node unable to load the runtime's dependencies still reports why over the channel.

@@ -16,6 +16,8 @@ import type { ActionRow } from './store/rows';
 import type { Store } from './store';
 import { journaledDecisions, type DecisionInput } from './decisions';
 import type { CompensationReport } from './outcomes';
+import { afterAttempt } from './trace/attempt';
+import type { TraceExportConfig } from './trace/config';
 
 export type { CompensationReport } from './outcomes';
 
@@ -27,6 +29,8 @@ export interface CompensateOptions {
   readonly log?: (line: string) => void;
   /** Called once this session holds the run's lease, before the first write of the compensation (see EngineOptions). */
   readonly onDriving?: OnDriving;
+  /** Traces after the attempt (see EngineOptions.traces). */
+  readonly traces?: TraceExportConfig | false;
 }
 
 export async function compensateRun(store: Store, runId: string, opts: CompensateOptions = {}): Promise<CompensationReport> {
@@ -40,7 +44,7 @@ export async function compensateRun(store: Store, runId: string, opts: Compensat
   const lease = withNewSession(opts.role ?? 'cli', (owner) =>
     store.acquireRun(runId, owner, { status: 'compensating', newAttempt: true, purpose: 'compensate' }),
   );
-  return compensateWithLease(store, lease, opts);
+  return afterAttempt(compensateWithLease(store, lease, opts), store, lease, opts);
 }
 
 /**

@@ -24,6 +24,9 @@ import {
 } from './store';
 import { journaledDecisions, type DecisionInput, type JournaledDecision } from './decisions';
 import { checkCompensable, compensateWithLease } from './compensate';
+import { afterAttempt, traceAttempt } from './trace/attempt';
+import type { TraceExportConfig } from './trace/config';
+import type { CallerContext } from './trace/spans';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { maskedLog } from './warnings';
@@ -43,6 +46,10 @@ export interface EngineOptions {
    * before the run ends (HTTP 202) answers here. A refusal (LB_LEASE_HELD, LB_RUN_EXISTS) rejects instead.
    */
   readonly onDriving?: OnDriving;
+  /** Traces after each attempt (see trace/export.ts): false turns them off; undefined follows the OTEL_* variables. */
+  readonly traces?: TraceExportConfig | false;
+  /** A new run's caller's W3C trace context, journaled with it so every attempt's spans join the caller's trace. */
+  readonly traceContext?: CallerContext;
 }
 
 export function newRunId(): string {
@@ -97,6 +104,7 @@ async function createAndDrive(
         input: input.json,
         ...(opts.scriptVersion ? { scriptVersion: opts.scriptVersion } : {}),
         ...(forkedFrom ? { forkedFrom } : {}),
+        ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
       },
       owner,
     ),
@@ -126,7 +134,7 @@ export async function driveClaimed(store: Store, agent: AgentDefinition, claimed
       error: { name: err.name, message: err.message, code: err.code },
     };
   }
-  if (claimed.kind === 'compensate') return compensateWithLease(store, lease, opts);
+  if (claimed.kind === 'compensate') return afterAttempt(compensateWithLease(store, lease, opts), store, lease, opts);
   return drive(store, agent, lease, input, opts);
 }
 
@@ -249,6 +257,7 @@ async function drive(
     return await driveSession(store, agent, lease, input, opts, existingWriter);
   } finally {
     endSession(lease.token);
+    traceAttempt(store, lease, opts);
   }
 }
 

@@ -61,6 +61,7 @@ const CODES = {
   VERSION_CHANGED: { code: 'LB_VERSION_CHANGED', exit: EXIT.usage, scriptBug: true },
   BAD_CRASH_SPEC: { code: 'LB_BAD_CRASH_SPEC', exit: EXIT.usage },
   USAGE: { code: 'LB_USAGE', exit: EXIT.usage },
+  TRACE_EXPORT: { code: 'LB_TRACE_EXPORT', exit: EXIT.usage },
   NATIVE_UNSUPPORTED: { code: 'LB_NATIVE_UNSUPPORTED', exit: EXIT.usage },
   BAD_LAUNCH_CONFIG: { code: 'LB_BAD_LAUNCH_CONFIG', exit: EXIT.usage },
   WRONG_NODE: { code: 'LB_WRONG_NODE', exit: EXIT.usage },

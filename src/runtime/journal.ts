@@ -13,6 +13,9 @@ import { deprecationLine, warnOnce } from '../shared/journalNames';
 import type { RunStatus } from './types';
 import type { DecisionInput } from './decisions';
 import type { OnDriving } from './hooks';
+import type { TraceExportConfig } from './trace/config';
+import { loadExporter } from './trace/load';
+import type { TraceOptions } from './trace/options';
 
 /** An agent of any input and output, as a host registers it for resuming. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- agents differ in input and output; a host holds them in one list
@@ -32,6 +35,11 @@ export interface JournalOptions {
   readonly log?: (line: string) => void;
   /** Shown to anyone who finds a run held by this process, e.g. "orders-api". Default: "api". */
   readonly role?: string;
+  /**
+   * OpenTelemetry traces of every attempt, sent from the journal in the background after it (OTLP/HTTP): `true` or
+   * options to send them, `false` never. Default: when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set.
+   */
+  readonly traces?: boolean | TraceOptions;
 }
 
 export interface StartOptions {
@@ -44,6 +52,10 @@ export interface StartOptions {
   readonly script?: string;
   /** Called once this call drives the run (it holds the run's lease), before the script runs: answer a request here. */
   readonly onDriving?: OnDriving;
+  /** The caller's W3C trace context (an incoming request's `traceparent` header): the run's spans join that trace. */
+  readonly traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent`. */
+  readonly tracestate?: string;
 }
 
 export interface ResumeOptions {
@@ -118,7 +130,7 @@ export interface Journal {
   close(): void;
 }
 
-const START_KEYS = new Set(['runId', 'script', 'onDriving']);
+const START_KEYS = new Set(['runId', 'script', 'onDriving', 'traceparent', 'tracestate']);
 const RESUME_KEYS = new Set(['decisions', 'onDriving']);
 
 /** Rejects options the API does not have; crash injection in particular is only for the CLI, the debugger and rehearsals. */
@@ -152,7 +164,8 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     warnOnce('openJournal.file', deprecationLine('openJournal\'s option "file"', '"journal"'), opts.log ?? ((l) => process.stderr.write(`${l}\n`)));
   const store: Store = openStore(resolveTarget(opts.journal ?? opts.file ?? DEFAULT_DB));
   const role = opts.role ?? 'api';
-  const engine = { role, ...(opts.log ? { log: opts.log } : {}) };
+  const traces = opts.traces === undefined ? undefined : hostTraces(opts.traces, opts.log);
+  const engine = { role, ...(opts.log ? { log: opts.log } : {}), ...(traces !== undefined ? { traces } : {}) };
 
   const agentOf = (runId: string): AgentDefinition => {
     const row = store.reader.run(runId);
@@ -208,6 +221,7 @@ export function openJournal(opts: JournalOptions = {}): Journal {
         input,
         ...(o.runId !== undefined ? { runId: o.runId } : {}),
         ...(o.onDriving ? { onDriving: o.onDriving } : {}),
+        ...(o.traceparent ? { traceContext: { traceparent: o.traceparent, ...(o.tracestate ? { tracestate: o.tracestate } : {}) } } : {}),
       });
     },
     async resume(runId, o = {}) {
@@ -259,4 +273,16 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     },
   };
   return journal;
+}
+
+/** openJournal's `traces`: false is off; true or options, the variables filling in what the options leave out. */
+function hostTraces(t: boolean | TraceOptions, log: ((line: string) => void) | undefined): TraceExportConfig | false {
+  if (t === false) return false;
+  const cfg = loadExporter().traceConfig(process.env, t === true ? {} : t, log);
+  if (cfg) return cfg;
+  throw new LogbookError(
+    ErrorCodes.USAGE,
+    'openJournal: traces are asked for, but no OTLP endpoint is known.',
+    'Pass traces: { endpoint: "http://collector:4318/v1/traces" }, or set OTEL_EXPORTER_OTLP_ENDPOINT.',
+  );
 }

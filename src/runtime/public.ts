@@ -43,3 +43,5 @@ export {
   type AnyAgent,
 } from './journal';
 export type { DecisionInput } from './decisions';
+export type { TraceOptions, OtlpProtocol } from './trace/options';
+export { flushTraces } from './trace/pending';

@@ -11,8 +11,9 @@ import { ROOT } from '../helpers';
 
 /** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
  *  a bundled dependency). It is ~430 KB packed, ~1.65 MB unpacked: each of the five bundles carries the runtime, and
- *  secret masking went into each. */
-const MAX_PACKED_BYTES = 470 * 1024;
+ *  secret masking went into each. Traces added ~15 KB (dist/traces.js, loaded only when tracing is on, and its loader in
+ *  each bundle): 471 KB before them. */
+const MAX_PACKED_BYTES = 490 * 1024;
 const MAX_UNPACKED_BYTES = 1.9 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
@@ -27,6 +28,7 @@ const EXPECTED_FILES = [
   'dist/pgThread.js',
   'dist/runner.js',
   'dist/runtime.js',
+  'dist/traces.js',
   'dist/types/ai/attemptState.d.ts',
   'dist/types/ai/calls.d.ts',
   'dist/types/ai/fingerprint.d.ts',
@@ -45,6 +47,8 @@ const EXPECTED_FILES = [
   'dist/types/runtime/policy.d.ts',
   'dist/types/runtime/public.d.ts',
   'dist/types/runtime/schema.d.ts',
+  'dist/types/runtime/trace/options.d.ts',
+  'dist/types/runtime/trace/pending.d.ts',
   'dist/types/runtime/types.d.ts',
   'package.json',
 ];

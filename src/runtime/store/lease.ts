@@ -19,6 +19,8 @@ export interface NewRun {
   /** The bundled script's hash, so a worker with this version can take the run over if its process dies. */
   readonly scriptVersion?: string;
   readonly forkedFrom?: ForkPoint;
+  /** The caller's W3C trace context (traceparent, tracestate), journaled as a trace.context event: no column needed. */
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /** Where a fork starts: the origin's steps before `stepIdx` are replayed; `seeds` are committed actions it inherits. */
@@ -70,6 +72,12 @@ export function createRun(db: Db, reader: JournalReader, run: NewRun, owner: Own
         ...(run.forkedFrom ? { forkedFrom: { runId: run.forkedFrom.runId, stepIdx: run.forkedFrom.stepIdx } } : {}),
       }),
     );
+    if (run.traceContext)
+      db.prepare("INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 1, ?, 'trace.context', ?)").run(
+        run.id,
+        now,
+        JSON.stringify(run.traceContext),
+      );
     if (run.forkedFrom) {
       const origin = reader.run(run.forkedFrom.runId);
       if (origin && origin.agent !== run.agent) {

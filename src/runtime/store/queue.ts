@@ -15,6 +15,8 @@ export interface QueuedRun {
   readonly script: string;
   readonly scriptVersion: string;
   readonly input: string | null;
+  /** The caller's W3C trace context, journaled as a trace.context event so the worker's spans join the caller's trace. */
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /** Records a run for a worker to start: no lease, attempt 0 (the claim makes it 1). */
@@ -35,6 +37,12 @@ export function enqueueRun(db: Db, reader: JournalReader, run: QueuedRun): void 
       now,
       JSON.stringify({ agent: run.agent, script: run.script, scriptVersion: run.scriptVersion }),
     );
+    if (run.traceContext)
+      db.prepare("INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, 0, ?, 'trace.context', ?)").run(
+        run.id,
+        now,
+        JSON.stringify(run.traceContext),
+      );
   });
   try {
     tx.immediate();
