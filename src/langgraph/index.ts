@@ -1,0 +1,3 @@
+// agent-logbook/langgraph: a LangGraph.js checkpointer on the Logbook journal (SQLite or PostgreSQL).
+
+export { LogbookSaver, type LogbookSaverOptions } from './saver';
