@@ -25,9 +25,13 @@ import {
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { DEFAULT_DB, openStore, resolveTarget, type GraphBlob, type GraphCheckpointRow, type GraphCheckpoints, type Store } from '../runtime/store';
+import { drivingJournal } from './context';
 
 export interface LogbookSaverOptions {
-  /** The journal: a SQLite file (created if missing) or a `postgres://` URL. Default: `$LOGBOOK_JOURNAL`, else `.logbook/journal.db`. */
+  /**
+   * The journal: a SQLite file (created if missing) or a `postgres://` URL. Default: inside runGraph, the journal of
+   * the run it drives; elsewhere `$LOGBOOK_JOURNAL`, else `.logbook/journal.db`.
+   */
   readonly journal?: string;
   /** LangGraph's serializer (default: its JsonPlusSerializer). */
   readonly serde?: SerializerProtocol;
@@ -67,16 +71,37 @@ function where(config: RunnableConfig, what: string, needs: { readonly checkpoin
 }
 
 export class LogbookSaver extends BaseCheckpointSaver {
-  private readonly store: Store;
-  private readonly graph: GraphCheckpoints;
+  private readonly journal: string | undefined;
+  /** One store per journal: without an explicit journal, each run's graph is saved in that run's journal. */
+  private readonly stores = new Map<string, Store>();
 
   constructor(opts: LogbookSaverOptions = {}) {
     super(opts.serde);
-    this.store = openStore(resolveTarget(opts.journal ?? process.env.LOGBOOK_JOURNAL ?? DEFAULT_DB));
-    this.graph = this.store.graphCheckpoints();
+    this.journal = opts.journal;
+    // An explicit journal is opened now, so a bad target is refused where the saver is made.
+    if (opts.journal !== undefined) this.storeFor(opts.journal);
   }
 
-  /** The journal's target: its file, or its connection string without the password. */
+  private storeFor(target: string): Store {
+    const resolved = resolveTarget(target);
+    let s = this.stores.get(resolved);
+    if (!s) {
+      s = openStore(resolved);
+      this.stores.set(resolved, s);
+    }
+    return s;
+  }
+
+  /** The journal: the one given, else that of the run runGraph drives, else $LOGBOOK_JOURNAL, else .logbook/journal.db. */
+  private get store(): Store {
+    return this.storeFor(this.journal ?? drivingJournal() ?? process.env.LOGBOOK_JOURNAL ?? DEFAULT_DB);
+  }
+
+  private get graph(): GraphCheckpoints {
+    return this.store.graphCheckpoints();
+  }
+
+  /** The journal's target as the saver uses it now: its file, or its connection string without the password. */
   get target(): string {
     return this.store.target;
   }
@@ -162,9 +187,20 @@ export class LogbookSaver extends BaseCheckpointSaver {
     this.graph.deleteThread(String(threadId));
   }
 
-  /** Closes the journal. */
+  /**
+   * The note a person approved action `actionId` of run `runId` with (null: none), or undefined when this journal has
+   * no such action. runGraph answers an interrupt() with it.
+   * @internal
+   */
+  approvalNote(runId: string, actionId: string): string | null | undefined {
+    const row = this.store.reader.action(runId, actionId);
+    return row === undefined ? undefined : row.approval_note;
+  }
+
+  /** Closes the journals it opened. */
   close(): void {
-    this.store.close();
+    for (const s of this.stores.values()) s.close();
+    this.stores.clear();
   }
 
   private async tuple(row: GraphCheckpointRow): Promise<CheckpointTuple> {
