@@ -5,6 +5,8 @@ import type { RunApi } from 'agent-logbook';
 
 export interface Driving {
   readonly run: RunApi;
+  /** The graph's LogbookSaver, as the interrupt gate reads it. */
+  readonly saver: { readonly target: string; approvalNote(runId: string, actionId: string): string | null | undefined };
 }
 
 export const driving = new AsyncLocalStorage<Driving>();

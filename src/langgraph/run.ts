@@ -63,33 +63,32 @@ function saverOf(graph: DrivableGraph): LogbookSaver {
 }
 
 /** The action an interrupt waits at: approved with a note, it answers the interrupt with the note (JSON, or the text). */
-function interruptAction(saver: LogbookSaver): ActionDefinition<typeof InterruptArgs, unknown> {
-  return defineAction({
-    type: 'langgraph.interrupt',
-    version: 1,
-    // Its only effect is to read the person's answer, which the journal keeps: safe to read again.
-    effect: 'idempotent',
-    approval: true,
-    args: InterruptArgs,
-    key: (a) => `langgraph:${a.thread}:interrupt:${a.id}`,
-    description: 'A LangGraph interrupt(): approve with --note to answer it (JSON, or text).',
-    execute: (_a, ctx) => {
-      const note = saver.approvalNote(ctx.runId, ctx.idempotencyKey);
-      if (note === undefined)
-        throw new LogbookError(
-          ErrorCodes.USAGE,
-          `The LangGraph interrupt ${ctx.idempotencyKey} is not in ${saver.target}, the journal of the graph's LogbookSaver.`,
-          "Open the LogbookSaver on the run's journal (the same --journal, or $LOGBOOK_JOURNAL), then resume the run.",
-        );
-      if (note === null) return true;
-      try {
-        return JSON.parse(note) as unknown;
-      } catch {
-        return note;
-      }
-    },
-  });
-}
+const interruptGate: ActionDefinition<typeof InterruptArgs, unknown> = defineAction({
+  type: 'langgraph.interrupt',
+  version: 1,
+  // Its only effect is to read the person's answer, which the journal keeps: safe to read again.
+  effect: 'idempotent',
+  approval: true,
+  args: InterruptArgs,
+  key: (a) => `langgraph:${a.thread}:interrupt:${a.id}`,
+  description: 'A LangGraph interrupt(): approve with --note to answer it (JSON, or text).',
+  execute: (_a, ctx) => {
+    const saver = driving.getStore()?.saver;
+    const note = saver?.approvalNote(ctx.runId, ctx.idempotencyKey);
+    if (note === undefined)
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        `The LangGraph interrupt ${ctx.idempotencyKey} is not in ${saver?.target ?? 'the journal'}, the journal of the graph's LogbookSaver.`,
+        "Open the LogbookSaver on the run's journal (the same --journal, or $LOGBOOK_JOURNAL), then resume the run.",
+      );
+    if (note === null) return true;
+    try {
+      return JSON.parse(note) as unknown;
+    } catch {
+      return note;
+    }
+  },
+});
 
 function pendingInterrupts(state: Awaited<ReturnType<DrivableGraph['getState']>>): GraphInterrupt[] {
   return state.tasks.flatMap((t) =>
@@ -109,34 +108,41 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
   const saver = saverOf(graph);
   const name = opts.name ?? 'graph';
   const thread = run.id;
-  const config: RunnableConfig = { ...opts.config, configurable: { ...opts.config?.configurable, thread_id: thread } };
-  const gate = interruptAction(saver);
+  // durability 'sync': a superstep's checkpoint is durable before the next superstep's effects start, so a resume never
+  // runs again a node whose writes had been saved.
+  const config = { durability: 'sync', ...opts.config, configurable: { ...opts.config?.configurable, thread_id: thread } } as RunnableConfig;
   let answers: Record<string, unknown> | undefined;
   for (let round = 0; ; round++) {
     const stepName = round === 0 ? name : `${name}: resume ${round}`;
     const given = answers;
     const interrupts = await run.step(stepName, () =>
-      driving.run({ run }, async () => {
+      driving.run({ run, saver }, async () => {
         const before = await graph.getState(config);
         const started = before.config.configurable?.checkpoint_id !== undefined;
         const waiting = pendingInterrupts(before);
         if (!started) await graph.invoke(input, config);
-        else if (given && waiting.some((w) => w.id in given)) {
-          const resume = waiting.length === 1 && waiting[0] ? given[waiting[0].id] : given;
-          await graph.invoke(new Command({ resume }), config);
-        } else if (waiting.length === 0 && before.next.length > 0) await graph.invoke(null, config);
-        // else: cut after the graph stopped (or at an interrupt) and before the step was journaled; nothing to run.
+        else if (waiting.length > 0) {
+          const resume = given && waiting.some((w) => w.id in given) ? (waiting.length === 1 && waiting[0] ? given[waiting[0].id] : given) : undefined;
+          if (resume !== undefined) await graph.invoke(new Command({ resume }), config);
+          // else: cut after the graph stopped at interrupt() and before the step was journaled; nothing to run.
+        } else {
+          // Cut mid-graph (or after it ended, before the step was journaled): continue from the latest checkpoint and
+          // its pending writes; a thread that had ended runs nothing.
+          await graph.invoke(null, config);
+        }
         return pendingInterrupts(await graph.getState(config));
       }),
     );
     if (interrupts.length === 0) break;
     const got: Record<string, unknown> = {};
     for (const i of interrupts) {
-      got[i.id] = await run.step(`interrupt: ${i.node}`, () => driving.run({ run }, () => run.do(gate, { thread, id: i.id, node: i.node, value: i.value })));
+      got[i.id] = await run.step(`interrupt: ${i.node}`, () =>
+        driving.run({ run, saver }, () => run.do(interruptGate, { thread, id: i.id, node: i.node, value: i.value })),
+      );
     }
     answers = got;
   }
-  return driving.run({ run }, async () => (await graph.getState(config)).values);
+  return driving.run({ run, saver }, async () => (await graph.getState(config)).values);
 }
 
 const derived = new WeakMap<ActionDefinition, ActionDefinition>();
