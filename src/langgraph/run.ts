@@ -31,9 +31,14 @@ export interface DrivableGraph {
   invoke(input: unknown, config?: RunnableConfig): Promise<unknown>;
   getState(config: RunnableConfig): Promise<{
     readonly values: unknown;
+    readonly metadata?: unknown;
     readonly next: readonly string[];
     readonly config: RunnableConfig;
-    readonly tasks: readonly { readonly name: string; readonly interrupts?: readonly { readonly id?: string; readonly value?: unknown }[] }[];
+    readonly tasks: readonly {
+      readonly name: string;
+      readonly path?: unknown;
+      readonly interrupts?: readonly { readonly id?: string; readonly value?: unknown }[];
+    }[];
   }>;
 }
 
@@ -48,10 +53,12 @@ export interface RunGraphOptions {
 export interface GraphInterrupt {
   readonly id: string;
   readonly node: string;
+  /** Where it was raised, the same in every run of the graph (its action's key): node path, superstep, index. */
+  readonly place: string;
   readonly value: unknown;
 }
 
-const InterruptArgs = z.object({ thread: z.string(), id: z.string(), node: z.string(), value: z.unknown() });
+const InterruptArgs = z.object({ thread: z.string(), id: z.string(), node: z.string(), place: z.string(), value: z.unknown() });
 
 function saverOf(graph: DrivableGraph): LogbookSaver {
   if (graph.checkpointer instanceof LogbookSaver) return graph.checkpointer;
@@ -70,7 +77,7 @@ const interruptGate: ActionDefinition<typeof InterruptArgs, unknown> = defineAct
   effect: 'idempotent',
   approval: true,
   args: InterruptArgs,
-  key: (a) => `langgraph:${a.thread}:interrupt:${a.id}`,
+  key: (a) => `langgraph:${a.thread}:interrupt:${a.place}`,
   description: 'A LangGraph interrupt(): approve with --note to answer it (JSON, or text).',
   execute: (_a, ctx) => {
     const saver = driving.getStore()?.saver;
@@ -90,11 +97,23 @@ const interruptGate: ActionDefinition<typeof InterruptArgs, unknown> = defineAct
   },
 });
 
+/** A task's place that every run of the same graph gives the same name: namespace without task ids, superstep, push index. */
+function taskPlace(ns: string, step: unknown, path: unknown): string {
+  const names = ns
+    .split('|')
+    .map((part) => part.split(':')[0])
+    .join('|');
+  const push = Array.isArray(path) && path[0] === '__pregel_push' ? `#${path.slice(1).map(String).join('.')}` : '';
+  return `${names}@${String(step)}${push}`;
+}
+
 function pendingInterrupts(state: Awaited<ReturnType<DrivableGraph['getState']>>): GraphInterrupt[] {
+  const step = (state.metadata as { step?: unknown } | undefined)?.step;
   return state.tasks.flatMap((t) =>
-    (t.interrupts ?? []).map((i) => ({
+    (t.interrupts ?? []).map((i, k) => ({
       id: String(i.id),
       node: t.name,
+      place: `${taskPlace(t.name, typeof step === 'number' ? step + 1 : step, t.path)}:${k}`,
       value: i.value === undefined ? null : (JSON.parse(JSON.stringify(i.value)) as unknown),
     })),
   );
@@ -137,7 +156,7 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
     const got: Record<string, unknown> = {};
     for (const i of interrupts) {
       got[i.id] = await run.step(`interrupt: ${i.node}`, () =>
-        driving.run({ run, saver }, () => run.do(interruptGate, { thread, id: i.id, node: i.node, value: i.value })),
+        driving.run({ run, saver }, () => run.do(interruptGate, { thread, id: i.id, node: i.node, place: i.place, value: i.value })),
       );
     }
     answers = got;
@@ -210,11 +229,14 @@ export async function logbookDo<S extends StandardSchema, R>(action: ActionDefin
   }
   const thread: unknown = config?.configurable?.thread_id;
   const ns: unknown = config?.configurable?.checkpoint_ns;
+  const meta = (config?.metadata ?? {}) as { langgraph_step?: unknown; langgraph_path?: unknown };
   if (!d || typeof thread !== 'string' || typeof ns !== 'string' || ns === '')
     throw new LogbookError(
       ErrorCodes.USAGE,
       `logbookDo(${action.type}) was called outside a LangGraph node that runGraph drives.`,
       'Call it inside a node of a graph passed to runGraph(run, graph, input); elsewhere use run.do.',
     );
-  return d.run.do(inNode(action), { place: `langgraph:${thread}:${ns}`, args });
+  // Task ids hash the checkpoint id (a time-based uuid): the place names the task by what makes it, so a rehearsal's
+  // runs, and every re-run of the task in this run, derive the same key.
+  return d.run.do(inNode(action), { place: `langgraph:${thread}:${taskPlace(ns, meta.langgraph_step, meta.langgraph_path)}`, args });
 }
