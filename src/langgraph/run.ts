@@ -240,3 +240,18 @@ export async function logbookDo<S extends StandardSchema, R>(action: ActionDefin
   // runs, and every re-run of the task in this run, derive the same key.
   return d.run.do(inNode(action), { place: `langgraph:${thread}:${taskPlace(ns, meta.langgraph_step, meta.langgraph_path)}`, args });
 }
+
+/**
+ * Invokes `graph` once inside the current step of `run` (a graph as one step of a larger agent), with its nodes'
+ * logbookDo bound to the run. Unlike runGraph it journals no step of its own: a step cut by a crash invokes the graph
+ * again, and the nodes it re-runs find their actions in the journal.
+ */
+export async function invokeInStep(
+  run: RunApi,
+  graph: Pick<DrivableGraph, 'invoke' | 'checkpointer'>,
+  input: unknown,
+  config?: RunnableConfig,
+): Promise<unknown> {
+  const saver = graph.checkpointer instanceof LogbookSaver ? graph.checkpointer : { target: 'no LogbookSaver', approvalNote: () => undefined };
+  return driving.run({ run, saver }, () => graph.invoke(input, config));
+}
