@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { EXAMPLES, cli, cliJson, show, tmpDir } from '../helpers';
 import { pointsOf, readJson } from './crash';
+import { rehearse } from '../rehearse/util';
 
 const SCRIPT = path.join(EXAMPLES, 'langgraph-refund.ts');
 const INPUT = '{"customer":"ada@example.com","amount":40}';
@@ -19,12 +20,15 @@ function sentKeys(dir: string): string[] {
 }
 
 /** Resumes (approving each interrupt with `note`) until the run ends; returns the last `logbook resume` answer. */
+/** The provider ignores idempotency keys, as many real APIs do: a repeated send is a second email. */
+const NO_DEDUPE = { OUTBOX_IGNORE_KEYS: '1' };
+
 function driveToEnd(dir: string, note = '{"approve":true}'): any {
   for (let i = 0; i < 6; i++) {
     const j = show(dir, 'r');
     if (j.run.status === 'completed' || j.run.status === 'failed') return j;
     const gate = j.actions.find((a: any) => a.status === 'awaiting-approval' && a.approval === 'pending');
-    const r = gate ? cli(dir, ['approve', 'r', gate.id, '--note', note]) : cli(dir, ['resume', 'r']);
+    const r = gate ? cli(dir, ['approve', 'r', gate.id, '--note', note], NO_DEDUPE) : cli(dir, ['resume', 'r'], NO_DEDUPE);
     assert.ok(r.status !== 1 && r.status !== 2, `${r.stdout}${r.stderr}`);
   }
   assert.fail('the run did not end after six resumes');
@@ -69,18 +73,34 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
     } finally {
       db.close();
     }
+    // Deleting the run deletes its thread.
+    assert.equal(cli(dir, ['delete', 'r']).status, 0);
+    const after = new Database(path.join(dir, 'journal.db'), { readonly: true });
+    try {
+      assert.equal((after.prepare("SELECT COUNT(*) AS n FROM graph_checkpoints WHERE thread_id = 'r'").get() as { n: number }).n, 0);
+    } finally {
+      after.close();
+    }
   });
 
-  it('SIGKILL at every fault point of a run (in the middle of each email, around the interrupt): same output, no email twice', () => {
+  it('SIGKILL in the middle of each email and around the interrupt, against a provider that ignores keys: same output, no email twice', () => {
     const base = tmpDir();
     cli(base, ['run', SCRIPT, '--input', INPUT, '--run-id', 'r']);
     const clean = driveToEnd(base);
     assert.equal(clean.run.status, 'completed');
-    const points = pointsOf(clean);
+    // In the middle of each email (started, or sent and not yet committed), and around the interrupt: the rehearsal
+    // below tries every other point.
+    const points = pointsOf(clean).filter(
+      (p) =>
+        p.phase === 'action:after-start' ||
+        p.phase === 'action:after-execute' ||
+        p.type === 'langgraph.interrupt' ||
+        p.target.startsWith('refund desk: resume'),
+    );
     assert.ok(points.some((p) => p.spec === 'email.send#1@after-execute') && points.some((p) => p.spec === 'email.send#2@after-start'));
     for (const p of points) {
       const dir = tmpDir();
-      let r = cli(dir, ['run', SCRIPT, '--input', INPUT, '--run-id', 'r', '--crash-at', p.spec]);
+      let r = cli(dir, ['run', SCRIPT, '--input', INPUT, '--run-id', 'r', '--crash-at', p.spec], NO_DEDUPE);
       // A point after the gate is reached on the resume that the approval starts.
       if (r.signal !== 'SIGKILL') {
         const stopped = show(dir, 'r');
@@ -90,7 +110,7 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
         const [, target, n, phase] = /^(.*)#(\d+)@(.*)$/.exec(p.spec) ?? [];
         const before = p.type ? stopped.actions.filter((a: any) => a.type === p.type && a.id !== gate.id).length : 0;
         const spec = `${target}#${Number(n) - before}@${phase}`;
-        r = cli(dir, ['approve', 'r', gate.id, '--note', '{"approve":true}', '--crash-at', spec]);
+        r = cli(dir, ['approve', 'r', gate.id, '--note', '{"approve":true}', '--crash-at', spec], NO_DEDUPE);
       }
       assert.equal(r.signal, 'SIGKILL', `expected a kill at ${p.spec}: ${r.stdout}${r.stderr}`);
       const end = driveToEnd(dir);
@@ -99,5 +119,23 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
       assert.equal(new Set(keys).size, keys.length, `an email went out twice after a crash at ${p.spec}`);
       assert.equal(keys.length, 2, `both emails went out after a crash at ${p.spec}`);
     }
+  });
+
+  it('logbook rehearse --points all: every run finishes with the uncrashed output and the same effects, none twice', () => {
+    const cwd = tmpDir();
+    const r = rehearse(cwd, [SCRIPT, '--input', INPUT, '--points', 'all', '--jobs', '2']);
+    const sum = r.report.summary;
+    assert.ok(sum.points >= 20, `points tried: ${sum.points}`);
+    assert.equal(sum.finished, sum.points, r.stdout + r.stderr);
+    assert.equal(sum.sameOutput, sum.points);
+    assert.equal(
+      sum.sameEffects.matched,
+      sum.sameEffects.compared,
+      JSON.stringify(r.report.campaigns.map((c: any) => c.effectsDiff).filter((d: any) => d?.length)),
+    );
+    assert.equal(sum.withDuplicates, 0);
+    assert.equal(sum.unsettled, 0);
+    assert.deepEqual(sum.errors, []);
+    assert.equal(r.status, 0, r.stderr);
   });
 });
