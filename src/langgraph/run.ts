@@ -131,11 +131,17 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
   // runs again a node whose writes had been saved.
   const config = { durability: 'sync', ...opts.config, configurable: { ...opts.config?.configurable, thread_id: thread } } as RunnableConfig;
   let answers: Record<string, unknown> | undefined;
+  // The thread's checkpoint at the end of the last step: a fork of this run (`logbook fork`) replays the steps before
+  // its fork point, and its thread starts as a copy of the origin's thread up to that checkpoint.
+  let reached: string | undefined;
   for (let round = 0; ; round++) {
     const stepName = round === 0 ? name : `${name}: resume ${round}`;
     const given = answers;
-    const interrupts = await run.step(stepName, () =>
+    const from = reached;
+    const stopped: GraphStop = await run.step(stepName, () =>
       driving.run({ run, saver }, async () => {
+        const origin = saver.forkOrigin(run.id);
+        if (origin !== undefined && from !== undefined) await saver.copyThread(origin, thread, from);
         const before = await graph.getState(config);
         const started = before.config.configurable?.checkpoint_id !== undefined;
         const waiting = pendingInterrupts(before);
@@ -149,9 +155,13 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
           // its pending writes; a thread that had ended runs nothing.
           await graph.invoke(null, config);
         }
-        return pendingInterrupts(await graph.getState(config));
+        const after = await graph.getState(config);
+        const checkpoint: unknown = after.config.configurable?.checkpoint_id;
+        return { interrupts: pendingInterrupts(after), ...(typeof checkpoint === 'string' ? { checkpoint } : {}) };
       }),
     );
+    reached = stopped.checkpoint;
+    const interrupts = stopped.interrupts;
     if (interrupts.length === 0) break;
     const got: Record<string, unknown> = {};
     for (const i of interrupts) {
@@ -165,6 +175,12 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
 }
 
 const derived = new WeakMap<ActionDefinition, ActionDefinition>();
+
+/** What an invocation step journals: the interrupts it stopped at, and the thread's checkpoint then. */
+interface GraphStop {
+  readonly interrupts: GraphInterrupt[];
+  readonly checkpoint?: string;
+}
 
 interface Placed {
   readonly place: string;

@@ -7,6 +7,8 @@
 
 import {
   BaseCheckpointSaver,
+  INTERRUPT,
+  RESUME,
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
@@ -195,6 +197,49 @@ export class LogbookSaver extends BaseCheckpointSaver {
   approvalNote(runId: string, actionId: string): string | null | undefined {
     const row = this.store.reader.action(runId, actionId);
     return row === undefined ? undefined : row.approval_note;
+  }
+
+  /**
+   * The run `runId` was forked from (`logbook fork`), or undefined.
+   * @internal
+   */
+  forkOrigin(runId: string): string | undefined {
+    return this.store.reader.run(runId)?.forked_from ?? undefined;
+  }
+
+  /**
+   * Makes thread `to` start as thread `from` did, up to and including checkpoint `upto` (a fork's thread): its
+   * checkpoints, their channel values and the last one's pending writes, oldest first, so that once `upto` is there
+   * the copy is whole (a copy cut by a crash is finished by the next call). Nothing is done if `upto` is there.
+   * @internal
+   */
+  async copyThread(from: string, to: string, upto: string): Promise<void> {
+    if (this.graph.checkpoint(to, '', upto)) return;
+    const tuples: CheckpointTuple[] = [];
+    for await (const t of this.list({ configurable: { thread_id: from } }, {})) if (String(t.config.configurable?.checkpoint_id) <= upto) tuples.push(t);
+    tuples.sort((a, b) => (String(a.config.configurable?.checkpoint_id) < String(b.config.configurable?.checkpoint_id) ? -1 : 1));
+    // The root namespace's `upto` last: its presence says the copy is whole.
+    tuples.sort((a, b) => Number(a.config.configurable?.checkpoint_id === upto) - Number(b.config.configurable?.checkpoint_id === upto));
+    for (const t of tuples) {
+      const ns = String(t.config.configurable?.checkpoint_ns ?? '');
+      const parent = t.parentConfig?.configurable?.checkpoint_id as string | undefined;
+      const cfg = await this.put(
+        { configurable: { thread_id: to, checkpoint_ns: ns, ...(parent !== undefined ? { checkpoint_id: parent } : {}) } },
+        t.checkpoint,
+        t.metadata ?? { source: 'fork', step: -1, parents: {} },
+        t.checkpoint.channel_versions,
+      );
+      // At the fork point, the writes as they were when the origin stopped there: a task stopped by interrupt() keeps
+      // only its interrupt, and no answer the origin was resumed with is carried over.
+      const last = t.config.configurable?.checkpoint_id === upto;
+      const interrupted = new Set((t.pendingWrites ?? []).filter(([, ch]) => ch === INTERRUPT).map(([task]) => task));
+      const byTask = new Map<string, PendingWrite[]>();
+      for (const [task, channel, value] of t.pendingWrites ?? []) {
+        if (last && (channel === RESUME || (interrupted.has(task) && channel !== INTERRUPT))) continue;
+        byTask.set(task, [...(byTask.get(task) ?? []), [channel, value]]);
+      }
+      for (const [task, writes] of byTask) await this.putWrites(cfg, writes, task);
+    }
   }
 
   /** Closes the journals it opened. */

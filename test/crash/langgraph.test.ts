@@ -138,4 +138,25 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
     assert.deepEqual(sum.errors, []);
     assert.equal(r.status, 0, r.stderr);
   });
+
+  it("time travel is `logbook fork`: the fork records its origin, its thread starts from the origin's checkpoint at the fork point, and a new answer takes another branch", () => {
+    const dir = tmpDir();
+    cli(dir, ['run', SCRIPT, '--input', INPUT, '--run-id', 'r']);
+    assert.equal(cliJson(dir, ['approve', 'r', 'langgraph:r:interrupt:review@3:0', '--note', '{"approve":false}']).json.output.approved, false);
+    // Back to the interrupt: the fork waits there again, for its own answer.
+    const f = cli(dir, ['fork', 'r', '--step', '2', '--run-id', 'f']);
+    assert.equal(f.status, 3, f.stdout + f.stderr);
+    const done = cliJson(dir, ['approve', 'f', 'langgraph:f:interrupt:review@3:0', '--note', '{"approve":true}']);
+    assert.equal(done.status, 0, done.stderr);
+    const j = show(dir, 'f');
+    assert.deepEqual(j.run.forkedFrom, { runId: 'r', step: 1 });
+    assert.equal(j.run.output.approved, true, 'the fork went on from the interrupt with its own answer');
+    assert.deepEqual(j.run.output.log.slice(0, 2), ['acknowledged', 'model: refund 40 EUR in full'], "the thread before the fork point is the origin's");
+    // The acknowledgement was replayed, not sent again; the fork's reply is its own effect.
+    assert.deepEqual(sentKeys(dir), [
+      'langgraph:r:acknowledge@1/email:ada@example.com',
+      'langgraph:r:reply@4/email:ada@example.com',
+      'langgraph:f:reply@4/email:ada@example.com',
+    ]);
+  });
 });
