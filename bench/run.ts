@@ -19,6 +19,7 @@ import { RawV2 } from './rawV2';
 import { addCompletedRuns, buildJournal } from './journalBuilder';
 import { fmtBytes, fmtRatio, fmtUs, median } from './measure';
 import { installPeers, peerRows } from './peers';
+import { langgraphRows } from './langgraphRows';
 import { pgRows } from './pgRows';
 import { resumeInChild } from './resumeRows';
 import type { ResumeChildReport } from './resumeChild';
@@ -484,6 +485,14 @@ async function main(): Promise<number> {
       verdict: 'info',
       note: 'run `npm run bench -- --peers` (installs bench/peers once)',
     });
+  }
+
+  // ---- LangGraph.js savers (the repository's own @langchain packages, no peer install) -----------------------------
+  try {
+    const quick = cfg.name === QUICK.name;
+    rows.push(...(await langgraphRows(work, { steps: quick ? 50 : 200, growthSteps: quick ? 200 : 1000, rounds: Math.min(cfg.rounds, 3) }, log)));
+  } catch (err) {
+    rows.push(errorRow('langgraph', 'LangGraph.js savers: agent-logbook/langgraph vs SqliteSaver', 'LangGraph.js savers', 'report', err));
   }
 
   machine.loadAvgEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);

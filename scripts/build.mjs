@@ -20,7 +20,7 @@ const common = {
 };
 
 /** The package's type entry points under dist/types (package.json `exports`): one line per public subpath. */
-const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts'];
+const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts', 'langgraph/index.d.ts'];
 
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
@@ -32,6 +32,8 @@ const entries = [
     out: 'dist/ai.js',
     external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
   },
+  // agent-logbook/langgraph: LangGraph is an optional peer; the saver opens the journal through the store it bundles.
+  { in: 'src/langgraph/index.ts', out: 'dist/langgraph.js', external: ['agent-logbook', '@langchain/*'] },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
   { in: 'src/runtime/store/pg/pgThread.ts', out: 'dist/pgThread.js', external: ['pg', 'pg-native'] },

@@ -28,7 +28,13 @@ function aiEntry(): string {
   return fs.existsSync(built) ? built : path.join(__dirname, '..', 'ai', 'index.ts');
 }
 
-const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk)(\/|$)/;
+/** agent-logbook/langgraph next to this bundle (dist/langgraph.js), or its source. */
+function langgraphEntry(): string {
+  const built = path.join(__dirname, 'langgraph.js');
+  return fs.existsSync(built) ? built : path.join(__dirname, '..', 'langgraph', 'index.ts');
+}
+
+const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk|@langchain\/[^/]+)(\/|$)/;
 
 /**
  * Makes `require('agent-logbook')` from any loaded script return this very runtime instance, and
@@ -42,11 +48,13 @@ function installRuntimeAlias(): void {
   m.loaded = true;
   internals._cache[RUNTIME_ID] = m;
   const ai = aiEntry();
+  const langgraph = langgraphEntry();
   const aiDir = path.dirname(ai);
   const original = internals._resolveFilename.bind(internals);
   internals._resolveFilename = (request, parent, isMain, options) => {
     if (request === 'agent-logbook') return RUNTIME_ID;
     if (request === 'agent-logbook/ai') return ai;
+    if (request === 'agent-logbook/langgraph') return langgraph;
     const from = (parent as { filename?: string } | undefined)?.filename;
     if (from && AI_PEERS.test(request) && path.dirname(from) === aiDir) {
       for (const dir of scriptDirs) {

@@ -273,7 +273,17 @@ async function driveSession(
   const writer = existingWriter ?? store.openWriter(lease, opts.durability);
   const stats = emptyStats();
   const log = maskedLog(opts.log);
-  const session = new RunSession({ reader: store.reader, writer, agent, input, faults: opts.faults ?? new Faults(), hooks: opts.hooks, stats, log });
+  const session = new RunSession({
+    reader: store.reader,
+    writer,
+    agent,
+    input,
+    faults: opts.faults ?? new Faults(),
+    hooks: opts.hooks,
+    stats,
+    log,
+    journal: store.target,
+  });
   const stopHeartbeat = writer.keepAlive();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;

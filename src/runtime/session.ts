@@ -78,7 +78,12 @@ export interface SessionDeps {
   readonly hooks: RuntimeHooks | undefined;
   readonly stats: AttemptStats;
   readonly log: (line: string) => void;
+  /** The journal's target (safe to print): integrations that keep their own records beside the run's find it on the run object. */
+  readonly journal?: string;
 }
+
+/** The key of the journal target on a run object, shared by every copy of the runtime (agent-logbook/langgraph reads it). */
+export const RUN_JOURNAL = Symbol.for('agent-logbook.run-journal');
 
 export class RunSession {
   readonly api: RunApi;
@@ -118,6 +123,7 @@ export class RunSession {
       note: (kind, data) => this.d.writer.note(kind, checkedNote(kind, data), this.currentFrame()?.idx ?? null),
       log: (line) => this.d.log(String(line)),
     };
+    if (d.journal !== undefined) Object.defineProperty(api, RUN_JOURNAL, { value: d.journal, enumerable: false });
     this.api = Object.freeze(api);
   }
 

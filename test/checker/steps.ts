@@ -3,6 +3,7 @@
 import type { ActionDefinition, RunApi } from 'agent-logbook';
 import type { ActionJ, CallJ } from './spec';
 import { aiStep } from './aiStep';
+import { graphStep } from './graphStep';
 
 export interface StepContext {
   readonly run: RunApi;
@@ -51,4 +52,8 @@ export const STEP_KINDS: Record<string, StepKind> = {
   all: { run: (c) => Promise.all(c.calls.map((k) => call(c, k))) },
   /** A model turn through agent-logbook/ai: a scripted model calls the step's actions as tools, then answers. */
   ai: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: aiStep },
+  /** LangGraph nodes (agent-logbook/langgraph's logbookDo), one per call: test/checker/langgraph.test.ts generates them. */
+  graph: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c) },
+  /** The negative control of `graph`: its first node makes its effect itself, not through logbookDo. */
+  'graph-raw-first': { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c, { rawFirst: true }) },
 };

@@ -10,11 +10,11 @@ import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
 /** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
- *  a bundled dependency). It is ~430 KB packed, ~1.65 MB unpacked: each of the five bundles carries the runtime, and
- *  secret masking went into each. Traces added ~15 KB (dist/traces.js, loaded only when tracing is on, and its loader in
- *  each bundle): 471 KB before them. */
-const MAX_PACKED_BYTES = 490 * 1024;
-const MAX_UNPACKED_BYTES = 1.9 * 1024 * 1024;
+ *  a bundled dependency). It is ~535 KB packed, ~1.9 MB unpacked: each of the five bundles carries the runtime, and
+ *  secret masking went into each; agent-logbook/langgraph's carries the store its saver opens, and traces add ~15 KB
+ *  (dist/traces.js, loaded only when tracing is on, and its loader in each bundle). */
+const MAX_PACKED_BYTES = 575 * 1024;
+const MAX_UNPACKED_BYTES = 2.2 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
@@ -25,6 +25,7 @@ const EXPECTED_FILES = [
   'dist/campaignChild.js',
   'dist/cli.js',
   'dist/debugAdapter.js',
+  'dist/langgraph.js',
   'dist/pgThread.js',
   'dist/runner.js',
   'dist/runtime.js',
@@ -37,6 +38,9 @@ const EXPECTED_FILES = [
   'dist/types/ai/model.d.ts',
   'dist/types/ai/replay.d.ts',
   'dist/types/ai/tools.d.ts',
+  'dist/types/langgraph/index.d.ts',
+  'dist/types/langgraph/run.d.ts',
+  'dist/types/langgraph/saver.d.ts',
   'dist/types/runtime/decisions.d.ts',
   'dist/types/runtime/define.d.ts',
   'dist/types/runtime/errors.d.ts',

@@ -194,7 +194,11 @@ describe('the two schemas agree (store/migrations.ts and store/pg/pgMigrations.t
 
   it('migrated fresh, they have the same tables, columns, primary keys and indexes, but for the intended differences', () => {
     const { sqlite, postgres } = fresh();
-    assert.deepEqual(Object.keys(sqlite).sort(), ['actions', 'events', 'runs', 'steps', 'workers'], 'the introspection sees the tables');
+    assert.deepEqual(
+      Object.keys(sqlite).sort(),
+      ['actions', 'events', 'graph_blobs', 'graph_checkpoints', 'graph_writes', 'runs', 'steps', 'workers'],
+      'the introspection sees the tables',
+    );
     assert.ok(sqlite.actions!.indexes.length >= 3 && postgres.actions!.indexes.length >= 3, 'and their indexes');
     assert.deepEqual(schemaDifferences(sqlite, postgres), Object.keys(INTENDED).sort());
   });

@@ -13,6 +13,7 @@ const REFERENCE = path.join(ROOT, 'docs', 'api-reference');
 const MODULES = [
   { subpath: '.', entry: 'scripts/api-entries/agent-logbook.ts', page: 'agent-logbook.md' },
   { subpath: './ai', entry: 'scripts/api-entries/agent-logbook-ai.ts', page: 'agent-logbook/ai.md' },
+  { subpath: './langgraph', entry: 'scripts/api-entries/agent-logbook-langgraph.ts', page: 'agent-logbook/langgraph.md' },
 ];
 
 /** Every file under `dir`, relative to it, sorted: two trees compare as lists. */
@@ -94,7 +95,8 @@ describe('docs/api-reference: generated from the public declarations', function 
   for (const m of MODULES) {
     it(`documents every name ${m.subpath === '.' ? 'agent-logbook' : `agent-logbook/${m.subpath.slice(2)}`} exports, and nothing else`, () => {
       const names = exportedNames(m.entry);
-      assert.ok(names.length > 10, names.join(' '));
+      // The check that the program found the entry's exports: agent-logbook/langgraph has only a few.
+      assert.ok(names.length > (m.subpath === './langgraph' ? 1 : 10), names.join(' '));
       assert.deepEqual(documentedNames(fs.readFileSync(path.join(REFERENCE, m.page), 'utf8')), names);
     });
   }

@@ -214,7 +214,11 @@ export function typecheck(blocks: readonly Block[], dir: string): Map<Block, str
     skipLibCheck: true,
     types: ['node'],
     typeRoots: [path.join(ROOT, 'node_modules', '@types')],
-    paths: { 'agent-logbook': [path.join(types, 'runtime', 'public.d.ts')], 'agent-logbook/ai': [path.join(types, 'ai', 'index.d.ts')] },
+    paths: {
+      'agent-logbook': [path.join(types, 'runtime', 'public.d.ts')],
+      'agent-logbook/ai': [path.join(types, 'ai', 'index.d.ts')],
+      'agent-logbook/langgraph': [path.join(types, 'langgraph', 'index.d.ts')],
+    },
   };
   const program = ts.createProgram([...files.keys()], options);
   const out = new Map<Block, string[]>([...files.values()].map((b) => [b, []]));

@@ -10,7 +10,7 @@ export interface DeletedCounts {
   readonly events: number;
 }
 
-/** Removes run `runId` and every row of it; LB_RUN_NOT_FOUND, or LB_LEASE_HELD while a live process drives it. */
+/** Removes run `runId` and every row of it (its LangGraph thread's too); LB_RUN_NOT_FOUND, or LB_LEASE_HELD while a live process drives it. */
 export function deleteRun(db: Db, reader: JournalReader, runId: string): DeletedCounts {
   let counts: DeletedCounts = { steps: 0, actions: 0, events: 0 };
   const tx = db.transaction(() => {
@@ -27,6 +27,8 @@ export function deleteRun(db: Db, reader: JournalReader, runId: string): Deleted
     const events = db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
     const actions = db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;
     const steps = db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId).changes;
+    // The LangGraph thread runGraph drove for this run (its thread id is the run id) goes with it.
+    for (const t of ['graph_writes', 'graph_blobs', 'graph_checkpoints']) db.prepare(`DELETE FROM ${t} WHERE thread_id = ?`).run(runId);
     db.prepare('DELETE FROM runs WHERE id = ?').run(runId);
     counts = { steps, actions, events };
   });

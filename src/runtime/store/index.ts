@@ -46,6 +46,7 @@ export type { NewRun, ForkPoint, AcquireOptions } from './lease';
 export type { Claimed, ClaimKind, Known, QueuedRun, WorkerInfo } from './queue';
 export type { ForkSeed } from './fork';
 export type { DeletedCounts } from './deleteRun';
+export type { GraphCheckpoints, GraphCheckpointRow, GraphBlob, GraphWrite, GraphValue, GraphListQuery } from './graph';
 export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow } from './rows';
 export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
 export { isStorageError, storageError } from './storageError';

@@ -12,6 +12,7 @@ import type { AcquireOptions, NewRun } from './lease';
 import type { JournalOverview } from './overview';
 import type { LeaseFields, Owner } from './owner';
 import type { Claimed, Known, QueuedRun, WorkerInfo } from './queue';
+import type { GraphCheckpoints } from './graph';
 import type { JournalReader } from './reader';
 import type { RunRow } from './rows';
 import type { Durability, Lease, RunWriter } from './writer';
@@ -56,6 +57,8 @@ export interface JournalStore {
   leaseClock(): number;
   /** Whether a run's lease has a live holder at `now` (leaseClock()), by the rule of this journal's engine. */
   leaseIsLive(lease: LeaseFields, now: number): boolean;
+  /** LangGraph checkpoints, their channel values and pending writes (agent-logbook/langgraph's saver). */
+  graphCheckpoints(): GraphCheckpoints;
   /** The journal's schema version: 0 for a journal nothing was ever written to. */
   schemaVersion(): number;
   close(): void;

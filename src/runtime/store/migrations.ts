@@ -110,6 +110,47 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'LangGraph checkpoints: checkpoints, channel values by version, pending writes',
+    // A checkpoint row holds no channel values: each (channel, version) is stored once in graph_blobs, so a superstep
+    // writes only the channels it changed (LangGraph's own SQLite saver writes a full snapshot at every step).
+    sql: `
+      CREATE TABLE graph_checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        parent_id TEXT,
+        type TEXT NOT NULL,
+        checkpoint BLOB NOT NULL,
+        metadata_type TEXT NOT NULL,
+        metadata BLOB NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE graph_blobs (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        version TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BLOB,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+      ) WITHOUT ROWID;
+      CREATE TABLE graph_writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        task_path TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BLOB,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

@@ -19,6 +19,7 @@ import {
   type QueuedRun,
   type WorkerInfo,
 } from './queue';
+import { SqlGraphCheckpoints, type GraphCheckpoints } from './graph';
 import { JournalReader } from './reader';
 import type { RunRow } from './rows';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './writer';
@@ -86,6 +87,10 @@ export class SqlJournal implements JournalStore {
 
   leaseIsLive(lease: LeaseFields, now: number): boolean {
     return leaseIsLive(lease, now, this.conn.dialect.leaseByExpiry);
+  }
+
+  graphCheckpoints(): GraphCheckpoints {
+    return new SqlGraphCheckpoints(this.conn);
   }
 
   schemaVersion(): number {

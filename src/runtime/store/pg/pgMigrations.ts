@@ -109,4 +109,43 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'LangGraph checkpoints: checkpoints, channel values by version, pending writes',
+    sql: `
+      CREATE TABLE graph_checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        parent_id TEXT,
+        type TEXT NOT NULL,
+        checkpoint BYTEA NOT NULL,
+        metadata_type TEXT NOT NULL,
+        metadata BYTEA NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+      );
+      CREATE TABLE graph_blobs (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        version TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BYTEA,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+      );
+      CREATE TABLE graph_writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        idx BIGINT NOT NULL,
+        task_path TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BYTEA,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+      );
+    `,
+  },
 ];
