@@ -5,5 +5,6 @@ import { planCommand } from './plan';
 import { deleteCommand } from './delete';
 import { workerCommand } from './workerCommand';
 import { forkCommand } from './forkCommand';
+import { cancelCommand } from './cancelCommand';
 
-export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand, forkCommand, workerCommand];
+export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand, forkCommand, workerCommand, cancelCommand];

@@ -93,13 +93,15 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
   const blocker =
     allows.resumeBlocker === 'completed'
       ? 'the run completed: there is nothing to resume'
-      : allows.resumeBlocker === 'compensation'
-        ? `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`
-        : allows.resumeBlocker === 'held'
-          ? `the run is being driven by ${row.lease_owner ?? 'another process'}`
-          : allows.resumeBlocker === 'queued'
-            ? 'the run is queued: a `logbook worker` with its script starts it'
-            : null;
+      : allows.resumeBlocker === 'cancelled'
+        ? 'the run was cancelled: it never goes forward again (`logbook compensate` undoes what it did; see plan --compensate)'
+        : allows.resumeBlocker === 'compensation'
+          ? `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`
+          : allows.resumeBlocker === 'held'
+            ? `the run is being driven by ${row.lease_owner ?? 'another process'}`
+            : allows.resumeBlocker === 'queued'
+              ? 'the run is queued: a `logbook worker` with its script starts it'
+              : null;
 
   const count = store.reader.stepCount(runId);
   const ranges: StepRange[] = [];

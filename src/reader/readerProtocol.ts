@@ -18,6 +18,7 @@ export const RUN_DISPLAY = [
   'compensated',
   'compensation-failed',
   'interrupted',
+  'cancelled',
 ] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 

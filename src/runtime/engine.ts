@@ -159,6 +159,14 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       { runId, status: row.status },
     );
   }
+  if (blocker === 'cancelled') {
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} is cancelled; it cannot go forward any more.`,
+      `Undo what it did with \`logbook compensate ${runId}\`, or start a new run with \`logbook run ${row.script}\`.`,
+      { runId, status: row.status },
+    );
+  }
   if (blocker === 'compensation') {
     throw new LogbookError(
       ErrorCodes.RUN_NOT_RESUMABLE,
@@ -306,6 +314,36 @@ async function driveSession(
     const lost = writer.lostError;
     if (lost) return { ...base, status: 'interrupted', error: { name: lost.name, message: lost.message, code: lost.code } };
     const err = session.suspended ?? thrown;
+    // A cancelled run ends cancelled whatever it stopped with: the boundary's stop, or what an execute that heard
+    // ctx.signal threw (its action already settled by the usual rules), or another stop it reached before the boundary.
+    const cancel = writer.cancelRequest;
+    if (cancel) {
+      try {
+        writer.runStatus('cancelled', { kind: 'run.cancelled', data: { reason: cancel.reason, by: cancel.by, stats: summary(stats) } });
+        log(`${agent.name}: run ${lease.runId} was cancelled${cancel.reason ? ` (${cancel.reason})` : ''}.`);
+        if (!cancel.compensate) return { ...base, status: 'cancelled' };
+        const refusal = compensationRefusal(store, lease.runId);
+        if (refusal) {
+          log(`${agent.name}: run ${lease.runId} was cancelled, but it cannot be compensated here: ${describe(refusal)}`);
+          return { ...base, status: 'cancelled', error: { name: refusal.name, message: refusal.message, code: refusal.code } };
+        }
+        writer.release();
+        released = true;
+        const relock = withNewSession(opts.role ?? 'cli', (owner) =>
+          store.acquireRun(lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (cancel --compensate)' }),
+        );
+        const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
+        return { ...base, status: compensation.status, compensation };
+      } catch (late) {
+        const why =
+          late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD)
+            ? late
+            : storageError(late, store.target, 'recording the cancel');
+        if (!why) throw late;
+        log(`${agent.name}: run ${lease.runId} was cancelled, and then [${why.code}] ${why.message}`);
+        return { ...base, status: 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
+      }
+    }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
       return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason } } : {}) };

@@ -46,6 +46,8 @@ export type { NewRun, ForkPoint, AcquireOptions } from './lease';
 export type { Claimed, ClaimKind, Known, QueuedRun, WorkerInfo } from './queue';
 export type { ForkSeed } from './fork';
 export type { DeletedCounts } from './deleteRun';
+export type { CancelRequest, CancelResult } from './cancel';
+export { parseCancelRequest } from './cancel';
 export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow } from './rows';
 export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
 export { isStorageError, storageError } from './storageError';

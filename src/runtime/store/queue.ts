@@ -8,6 +8,7 @@ import { holderOnThisNode, type Owner } from './owner';
 import type { RunRow } from './rows';
 import { monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
+import { parseCancelRequest } from './cancel';
 
 export interface QueuedRun {
   readonly id: string;
@@ -126,7 +127,8 @@ export function claimRun(
       kind === 'start' ? 'run.started' : 'run.lease-acquired',
       JSON.stringify(data),
     );
-    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt, status }, row };
+    const cancel = status === 'running' && row.cancel_requested ? { cancel: parseCancelRequest(row.cancel_requested) } : {};
+    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt, status, ...cancel }, row };
   });
   tx.immediate();
   if (claimed) db.changed(claimed.lease.runId);

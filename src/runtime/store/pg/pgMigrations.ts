@@ -109,4 +109,14 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Version 6, not 4: versions 4 and 5 belong to other branches (the LangGraph checkpointer, journal format v2).
+    version: 6,
+    name: 'cancel, sleep: a cancel request a live holder reads with its fence, and the wake time of a sleeping run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN cancel_requested TEXT;
+      ALTER TABLE runs ADD COLUMN wake_at BIGINT;
+      CREATE INDEX runs_waking ON runs(wake_at) WHERE status = 'sleeping';
+    `,
+  },
 ];
