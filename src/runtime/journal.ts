@@ -76,6 +76,8 @@ export interface RunSummary {
   readonly error: unknown;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** The cancel asked of the run (journal.cancel, `logbook cancel`), once one was. */
+  readonly cancel?: { readonly reason: string | null; readonly compensate: boolean; readonly by: string; readonly at: Date };
   /**
    * Values of the run's row that were edited or damaged (LB_JOURNAL_INVALID, each naming the column and the remedy):
    * they read as undefined above, and resume and compensate refuse the run before writing anything.

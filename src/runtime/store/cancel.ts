@@ -9,6 +9,7 @@ import type { JournalReader } from './reader';
 import { leaseIsLive } from './owner';
 import { RunRow, checked } from './rows';
 import { requireTransition } from './transitions';
+import { tellLocalWriters } from './writer';
 
 /** What `logbook cancel` asks, as the run's row keeps it (runs.cancel_requested, JSON) until the run has stopped. */
 export interface CancelRequest {
@@ -78,6 +79,8 @@ export function cancelRun(conn: Db | JournalConnection, reader: JournalReader, r
   tx.immediate();
   db.changed(runId);
   if (!result) throw runNotFound(runId);
+  // Committed: a session of this very process that drives the run hears it now (others read the row).
+  if (result.kind === 'requested') tellLocalWriters(runId, JSON.stringify(req));
   return result;
 }
 
