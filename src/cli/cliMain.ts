@@ -35,7 +35,7 @@ Usage:
 ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop
   (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
 Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,

@@ -321,6 +321,7 @@ async function driveSession(
       try {
         writer.runStatus('cancelled', { kind: 'run.cancelled', data: { reason: cancel.reason, by: cancel.by, stats: summary(stats) } });
         log(`${agent.name}: run ${lease.runId} was cancelled${cancel.reason ? ` (${cancel.reason})` : ''}.`);
+        (opts.faults ?? new Faults()).hit('cancel:after-stop', agent.name);
         if (!cancel.compensate) return { ...base, status: 'cancelled' };
         const refusal = compensationRefusal(store, lease.runId);
         if (refusal) {

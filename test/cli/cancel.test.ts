@@ -145,6 +145,18 @@ describe('cli: cancel', function () {
     }
   });
 
+  it('fault point cancel:after-stop: killed once cancelled, before its compensation, the waiting cancel --compensate finishes it', async () => {
+    const dir = tmpDir('logbook-cancel-');
+    const run = start(dir, ['run', SCRIPT, '--run-id', 'r', '--crash-at', 'cancel-target@cancel:after-stop']);
+    await waitForFile(path.join(dir, 'booking'), 'the booking in flight');
+    const cancel = await start(dir, ['cancel', 'r', '--compensate']).done;
+    assert.equal((await run.done).signal, 'SIGKILL');
+    assert.equal(cancel.status, 0, cancel.stdout + cancel.stderr);
+    assert.match(cancel.stdout, /compensation\s+compensated: 1 inverse\(s\) applied/);
+    assert.equal(show(dir, 'r').run.status, 'compensated');
+    assert.deepEqual(ledger(dir), ['book book:r:h1', 'unbook compensate:book:r:h1']);
+  });
+
   it('a cancel asked of a live run whose process then dies is carried out at once by the waiting command', async () => {
     const dir = tmpDir('logbook-cancel-');
     // A long lease: the run would hear of the cancel only after this test has killed it.
