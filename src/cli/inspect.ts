@@ -50,6 +50,7 @@ export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<
     leaseEpoch: f.leaseEpoch,
     scriptVersion: f.scriptVersion,
     waiting: store.waitingReason(row, f.leaseLive) ?? null,
+    ...(row.status === 'sleeping' && row.wake_at != null ? { wakeAt: new Date(row.wake_at).toISOString() } : {}),
     forkedFrom: f.forkedFrom,
     ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at).toISOString() } } : {}),
   };
@@ -149,6 +150,7 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   if (row.output !== null) lines.push(`  output  ${clip(row.output, 100)}`);
   if (row.error) lines.push(`  error   ${clip(journaledError(row.error).message, 200)}`);
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
+  if (row.status === 'sleeping') lines.push(`  ${store.waitingReason(row, false) ?? 'sleeping'}: no process holds it`);
   const cancel = runFacts(store, row).cancel;
   if (cancel) {
     const why = cancel.reason ? `: ${cancel.reason}` : '';

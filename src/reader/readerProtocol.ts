@@ -19,6 +19,7 @@ export const RUN_DISPLAY = [
   'compensation-failed',
   'interrupted',
   'cancelled',
+  'sleeping',
 ] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 

@@ -27,6 +27,7 @@ import { checkCompensable, compensateWithLease } from './compensate';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { maskedLog } from './warnings';
+import type { SleepPolicy } from './sleep';
 import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
@@ -43,6 +44,8 @@ export interface EngineOptions {
    * before the run ends (HTTP 202) answers here. A refusal (LB_LEASE_HELD, LB_RUN_EXISTS) rejects instead.
    */
   readonly onDriving?: OnDriving;
+  /** How run.sleep waits: a worker releases long sleeps; `resume --now` wakes at once. */
+  readonly sleep?: SleepPolicy;
 }
 
 export function newRunId(): string {
@@ -272,7 +275,17 @@ async function driveSession(
   const writer = existingWriter ?? store.openWriter(lease, opts.durability);
   const stats = emptyStats();
   const log = maskedLog(opts.log);
-  const session = new RunSession({ reader: store.reader, writer, agent, input, faults: opts.faults ?? new Faults(), hooks: opts.hooks, stats, log });
+  const session = new RunSession({
+    reader: store.reader,
+    writer,
+    agent,
+    input,
+    faults: opts.faults ?? new Faults(),
+    hooks: opts.hooks,
+    stats,
+    log,
+    ...(opts.sleep ? { sleep: opts.sleep } : {}),
+  });
   const stopHeartbeat = writer.keepAlive();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
   let released = false;
@@ -344,6 +357,17 @@ async function driveSession(
         log(`${agent.name}: run ${lease.runId} was cancelled, and then [${why.code}] ${why.message}`);
         return { ...base, status: 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
       }
+    }
+    if (err instanceof RunSuspended && err.status === 'sleeping' && err.wakeAt !== undefined) {
+      // Released until it is due: a worker claims it again then, as it claims an interrupted run.
+      try {
+        writer.sleeping(err.wakeAt, { wakeAt: err.wakeAt, stats: summary(stats) });
+      } catch (late) {
+        const why = late instanceof LogbookError && late.code === ErrorCodes.LEASE_LOST ? late : storageError(late, store.target, 'recording the sleep');
+        if (!why) throw late;
+        return { ...base, status: 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
+      }
+      return { ...base, status: 'sleeping', wakeAt: err.wakeAt };
     }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });

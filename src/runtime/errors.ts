@@ -192,9 +192,11 @@ export function isDefiniteFailure(err: unknown): boolean {
  */
 export class RunSuspended extends Error {
   constructor(
-    readonly status: 'needs-decision' | 'awaiting-approval' | 'interrupted' | 'cancelled',
+    readonly status: 'needs-decision' | 'awaiting-approval' | 'interrupted' | 'cancelled' | 'sleeping',
     readonly reason: string,
     readonly actionId?: string,
+    /** For `sleeping`: when it is due (ms since the epoch). */
+    readonly wakeAt?: number,
   ) {
     super(reason);
     this.name = 'RunSuspended';

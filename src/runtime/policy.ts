@@ -180,6 +180,8 @@ export const RUN_WORDS: Record<RunStatus, RunRules> = {
   interrupted: { word: 'interrupted', tone: 'warn', exit: EXIT.failed },
   // Stopped on purpose before its end: not done, and not resumable; what it did can be compensated.
   cancelled: { word: 'cancelled', tone: 'bad', exit: EXIT.failed },
+  // Released until its wake time: not done, nothing to decide; a worker (or `logbook resume`) goes on with it.
+  sleeping: { word: 'sleeping', tone: 'plain', exit: EXIT.waiting },
 };
 
 export function runExitCode(status: RunStatus): number {
@@ -198,10 +200,10 @@ export interface RunAllows {
   readonly resumeBlocker: 'completed' | 'cancelled' | 'compensation' | 'held' | 'queued' | null;
 }
 
-const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval']);
+const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping']);
 const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'compensated', 'compensation-failed']);
 /** What `logbook cancel` takes: a run that has not ended and is not being compensated (RUN_TRANSITIONS to `cancelled`). */
-const CANCELLABLE: ReadonlySet<StoredRunStatus> = new Set(['queued', 'running', 'failed', 'needs-decision', 'awaiting-approval']);
+const CANCELLABLE: ReadonlySet<StoredRunStatus> = new Set(['queued', 'running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping']);
 
 /** Whether a run in this stored status may be cancelled (a live one is asked to stop; the others are cancelled at once). */
 export function canCancel(stored: StoredRunStatus): boolean {
@@ -217,13 +219,15 @@ export function canCancel(stored: StoredRunStatus): boolean {
  */
 export const RUN_TRANSITIONS: Readonly<Record<StoredRunStatus, readonly StoredRunStatus[]>> = {
   queued: ['running', 'cancelled'],
-  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'cancelled'],
+  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'cancelled', 'sleeping'],
   failed: ['running', 'compensating', 'awaiting-approval', 'cancelled'],
   'needs-decision': ['running', 'compensating', 'needs-decision', 'awaiting-approval', 'failed', 'cancelled'],
   'awaiting-approval': ['running', 'compensating', 'awaiting-approval', 'needs-decision', 'failed', 'cancelled'],
   completed: ['compensating'],
   // `logbook cancel`: never forward again; compensating it undoes what it did.
   cancelled: ['compensating'],
+  // Woken (by a worker's claim, or `logbook resume`), cancelled, or compensated instead.
+  sleeping: ['running', 'cancelled', 'compensating'],
   compensating: ['compensating', 'compensated', 'compensation-failed', 'needs-decision'],
   'compensation-failed': ['compensating'],
   // Compensating again finds every inverse done, and says so.

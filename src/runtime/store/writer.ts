@@ -130,6 +130,7 @@ export class RunWriter {
       holds: db.prepare('SELECT cancel_requested FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
       event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)${db.dialect.returningSeq}`),
       runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
+      sleeping: db.prepare("UPDATE runs SET status = 'sleeping', wake_at = ?, error = NULL WHERE id = ?"),
       release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
       stepInsert: db.prepare(
         "INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', ?, ?) " +
@@ -510,6 +511,20 @@ export class RunWriter {
         this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
         this.status = status;
         this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
+      },
+      true,
+    );
+  }
+
+  /** run.sleep under a worker: the run is released until `wakeAt` (ms since the epoch), when a worker claims it again. */
+  sleeping(wakeAt: number, data: unknown): void {
+    if (this.status !== undefined) requireTransition(this.lease.runId, this.status, 'sleeping');
+    this.write(
+      true,
+      (now) => {
+        this.s.sleeping.run(wakeAt, this.lease.runId);
+        this.status = 'sleeping';
+        this.event(now, 'run.sleeping', null, null, data);
       },
       true,
     );
