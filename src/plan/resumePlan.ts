@@ -44,6 +44,8 @@ export interface ResumePlan {
   /** False when `resume` would refuse (completed, or compensation under way); `blocker` says why. */
   readonly canResume: boolean;
   readonly blocker: string | null;
+  /** A run released in run.sleep: when it is due (ms since the epoch); resume waits what is left, `--now` not at all. */
+  readonly sleepingUntil?: number;
   /** Whether the script was loaded to learn which action types have verify / compensate. */
   readonly scriptLoaded: boolean;
   readonly replay: { readonly count: number; readonly ranges: readonly StepRange[] };
@@ -193,6 +195,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
     script: row.script,
     canResume: allows.canResume,
     blocker,
+    ...(row.status === 'sleeping' && row.wake_at != null ? { sleepingUntil: row.wake_at } : {}),
     scriptLoaded,
     replay: { count: replayCount, ranges },
     replayedFailures,

@@ -36,6 +36,15 @@ const napWake = (file: string, id: string): number | undefined =>
     return r ? (JSON.parse(r.result) as { wakeAt: number }).wakeAt : undefined;
   });
 
+/** napWake, or undefined while the journal does not exist yet. */
+const napWakeSoon = (file: string, id: string): number | undefined => {
+  try {
+    return napWake(file, id);
+  } catch {
+    return undefined;
+  }
+};
+
 async function killMidSleep(dir: string, sleep: string): Promise<number> {
   const file = path.join(dir, 'journal.db');
   const child = cliAsync(dir, ['run', SCRIPT, '--run-id', 'r', '--input', JSON.stringify({ sleep })]);
@@ -83,6 +92,37 @@ describe('run.sleep', function () {
     assert.ok(out.wokeAt < wakeAt, 'woken before its wake time');
   });
 
+  it('a cancel wakes a sleeping foreground run, which stops cancelled without running the step after it; a released sleeping run is cancelled at once', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const file = path.join(dir, 'journal.db');
+    const env = { LOGBOOK_LEASE_TTL_MS: '1500' };
+    const child = cliAsync(dir, ['run', SCRIPT, '--run-id', 'r', '--input', '{"sleep":"1h"}'], env);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await waitFor('the sleep to start', () => napWakeSoon(file, 'r'), 60_000, 25);
+      const c = cli(dir, ['cancel', 'r', '--reason', 'no need to wait'], env);
+      assert.equal(c.status, 0, c.stdout + c.stderr);
+      assert.equal(await exited, 1);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    assert.equal(runRow(file, 'r')?.status, 'cancelled');
+    assert.equal(read(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM steps WHERE run_id = 'r' AND name = 'after'").get() as { n: number }).n, 0);
+
+    const e: Env = { db: file, dir, ledger: path.join(dir, 'ledger.log') };
+    assert.equal(cli(dir, ['run', '--detach', SCRIPT, '--run-id', 's', '--input', '{"sleep":"1h"}']).status, 0);
+    const w = startWorker(e, 'wc', [], FOLDER, { LOGBOOK_SLEEP_RELEASE_MS: '500' });
+    try {
+      await w.waitLine(/s sleeping until/);
+    } finally {
+      await stopWorker(w);
+    }
+    const now = cli(dir, ['cancel', 's']);
+    assert.equal(now.status, 0, now.stdout + now.stderr);
+    assert.match(now.stdout, /^cancelled run s$/m);
+    assert.equal(runRow(file, 's')?.status, 'cancelled');
+  });
+
   it('under workers a long sleep releases the lease (sleeping, no holder, ls says until when); a worker killed meanwhile, another wakes it when due', async () => {
     const dir = tmpDir('logbook-sleep-');
     const e: Env = { db: path.join(dir, 'journal.db'), dir, ledger: path.join(dir, 'ledger.log') };
@@ -100,6 +140,7 @@ describe('run.sleep', function () {
       assert.equal(wakeAt, napWake(e.db, 's'), 'the row says when the journaled sleep ends');
       const ls = cli(dir, ['ls']);
       assert.match(ls.stdout, new RegExp(`s\\s+sleeper\\s+sleeping.*sleeping until ${new Date(wakeAt).toISOString().replace(/\./g, '\\.')}`));
+      assert.match(cli(dir, ['plan', 's']).stdout, /sleeping\s+until .*a worker wakes it then/);
       a.child.kill('SIGKILL');
       await a.exited;
       b = startWorker(e, 'wb', [], FOLDER, env);
