@@ -28,7 +28,7 @@ const USAGE = `logbook — durable agent runs that resume instead of retry
 Usage:
   logbook run <script> [--input JSON | --input-file F] [--run-id ID] [--journal F] [--crash-at SPEC]... [--json]
   logbook run --detach <script> [--input JSON | --input-file F] [--run-id ID]   (queued for \`logbook worker\`; prints the run id)
-  logbook resume <run-id> [--decide <action-id>=happened|not-happened [--result JSON]]... [--crash-at SPEC]... [--script F] [--json]
+  logbook resume <run-id> [--decide <action-id>=happened|not-happened [--result JSON]]... [--now] [--crash-at SPEC]... [--script F] [--json]
   logbook compensate <run-id> [--decide ...] [--crash-at SPEC]... [--script F] [--json]
   logbook approve <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
   logbook reject <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
@@ -37,7 +37,7 @@ Usage:
 ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop
   (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
 Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
@@ -277,7 +277,13 @@ const crashOpt = { 'crash-at': { type: 'string', multiple: true } } as const;
 function parseRunTarget(rest: string[]) {
   const { values, positionals, tokens } = parse(
     rest,
-    { decide: { type: 'string', multiple: true }, result: { type: 'string', multiple: true }, script: { type: 'string' }, ...crashOpt },
+    {
+      decide: { type: 'string', multiple: true },
+      result: { type: 'string', multiple: true },
+      script: { type: 'string' },
+      now: { type: 'boolean' },
+      ...crashOpt,
+    },
     1,
   );
   const db = dbPath(values.journal);
@@ -289,6 +295,7 @@ function parseRunTarget(rest: string[]) {
     faults: faultsFrom(values['crash-at'], positionals[0] ?? ''),
     script: values.script,
     json: values.json === true,
+    now: values.now === true,
   };
 }
 
@@ -350,7 +357,8 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
         return await withStore(t.db, async (store) => {
           const script = await scriptFor(store, t.runId, t.script);
           checkTargets(t.faults);
-          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults }), t.json, t.faults);
+          const sleep = t.now ? { sleep: { wakeNow: true } } : {};
+          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults, ...sleep }), t.json, t.faults);
         });
       }
       case 'compensate': {

@@ -6,5 +6,14 @@ import { deleteCommand } from './delete';
 import { workerCommand } from './workerCommand';
 import { forkCommand } from './forkCommand';
 import { tracesCommand } from './tracesCommand';
+import { cancelCommand } from './cancelCommand';
 
-export const COMMAND_MODULES: readonly CommandModule[] = [planCommand, rehearseCommand, deleteCommand, forkCommand, workerCommand, tracesCommand];
+export const COMMAND_MODULES: readonly CommandModule[] = [
+  planCommand,
+  rehearseCommand,
+  deleteCommand,
+  forkCommand,
+  workerCommand,
+  tracesCommand,
+  cancelCommand,
+];

@@ -50,7 +50,9 @@ export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<
     leaseEpoch: f.leaseEpoch,
     scriptVersion: f.scriptVersion,
     waiting: store.waitingReason(row, f.leaseLive) ?? null,
+    ...(row.status === 'sleeping' && row.wake_at != null ? { wakeAt: new Date(row.wake_at).toISOString() } : {}),
     forkedFrom: f.forkedFrom,
+    ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at).toISOString() } } : {}),
   };
 }
 
@@ -106,7 +108,8 @@ export function listRuns(store: Store, json: boolean, limit: number, damage: Dam
     rows.map((r) => {
       const v = store.reader.view(r);
       // Who drives it (a worker's name, host and pid), or why no worker has taken it yet.
-      const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})` : (store.waitingReason(r, false) ?? '');
+      const stopping = v.leaseLive && r.cancel_requested && r.status === 'running' ? ', cancel asked: stops at its next boundary' : '';
+      const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})${stopping}` : (store.waitingReason(r, false) ?? '');
       return [
         r.id,
         r.agent,
@@ -147,6 +150,14 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   if (row.output !== null) lines.push(`  output  ${clip(row.output, 100)}`);
   if (row.error) lines.push(`  error   ${clip(journaledError(row.error).message, 200)}`);
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
+  if (row.status === 'sleeping') lines.push(`  ${store.waitingReason(row, false) ?? 'sleeping'}: no process holds it`);
+  const cancel = runFacts(store, row).cancel;
+  if (cancel) {
+    const why = cancel.reason ? `: ${cancel.reason}` : '';
+    const state =
+      row.status === 'cancelled' ? 'cancelled' : v.leaseLive ? 'cancel asked; it stops at its next boundary' : `cancel asked, then it ended ${row.status}`;
+    lines.push(`  cancel  ${state}${why} (by ${cancel.by}${cancel.compensate ? ', with compensation' : ''})`);
+  }
   lines.push('');
   const stepName = new Map(steps.map((s) => [s.idx, s.name]));
   lines.push(

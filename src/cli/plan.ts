@@ -22,6 +22,10 @@ export function renderResumePlan(p: ResumePlan): string {
     `${paint('bold', `Plan for \`logbook resume ${p.runId}\``)}  ${p.agent}  ${runStatusWord(p.status)}  attempt ${p.attempt}  (dry run: nothing is executed)`,
   );
   if (p.blocker) out.push(paint('yellow', `  resume would refuse: ${p.blocker}`));
+  if (p.sleepingUntil !== undefined)
+    out.push(
+      `  sleeping     until ${new Date(p.sleepingUntil).toISOString()}: a worker wakes it then; resume waits what is left of the sleep (--now: goes on at once)`,
+    );
   if (!p.scriptLoaded) out.push(paint('yellow', `  the script ${p.script} could not be loaded: reconciliation is shown by effect only`));
   const ranges = p.replay.ranges.map((r) => (r.from === r.to ? `#${r.from + 1} ${r.firstName}` : `#${r.from + 1} ${r.firstName} … #${r.to + 1} ${r.lastName}`));
   out.push(

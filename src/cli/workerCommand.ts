@@ -132,13 +132,21 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
     io.out(`worker: claimed ${runId} to ${claimed.kind} (epoch ${epoch}, attempt ${claimed.lease.attempt})`);
     const done = (async () => {
       if (!script) throw new Error(`claimed ${runId} of an agent this worker does not have`);
-      const outcome = await driveClaimed(store, script.agent, claimed, { faults: o.faults, role, log: (l) => io.err(l) });
+      const outcome = await driveClaimed(store, script.agent, claimed, {
+        faults: o.faults,
+        role,
+        log: (l) => io.err(l),
+        sleep: { releaseOverMs: sleepReleaseMs() },
+      });
       // The error's own words say what this worker did and did not do after the loss, naming any execute still running.
       if (outcome.error?.code === ErrorCodes.LEASE_LOST) io.out(`worker: ${runId} lost its lease: ${outcome.error.message}`);
       else if (outcome.error?.code === ErrorCodes.JOURNAL_INVALID) {
         damaged.add(runId);
         io.out(`worker: ${runId} has a damaged journal; given back, and this worker does not claim it again: [${outcome.error.code}] ${outcome.error.message}`);
-      } else io.out(`worker: ${runId} ${outcome.status}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`);
+      } else
+        io.out(
+          `worker: ${runId} ${outcome.status}${'wakeAt' in outcome && outcome.wakeAt !== undefined ? ` until ${new Date(outcome.wakeAt).toISOString()} (lease released)` : ''}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`,
+        );
     })()
       .catch((err: unknown) => io.err(`worker: ${runId} stopped: ${describe(err)}`))
       .finally(() => {
@@ -255,3 +263,9 @@ export const workerCommand: CommandModule = {
     }
   },
 };
+
+/** A sleep with more than this left releases its run ($LOGBOOK_SLEEP_RELEASE_MS, default 30 s): a worker holds no lease through it. */
+function sleepReleaseMs(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.LOGBOOK_SLEEP_RELEASE_MS);
+  return Number.isInteger(n) && n >= 0 ? n : 30_000;
+}

@@ -44,6 +44,8 @@ export interface ResumePlan {
   /** False when `resume` would refuse (completed, or compensation under way); `blocker` says why. */
   readonly canResume: boolean;
   readonly blocker: string | null;
+  /** A run released in run.sleep: when it is due (ms since the epoch); resume waits what is left, `--now` not at all. */
+  readonly sleepingUntil?: number;
   /** Whether the script was loaded to learn which action types have verify / compensate. */
   readonly scriptLoaded: boolean;
   readonly replay: { readonly count: number; readonly ranges: readonly StepRange[] };
@@ -93,13 +95,15 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
   const blocker =
     allows.resumeBlocker === 'completed'
       ? 'the run completed: there is nothing to resume'
-      : allows.resumeBlocker === 'compensation'
-        ? `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`
-        : allows.resumeBlocker === 'held'
-          ? `the run is being driven by ${row.lease_owner ?? 'another process'}`
-          : allows.resumeBlocker === 'queued'
-            ? 'the run is queued: a `logbook worker` with its script starts it'
-            : null;
+      : allows.resumeBlocker === 'cancelled'
+        ? 'the run was cancelled: it never goes forward again (`logbook compensate` undoes what it did; see plan --compensate)'
+        : allows.resumeBlocker === 'compensation'
+          ? `the run is ${view.effectiveStatus === 'interrupted' ? 'interrupted while compensating' : row.status}: only \`logbook compensate\` goes on (see plan --compensate)`
+          : allows.resumeBlocker === 'held'
+            ? `the run is being driven by ${row.lease_owner ?? 'another process'}`
+            : allows.resumeBlocker === 'queued'
+              ? 'the run is queued: a `logbook worker` with its script starts it'
+              : null;
 
   const count = store.reader.stepCount(runId);
   const ranges: StepRange[] = [];
@@ -191,6 +195,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
     script: row.script,
     canResume: allows.canResume,
     blocker,
+    ...(row.status === 'sleeping' && row.wake_at != null ? { sleepingUntil: row.wake_at } : {}),
     scriptLoaded,
     replay: { count: replayCount, ranges },
     replayedFailures,

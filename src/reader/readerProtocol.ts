@@ -18,6 +18,8 @@ export const RUN_DISPLAY = [
   'compensated',
   'compensation-failed',
   'interrupted',
+  'cancelled',
+  'sleeping',
 ] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 

@@ -69,13 +69,19 @@ export class AttemptHost {
     return undefined;
   }
 
-  /** The stop check: a suspension, a failed journal, a lost lease, or the host asking the run to stop. */
+  /** The stop check: a suspension, a failed journal, a lost lease, a cancel, or the host asking the run to stop. */
   private checkStop(): void {
     if (this.suspended) throw this.suspended;
     // A journal that failed stays failed for this attempt, even for a script that caught its error: nothing new starts.
     if (this.d.writer.broken) throw this.d.writer.broken;
     // A lost lease stops the run before any new effect, even one no fenced write precedes (a read-only action).
     this.d.writer.assertHolds();
+    // `logbook cancel`: stop here, before anything of this phase starts (an effect in flight settles as it would).
+    const cancel = this.d.writer.cancelRequest;
+    if (cancel) {
+      this.suspended = new RunSuspended('cancelled', cancel.reason ?? 'cancelled');
+      throw this.suspended;
+    }
     if (this.d.hooks?.shouldStop?.()) {
       this.suspended = new RunSuspended('interrupted', 'The host asked the run to stop; it is resumable.');
       throw this.suspended;

@@ -240,6 +240,12 @@ export interface RunApi extends RunInfo {
    * key, execute, verify and compensate see the parsed value.
    */
   do<S extends StandardSchema, R>(action: ActionDefinition<S, R>, args: InferInput<S>, options?: DoOptions): Promise<R>;
+  /**
+   * A durable timer, outside any step: `duration` is milliseconds or '90s', '15m', '2h', '3d'. Its wake time is journaled
+   * when it starts (as the checkpoint of a step named `name`); a resumed run waits only what is left, and one resumed
+   * after it goes on at once. Under a worker a long sleep releases the run (status `sleeping`) until it is due.
+   */
+  sleep(name: string, duration: number | string): Promise<void>;
   /** The step the caller is in (its position and name), or undefined outside a step: integrations key actions by it. */
   currentStep(): StepPlace | undefined;
   /** Journals a note in the current step (what a model had streamed, say): shown by the debugger, never replayed. */

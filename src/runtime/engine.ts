@@ -30,6 +30,7 @@ import type { CallerContext } from './trace/spans';
 import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { maskedLog } from './warnings';
+import type { SleepPolicy } from './sleep';
 import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
@@ -50,6 +51,8 @@ export interface EngineOptions {
   readonly traces?: TraceExportConfig | false;
   /** A new run's caller's W3C trace context, journaled with it so every attempt's spans join the caller's trace. */
   readonly traceContext?: CallerContext;
+  /** How run.sleep waits: a worker releases long sleeps; `resume --now` wakes at once. */
+  readonly sleep?: SleepPolicy;
 }
 
 export function newRunId(): string {
@@ -164,6 +167,14 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       ErrorCodes.RUN_NOT_RESUMABLE,
       `Run ${runId} already completed; there is nothing to resume.`,
       `Start a new run with \`logbook run ${row.script}\`, or compensate this one with \`logbook compensate ${runId}\`.`,
+      { runId, status: row.status },
+    );
+  }
+  if (blocker === 'cancelled') {
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} is cancelled; it cannot go forward any more.`,
+      `Undo what it did with \`logbook compensate ${runId}\`, or start a new run with \`logbook run ${row.script}\`.`,
       { runId, status: row.status },
     );
   }
@@ -283,6 +294,7 @@ async function driveSession(
     stats,
     log,
     journal: store.target,
+    ...(opts.sleep ? { sleep: opts.sleep } : {}),
   });
   const stopHeartbeat = writer.keepAlive();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
@@ -325,6 +337,48 @@ async function driveSession(
     const lost = writer.lostError;
     if (lost) return { ...base, status: 'interrupted', error: { name: lost.name, message: lost.message, code: lost.code } };
     const err = session.suspended ?? thrown;
+    // A cancelled run ends cancelled whatever it stopped with: the boundary's stop, or what an execute that heard
+    // ctx.signal threw (its action already settled by the usual rules), or another stop it reached before the boundary.
+    const cancel = writer.cancelRequest;
+    if (cancel) {
+      try {
+        writer.runStatus('cancelled', { kind: 'run.cancelled', data: { reason: cancel.reason, by: cancel.by, stats: summary(stats) } });
+        log(`${agent.name}: run ${lease.runId} was cancelled${cancel.reason ? ` (${cancel.reason})` : ''}.`);
+        (opts.faults ?? new Faults()).hit('cancel:after-stop', agent.name);
+        if (!cancel.compensate) return { ...base, status: 'cancelled' };
+        const refusal = compensationRefusal(store, lease.runId);
+        if (refusal) {
+          log(`${agent.name}: run ${lease.runId} was cancelled, but it cannot be compensated here: ${describe(refusal)}`);
+          return { ...base, status: 'cancelled', error: { name: refusal.name, message: refusal.message, code: refusal.code } };
+        }
+        writer.release();
+        released = true;
+        const relock = withNewSession(opts.role ?? 'cli', (owner) =>
+          store.acquireRun(lease.runId, owner, { status: 'compensating', newAttempt: false, purpose: 'compensate (cancel --compensate)' }),
+        );
+        const compensation = await compensateWithLease(store, relock, { ...opts, onDriving: undefined });
+        return { ...base, status: compensation.status, compensation };
+      } catch (late) {
+        const why =
+          late instanceof LogbookError && (late.code === ErrorCodes.LEASE_LOST || late.code === ErrorCodes.LEASE_HELD)
+            ? late
+            : storageError(late, store.target, 'recording the cancel');
+        if (!why) throw late;
+        log(`${agent.name}: run ${lease.runId} was cancelled, and then [${why.code}] ${why.message}`);
+        return { ...base, status: 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
+      }
+    }
+    if (err instanceof RunSuspended && err.status === 'sleeping' && err.wakeAt !== undefined) {
+      // Released until it is due: a worker claims it again then, as it claims an interrupted run.
+      try {
+        writer.sleeping(err.wakeAt, { wakeAt: err.wakeAt, stats: summary(stats) });
+      } catch (late) {
+        const why = late instanceof LogbookError && late.code === ErrorCodes.LEASE_LOST ? late : storageError(late, store.target, 'recording the sleep');
+        if (!why) throw late;
+        return { ...base, status: 'interrupted', error: { name: why.name, message: why.message, code: why.code } };
+      }
+      return { ...base, status: 'sleeping', wakeAt: err.wakeAt };
+    }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
       return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason } } : {}) };

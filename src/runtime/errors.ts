@@ -52,6 +52,10 @@ const CODES = {
   RUN_NOT_FOUND: { code: 'LB_RUN_NOT_FOUND', exit: EXIT.usage },
   RUN_EXISTS: { code: 'LB_RUN_EXISTS', exit: EXIT.usage },
   RUN_NOT_RESUMABLE: { code: 'LB_RUN_NOT_RESUMABLE', exit: EXIT.usage },
+  /** `logbook cancel` of a run that has ended (completed, compensated, cancelled) or is being compensated: nothing changed. */
+  RUN_NOT_CANCELLABLE: { code: 'LB_RUN_NOT_CANCELLABLE', exit: EXIT.usage },
+  /** ctx.signal's reason once the run is cancelled: the run stops at its next boundary. */
+  RUN_CANCELLED: { code: 'LB_RUN_CANCELLED', exit: EXIT.failed },
   ACTION_NOT_FOUND: { code: 'LB_ACTION_NOT_FOUND', exit: EXIT.usage },
   APPROVAL_REJECTED: { code: 'LB_APPROVAL_REJECTED', exit: EXIT.usage },
   BAD_DECISION: { code: 'LB_BAD_DECISION', exit: EXIT.usage },
@@ -189,9 +193,11 @@ export function isDefiniteFailure(err: unknown): boolean {
  */
 export class RunSuspended extends Error {
   constructor(
-    readonly status: 'needs-decision' | 'awaiting-approval' | 'interrupted',
+    readonly status: 'needs-decision' | 'awaiting-approval' | 'interrupted' | 'cancelled' | 'sleeping',
     readonly reason: string,
     readonly actionId?: string,
+    /** For `sleeping`: when it is due (ms since the epoch). */
+    readonly wakeAt?: number,
   ) {
     super(reason);
     this.name = 'RunSuspended';

@@ -4,6 +4,7 @@ import type { AgentDefinition } from './define';
 import { ErrorCodes, LogbookError, describe } from './errors';
 import { startRun, resumeRun, recordApproval } from './engine';
 import { compensateRun } from './compensate';
+import { cancelRunAndWait, type CancelOptions, type CancelReport } from './cancel';
 import type { CompensationReport, RunOutcome } from './outcomes';
 import type { InferInput, StandardSchema } from './schema';
 import { openStore, resolveTarget, DEFAULT_DB, type Store } from './store';
@@ -87,6 +88,8 @@ export interface RunSummary {
   readonly error: unknown;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** The cancel asked of the run (journal.cancel, `logbook cancel`), once one was. */
+  readonly cancel?: { readonly reason: string | null; readonly compensate: boolean; readonly by: string; readonly at: Date };
   /**
    * Values of the run's row that were edited or damaged (LB_JOURNAL_INVALID, each naming the column and the remedy):
    * they read as undefined above, and resume and compensate refuse the run before writing anything.
@@ -116,6 +119,13 @@ export interface Journal {
   resume(runId: string, opts?: ResumeOptions): Promise<RunOutcome>;
   /** Applies the inverses of a run's committed actions, newest-first (resumes an interrupted compensation). */
   compensate(runId: string, opts?: ResumeOptions): Promise<CompensationReport>;
+  /**
+   * Cancels a run: one nobody drives (queued, interrupted, stopped for a person) at once; a live one (in this process or
+   * another) has its actions' ctx.signal aborted and stops at its next boundary, and this waits for that unless
+   * `wait: false`. With `compensate`, its committed actions are then compensated, newest first. A run that has ended
+   * is refused with LB_RUN_NOT_CANCELLABLE, and nothing is written. A cancelled run is never resumed.
+   */
+  cancel(runId: string, opts?: Pick<CancelOptions, 'reason' | 'compensate' | 'wait'>): Promise<CancelReport>;
   /** Journals an approval or rejection for an action waiting at its gate; then `resume` the run. */
   decideApproval(runId: string, actionId: string, approved: boolean, note?: string): void;
   /** One run, or undefined. */
@@ -132,6 +142,7 @@ export interface Journal {
 
 const START_KEYS = new Set(['runId', 'script', 'onDriving', 'traceparent', 'tracestate']);
 const RESUME_KEYS = new Set(['decisions', 'onDriving']);
+const CANCEL_KEYS = new Set(['reason', 'compensate', 'wait']);
 
 /** Rejects options the API does not have; crash injection in particular is only for the CLI, the debugger and rehearsals. */
 function checkOptions(what: string, opts: object | undefined, allowed: ReadonlySet<string>): void {
@@ -197,6 +208,7 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       error: f.error,
       createdAt: new Date(f.createdAt),
       updatedAt: new Date(f.updatedAt),
+      ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at) } } : {}),
       ...(f.damaged.length ? { damaged: f.damaged.map((d) => d.error) } : {}),
     };
   };
@@ -232,6 +244,11 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       checkOptions('journal.compensate', o, RESUME_KEYS);
       agentOf(runId); // its module defined the action types whose inverses compensation looks up
       return compensateRun(store, runId, { ...engine, decisions: { ...o.decisions }, ...(o.onDriving ? { onDriving: o.onDriving } : {}) });
+    },
+    async cancel(runId, o = {}) {
+      checkOptions('journal.cancel', o, CANCEL_KEYS);
+      if (o.compensate === true) agentOf(runId); // its module defined the action types whose inverses compensation looks up
+      return cancelRunAndWait(store, runId, { ...o, role });
     },
     decideApproval(runId, actionId, approved, note) {
       recordApproval(store, runId, actionId, approved, note ?? null, role);

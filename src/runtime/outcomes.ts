@@ -39,6 +39,8 @@ export interface RunOutcome {
   readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
   /** What the run waits for when it stopped in needs-decision or awaiting-approval. */
   readonly waitingOn?: { readonly actionId: string; readonly reason: string };
+  /** When a run released `sleeping` is due (ms since the epoch). */
+  readonly wakeAt?: number;
   readonly stats: AttemptStats;
   readonly compensation?: CompensationReport;
 }

@@ -178,6 +178,10 @@ export const RUN_WORDS: Record<RunStatus, RunRules> = {
   'compensation-failed': { word: 'compensation failed', tone: 'bad', exit: EXIT.failed },
   // Stopped (killed, or asked to stop at a boundary) before its end: resumable, but not done.
   interrupted: { word: 'interrupted', tone: 'warn', exit: EXIT.failed },
+  // Stopped on purpose before its end: not done, and not resumable; what it did can be compensated.
+  cancelled: { word: 'cancelled', tone: 'bad', exit: EXIT.failed },
+  // Released until its wake time: not done, nothing to decide; a worker (or `logbook resume`) goes on with it.
+  sleeping: { word: 'sleeping', tone: 'plain', exit: EXIT.waiting },
 };
 
 export function runExitCode(status: RunStatus): number {
@@ -190,12 +194,21 @@ export interface RunAllows {
   readonly canCompensate: boolean;
   readonly canApprove: boolean;
   readonly canDelete: boolean;
-  /** Why `resume` would refuse, as a fact the caller words: done, compensation under way or over, or held. */
-  readonly resumeBlocker: 'completed' | 'compensation' | 'held' | 'queued' | null;
+  /** Whether `logbook cancel` is taken: a run that has not ended (a live one is asked to stop at its next boundary). */
+  readonly canCancel: boolean;
+  /** Why `resume` would refuse, as a fact the caller words: done, cancelled, compensation under way or over, or held. */
+  readonly resumeBlocker: 'completed' | 'cancelled' | 'compensation' | 'held' | 'queued' | null;
 }
 
-const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval']);
+const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping']);
 const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'compensated', 'compensation-failed']);
+/** What `logbook cancel` takes: a run that has not ended and is not being compensated (RUN_TRANSITIONS to `cancelled`). */
+const CANCELLABLE: ReadonlySet<StoredRunStatus> = new Set(['queued', 'running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping']);
+
+/** Whether a run in this stored status may be cancelled (a live one is asked to stop; the others are cancelled at once). */
+export function canCancel(stored: StoredRunStatus): boolean {
+  return CANCELLABLE.has(stored);
+}
 
 /**
  * Which stored status may follow which: the one table of a run's life, which the store checks on every status it
@@ -205,12 +218,16 @@ const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'com
  * or the failure that ends it.
  */
 export const RUN_TRANSITIONS: Readonly<Record<StoredRunStatus, readonly StoredRunStatus[]>> = {
-  queued: ['running'],
-  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating'],
-  failed: ['running', 'compensating', 'awaiting-approval'],
-  'needs-decision': ['running', 'compensating', 'needs-decision', 'awaiting-approval', 'failed'],
-  'awaiting-approval': ['running', 'compensating', 'awaiting-approval', 'needs-decision', 'failed'],
+  queued: ['running', 'cancelled'],
+  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'cancelled', 'sleeping'],
+  failed: ['running', 'compensating', 'awaiting-approval', 'cancelled'],
+  'needs-decision': ['running', 'compensating', 'needs-decision', 'awaiting-approval', 'failed', 'cancelled'],
+  'awaiting-approval': ['running', 'compensating', 'awaiting-approval', 'needs-decision', 'failed', 'cancelled'],
   completed: ['compensating'],
+  // `logbook cancel`: never forward again; compensating it undoes what it did.
+  cancelled: ['compensating'],
+  // Woken (by a worker's claim, or `logbook resume`), cancelled, or compensated instead.
+  sleeping: ['running', 'cancelled', 'compensating'],
   compensating: ['compensating', 'compensated', 'compensation-failed', 'needs-decision'],
   'compensation-failed': ['compensating'],
   // Compensating again finds every inverse done, and says so.
@@ -231,7 +248,17 @@ export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): Ru
 export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllows {
   const status = effectiveStatus(stored, leaseLive);
   const resumeBlocker =
-    stored === 'completed' ? 'completed' : COMPENSATION.has(stored) ? 'compensation' : leaseLive ? 'held' : stored === 'queued' ? 'queued' : null;
+    stored === 'completed'
+      ? 'completed'
+      : stored === 'cancelled'
+        ? 'cancelled'
+        : COMPENSATION.has(stored)
+          ? 'compensation'
+          : leaseLive
+            ? 'held'
+            : stored === 'queued'
+              ? 'queued'
+              : null;
   return {
     status,
     canResume: !leaseLive && GOES_FORWARD.has(stored),
@@ -239,6 +266,7 @@ export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllow
     canCompensate: !leaseLive && stored !== 'compensated' && stored !== 'queued',
     canApprove: stored === 'awaiting-approval',
     canDelete: !leaseLive,
+    canCancel: CANCELLABLE.has(stored),
     resumeBlocker,
   };
 }

@@ -32,6 +32,7 @@ export type { StandardSchema } from './schema';
 export type { OnDriving, SourceLocation } from './hooks';
 export { callSite } from './location';
 export type { RunOutcome, AttemptStats, CompensationReport } from './outcomes';
+export type { CancelReport, CancelOptions } from './cancel';
 export {
   openJournal,
   type Journal,

@@ -3,7 +3,7 @@
 
 import type { LogbookError } from './errors';
 import { displayJournalJson, type JournalPlace } from './json';
-import type { Store } from './store';
+import { parseCancelRequest, type CancelRequest, type Store } from './store';
 import type { RunRow } from './store/rows';
 import type { RunStatus, StoredRunStatus } from './types';
 
@@ -33,6 +33,8 @@ export interface RunFacts {
   readonly owner: string | null;
   readonly leaseEpoch: number;
   readonly forkedFrom: { readonly runId: string; readonly step: number | null } | null;
+  /** The cancel asked of the run (`logbook cancel`), once one was: its reason, who asked, whether to compensate. */
+  readonly cancel: CancelRequest | null;
   /** The values of the row that are not what was written: each with its LB_JOURNAL_INVALID naming the column. */
   readonly damaged: ReadonlyArray<{ readonly column: RunColumn; readonly error: LogbookError }>;
 }
@@ -67,6 +69,7 @@ export function runFacts(store: Store, row: RunRow): RunFacts {
     owner: v.leaseLive ? row.lease_owner : null,
     leaseEpoch: row.lease_epoch,
     forkedFrom: row.forked_from ? { runId: row.forked_from, step: row.forked_at_step } : null,
+    cancel: row.cancel_requested ? parseCancelRequest(row.cancel_requested) : null,
     damaged,
   };
 }

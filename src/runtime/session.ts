@@ -1,5 +1,6 @@
 // One attempt of one run: the `run` object a script receives, with replay of steps and what run.do does with the journal.
 
+import { parseDuration, waitUntil, type SleepPolicy } from './sleep';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
 import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions } from './define';
@@ -80,6 +81,7 @@ export interface SessionDeps {
   readonly log: (line: string) => void;
   /** The journal's target (safe to print): integrations that keep their own records beside the run's find it on the run object. */
   readonly journal?: string;
+  readonly sleep?: SleepPolicy;
 }
 
 /** The key of the journal target on a run object, shared by every copy of the runtime (agent-logbook/langgraph reads it). */
@@ -116,6 +118,7 @@ export class RunSession {
       attempt: this.attempt,
       step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
       do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
+      sleep: (name, duration) => this.track(this.sleep(name, duration)),
       currentStep: () => {
         const frame = this.currentFrame();
         return frame ? { index: frame.idx, name: frame.name } : undefined;
@@ -125,6 +128,34 @@ export class RunSession {
     };
     if (d.journal !== undefined) Object.defineProperty(api, RUN_JOURNAL, { value: d.journal, enumerable: false });
     this.api = Object.freeze(api);
+  }
+
+  /**
+   * run.sleep: a step whose checkpoint is the wake time (journaled when the sleep starts; a replay returns it), then the
+   * wait for what is left. A long one under a worker stops the run `sleeping` instead; a cancel or a lost lease ends
+   * the wait, and the boundary after it stops the run.
+   */
+  private async sleep(name: string, duration: number | string): Promise<void> {
+    const ms = parseDuration(duration);
+    const started = await this.api.step(name, () => ({ sleep: ms, wakeAt: Date.now() + ms }));
+    const wakeAt = (started as { wakeAt?: unknown } | null)?.wakeAt;
+    if (typeof wakeAt !== 'number' || !Number.isFinite(wakeAt))
+      throw new LogbookError(
+        ErrorCodes.NONDETERMINISM,
+        `run.sleep(${JSON.stringify(name)}): the journal holds a step of that name that is not a sleep (its result has no wake time).`,
+        'Give the sleep a name of its own, or start a new run.',
+        { runId: this.runId },
+      );
+    const policy = this.d.sleep ?? {};
+    const left = wakeAt - Date.now();
+    if (left > 0 && !policy.wakeNow) {
+      if (policy.releaseOverMs !== undefined && left > policy.releaseOverMs) {
+        this.h.suspended ??= new RunSuspended('sleeping', `sleeping until ${new Date(wakeAt).toISOString()}`, undefined, wakeAt);
+        throw this.h.suspended;
+      }
+      await waitUntil(wakeAt, this.d.writer.leaseChecks.signal);
+    }
+    this.h.boundary({ stopFirst: true });
   }
 
   /** Set when any branch suspended the run: every later step or action call stops before doing anything. */

@@ -11,6 +11,10 @@ export const RUN_STATUSES = [
   'compensating',
   'compensated',
   'compensation-failed',
+  // Stopped for good by `logbook cancel` (the reason is journaled): never resumed, but it can still be compensated.
+  'cancelled',
+  // run.sleep under a worker: no lease held; a worker claims it again when `runs.wake_at` has passed.
+  'sleeping',
 ] as const;
 export type StoredRunStatus = (typeof RUN_STATUSES)[number];
 /** `interrupted` is derived: a run marked running whose lease holder is gone. */

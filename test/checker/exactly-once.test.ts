@@ -8,6 +8,7 @@ import { agentArb, scheduleArb } from './arbitraries';
 import { runCase } from './executor';
 import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
+import { RunWriter } from '../../src/runtime/store/writer';
 
 /** Reproducible in CI; `npm run check:exactly-once -- --runs 10000` tries many more, with a fresh seed each time. */
 const SEED = 19;
@@ -59,6 +60,35 @@ describe('exactly-once checker', function () {
       ),
       r.log.join('\n'),
     );
+  });
+
+  it('negative control: catches a runtime that ignores a cancel (effect-after-cancel)', async () => {
+    // Sabotage: the writer never reports the cancel it read, so the run goes on past its next boundary.
+    const real = Object.getOwnPropertyDescriptor(RunWriter.prototype, 'cancelRequest');
+    Object.defineProperty(RunWriter.prototype, 'cancelRequest', { configurable: true, get: () => undefined });
+    try {
+      const agent = agentArb
+        .map((a) => ({ ...a, actions: a.actions.map((x) => ({ ...x, approval: 'none' as const, fail: 'none' as const })) }))
+        .filter((a) => a.steps.reduce((n, st) => n + st.calls.length, 0) >= 2);
+      const schedule: fc.Arbitrary<ScheduleJ> = fc.constant({
+        ops: [
+          { op: 'start', via: 'api', crash: { at: 'provider', n: 0, when: 'after-effect' } },
+          { op: 'race-cancel', second: 'cancel', at: 0, when: 'after-effect' },
+        ],
+      });
+      const r = await check({
+        seed: SEED,
+        runs: 40,
+        arbitrary: fc.record({ agent, schedule }),
+        kinds: ['effect-after-cancel'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+      assert.ok(r.shrunk[0], `a runtime that ignores cancels went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+    } finally {
+      if (real) Object.defineProperty(RunWriter.prototype, 'cancelRequest', real);
+    }
   });
 
   for (const control of [

@@ -38,6 +38,8 @@ export class Exec {
   crashes = 0;
   readonly log: string[] = [];
   readonly violations: Violation[] = [];
+  /** Each cancel asked of the run: how many effects had landed then, and which provider calls were in flight. */
+  readonly cancels: Array<{ readonly runId: string; readonly landed: number; readonly inFlight: ReadonlySet<string> }> = [];
   private readonly procs: SimProcess[] = [];
 
   constructor(
@@ -132,7 +134,8 @@ export class Exec {
     for (let i = 0; i < 16 + 2 * calls; i++) {
       this.retire();
       const status = this.observer.status(runId);
-      if (status === undefined || status === 'completed' || status === 'compensated') return;
+      // Cancelled is an end too: only compensation (asked with the cancel, and made by it) goes on from there.
+      if (status === undefined || status === 'completed' || status === 'compensated' || status === 'cancelled') return;
       const compensating = this.observer.compensating(runId);
       const d = this.driver();
       if (status === 'compensation-failed') {

@@ -52,6 +52,9 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
     const row = rows.get(key);
     if (row?.status === 'committed') continue;
     if (row?.status === 'started' && status === 'needs-decision') continue;
+    // Cancelled with an action in doubt (its execute threw after the effect, or its process died): the doubt stands until
+    // someone compensates the run, which settles it first.
+    if (row?.status === 'started' && status === 'cancelled') continue;
     // An idempotent action whose execute threw is journaled failed, as if an error proved nothing happened. The README
     // says so (it runs again with its key), so a run that goes on is noted; one that is compensated is checked below.
     if (row?.status === 'failed' && row.effect === 'idempotent') {
@@ -72,6 +75,15 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
       'journal-without-effect',
       `${row.id} is committed${row.reconciliation ? ` (${row.reconciliation})` : ''} in the journal, but no such effect reached the provider; ${where}`,
     );
+  }
+
+  // Once a cancel is asked, nothing new starts: what lands after it was already in flight then (its execute settles as usual).
+  for (const c of x.cancels.filter((m) => m.runId === runId)) {
+    const late = x.target.world
+      .all()
+      .slice(c.landed)
+      .filter((e) => e.kind === 'do' && runOfKey(e.key) === runId && !c.inFlight.has(e.key));
+    for (const e of late) x.violation('effect-after-cancel', `${e.key} landed after the run was asked to cancel, and was not in flight then; ${where}`);
   }
 
   if (status === 'completed') {

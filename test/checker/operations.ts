@@ -6,6 +6,7 @@ import { PROCESS_OPERATIONS } from './processOps';
 import { WORKER_OPERATIONS } from './workerOps';
 import type { Exec } from './executor';
 import type { Driver, Ended } from './surfaces';
+import { SimProcess } from './sim';
 
 export interface Operation {
   /** Whether it starts the run (only the first operation of a schedule does). */
@@ -45,7 +46,21 @@ const withCrash = (op: string): fc.Arbitrary<OpJ> =>
     return { op, via: v, ...(c ? { crash: c } : {}) };
   });
 
+/**
+ * A cancel of the run, noting first what may still land once it is asked: the provider calls in flight now (see
+ * invariants' effect-after-cancel). A refused cancel changes nothing, so its note is dropped.
+ */
+async function cancelNoted(x: Exec, d: Driver, via: string, compensate: boolean): Promise<Ended> {
+  const mark = { runId: x.runId, landed: x.target.world.all().length, inFlight: new Set(SimProcess.inFlight) };
+  x.cancels.push(mark);
+  const ended = await d.cancel(via, x.runId, compensate);
+  if (ended.kind === 'refused') x.cancels.splice(x.cancels.indexOf(mark), 1);
+  return ended;
+}
+
 const SECOND = {
+  cancel: 'journal.cancel of the same run',
+  'cancel-compensate': 'journal.cancel of the same run with compensate',
   resume: 'journal.resume of the same run',
   'resume-other-journal': 'journal.resume from a second openJournal on the same file',
   compensate: 'journal.compensate of the same run',
@@ -54,7 +69,10 @@ type Second = keyof typeof SECOND;
 const race = (op: string): fc.Arbitrary<OpJ> =>
   fc.record({ op: fc.constant(op), second: fc.constantFrom<Second>('resume', 'resume-other-journal', 'compensate'), at: fc.nat(3), when });
 
-async function second(d: Driver, which: Second, runId: string): Promise<Ended> {
+async function second(d: Driver, which: Second, runId: string, x?: Exec): Promise<Ended> {
+  if (which === 'cancel' || which === 'cancel-compensate') {
+    return x ? cancelNoted(x, d, 'api', which === 'cancel-compensate') : d.cancel('api', runId, which === 'cancel-compensate');
+  }
   if (which === 'compensate') return d.compensate('api', runId);
   if (which === 'resume-other-journal') return d.resume('api', runId, {}, d.openJournal());
   return d.resume('api', runId);
@@ -88,7 +106,7 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
     during: async () => {
       fired = true;
       const before = x.observer.snapshot(x.runId);
-      const p = second(d, which, x.runId);
+      const p = second(d, which, x.runId, x);
       if (await settlesWithin(p, 500)) x.after(label, x.runId, await p, before, true);
       else pending = p;
     },
@@ -96,7 +114,7 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
   await x.call(firstLabel, x.runId, () => first(d));
   d.proc.pause(undefined);
   if (pending) await x.call(`${label} (it waited for the first)`, x.runId, () => pending as Promise<Ended>);
-  else if (!fired) await x.call(`${SECOND[which]} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => second(d, which, x.runId));
+  else if (!fired) await x.call(`${SECOND[which]} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => second(d, which, x.runId, x));
 }
 
 /** `start`, `resume` or `compensate` of the run by one driver (the host API or the engine), its process armed to crash. */
@@ -141,6 +159,27 @@ export const OPERATIONS: Record<string, Operation> = {
     compensates: secondCompensates,
   },
   compensate: { ...drive('compensate', 1), compensates: () => true },
+  cancel: {
+    starts: false,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('cancel'), via, compensate: fc.boolean() }),
+    describe: (op) => `cancel the run${op.compensate ? ' --compensate' : ''} (${VIA[op.via as 'api']})`,
+    run: async (x, op) => {
+      await x.call(`cancel${op.compensate ? ' --compensate' : ''} (${VIA[op.via as 'api']})`, x.runId, () =>
+        cancelNoted(x, x.driver(), String(op.via), op.compensate === true),
+      );
+    },
+    compensates: () => true,
+  },
+  'race-cancel': {
+    starts: false,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('race-cancel'), second: fc.constantFrom<Second>('cancel', 'cancel-compensate'), at: fc.nat(3), when }),
+    describe: (op) =>
+      `journal.resume the run; while it waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]} in the same process`,
+    run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
+    compensates: () => true,
+  },
   approve: {
     starts: false,
     weight: 1,

@@ -20,8 +20,11 @@ export const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
  */
 export const CHILD_TTL_MS = 1500;
 
-/** The fault points a --crash-at can name (not the throw point: that one is a transient error, generated elsewhere). */
-const POINTS = FAULT_POINTS.filter((p) => p !== 'action:after-execute-throw');
+/**
+ * The fault points a --crash-at can name (not the throw point: that one is a transient error, generated elsewhere; nor
+ * cancel:after-stop, which no process schedule reaches: cancel schedules are in-process).
+ */
+const POINTS = FAULT_POINTS.filter((p) => p !== 'action:after-execute-throw' && p !== 'cancel:after-stop');
 
 /** A --crash-at as numbers, resolved against the agent's own step names and action types. */
 export interface CrashAt {

@@ -83,6 +83,8 @@ export interface Pause {
 let nextId = 1;
 
 export class SimProcess implements ProcPort {
+  /** Provider calls between their before-effect and after-effect points, in every process: what a cancel may still see land. */
+  static readonly inFlight = new Set<string>();
   readonly id = nextId++;
   readonly name: string;
   alive = true;
@@ -138,6 +140,8 @@ export class SimProcess implements ProcPort {
     await new Promise<void>((r) => setImmediate(r));
     if (!this.alive) throw new SimulatedCrash(`(process ${this.name} is dead: ${call.type} was never sent)`);
     if (when === 'before-effect') this.providerCalls++;
+    if (when === 'before-effect') SimProcess.inFlight.add(call.key);
+    else SimProcess.inFlight.delete(call.key);
     const n = this.providerCalls - 1;
     const p = this.pauseAt;
     if (p && p.n === n && p.when === when) {

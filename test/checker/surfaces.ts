@@ -4,6 +4,7 @@ import { ErrorCodes, LogbookError, compensateRun, openStore, resumeRun, startRun
 import { openJournal, type Journal } from '../../src/runtime/journal';
 import type { DecisionInput } from '../../src/runtime/decisions';
 import { main } from '../../src/cli/cliMain';
+import { cancelRunAndWait } from '../../src/runtime/cancel';
 import { buildAgent } from './agent';
 import { rawInput } from './agent';
 import type { AgentDefinition } from '../../src/runtime';
@@ -88,6 +89,15 @@ export class Driver {
       if (via === 'api') return this.journal().compensate(runId, { decisions });
       this.agent(); // defines the action types whose inverses compensation finds by the journaled type
       return compensateRun(this.store(), runId, { decisions, faults: this.proc.faults(), role: this.proc.role, log: quiet });
+    });
+  }
+
+  /** `logbook cancel` (the engine's call, as the CLI makes it) or journal.cancel; it waits until a live run has stopped. */
+  async cancel(via: string, runId: string, compensate: boolean): Promise<Ended> {
+    return this.ended(async () => {
+      if (via === 'api') return this.journal().cancel(runId, { compensate, reason: 'checker' });
+      this.agent(); // defines the action types whose inverses a compensation finds by the journaled type
+      return cancelRunAndWait(this.store(), runId, { compensate, reason: 'checker', role: this.proc.role });
     });
   }
 

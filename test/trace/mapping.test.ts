@@ -25,6 +25,7 @@ const facts = (over: Partial<RunFacts> = {}): RunFacts => ({
   leaseEpoch: 3,
   forkedFrom: null,
   damaged: [],
+  cancel: null,
   ...over,
 });
 

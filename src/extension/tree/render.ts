@@ -21,6 +21,8 @@ export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: s
   compensated: { word: RUN_WORDS['compensated'].word, icon: 'discard', color: 'charts.purple' },
   'compensation-failed': { word: RUN_WORDS['compensation-failed'].word, icon: 'error', color: 'testing.iconFailed' },
   interrupted: { word: RUN_WORDS['interrupted'].word, icon: 'debug-disconnect', color: 'charts.orange' },
+  cancelled: { word: RUN_WORDS['cancelled'].word, icon: 'circle-slash', color: 'testing.iconFailed' },
+  sleeping: { word: RUN_WORDS['sleeping'].word, icon: 'clock', color: 'descriptionForeground' },
 };
 
 export const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {

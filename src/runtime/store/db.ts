@@ -149,9 +149,10 @@ export interface WriteSupport {
   /**
    * Has the engine renew the lease on its own every third of `ttlMs` (PostgreSQL's thread, so a busy caller cannot
    * starve it) and returns the cell it publishes acknowledged renewals in (monotonic µs of the send; -1 once it found
-   * the lease taken). Undefined where the writer's heartbeat renews (SQLite).
+   * the lease taken). Undefined where the writer's heartbeat renews (SQLite). `onCancel` hears the run's cancel request
+   * (its JSON) when a renewal finds one: the renewal's own row carries it, so learning of a cancel costs no statement.
    */
-  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void): BigInt64Array | undefined;
+  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void, onCancel?: (raw: string) => void): BigInt64Array | undefined;
   dropLease(lease: LeaseKey): void;
 }
 

@@ -47,6 +47,8 @@ export type { Claimed, ClaimKind, Known, QueuedRun, WorkerInfo } from './queue';
 export type { ForkSeed } from './fork';
 export type { DeletedCounts } from './deleteRun';
 export type { GraphCheckpoints, GraphCheckpointRow, GraphBlob, GraphWrite, GraphValue, GraphListQuery } from './graph';
+export type { CancelRequest, CancelResult } from './cancel';
+export { parseCancelRequest } from './cancel';
 export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow } from './rows';
 export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
 export { isStorageError, storageError } from './storageError';

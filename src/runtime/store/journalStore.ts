@@ -8,6 +8,7 @@
 
 import type { JournalConnection } from './db';
 import type { DeletedCounts } from './deleteRun';
+import type { CancelRequest, CancelResult } from './cancel';
 import type { AcquireOptions, NewRun } from './lease';
 import type { JournalOverview } from './overview';
 import type { LeaseFields, Owner } from './owner';
@@ -44,6 +45,11 @@ export interface JournalStore {
   releaseLease(lease: Lease): boolean;
   /** Removes a run and all its rows; LB_RUN_NOT_FOUND, or LB_LEASE_HELD while a live process drives it. */
   deleteRun(runId: string): DeletedCounts;
+  /**
+   * Cancels a run: at once when no live session drives it (queued, interrupted, stopped for a person), else asks its
+   * holder, through the run's row, to stop at its next boundary. LB_RUN_NOT_CANCELLABLE (nothing changed) once it ended.
+   */
+  cancelRun(runId: string, req: CancelRequest): CancelResult;
 
   /** Notes a worker as seen (its heartbeat), so `logbook ls` can say why a run waits. */
   recordWorker(w: WorkerInfo): void;

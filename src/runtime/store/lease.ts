@@ -10,6 +10,7 @@ import { copyStepsForFork, seedForkActions, type ForkSeed } from './fork';
 import { RunRow, checked } from './rows';
 import { monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
+import { parseCancelRequest } from './cancel';
 
 export interface NewRun {
   readonly id: string;
@@ -146,6 +147,14 @@ export function acquireRun(conn: Db | JournalConnection, reader: JournalReader, 
         { runId, owner: row.lease_owner, pid: row.lease_pid },
       );
     }
+    // A cancel that landed after the caller's own checks (a resume or an approval racing `logbook cancel`): refused as such.
+    if (row.status === 'cancelled' && opts.status !== 'compensating')
+      throw new LogbookError(
+        ErrorCodes.RUN_NOT_RESUMABLE,
+        `Run ${runId} is cancelled; it cannot go forward any more.`,
+        `Undo what it did with \`logbook compensate ${runId}\`, or start a new run.`,
+        { runId, status: row.status },
+      );
     requireTransition(runId, row.status, opts.status);
     const epoch = row.lease_epoch + 1;
     const attempt = opts.newAttempt ? row.attempt + 1 : row.attempt;
@@ -161,7 +170,9 @@ export function acquireRun(conn: Db | JournalConnection, reader: JournalReader, 
       'run.lease-acquired',
       JSON.stringify({ purpose: opts.purpose, status: opts.status, owner: owner.label, epoch, previousStatus: row.status, previousLease: previous }),
     );
-    lease = { runId, token: owner.token, epoch, attempt, sentAt, status: opts.status };
+    // A cancel asked while its last holder drove it, which died before it stopped: this session honours it going forward.
+    const cancel = opts.status === 'running' && row.cancel_requested ? { cancel: parseCancelRequest(row.cancel_requested) } : {};
+    lease = { runId, token: owner.token, epoch, attempt, sentAt, status: opts.status, ...cancel };
   });
   tx.immediate();
   if (!lease) throw runNotFound(runId);

@@ -151,6 +151,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 5,
+    name: 'cancel, sleep: a cancel request a live holder reads with its fence, and the wake time of a sleeping run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN cancel_requested TEXT;
+      ALTER TABLE runs ADD COLUMN wake_at INTEGER;
+      CREATE INDEX runs_waking ON runs(wake_at) WHERE status = 'sleeping';
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

@@ -8,6 +8,7 @@ import { holderOnThisNode, type Owner } from './owner';
 import type { RunRow } from './rows';
 import { monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
+import { parseCancelRequest } from './cancel';
 
 export interface QueuedRun {
   readonly id: string;
@@ -70,7 +71,8 @@ export interface Claimed {
 }
 
 /** Queued runs, and runs left running or compensating whose lease was released or expired: what a worker may take. */
-const CLAIMABLE = `(status = 'queued' OR (status IN ('running', 'compensating') AND (lease_token IS NULL OR lease_expires < ?)))`;
+// A sleeping run is due by its wake time on the clock that wrote it (Date.now(), ms); the first `?` is the claimer's.
+const CLAIMABLE = `(status = 'queued' OR (status = 'sleeping' AND wake_at <= ?) OR (status IN ('running', 'compensating') AND (lease_token IS NULL OR lease_expires < ?)))`;
 
 function knownClause(known: readonly Known[]): { sql: string; params: string[] } {
   return { sql: known.map(() => '(agent = ? AND script_version = ?)').join(' OR '), params: known.flatMap((k) => [k.agent, k.version]) };
@@ -100,7 +102,7 @@ export function claimRun(
   const tx = db.transaction(() => {
     const now = Date.now();
     const clock = db.leaseClock(now);
-    const picked = pick.get(clock, ...k.params, ...skip) as { id: string } | undefined;
+    const picked = pick.get(now, clock, ...k.params, ...skip) as { id: string } | undefined;
     if (!picked) return;
     const row = reader.run(picked.id);
     if (!row) return;
@@ -125,7 +127,7 @@ export function claimRun(
             owner: owner.label,
             epoch,
             previousStatus: row.status,
-            previousLease: row.lease_token ? 'expired' : 'released',
+            previousLease: row.status === 'sleeping' ? 'asleep until due' : row.lease_token ? 'expired' : 'released',
           };
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
       row.id,
@@ -134,7 +136,8 @@ export function claimRun(
       kind === 'start' ? 'run.started' : 'run.lease-acquired',
       JSON.stringify(data),
     );
-    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt, status }, row };
+    const cancel = status === 'running' && row.cancel_requested ? { cancel: parseCancelRequest(row.cancel_requested) } : {};
+    claimed = { kind, lease: { runId: row.id, token: owner.token, epoch, attempt, sentAt, status, ...cancel }, row };
   });
   tx.immediate();
   if (claimed) db.changed(claimed.lease.runId);
@@ -202,6 +205,10 @@ function liveWorkers(db: Db, now: number): WorkerInfo[] {
  * (done, held, waiting for a person).
  */
 export function waitingReason(db: Db, row: RunRow, leaseLive: boolean): string | undefined {
+  if (row.status === 'sleeping') {
+    const at = row.wake_at ?? 0;
+    return `sleeping until ${new Date(at).toISOString()}${at <= Date.now() ? ' (due: a worker wakes it, or `logbook resume`)' : ''}`;
+  }
   const queued = row.status === 'queued';
   const takeable = queued || ((row.status === 'running' || row.status === 'compensating') && !leaseLive);
   if (!takeable) return undefined;

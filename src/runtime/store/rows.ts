@@ -31,6 +31,10 @@ export const RunRow = z.object({
   forked_at_step: z.nullable(int),
   /** Absent in a journal of schema version 2 or older opened read-only (not migrated). */
   script_version: z.optional(z.nullable(text)),
+  /** A cancel asked of a live run, as JSON (CancelRequest); absent in a journal older than schema version 5 opened read-only. */
+  cancel_requested: z.optional(z.nullable(text)),
+  /** When a sleeping run is due (ms since the epoch, this machine's clock); absent before schema version 5. */
+  wake_at: z.optional(z.nullable(int)),
 });
 export type RunRow = z.infer<typeof RunRow>;
 

@@ -3,6 +3,7 @@
 
 import type { Db, JournalConnection } from './db';
 import { deleteRun, type DeletedCounts } from './deleteRun';
+import { cancelRun, type CancelRequest, type CancelResult } from './cancel';
 import type { JournalStore } from './journalStore';
 import { acquireRun, createRun, type AcquireOptions, type NewRun } from './lease';
 import { JournalOverview } from './overview';
@@ -63,6 +64,10 @@ export class SqlJournal implements JournalStore {
 
   deleteRun(runId: string): DeletedCounts {
     return deleteRun(this.conn, this.reader, runId);
+  }
+
+  cancelRun(runId: string, req: CancelRequest): CancelResult {
+    return cancelRun(this.conn, this.reader, runId, req);
   }
 
   recordWorker(w: WorkerInfo): void {

@@ -11,6 +11,7 @@ import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } fr
 import type { Effect, EffectContext } from '../define';
 import { leaseMarginMs, monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
+import { parseCancelRequest, type CancelRequest } from './cancel';
 
 export interface Lease {
   readonly runId: string;
@@ -24,6 +25,8 @@ export interface Lease {
   readonly sentAt?: number;
   /** The status the lease was taken with: what this session's first status change is checked against. */
   readonly status?: StoredRunStatus;
+  /** A cancel asked of the run before this session took it (its holder died first): honoured at the first boundary. */
+  readonly cancel?: CancelRequest;
 }
 
 /** How long a lease holds without renewal ($LOGBOOK_LEASE_TTL_MS, default 30 s); heartbeats renew it at a third of that. */
@@ -51,6 +54,17 @@ export interface NewAction {
   readonly inverse?: boolean;
 }
 
+/**
+ * The writers this process has open, by run id: a cancel asked from this very process (journal.cancel beside the run it
+ * drives) reaches its writer at once, instead of at its next fenced write or heartbeat. Other processes read the row.
+ */
+const localWriters = new Map<string, Set<RunWriter>>();
+
+/** Tells this process's writers of run `runId` that a cancel was asked (its JSON, as the row now holds it). */
+export function tellLocalWriters(runId: string, raw: string): void {
+  for (const w of localWriters.get(runId) ?? []) w.cancelAsked(raw);
+}
+
 const inverseOf = (a: NewAction): { inverse?: boolean } => (a.inverse === undefined ? {} : { inverse: a.inverse });
 
 export class RunWriter {
@@ -67,8 +81,12 @@ export class RunWriter {
   private behindError: Error | undefined;
   /** The storage failure (LB_DB_BUSY, LB_DB_DISK_FULL, …) that stopped this writer: no write is tried after it. */
   broken: LogbookError | undefined;
-  /** Aborted when this writer loses its lease: `execute` sees it as ctx.signal, and no new effect starts after it. */
+  /** Aborted when this writer loses its lease: no new effect starts after it. */
   private readonly lostLease = new AbortController();
+  /** What `execute` sees as ctx.signal: aborted when the lease is lost, or when the run is cancelled (`logbook cancel`). */
+  private readonly effectAbort = new AbortController();
+  /** The cancel this writer has seen asked of its run (by a fence read, a heartbeat, or the lease it was taken with). */
+  private cancel: CancelRequest | undefined;
   /** Why the lease is lost, once it is (read here rather than through the signal, whose `aborted` checks the lease). */
   private lost: LogbookError | undefined;
   /** When the latest renewal this thread saw acknowledged was sent (monotonic ms); the engine's own are in `engineRenewed`. */
@@ -108,9 +126,11 @@ export class RunWriter {
     this.renewParams = db.dialect.renewParams;
     this.s = {
       renew: db.prepare(db.dialect.renewLease),
-      holds: db.prepare('SELECT 1 FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
+      // The fence's read also carries the run's cancel request, so a live run learns of `logbook cancel` with no extra statement.
+      holds: db.prepare('SELECT cancel_requested FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
       event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)${db.dialect.returningSeq}`),
       runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
+      sleeping: db.prepare("UPDATE runs SET status = 'sleeping', wake_at = ?, error = NULL WHERE id = ?"),
       release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
       stepInsert: db.prepare(
         "INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', ?, ?) " +
@@ -144,9 +164,54 @@ export class RunWriter {
       compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
     };
     this.renewSentAt = lease.sentAt ?? monoNow();
-    this.engineRenewed = this.w.holdLease(lease, LEASE_TTL_MS, (reason) => void this.loseLease(reason));
+    this.engineRenewed = this.w.holdLease(
+      lease,
+      LEASE_TTL_MS,
+      (reason) => void this.loseLease(reason),
+      (raw) => this.noteCancel(raw),
+    );
     this.leaseChecks = { signal: this.checkedSignal(), assertLease: () => this.assertHolds(), leaseValid: () => this.leaseValid() };
+    if (lease.cancel) this.noteCancel(lease.cancel);
+    let mine = localWriters.get(lease.runId);
+    if (!mine) localWriters.set(lease.runId, (mine = new Set()));
+    mine.add(this);
     this.armDeadline();
+  }
+
+  /** A cancel asked of this run from this process (see tellLocalWriters). */
+  cancelAsked(raw: string): void {
+    this.noteCancel(raw);
+  }
+
+  private unregister(): void {
+    const mine = localWriters.get(this.lease.runId);
+    mine?.delete(this);
+    if (mine?.size === 0) localWriters.delete(this.lease.runId);
+  }
+
+  /**
+   * The cancel asked of this run, once this writer has seen it: the run stops at its next boundary (AttemptHost) with
+   * status `cancelled`, and ctx.signal is aborted so an execute that listens stops early.
+   */
+  get cancelRequest(): CancelRequest | undefined {
+    return this.cancel;
+  }
+
+  /** Records a cancel request read from the run's row (raw JSON) or carried by the lease; the first one seen stands. */
+  private noteCancel(raw: string | CancelRequest | null | undefined): void {
+    if (raw === null || raw === undefined || this.cancel !== undefined) return;
+    // Only a run going forward is stopped by it: a compensation (after the cancel, or a declared policy's) must not be.
+    if (this.status !== undefined && this.status !== 'running') return;
+    const req = typeof raw === 'string' ? parseCancelRequest(raw) : raw;
+    this.cancel = req;
+    this.effectAbort.abort(
+      new LogbookError(
+        ErrorCodes.RUN_CANCELLED,
+        `Run ${this.lease.runId} was cancelled${req.reason ? ` (${req.reason})` : ''}: it stops at its next boundary, and no new effect starts.`,
+        'Let the effect in flight return or throw as it would; the run is then marked cancelled.',
+        { runId: this.lease.runId },
+      ),
+    );
   }
 
   /** Aborted when the lease is lost (another process took the run over, or it could not be renewed in time). */
@@ -159,7 +224,7 @@ export class RunWriter {
    * right after waking from a freeze gets the truth, before the overdue timer or the PG thread's message could tell.
    */
   private checkedSignal(): AbortSignal {
-    const signal = this.lostLease.signal;
+    const signal = this.effectAbort.signal;
     // The prototype's own getters, called with this signal as receiver, after the check.
     const native = (name: 'aborted' | 'reason'): unknown => Reflect.get(AbortSignal.prototype, name, signal);
     for (const name of ['aborted', 'reason'] as const) {
@@ -231,6 +296,8 @@ export class RunWriter {
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.lostLease.abort(err);
+    if (!this.effectAbort.signal.aborted) this.effectAbort.abort(err);
+    this.unregister();
     this.w.dropLease(this.lease);
     return err;
   }
@@ -306,6 +373,7 @@ export class RunWriter {
     // Taken before the request goes out: the expiry it sets (now + TTL, or the server's clock + TTL) is no earlier.
     const sentAt = monoNow();
     let renewed = false;
+    let cancel: string | null | undefined;
     const pending = this.pending;
     const body = (): void => {
       if (!durable) this.w.lazyInside?.run();
@@ -314,12 +382,14 @@ export class RunWriter {
         this.w.fence(this.db.dialect.renewLease, this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
         fenced = true;
         renewed = true;
-      } else if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
-        fenced = this.s.renew.run(...this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch)).changes === 1;
-        if (fenced) this.renewedAt = now;
-        renewed = fenced;
       } else {
-        fenced = this.s.holds.get(this.lease.runId, this.lease.token, this.lease.epoch) !== undefined;
+        if (renew || now - this.renewedAt >= LEASE_RENEW_MS) {
+          renewed = this.s.renew.run(...this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch)).changes === 1;
+          if (renewed) this.renewedAt = now;
+        }
+        // Read in the same immediate transaction (no other writer can commit inside it): the fence and the cancel request.
+        cancel = this.s.holds.get(this.lease.runId, this.lease.token, this.lease.epoch) as string | null | undefined;
+        fenced = cancel !== undefined;
       }
       if (!fenced) throw this.loseLease(`another process took it over`);
       for (const record of pending) record();
@@ -338,6 +408,7 @@ export class RunWriter {
     }
     // Committed: the renewal inside it is acknowledged.
     if (renewed && sentAt > this.renewSentAt) this.renewSentAt = sentAt;
+    this.noteCancel(cancel);
     if (pending.length > 0) this.clearPending();
     this.db.changed(this.lease.runId);
   }
@@ -417,6 +488,7 @@ export class RunWriter {
       // Lost lease: nothing more may be written, and the records held behind are only redone work.
     }
     this.clearPending();
+    this.unregister();
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.w.dropLease(this.lease);
@@ -439,6 +511,20 @@ export class RunWriter {
         this.s.runStatus.run(status, opts.output ?? null, opts.error === undefined ? null : JSON.stringify(opts.error), this.lease.runId);
         this.status = status;
         this.event(now, opts.kind ?? `run.${status}`, null, null, opts.data ?? (opts.error === undefined ? undefined : { error: opts.error }));
+      },
+      true,
+    );
+  }
+
+  /** run.sleep under a worker: the run is released until `wakeAt` (ms since the epoch), when a worker claims it again. */
+  sleeping(wakeAt: number, data: unknown): void {
+    if (this.status !== undefined) requireTransition(this.lease.runId, this.status, 'sleeping');
+    this.write(
+      true,
+      (now) => {
+        this.s.sleeping.run(wakeAt, this.lease.runId);
+        this.status = 'sleeping';
+        this.event(now, 'run.sleeping', null, null, data);
       },
       true,
     );

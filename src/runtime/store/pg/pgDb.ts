@@ -390,7 +390,7 @@ export class PgDb implements Db {
       lazyInside: this.prepare('SET LOCAL synchronous_commit = off'),
       fence: (sql, params) => this.fence(sql, params),
       isFenceLost: (err) => err instanceof PgFenceLost,
-      holdLease: (lease, ttlMs, onLost) => this.holdLease(lease, ttlMs, onLost),
+      holdLease: (lease, ttlMs, onLost, onCancel) => this.holdLease(lease, ttlMs, onLost, onCancel),
       dropLease: (lease) => this.dropLease(lease),
     };
   }
@@ -400,9 +400,11 @@ export class PgDb implements Db {
    * thread's event loop) when a renewal finds another epoch, or none succeeded for a whole TTL. Returns the slot where
    * the thread publishes its acknowledged renewals (see PgSignal's `renewed`).
    */
-  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void): BigInt64Array {
+  holdLease(lease: LeaseKey, ttlMs: number, onLost: (reason: string) => void, onCancel?: (raw: string) => void): BigInt64Array {
     this.lostListeners.set(lease.runId, (e) => {
-      if (e.epoch === lease.epoch) onLost(e.reason);
+      if (e.epoch !== lease.epoch) return;
+      if (e.kind === 'cancel-requested') onCancel?.(e.request);
+      else onLost(e.reason);
     });
     // Read by the caller's thread at every lease check: a renewal (or a takeover) is known without a message.
     const renewed = new SharedArrayBuffer(8);

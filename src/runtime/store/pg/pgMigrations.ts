@@ -148,4 +148,13 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'cancel, sleep: a cancel request a live holder reads with its fence, and the wake time of a sleeping run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN cancel_requested TEXT;
+      ALTER TABLE runs ADD COLUMN wake_at BIGINT;
+      CREATE INDEX runs_waking ON runs(wake_at) WHERE status = 'sleeping';
+    `,
+  },
 ];

@@ -244,11 +244,14 @@ interface Held {
   timer: NodeJS.Timeout;
   lastRenewed: number;
   renewing: boolean;
+  /** Whether the run's cancel request was already passed on (once is enough: the writer keeps the first). */
+  cancelSent: boolean;
   /** Shared with the caller's thread: the send time of the latest acknowledged renewal (monotonic µs), -1 once lost. */
   readonly renewed: BigInt64Array | undefined;
 }
 const held = new Map<string, Held>();
-const RENEW = `UPDATE runs SET lease_expires = ${PG_NOW} + $1 WHERE id = $2 AND lease_token = $3 AND lease_epoch = $4`;
+// The renewal returns the run's cancel request: a live run learns of `logbook cancel` from its heartbeat, at no extra statement.
+const RENEW = `UPDATE runs SET lease_expires = ${PG_NOW} + $1 WHERE id = $2 AND lease_token = $3 AND lease_epoch = $4 RETURNING cancel_requested`;
 
 function lost(h: Held, reason: string, taken: boolean): void {
   clearInterval(h.timer);
@@ -270,6 +273,12 @@ async function renew(h: Held): Promise<void> {
     else {
       h.lastRenewed = Date.now();
       if (h.renewed && sentAt > Atomics.load(h.renewed, 0)) Atomics.store(h.renewed, 0, sentAt);
+      const cancel = (r.rows[0] as { cancel_requested?: unknown } | undefined)?.cancel_requested;
+      if (typeof cancel === 'string' && !h.cancelSent) {
+        h.cancelSent = true;
+        const e: PgEvent = { kind: 'cancel-requested', runId: h.runId, epoch: h.epoch, request: cancel };
+        events.postMessage(e);
+      }
     }
   } catch (err) {
     if (isConnectionError(err)) side.drop();
@@ -317,6 +326,7 @@ function signal(s: PgSignal): void {
     ttlMs: s.ttlMs,
     lastRenewed: Date.now(),
     renewing: false,
+    cancelSent: false,
     renewed: s.renewed ? new BigInt64Array(s.renewed) : undefined,
     timer: setInterval(() => void renew(h), Math.max(100, Math.floor(s.ttlMs / 3))),
   };

@@ -63,7 +63,10 @@ export interface PgErrorMsg {
 export type PgReply = { readonly ok: true; readonly results: readonly PgResultMsg[] } | { readonly ok: false; readonly error: PgErrorMsg };
 
 /** Events the thread raises on its own (the caller listens without blocking). */
-export type PgEvent = { readonly kind: 'lease-lost'; readonly runId: string; readonly epoch: number; readonly reason: string };
+export type PgEvent =
+  | { readonly kind: 'lease-lost'; readonly runId: string; readonly epoch: number; readonly reason: string }
+  // A renewal found the run's cancel request (`logbook cancel`): its JSON, sent once per held lease.
+  | { readonly kind: 'cancel-requested'; readonly runId: string; readonly epoch: number; readonly request: string };
 
 export interface PgThreadData {
   readonly url: string;

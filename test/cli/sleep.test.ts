@@ -1,0 +1,163 @@
+// run.sleep with real processes: killed mid-sleep a resume waits only what is left (the journal's wake time says so),
+// `resume --now` goes on at once, and under workers a long sleep holds no lease until another worker wakes it.
+
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { cli, cliAsync, FIXTURES, tmpDir } from '../helpers';
+import { startWorker, stopWorker, waitFor, type Env } from '../pg/workers';
+
+const FOLDER = path.join(FIXTURES, 'sleep');
+const SCRIPT = path.join(FOLDER, 'sleeper.ts');
+
+interface Row {
+  status: string;
+  lease_token: string | null;
+  wake_at: number | null;
+  output: string | null;
+}
+
+function read<T>(file: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+const runRow = (file: string, id: string): Row | undefined =>
+  read(file, (db) => db.prepare('SELECT status, lease_token, wake_at, output FROM runs WHERE id = ?').get(id) as Row | undefined);
+
+/** The nap step's journaled wake time, once its start is durable. */
+const napWake = (file: string, id: string): number | undefined =>
+  read(file, (db) => {
+    const r = db.prepare("SELECT result FROM steps WHERE run_id = ? AND name = 'nap' AND status = 'completed'").get(id) as { result: string } | undefined;
+    return r ? (JSON.parse(r.result) as { wakeAt: number }).wakeAt : undefined;
+  });
+
+/** napWake, or undefined while the journal does not exist yet. */
+const napWakeSoon = (file: string, id: string): number | undefined => {
+  try {
+    return napWake(file, id);
+  } catch {
+    return undefined;
+  }
+};
+
+async function killMidSleep(dir: string, sleep: string): Promise<number> {
+  const file = path.join(dir, 'journal.db');
+  const child = cliAsync(dir, ['run', SCRIPT, '--run-id', 'r', '--input', JSON.stringify({ sleep })]);
+  const exited = new Promise((r) => child.on('exit', r));
+  const wakeAt = await waitFor(
+    'the sleep to start',
+    () => {
+      try {
+        return napWake(file, 'r');
+      } catch {
+        return undefined;
+      }
+    },
+    60_000,
+    25,
+  );
+  child.kill('SIGKILL');
+  await exited;
+  return wakeAt;
+}
+
+describe('run.sleep', function () {
+  this.timeout(120_000);
+
+  it('killed mid-sleep, a resume waits only what is left: the wake time journaled at the start stands, and the next step runs after it', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const wakeAt = await killMidSleep(dir, '3s');
+    const resumedAt = Date.now();
+    const r = cli(dir, ['resume', 'r', '--json']);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const file = path.join(dir, 'journal.db');
+    assert.equal(napWake(file, 'r'), wakeAt, 'the resume replayed the sleep: its wake time was not journaled anew');
+    // Restarted from zero, it would wake at resumedAt + 3 s or later: the wake time is the first attempt's.
+    assert.ok(wakeAt < resumedAt + 3000, `wake time ${wakeAt} is the first attempt's, not a new 3 s from ${resumedAt}`);
+    const out = JSON.parse(runRow(file, 'r')?.output ?? 'null') as { wokeAt: number };
+    assert.ok(out.wokeAt >= wakeAt, `the step after the sleep ran at ${out.wokeAt}, not before the wake time ${wakeAt}`);
+  });
+
+  it('`logbook resume --now` of a run killed in a one-hour sleep goes on at once', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const wakeAt = await killMidSleep(dir, '1h');
+    const r = cli(dir, ['resume', 'r', '--now']);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const out = JSON.parse(runRow(path.join(dir, 'journal.db'), 'r')?.output ?? 'null') as { wokeAt: number };
+    assert.ok(out.wokeAt < wakeAt, 'woken before its wake time');
+  });
+
+  it('a cancel wakes a sleeping foreground run, which stops cancelled without running the step after it; a released sleeping run is cancelled at once', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const file = path.join(dir, 'journal.db');
+    const env = { LOGBOOK_LEASE_TTL_MS: '1500' };
+    const child = cliAsync(dir, ['run', SCRIPT, '--run-id', 'r', '--input', '{"sleep":"1h"}'], env);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await waitFor('the sleep to start', () => napWakeSoon(file, 'r'), 60_000, 25);
+      const c = cli(dir, ['cancel', 'r', '--reason', 'no need to wait'], env);
+      assert.equal(c.status, 0, c.stdout + c.stderr);
+      assert.equal(await exited, 1);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    assert.equal(runRow(file, 'r')?.status, 'cancelled');
+    assert.equal(read(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM steps WHERE run_id = 'r' AND name = 'after'").get() as { n: number }).n, 0);
+
+    const e: Env = { db: file, dir, ledger: path.join(dir, 'ledger.log') };
+    assert.equal(cli(dir, ['run', '--detach', SCRIPT, '--run-id', 's', '--input', '{"sleep":"1h"}']).status, 0);
+    const w = startWorker(e, 'wc', [], FOLDER, { LOGBOOK_SLEEP_RELEASE_MS: '500' });
+    try {
+      await w.waitLine(/s sleeping until/);
+    } finally {
+      await stopWorker(w);
+    }
+    const now = cli(dir, ['cancel', 's']);
+    assert.equal(now.status, 0, now.stdout + now.stderr);
+    assert.match(now.stdout, /^cancelled run s$/m);
+    assert.equal(runRow(file, 's')?.status, 'cancelled');
+  });
+
+  it('under workers a long sleep releases the lease (sleeping, no holder, ls says until when); a worker killed meanwhile, another wakes it when due', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const e: Env = { db: path.join(dir, 'journal.db'), dir, ledger: path.join(dir, 'ledger.log') };
+    const q = cli(dir, ['run', '--detach', SCRIPT, '--run-id', 's', '--input', '{"sleep":"3s"}']);
+    assert.equal(q.status, 0, q.stdout + q.stderr);
+    const env = { LOGBOOK_SLEEP_RELEASE_MS: '500' };
+    const a = startWorker(e, 'wa', [], FOLDER, env);
+    let b;
+    try {
+      await a.waitLine(/s sleeping until/);
+      const row = runRow(e.db, 's');
+      assert.equal(row?.status, 'sleeping');
+      assert.equal(row?.lease_token, null, 'a sleeping run holds no lease');
+      const wakeAt = row?.wake_at ?? assert.fail('no wake time');
+      assert.equal(wakeAt, napWake(e.db, 's'), 'the row says when the journaled sleep ends');
+      const ls = cli(dir, ['ls']);
+      assert.match(ls.stdout, new RegExp(`s\\s+sleeper\\s+sleeping.*sleeping until ${new Date(wakeAt).toISOString().replace(/\./g, '\\.')}`));
+      assert.match(cli(dir, ['plan', 's']).stdout, /sleeping\s+until .*a worker wakes it then/);
+      a.child.kill('SIGKILL');
+      await a.exited;
+      b = startWorker(e, 'wb', [], FOLDER, env);
+      await b.waitLine(/s completed/);
+      const out = JSON.parse(runRow(e.db, 's')?.output ?? 'null') as { wokeAt: number };
+      assert.ok(out.wokeAt >= wakeAt, 'woken when due, not before');
+      const kinds = read(
+        e.db,
+        (db) => db.prepare("SELECT kind, data FROM events WHERE run_id = 's' ORDER BY seq").all() as Array<{ kind: string; data: string }>,
+      );
+      const slept = kinds.findIndex((k) => k.kind === 'run.sleeping');
+      const woken = kinds.findIndex((k, i) => i > slept && k.kind === 'run.lease-acquired');
+      assert.ok(slept >= 0 && woken > slept, kinds.map((k) => k.kind).join(' '));
+      assert.match(kinds[woken]?.data ?? '', /wb|asleep until due/);
+    } finally {
+      await stopWorker(a);
+      if (b) await stopWorker(b);
+    }
+  });
+});
