@@ -3,7 +3,18 @@
 import { declareRunTimeActionTypes } from 'agent-logbook';
 
 export { logbookModel, logbookMiddleware, type ModelOptions, type DriftPolicy, type LogbookLanguageModel, type LogbookWrappedModel } from './model';
-export { logbookTools, UNRECORDED_TOOL_RESULT, type ToolEntry, type ToolSpec, type ActionToolSpec, type ToolCallContext, type Approval } from './tools';
+export {
+  logbookTools,
+  toolContext,
+  UNRECORDED_TOOL_RESULT,
+  type ToolEntry,
+  type ToolEntryFor,
+  type ToolSpec,
+  type ActionToolSpec,
+  type ToolCallContext,
+  type ToolEffectContext,
+  type Approval,
+} from './tools';
 export { logbookMcpTools, effectOf, MCP_KEY_META, type McpClientLike, type McpToolInfo, type McpToolOverride, type McpToolsOptions } from './mcp';
 export { modelCallOf, type ModelCallInfo } from './replay';
 export { replaySavings, type ReplaySavings, type PriceTable } from './attemptState';
