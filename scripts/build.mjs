@@ -20,7 +20,7 @@ const common = {
 };
 
 /** The package's type entry points under dist/types (package.json `exports`): one line per public subpath. */
-const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts'];
+const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts', 'openaiAgents/index.d.ts'];
 
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
@@ -31,6 +31,12 @@ const entries = [
     in: 'src/ai/index.ts',
     out: 'dist/ai.js',
     external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
+  },
+  // agent-logbook/openai-agents: the OpenAI Agents SDK is an optional peer; it shares src/ai's machinery (bundled in).
+  {
+    in: 'src/openaiAgents/index.ts',
+    out: 'dist/openai-agents.js',
+    external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@openai/agents', '@openai/agents/*', '@openai/agents-core', '@openai/agents-core/*'],
   },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.

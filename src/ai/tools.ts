@@ -196,6 +196,11 @@ export class GatedAction {
 
   for(input: unknown): ActionDefinition<typeof anyArgs, unknown> {
     const gated = typeof this.approval === 'function' ? (this.approval as (input: unknown) => boolean)(input) === true : this.approval === true;
+    return this.def(gated);
+  }
+
+  /** The definition with or without its gate, for callers that decided (an async approval policy, say). */
+  def(gated: boolean): ActionDefinition<typeof anyArgs, unknown> {
     const which = gated ? 'gated' : 'open';
     return (this.defs[which] ??= toolAction(this.spec, gated));
   }
