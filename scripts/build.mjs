@@ -32,11 +32,21 @@ const entries = [
     out: 'dist/ai.js',
     external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
   },
-  // agent-logbook/openai-agents: the OpenAI Agents SDK is an optional peer; it shares src/ai's machinery (bundled in).
+  // agent-logbook/openai-agents: the OpenAI Agents SDK is an optional peer; it uses agent-logbook/ai's machinery at run time.
   {
     in: 'src/openaiAgents/index.ts',
     out: 'dist/openai-agents.js',
-    external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@openai/agents', '@openai/agents/*', '@openai/agents-core', '@openai/agents-core/*'],
+    external: [
+      'agent-logbook',
+      'agent-logbook/ai',
+      'ai',
+      'ai/*',
+      '@ai-sdk/*',
+      '@openai/agents',
+      '@openai/agents/*',
+      '@openai/agents-core',
+      '@openai/agents-core/*',
+    ],
   },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.

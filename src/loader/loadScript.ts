@@ -28,7 +28,13 @@ function aiEntry(): string {
   return fs.existsSync(built) ? built : path.join(__dirname, '..', 'ai', 'index.ts');
 }
 
-const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk)(\/|$)/;
+/** agent-logbook/openai-agents next to this bundle (dist/openai-agents.js), or its source when run from source. */
+function agentsEntry(): string {
+  const built = path.join(__dirname, 'openai-agents.js');
+  return fs.existsSync(built) ? built : path.join(__dirname, '..', 'openaiAgents', 'index.ts');
+}
+
+const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk|@openai\/agents(?:-core)?)(\/|$)/;
 
 /**
  * Makes `require('agent-logbook')` from any loaded script return this very runtime instance, and
@@ -47,6 +53,7 @@ function installRuntimeAlias(): void {
   internals._resolveFilename = (request, parent, isMain, options) => {
     if (request === 'agent-logbook') return RUNTIME_ID;
     if (request === 'agent-logbook/ai') return ai;
+    if (request === 'agent-logbook/openai-agents') return agentsEntry();
     const from = (parent as { filename?: string } | undefined)?.filename;
     if (from && AI_PEERS.test(request) && path.dirname(from) === aiDir) {
       for (const dir of scriptDirs) {

@@ -24,11 +24,13 @@ import {
   type RunApi,
   type StandardSchema,
 } from 'agent-logbook';
-import { stateOf, isControlError, type AiRunState } from '../ai/attemptState';
-import { generateAction, journaledCall, streamAction, type DriftPolicy } from '../ai/calls';
-import { decode, encode } from '../ai/codec';
-import { callParams } from '../ai/fingerprint';
-import { GatedAction, UNRECORDED_TOOL_RESULT, defaultToolKey, runToolCall } from '../ai/tools';
+import { UNRECORDED_TOOL_RESULT, __integration } from 'agent-logbook/ai';
+
+// One copy of agent-logbook/ai's machinery at run time (dist/ai.js): both integrations share a run's call places.
+const { stateOf, isControlError, generateAction, streamAction, journaledCall, encode, decode, callParams, GatedAction, defaultToolKey, runToolCall } =
+  __integration;
+type AiRunState = ReturnType<typeof stateOf>;
+type DriftPolicy = 'fail' | 'rerun';
 
 type ToolCallDetails = Parameters<FunctionTool['invoke']>[2];
 
