@@ -138,4 +138,9 @@ export default defineAgent({
       return { resolved, reply: String(s.finalOutput) };
     });
   },
+  // What the outside world recorded, for `logbook rehearse`: an effect made twice shows as a repeated key.
+  probe: () => ({
+    'tool.refund': shop.record().refunds.map((r) => r.reference),
+    'tool.sendEmail': outbox.record().sent.map((m) => m.key),
+  }),
 });

@@ -3,6 +3,7 @@
 import type { ActionDefinition, RunApi } from 'agent-logbook';
 import type { ActionJ, CallJ } from './spec';
 import { aiStep } from './aiStep';
+import { agentsStep } from './agentsStep';
 
 export interface StepContext {
   readonly run: RunApi;
@@ -51,4 +52,6 @@ export const STEP_KINDS: Record<string, StepKind> = {
   all: { run: (c) => Promise.all(c.calls.map((k) => call(c, k))) },
   /** A model turn through agent-logbook/ai: a scripted model calls the step's actions as tools, then answers. */
   ai: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: aiStep },
+  /** A Runner turn of the OpenAI Agents SDK through agent-logbook/openai-agents: the step's actions as its tools. */
+  agents: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: agentsStep },
 };

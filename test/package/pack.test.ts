@@ -30,6 +30,7 @@ const EXPECTED_FILES = [
   'dist/runtime.js',
   'dist/types/ai/attemptState.d.ts',
   'dist/types/ai/calls.d.ts',
+  'dist/types/ai/codec.d.ts',
   'dist/types/ai/fingerprint.d.ts',
   'dist/types/ai/index.d.ts',
   'dist/types/ai/mcp.d.ts',
