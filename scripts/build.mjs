@@ -20,7 +20,7 @@ const common = {
 };
 
 /** The package's type entry points under dist/types (package.json `exports`): one line per public subpath. */
-const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts', 'langgraph/index.d.ts'];
+const TYPE_ENTRIES = ['runtime/public.d.ts', 'ai/index.d.ts', 'langgraph/index.d.ts', 'openaiAgents/index.d.ts'];
 
 const entries = [
   { in: 'src/cli/bin.ts', out: 'dist/cli.js', banner: '#!/usr/bin/env node' },
@@ -34,6 +34,22 @@ const entries = [
   },
   // agent-logbook/langgraph: LangGraph is an optional peer; the saver opens the journal through the store it bundles.
   { in: 'src/langgraph/index.ts', out: 'dist/langgraph.js', external: ['agent-logbook', '@langchain/*'] },
+  // agent-logbook/openai-agents: the OpenAI Agents SDK is an optional peer; it uses agent-logbook/ai's machinery at run time.
+  {
+    in: 'src/openaiAgents/index.ts',
+    out: 'dist/openai-agents.js',
+    external: [
+      'agent-logbook',
+      'agent-logbook/ai',
+      'ai',
+      'ai/*',
+      '@ai-sdk/*',
+      '@openai/agents',
+      '@openai/agents/*',
+      '@openai/agents-core',
+      '@openai/agents-core/*',
+    ],
+  },
   // The PostgreSQL journal's pg client runs on a worker thread; every bundle that opens a store finds it beside itself.
   // pg stays a dependency (resolved from node_modules, staged into the VSIX like better-sqlite3), not a second copy.
   { in: 'src/runtime/store/pg/pgThread.ts', out: 'dist/pgThread.js', external: ['pg', 'pg-native'] },

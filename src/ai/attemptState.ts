@@ -31,6 +31,10 @@ export class AiRunState {
   private readonly steps = new Map<number, StepCalls>();
   private readonly owners = new Map<string, string>();
   readonly saved: ReplaySavings = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  /** The names of the tools this attempt made durable (logbookTools, logbookMcpTools): any other a model call offers
+   *  is not journaled, and its execute, if it has one, runs again on every resume. */
+  private readonly journaled = new Set<string>();
+  private readonly warnedTools = new Set<string>();
   /** A Logbook error a tool raised that the SDK turned into a tool result: the next model call rethrows it. */
   halt: Error | undefined;
 
@@ -64,6 +68,26 @@ export class AiRunState {
 
   ownerOf(toolCallId: string): string | undefined {
     return this.owners.get(toolCallId);
+  }
+
+  journals(toolName: string): void {
+    this.journaled.add(toolName);
+  }
+
+  /** Warns, once per tool name in this attempt, of each tool a model call offers that no Logbook wrapper journals. */
+  warnUnjournaled(
+    offered: ReadonlyArray<{ readonly type: string; readonly name: string }> | undefined,
+    call: string,
+    known: readonly string[] | undefined,
+  ): void {
+    for (const t of offered ?? []) {
+      // Provider tools (web search, code execution) run at the provider, not in this process: nothing to repeat here.
+      if (t.type !== 'function' || this.journaled.has(t.name) || known?.includes(t.name) || this.warnedTools.has(t.name)) continue;
+      this.warnedTools.add(t.name);
+      this.run.log(
+        `warning: the model call ${call} of run ${this.run.id} offers the tool ${JSON.stringify(t.name)}, which Logbook does not journal: if it has an execute, that runs again on every resume. Wrap it: logbookTools(run, { ${t.name}: { tool, effect: 'read-only' | 'idempotent' | 'non-idempotent' } }); if it has no execute (a client-side tool), name it in logbookModel's unjournaledTools option.`,
+      );
+    }
   }
 
   throwIfHalted(): void {

@@ -20,6 +20,10 @@ export interface ModelOptions {
   /** Send each call's idempotency key (`<run id>:model:<step>.<call>`) in this request header, for gateways that
    *  answer a repeated key from their cache: then a call re-made after a crash in flight is not paid twice. */
   readonly keyHeader?: string;
+  /** Tools offered to this model that Logbook need not journal (client-side tools without execute). Any other tool a
+   *  call offers that logbookTools or logbookMcpTools did not wrap is warned about once per run attempt: its execute
+   *  would run again on every resume. */
+  readonly unjournaledTools?: readonly string[];
 }
 
 const job = new AsyncLocalStorage<(args: ModelCallArgs) => Promise<unknown>>();

@@ -162,6 +162,7 @@ export async function logbookMcpTools(run: RunApi, client: McpClientLike, option
   for (const info of infos) {
     if (options.only && !options.only.includes(info.name)) continue;
     out[info.name] = mcpTool(state, client, server, info, options.tools?.[info.name] ?? {}, at);
+    state.journals(info.name);
   }
   return out;
 }

@@ -66,6 +66,7 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       state.throwIfHalted();
       const args = callArgs(model, params);
       const place = state.place(JSON.stringify(args), 'generateText');
+      state.warnUnjournaled(params.tools, place.key, options.unjournaledTools);
       let live = false;
       let journaled: { value: unknown; call: string };
       try {
@@ -99,6 +100,7 @@ export function logbookMiddleware(run: RunApi, options: ModelOptions = {}): Lang
       state.throwIfHalted();
       const args = callArgs(model, params);
       const place = state.place(JSON.stringify(args), 'streamText');
+      state.warnUnjournaled(params.tools, place.key, options.unjournaledTools);
       const call = options.keyHeader
         ? (a: { call: string }) => model.doStream(keyed(params, options.keyHeader ?? '', `${run.id}:${a.call}`))
         : () => doStream();

@@ -1,7 +1,7 @@
 // logbookTools: each tool the model chooses runs as a journaled action with an effect class, a key and approval.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
+import type { InferToolInput, InferToolOutput, Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import * as z from 'zod/mini';
 import {
   ErrorCodes,
@@ -12,7 +12,9 @@ import {
   type ActionDefinition,
   type Effect,
   type EffectContext,
+  type InferOutput,
   type RunApi,
+  type StandardSchema,
   type SourceLocation,
 } from 'agent-logbook';
 import { decode, encode } from './codec';
@@ -31,11 +33,23 @@ export interface ToolCallContext {
 /** Approval before the tool runs: always, never, or as a function of its input (refunds over 100, say). */
 export type Approval<I> = boolean | ((input: I) => boolean);
 
+/**
+ * What the execute of a `{ tool, effect }` entry is given besides its input: the effect context verify gets (the
+ * idempotency key, the lease's abort signal), the tool call's context, and the AI SDK's own execution options.
+ */
+export interface ToolEffectContext extends EffectContext, ToolCallContext, Omit<ToolExecutionOptions, 'toolCallId'> {}
+
 /* eslint-disable @typescript-eslint/no-explicit-any -- a tool set mixes tools of every input and output type, as the SDK's ToolSet does */
 /** An AI SDK tool made durable: its execute becomes an action with this effect class. */
 export interface ToolSpec<I = any, O = any> {
   readonly tool: Tool<I, O>;
   readonly effect: Effect;
+  /**
+   * The effect, when it needs the idempotency key or the lease's signal (`ctx.idempotencyKey`, `ctx.signal`): runs
+   * instead of the tool's own execute, which may then be left out. Without it, the tool's execute runs, and
+   * `toolContext(options)` gives it the same context.
+   */
+  readonly execute?: (input: I, ctx: ToolEffectContext) => O | PromiseLike<O>;
   /** The idempotency key. Default `tool:<run id>:<model call>:<tool call id>`; give a business key (`refund:${input.orderId}`)
    *  so that a model call made again after a crash, with new tool call ids, cannot repeat the effect. */
   readonly key?: (input: I, ctx: ToolCallContext) => string;
@@ -61,6 +75,25 @@ export interface ActionToolSpec<I = any, O = any> {
 }
 
 export type ToolEntry = ToolSpec | ActionToolSpec | ActionDefinition<any, any>;
+
+type InputOf<T> = T extends Tool<any, any> ? InferToolInput<T> : never;
+type OutputOf<T> = T extends Tool<any, any> ? InferToolOutput<T> : never;
+type ArgsOf<A> = A extends ActionDefinition<infer S extends StandardSchema, any> ? InferOutput<S> : never;
+type ResultOf<A> = A extends ActionDefinition<any, infer R> ? R : never;
+
+/**
+ * The entry logbookTools checks a given entry against, for the tool or action `T` that entry names: a `{ tool }`
+ * entry's key, verify, execute, compensate and approval take the tool's input and output types; an `{ action }` entry's
+ * approval takes the action's args. `T` is inferred from the entry's `tool` or `action` alone, so that `(a, ctx) => …`
+ * in the entry is typed under strict rather than an implicit any.
+ */
+export type ToolEntryFor<T> =
+  | ([T] extends [Tool<any, any>] ? ToolSpec<InputOf<T>, OutputOf<T>> & { readonly tool: T } : never)
+  | ([T] extends [ActionDefinition<any, any>] ? Omit<ActionToolSpec<ArgsOf<T>, ResultOf<T>>, 'action'> & { readonly action: T } : never)
+  // A bare action names nothing to infer from: T is left unknown.
+  | (unknown extends T ? ActionDefinition<any, any> : never)
+  // Entries already typed as ToolEntry (a Record<string, ToolEntry> built elsewhere) are taken as they are.
+  | (unknown extends InputOf<T> ? ToolEntry : never);
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** What one execution needs at run time: the key the def's key function returns and the effect itself. */
@@ -163,18 +196,61 @@ export class GatedAction {
 
   for(input: unknown): ActionDefinition<typeof anyArgs, unknown> {
     const gated = typeof this.approval === 'function' ? (this.approval as (input: unknown) => boolean)(input) === true : this.approval === true;
+    return this.def(gated);
+  }
+
+  /** The definition with or without its gate, for callers that decided (an async approval policy, say). */
+  def(gated: boolean): ActionDefinition<typeof anyArgs, unknown> {
     const which = gated ? 'gated' : 'open';
     return (this.defs[which] ??= toolAction(this.spec, gated));
   }
 }
 
+/** The contexts this module built, so that toolContext can tell them from the SDK's bare options. */
+const builtContexts = new WeakSet<object>();
+
+/** The context of one tool execution: the SDK's options, the tool call's context and the action's effect context. */
+function effectContextFor(options: ToolExecutionOptions, call: ToolCallContext, ctx: EffectContext): ToolEffectContext {
+  const full: ToolEffectContext = {
+    ...options,
+    ...call,
+    idempotencyKey: ctx.idempotencyKey,
+    runId: ctx.runId,
+    attempt: ctx.attempt,
+    signal: ctx.signal,
+    // Bound here: the context may be a class instance whose methods a spread would drop.
+    assertLease: () => ctx.assertLease(),
+    leaseValid: () => ctx.leaseValid(),
+  };
+  builtContexts.add(full);
+  return full;
+}
+
+/**
+ * The Logbook context of a tool's own execute, from the options the SDK's signature types it with: the idempotency
+ * key, the lease's abort signal and the rest of what verify gets. Only for tools wrapped by logbookTools.
+ *
+ *   execute: async (input, options) => stripe.refunds.create(input, { idempotencyKey: toolContext(options).idempotencyKey })
+ */
+export function toolContext(options: ToolExecutionOptions): ToolEffectContext {
+  if (typeof options !== 'object' || options === null || !builtContexts.has(options)) {
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      'toolContext was given options that did not come from a tool Logbook journals (it ran outside logbookTools).',
+      'Wrap the tool in logbookTools(run, { name: { tool, effect } }) and pass the tools it returns to the model call.',
+    );
+  }
+  return options as ToolEffectContext;
+}
+
 function wrapTool(state: AiRunState, name: string, spec: ToolSpec, at: SourceLocation | undefined): Tool {
-  const execute = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
+  const own = spec.tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
+  const execute = spec.execute ?? own;
   if (typeof execute !== 'function') {
     throw new LogbookError(
       ErrorCodes.INVALID_DEFINITION,
       `logbookTools: the tool ${name} has no execute function, so there is nothing to journal.`,
-      'Leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.',
+      'Give the entry an execute, or leave tools without execute (client-side tools) out of logbookTools and pass them to the SDK as they are.',
     );
   }
   if (!EFFECTS.includes(spec.effect)) {
@@ -196,12 +272,22 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec, at: SourceLoc
     },
     spec.approval,
   );
+  state.journals(name);
+  // The entry's execute is called as a function of (input, ctx); the tool's own keeps its tool as `this`.
+  const entry = spec.execute as ((input: unknown, ctx: ToolEffectContext) => unknown) | undefined;
+  const run = entry
+    ? (input: unknown, ctx: ToolEffectContext): unknown => entry(input, ctx)
+    : (input: unknown, ctx: ToolEffectContext): unknown => own?.call(spec.tool, input, ctx);
   return {
     ...spec.tool,
     execute: (input: unknown, options: ToolExecutionOptions) => {
       const ctx: ToolCallContext = { run: state.run, toolName: name, toolCallId: options.toolCallId, modelCall: state.ownerOf(options.toolCallId) };
       const key = spec.key ? spec.key(input, ctx) : defaultToolKey(ctx);
-      return runToolCall(state, actions.for(input), input, { key, execute: async () => settle(await execute.call(spec.tool, input, options)), at });
+      return runToolCall(state, actions.for(input), input, {
+        key,
+        execute: async (effect) => settle(await run(input, effectContextFor(options, ctx, effect))),
+        at,
+      });
     },
   };
 }
@@ -212,6 +298,7 @@ function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec, at: S
   const gated = spec.approval === undefined ? undefined : defineAction({ ...action, approval: true });
   const open = spec.approval === undefined ? action : defineAction({ ...action, approval: false });
   const description = spec.description ?? action.description;
+  state.journals(name);
   return {
     ...(description ? { description } : {}),
     ...(spec.title ? { title: spec.title } : {}),
@@ -239,12 +326,12 @@ function wrapAction(state: AiRunState, name: string, spec: ActionToolSpec, at: S
  *     refund: { action: refund, approval: (a) => a.amount > 100 },   // an existing defineAction, business-keyed
  *   });
  */
-export function logbookTools(run: RunApi, entries: Record<string, ToolEntry>): ToolSet {
+export function logbookTools<E extends Record<string, unknown>>(run: RunApi, entries: { readonly [K in keyof E]: ToolEntryFor<E[K]> }): ToolSet {
   const state = stateOf(run);
   // The tools are declared here, in the user's code: each tool's calls are shown at its entry of this call.
   const site = callSite();
   const out: ToolSet = {};
-  for (const [name, entry] of Object.entries(entries)) {
+  for (const [name, entry] of Object.entries(entries as Record<string, ToolEntry>)) {
     const at = entrySite(site, name);
     if (isAction(entry)) out[name] = wrapAction(state, name, { action: entry }, at);
     else if (typeof entry === 'object' && entry !== null && 'action' in entry && isAction(entry.action)) out[name] = wrapAction(state, name, entry, at);

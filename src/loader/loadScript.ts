@@ -34,7 +34,13 @@ function langgraphEntry(): string {
   return fs.existsSync(built) ? built : path.join(__dirname, '..', 'langgraph', 'index.ts');
 }
 
-const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk|@langchain\/[^/]+)(\/|$)/;
+/** agent-logbook/openai-agents next to this bundle (dist/openai-agents.js), or its source when run from source. */
+function agentsEntry(): string {
+  const built = path.join(__dirname, 'openai-agents.js');
+  return fs.existsSync(built) ? built : path.join(__dirname, '..', 'openaiAgents', 'index.ts');
+}
+
+const AI_PEERS = /^(ai|@ai-sdk\/[^/]+|@modelcontextprotocol\/sdk|@langchain\/[^/]+|@openai\/agents(?:-core)?)(\/|$)/;
 
 /**
  * Makes `require('agent-logbook')` from any loaded script return this very runtime instance, and
@@ -55,6 +61,7 @@ function installRuntimeAlias(): void {
     if (request === 'agent-logbook') return RUNTIME_ID;
     if (request === 'agent-logbook/ai') return ai;
     if (request === 'agent-logbook/langgraph') return langgraph;
+    if (request === 'agent-logbook/openai-agents') return agentsEntry();
     const from = (parent as { filename?: string } | undefined)?.filename;
     if (from && AI_PEERS.test(request) && path.dirname(from) === aiDir) {
       for (const dir of scriptDirs) {

@@ -4,6 +4,7 @@ import type { ActionDefinition, RunApi } from 'agent-logbook';
 import type { ActionJ, CallJ } from './spec';
 import { aiStep } from './aiStep';
 import { graphStep } from './graphStep';
+import { agentsStep } from './agentsStep';
 
 export interface StepContext {
   readonly run: RunApi;
@@ -56,4 +57,6 @@ export const STEP_KINDS: Record<string, StepKind> = {
   graph: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c) },
   /** The negative control of `graph`: its first node makes its effect itself, not through logbookDo. */
   'graph-raw-first': { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c, { rawFirst: true }) },
+  /** A Runner turn of the OpenAI Agents SDK through agent-logbook/openai-agents: the step's actions as its tools. */
+  agents: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: agentsStep },
 };
