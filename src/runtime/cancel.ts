@@ -2,33 +2,12 @@
 
 import { ErrorCodes, LogbookError, runNotFound } from './errors';
 import { compensateRun } from './compensate';
-import type { CompensationReport } from './outcomes';
 import { canCancel } from './policy';
 import { processOwner, type CancelRequest, type Store } from './store';
 import { requireWellFormed } from './wellFormed';
-import type { RunStatus } from './types';
+import type { CancelOptions, CancelReport } from './cancelOptions';
 
-export interface CancelOptions {
-  /** Journaled with the cancel, and shown by `logbook show`. */
-  readonly reason?: string;
-  /** Compensate the run's committed actions, newest first, once it has stopped. */
-  readonly compensate?: boolean;
-  /** Wait until a live run has stopped (and been compensated, if asked). Default true. */
-  readonly wait?: boolean;
-  readonly role?: string;
-  /** How often a wait looks at the run (ms). */
-  readonly pollMs?: number;
-}
-
-export interface CancelReport {
-  readonly runId: string;
-  /** `at-once`: nobody drove it; `at-boundary`: its live holder stopped; `requested`: not waited for; `finished-first`: it ended before a boundary. */
-  readonly how: 'at-once' | 'at-boundary' | 'requested' | 'finished-first';
-  /** The run's status when the call returned. */
-  readonly status: RunStatus;
-  readonly reason: string | null;
-  readonly compensation?: CompensationReport;
-}
+export type { CancelOptions, CancelReport };
 
 /**
  * Cancels a run (see JournalStore.cancelRun). With `compensate`, a run cancelled at once is compensated here (the

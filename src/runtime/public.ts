@@ -32,7 +32,7 @@ export type { StandardSchema } from './schema';
 export type { OnDriving, SourceLocation } from './hooks';
 export { callSite } from './location';
 export type { RunOutcome, AttemptStats, CompensationReport } from './outcomes';
-export type { CancelReport, CancelOptions } from './cancel';
+export type { CancelReport, CancelOptions } from './cancelOptions';
 export {
   openJournal,
   type Journal,
