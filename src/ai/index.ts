@@ -31,7 +31,7 @@ import { callParams as aiCallParams } from './fingerprint';
 import { GatedAction as AiGatedAction, defaultToolKey as aiDefaultToolKey, runToolCall as aiRunToolCall } from './tools';
 
 /**
- * @internal The machinery agent-logbook/openai-agents shares at run time, so that both integrations keep one state
+ * The machinery agent-logbook/openai-agents shares at run time, so that both integrations keep one state
  * per run (call places, tool-call owners, halts) and one copy of the code. Not an API: it changes without notice.
  */
 export const __integration = Object.freeze({

@@ -1,0 +1,6 @@
+// The API reference's entry for `agent-logbook/openai-agents`: TypeDoc names the module by the tag, as consumers import it.
+/**
+ * The OpenAI Agents SDK on the Logbook journal: a journaled model provider and tools made from Logbook actions.
+ * @module agent-logbook/openai-agents
+ */
+export * from '../../src/openaiAgents/index';
