@@ -1,6 +1,5 @@
 // Cancelling a run (`logbook cancel`): one nobody drives is cancelled at once; a live one is asked, through its row, to stop.
 
-import * as z from 'zod/mini';
 import { dbOf, type Db, type JournalConnection } from './db';
 import { ErrorCodes, LogbookError, runNotFound } from '../errors';
 import { canCancel } from '../policy';
@@ -10,33 +9,9 @@ import { leaseIsLive } from './owner';
 import { RunRow, checked } from './rows';
 import { requireTransition } from './transitions';
 import { tellLocalWriters } from './writer';
+import type { CancelRequest } from './cancelRequest';
 
-/** What `logbook cancel` asks, as the run's row keeps it (runs.cancel_requested, JSON) until the run has stopped. */
-export interface CancelRequest {
-  readonly reason: string | null;
-  /** Compensate the committed actions, newest first, once the run has stopped. */
-  readonly compensate: boolean;
-  /** When it was asked (ms since the epoch, the asker's clock). */
-  readonly at: number;
-  /** Who asked (the process's label), for the timeline. */
-  readonly by: string;
-}
-
-const CancelJson = z.object({ reason: z.nullable(z.string()), compensate: z.boolean(), at: z.number(), by: z.string() });
-
-/**
- * Reads a cancel request back. A damaged one still stops the run (stopping starts no effect), but never compensates
- * it: undoing effects is only done when the journal says, intact, that it was asked for.
- */
-export function parseCancelRequest(raw: string): CancelRequest {
-  try {
-    const r = CancelJson.safeParse(JSON.parse(raw));
-    if (r.success) return r.data;
-  } catch {
-    // Not JSON: handled as damaged below.
-  }
-  return { reason: null, compensate: false, at: 0, by: 'unknown (the journaled request is damaged)' };
-}
+export { parseCancelRequest, type CancelRequest } from './cancelRequest';
 
 /** What a cancel did: the run is cancelled now (nobody drove it), or its live holder was asked to stop at its next boundary. */
 export type CancelResult =

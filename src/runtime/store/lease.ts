@@ -10,7 +10,7 @@ import { copyStepsForFork, seedForkActions, type ForkSeed } from './fork';
 import { RunRow, checked } from './rows';
 import { monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
-import { parseCancelRequest } from './cancel';
+import { parseCancelRequest } from './cancelRequest';
 
 export interface NewRun {
   readonly id: string;

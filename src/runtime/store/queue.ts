@@ -8,7 +8,7 @@ import { holderOnThisNode, type Owner } from './owner';
 import type { RunRow } from './rows';
 import { monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
-import { parseCancelRequest } from './cancel';
+import { parseCancelRequest } from './cancelRequest';
 
 export interface QueuedRun {
   readonly id: string;

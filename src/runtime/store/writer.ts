@@ -11,7 +11,7 @@ import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } fr
 import type { Effect, EffectContext } from '../define';
 import { leaseMarginMs, monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
-import { parseCancelRequest, type CancelRequest } from './cancel';
+import { parseCancelRequest, type CancelRequest } from './cancelRequest';
 
 export interface Lease {
   readonly runId: string;
