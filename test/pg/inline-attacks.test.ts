@@ -3,6 +3,8 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { Client } from 'pg';
 import { openStore } from '../../src/runtime/store';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
@@ -193,6 +195,65 @@ describe('PostgreSQL: attacks on the inlined batch', function () {
       w.release();
     } finally {
       delete process.env.LOGBOOK_ATK_API_KEY;
+      store.close();
+    }
+  });
+  it('a connection killed while its one-query batch waits writes nothing, and the next transaction runs on a new connection', async () => {
+    const url = pg.server.createDatabase('inline_kill');
+    const store = openStore(url);
+    try {
+      const lease = createRun(dbOf(store.db), store.reader, { id: 'kill', agent: 'a', script: 's.ts', input: null }, deadOwner());
+      const w = new RunWriter(store.db, lease, 1);
+      w.actionStarted({ id: 'first:1', stepIdx: 0, type: 't', version: 1, effect: 'non-idempotent', args: '{}' }, false);
+      // A real other session holds the run's row, so the batch waits inside the server at its fence; once it waits
+      // there, that session ends the batch's backend (this thread is blocked in the write meanwhile).
+      const killer = spawn(
+        process.execPath,
+        [
+          '-e',
+          `const { Client } = require('pg');
+          (async () => {
+            const c = new Client({ connectionString: process.argv[1] });
+            await c.connect();
+            await c.query('BEGIN');
+            await c.query("SELECT 1 FROM runs WHERE id = 'kill' FOR UPDATE");
+            console.log('locked');
+            for (;;) {
+              const r = await c.query("SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%lbfence%' AND pid <> pg_backend_pid()");
+              if (r.rows.some((x) => x.k)) break;
+              await new Promise((res) => setTimeout(res, 50));
+            }
+            await c.query('ROLLBACK');
+            await c.end();
+            console.log('killed');
+          })().catch((e) => { console.error(e); process.exit(1); });`,
+          url,
+        ],
+        { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let out = '';
+      killer.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      while (!out.includes('locked')) await once(killer.stdout, 'data');
+      let err: unknown;
+      try {
+        w.actionStarted({ id: 'killed:2', stepIdx: 1, type: 't', version: 1, effect: 'non-idempotent', args: '{"half":"written?"}' }, false);
+      } catch (e) {
+        err = e;
+      }
+      const [code] = (await once(killer, 'exit')) as [number];
+      assert.equal(code, 0);
+      assert.match(out, /killed/);
+      assert.ok(err instanceof LogbookError && err.code === ErrorCodes.DB_UNREACHABLE, String(err));
+      assert.equal(store.reader.action('kill', 'killed:2'), undefined, 'nothing of the killed batch');
+      assert.equal(pg.server.psql("SELECT count(*) FROM actions WHERE id = 'killed:2'", 'inline_kill'), '0');
+      // The writer stops at a storage failure (the run stays resumable); the journal's next transaction reconnects.
+      const db = dbOf(store.db);
+      db.transaction(() => {
+        db.prepare('UPDATE runs SET agent = ? WHERE id = ?').run('after', 'kill');
+        db.prepare('UPDATE runs SET script = ? WHERE id = ?').run('after.ts', 'kill');
+      })();
+      assert.equal(pg.server.psql("SELECT agent || ' ' || script FROM runs WHERE id = 'kill'", 'inline_kill'), 'after after.ts');
+    } finally {
       store.close();
     }
   });
