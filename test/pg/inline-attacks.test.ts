@@ -257,4 +257,25 @@ describe('PostgreSQL: attacks on the inlined batch', function () {
       store.close();
     }
   });
+  it('journals text exactly under a database whose client_encoding is SJIS, where a character can swallow an escaping backslash', () => {
+    const url = pg.server.createDatabase('inline_sjis');
+    pg.server.psql("ALTER DATABASE inline_sjis SET client_encoding = 'SJIS'");
+    const store = openStore(url);
+    try {
+      const lease = createRun(dbOf(store.db), store.reader, { id: 'sjis', agent: 'a', script: 's.ts', input: null }, deadOwner());
+      const w = new RunWriter(store.db, lease, 1);
+      // U+0101 is C4 81 in UTF-8, and 81 5C is one SJIS character: read as SJIS, the literal's doubled backslash
+      // would lose its first half and the quote after it would be escaped instead of closing the literal. pg asks for
+      // UTF8 in its startup packet, which outranks the database's setting (and a URL's options): this keeps it so.
+      const payloads = ["\u0101\\'; SELECT 1; --", 'caf\u00e9 \u{1F600}'];
+      payloads.forEach((type, n) => w.actionStarted({ id: `s:${n}`, stepIdx: n, type, version: 1, effect: 'non-idempotent', args: '{}' }, false));
+      payloads.forEach((type, n) => assert.equal(store.reader.action('sjis', `s:${n}`)?.type, type));
+      // As the server holds it (psql reads in UTF-8 here): the text itself, not a mangled reading of its bytes.
+      const held = pg.server.psql("SET client_encoding = 'UTF8'; SELECT type FROM actions WHERE id = 's:1'", 'inline_sjis');
+      assert.equal(held.split('\n').pop(), payloads[1]);
+      w.release();
+    } finally {
+      store.close();
+    }
+  });
 });
