@@ -18,13 +18,13 @@ describe('PostgreSQL batch inlining (store/pg/inline.ts)', () => {
   it('inlines text, numbers and NULL as literals, and leaves $n inside quotes alone', () => {
     assert.equal(
       inlineParams("UPDATE t SET a = $1, b = $2, c = $3 WHERE d = '$1' AND e = $4", ["it's", 42, null, 12345678901234], esc),
-      "UPDATE t SET a = 'it''s', b = 42, c = NULL WHERE d = '$1' AND e = 12345678901234",
+      "UPDATE t SET a = 'it''s', b = '42', c = NULL WHERE d = '$1' AND e = '12345678901234'",
     );
     assert.equal(inlineParams('SELECT $1', ['a\\b'], esc), "SELECT  E'a\\\\b'");
-    assert.equal(inlineParams('SELECT $10, $1', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], esc), 'SELECT 10, 1');
-    // After a minus, a negative number must not become a comment (`--5`); text holding `--` stays inside its quotes.
-    assert.equal(inlineParams('SELECT 1 -$1, $2', [-5, 'a -- b'], esc), "SELECT 1 -(-5), 'a -- b'");
-    assert.equal(inlineParams('SELECT -$1', [-7n], esc), 'SELECT -(-7)');
+    assert.equal(inlineParams('SELECT $10, $1', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], esc), "SELECT '10', '1'");
+    // Numbers quoted, as pg sends them: typed by where they stand, and after a minus never a comment (`--5`).
+    assert.equal(inlineParams('SELECT 1 -$1, $2', [-5, 'a -- b'], esc), "SELECT 1 -'-5', 'a -- b'");
+    assert.equal(inlineParams('SELECT -$1, $2', [-7n, 1e21], esc), "SELECT -'-7', '1e+21'");
   });
 
   it('refuses what has no exact literal: NUL in text, NaN, a buffer, a missing parameter, an open quote', () => {
@@ -47,7 +47,7 @@ describe('PostgreSQL batch inlining (store/pg/inline.ts)', () => {
     );
     assert.equal(
       q,
-      `BEGIN;\nDO $lbfence$ BEGIN UPDATE runs SET x = 1 WHERE id = 'r'; IF NOT FOUND THEN RAISE EXCEPTION 'the fencing statement changed no row' USING ERRCODE = '${FENCE_SQLSTATE}'; END IF; END $lbfence$;\nINSERT INTO e VALUES ('v');\nCOMMIT`,
+      `BEGIN;\nDO $lbfence$ BEGIN UPDATE runs SET x = '1' WHERE id = 'r'; IF NOT FOUND THEN RAISE EXCEPTION 'the fencing statement changed no row' USING ERRCODE = '${FENCE_SQLSTATE}'; END IF; END $lbfence$;\nINSERT INTO e VALUES ('v');\nCOMMIT`,
     );
   });
 
@@ -60,5 +60,8 @@ describe('PostgreSQL batch inlining (store/pg/inline.ts)', () => {
       "BEGIN;\nINSERT INTO t VALUES ('-- not a comment')",
     );
     assert.equal(inlineBatch([stmt('BEGIN', []), stmt('INSERT INTO t VALUES ($1)', ['a\u0000'])], esc), undefined);
+    // A fence's value holding the DO block's tag would end the block early: that batch goes statement by statement.
+    assert.equal(inlineBatch([stmt('BEGIN', []), stmt('UPDATE runs SET x = 1 WHERE id = $1', ['a$lbfence$b'], { fence: true })], esc), undefined);
+    assert.equal(inlineBatch([stmt('BEGIN', []), stmt('INSERT INTO t VALUES ($1)', ['a$lbfence$b'])], esc), "BEGIN;\nINSERT INTO t VALUES ('a$lbfence$b')");
   });
 });

@@ -13,9 +13,12 @@ export const FENCE_SQLSTATE = 'LBFNC';
 
 function literal(v: unknown, escapeLiteral: (s: string) => string): string | undefined {
   if (v === null) return 'NULL';
-  // A negative number in parentheses: after a minus in the statement, `-5` would otherwise make `--5`, a comment.
-  if (typeof v === 'number') return Number.isFinite(v) ? (v < 0 ? `(${String(v)})` : String(v)) : undefined;
-  if (typeof v === 'bigint') return v < 0n ? `(${String(v)})` : String(v);
+  // A number as a quoted literal, the text pg sends for it as a parameter: an untyped literal takes its type from where
+  // it stands exactly as an untyped parameter does, where a bare 1.5 would be numeric (rounded into an integer column
+  // instead of refused), 1e21 would reach a text column as 1000000000000000000000, and 42 = a text column would not
+  // even parse. Quoted, a negative number cannot make a comment after a minus (`--5`) either.
+  if (typeof v === 'number') return Number.isFinite(v) ? `'${String(v)}'` : undefined;
+  if (typeof v === 'bigint') return `'${String(v)}'`;
   if (typeof v === 'string') return v.includes('\u0000') ? undefined : escapeLiteral(v);
   return undefined;
 }
@@ -66,6 +69,9 @@ export function inlineBatch(items: readonly PgStatementMsg[], escapeLiteral: (s:
     if (/--|\/\*|\$lbfence\$/.test(item.sql)) return undefined;
     const sql = inlineParams(item.sql, item.params, escapeLiteral);
     if (sql === undefined) return undefined;
+    // Inside the DO block's dollar quotes a value's own `$lbfence$` would end the block, quotes or not (a dollar-quoted
+    // body is not lexed for them): such a fence goes statement by statement.
+    if (item.fence === true && sql.includes('$lbfence$')) return undefined;
     parts.push(
       item.fence === true
         ? `DO $lbfence$ BEGIN ${sql}; IF NOT FOUND THEN RAISE EXCEPTION 'the fencing statement changed no row' USING ERRCODE = '${FENCE_SQLSTATE}'; END IF; END $lbfence$`

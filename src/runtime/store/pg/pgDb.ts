@@ -142,6 +142,8 @@ export interface PgDbOptions {
   readonly queryTimeoutMs?: number;
   /** Bounds the PG thread's heap (MB): a runaway result then ends the thread (LB_DB_IO), not the process. */
   readonly threadHeapMb?: number;
+  /** false: every batch statement by statement, never inlined into one query (the differential test compares both). */
+  readonly inline?: boolean;
 }
 
 export class PgDb implements Db {
@@ -185,6 +187,7 @@ export class PgDb implements Db {
       events: ev.port2,
       notifyEveryMs: opts.notifyEveryMs ?? 50,
       queryTimeoutMs: opts.queryTimeoutMs ?? 60_000,
+      inline: opts.inline ?? true,
     };
     const limits = opts.threadHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: opts.threadHeapMb } };
     this.thread = new Worker(entry.file, {

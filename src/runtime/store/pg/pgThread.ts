@@ -181,7 +181,7 @@ async function handle(req: PgRequest): Promise<PgReply> {
       return { ok: false, error: flatten(err, 0) };
     }
   }
-  const one = inlineBatch(req.items, (v) => c.escapeLiteral(v));
+  const one = data.inline ? inlineBatch(req.items, (v) => c.escapeLiteral(v)) : undefined;
   if (one !== undefined) return await runInlined(c, req.items, one);
   const results: PgResultMsg[] = [];
   for (let i = 0; i < req.items.length; i++) {

@@ -80,6 +80,8 @@ export interface PgThreadData {
   readonly events: MessagePort;
   readonly notifyEveryMs: number;
   readonly queryTimeoutMs: number;
+  /** Whether a batch may go as one inlined query (store/pg/inline.ts). */
+  readonly inline: boolean;
 }
 
 /** The server's clock in epoch milliseconds: the one clock leases on PostgreSQL are measured by. */
