@@ -36,7 +36,7 @@ export const tracesCommand: CommandModule = {
     const { endpoint, protocol, file } = parsed.values;
     if (protocol !== undefined && protocol !== 'http/json' && protocol !== 'http/protobuf')
       throw new LogbookError(ErrorCodes.USAGE, `--protocol ${protocol} is not one Logbook sends.`, 'Use --protocol http/protobuf or --protocol http/json.');
-    const { otlpJson, runSpans, sendSpans, traceConfig } = loadExporter();
+    const { otlpJson, runSpans, sendSpans, shownUrl, traceConfig } = loadExporter();
     const cfg = traceConfig(process.env, { ...(endpoint ? { endpoint } : {}), ...(protocol ? { protocol } : {}) }, (l) => io.err(l));
     if (!cfg && !file)
       throw new LogbookError(
@@ -68,8 +68,9 @@ export const tracesCommand: CommandModule = {
       }
     }
     const traceId = spans[0]?.traceId ?? '';
-    if (parsed.values.json) io.out(JSON.stringify({ runId, traceId, spans: spans.length, ...(cfg ? { sentTo: cfg.url } : {}), ...(file ? { file } : {}) }));
-    else io.out(`run ${runId}: trace ${traceId}, ${spans.length} spans${cfg ? ` sent to ${cfg.url}` : ''}${file ? ` written to ${file}` : ''}`);
+    if (parsed.values.json)
+      io.out(JSON.stringify({ runId, traceId, spans: spans.length, ...(cfg ? { sentTo: shownUrl(cfg.url) } : {}), ...(file ? { file } : {}) }));
+    else io.out(`run ${runId}: trace ${traceId}, ${spans.length} spans${cfg ? ` sent to ${shownUrl(cfg.url)}` : ''}${file ? ` written to ${file}` : ''}`);
     return EXIT.ok;
   },
 };

@@ -1,0 +1,155 @@
+// Attacks on the traces export: credentials in OTEL_EXPORTER_OTLP_HEADERS and in the endpoint URL never shown, a
+// redirect that would carry them elsewhere not followed, an endless response body not read, malformed headers named.
+
+import { strict as assert } from 'node:assert';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { FIXTURES, tmpDir } from '../helpers';
+import { cliAsync, startReceiver, type Receiver } from './receiver';
+
+const KNOBS = path.join(FIXTURES, 'knobs.ts');
+const KEY = 'sk-hny-Zq9XwZq9XwZq9Xw';
+
+interface Hostile {
+  readonly url: string;
+  readonly requests: Array<{ url: string | undefined; headers: http.IncomingHttpHeaders }>;
+  close(): Promise<void>;
+}
+
+async function hostile(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Hostile> {
+  const requests: Hostile['requests'] = [];
+  const server = http.createServer((req, res) => {
+    requests.push({ url: req.url, headers: req.headers });
+    req.resume();
+    req.on('end', () => handler(req, res));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+describe('traces: a hostile endpoint and credentials (issue 25, attacked)', function () {
+  this.timeout(120_000);
+  let r: Receiver;
+  beforeEach(async () => {
+    r = await startReceiver();
+  });
+  afterEach(async () => {
+    await r.close();
+  });
+
+  it('a header value fetch refuses (a line break) is named by its header, its value never shown; the run completes', async () => {
+    const dir = tmpDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${encodeURIComponent(`${KEY}\nx-evil: 1`)}` };
+    const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'nl', '--input', '{}'], env);
+    assert.equal(run.status, 0, run.stderr);
+    assert.ok(!run.stderr.includes('Zq9Xw'), `stderr shows the key: ${run.stderr}`);
+    assert.match(run.stderr, /x-honeycomb-team/, 'the line names the header');
+    const t = await cliAsync(dir, ['traces', 'nl'], env);
+    assert.equal(t.status, 2);
+    assert.ok(!`${t.stdout}${t.stderr}`.includes('Zq9Xw'), `logbook traces shows the key: ${t.stderr}`);
+    assert.match(t.stderr, /LB_TRACE_EXPORT.*x-honeycomb-team/s);
+  });
+
+  it('an endpoint URL with user:password@ is sent as Basic authorization, and no output shows the password', async () => {
+    const dir = tmpDir();
+    const endpoint = r.url.replace('http://', 'http://otel:Pg5LrPg5Lr@');
+    const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'ui', '--input', '{}'], { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    assert.equal(run.status, 0, run.stderr);
+    assert.ok(!run.stderr.includes('Pg5Lr'), run.stderr);
+    await new Promise((res) => setTimeout(res, 50));
+    assert.ok(r.spans.length > 0, `the spans were sent: ${run.stderr}`);
+    assert.equal(r.requests[0]?.headers.authorization, `Basic ${Buffer.from('otel:Pg5LrPg5Lr').toString('base64')}`);
+    const t = await cliAsync(dir, ['traces', 'ui', '--json', '--endpoint', `${endpoint}/v1/traces`]);
+    assert.equal(t.status, 0, t.stderr);
+    assert.ok(!`${t.stdout}${t.stderr}`.includes('Pg5Lr'), `logbook traces shows the password: ${t.stdout}`);
+    // A failing endpoint with credentials: the error does not show them either.
+    const down = await cliAsync(dir, ['traces', 'ui', '--endpoint', 'http://otel:Pg5LrPg5Lr@127.0.0.1:9/v1/traces']);
+    assert.equal(down.status, 2);
+    assert.ok(!`${down.stdout}${down.stderr}`.includes('Pg5Lr'), `the failure shows the password: ${down.stderr}`);
+  });
+
+  it('an endpoint that echoes the request headers back in a 500 body and in its status text: nothing of it is shown', async () => {
+    const dir = tmpDir();
+    const echo = await hostile((req, res) => {
+      res.writeHead(500, `bad ${String(req.headers['x-honeycomb-team'])}`, { 'content-type': 'text/plain' }).end(JSON.stringify(req.headers));
+    });
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: echo.url, OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${KEY}` };
+      const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'echo', '--input', '{}'], env);
+      assert.equal(run.status, 0, run.stderr);
+      assert.match(run.stderr, /HTTP 500/);
+      assert.ok(!run.stderr.includes('Zq9Xw'), run.stderr);
+      const t = await cliAsync(dir, ['traces', 'echo'], env);
+      assert.equal(t.status, 2);
+      assert.ok(!t.stderr.includes('Zq9Xw'), t.stderr);
+    } finally {
+      await echo.close();
+    }
+  });
+
+  it('a redirect is not followed: the API key header never reaches the place it points to', async () => {
+    const dir = tmpDir();
+    const elsewhere = await hostile((_req, res) => res.writeHead(200).end('{}'));
+    const redirecting = await hostile((_req, res) => res.writeHead(307, { location: `${elsewhere.url}/v1/traces` }).end());
+    try {
+      // http/json: a string body, which fetch can send again to the redirect's target.
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: redirecting.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${KEY}`,
+      };
+      const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'redir', '--input', '{}'], env);
+      assert.equal(run.status, 0, run.stderr);
+      assert.equal(redirecting.requests.length, 1);
+      assert.deepEqual(elsewhere.requests, [], 'nothing was sent where the redirect pointed');
+      assert.match(run.stderr, /HTTP 307.*redirect/);
+    } finally {
+      await elsewhere.close();
+      await redirecting.close();
+    }
+  });
+
+  it('an endpoint that answers 200 with an endless body: the run exits without reading it', async () => {
+    const dir = tmpDir();
+    let streaming = true;
+    const endless = await hostile((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = (): void => {
+        while (streaming && res.write(chunk));
+        if (streaming) res.once('drain', more);
+      };
+      res.on('close', () => (streaming = false));
+      more();
+    });
+    try {
+      // A timeout far beyond the test's: only a client that stops reading lets the run exit.
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: endless.url, OTEL_EXPORTER_OTLP_TIMEOUT: '600000' };
+      const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'endless', '--input', '{}'], env);
+      assert.equal(run.status, 0, run.stderr);
+      assert.equal(endless.requests.length, 1);
+    } finally {
+      streaming = false;
+      await endless.close();
+    }
+  });
+
+  it('a malformed OTEL_EXPORTER_OTLP_HEADERS part (no `=`) is named without its text; the run works', async () => {
+    const dir = tmpDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_HEADERS: `Bearer ${KEY}` };
+    const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'bad', '--input', '{}'], env);
+    assert.equal(run.status, 0, run.stderr);
+    assert.ok(!run.stderr.includes('Zq9Xw'), run.stderr);
+    assert.match(run.stderr, /OTEL_EXPORTER_OTLP_HEADERS.*part 1.*no `=`.*key=value/);
+  });
+});
