@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { FIXTURES, tmpDir } from '../helpers';
 import { cliAsync, startReceiver, type Receiver } from './receiver';
+import { SECRET_ENV, VAULT, assertNoSecret } from '../secrets/plant';
+import * as fs from 'node:fs';
 
 const KNOBS = path.join(FIXTURES, 'knobs.ts');
 const KEY = 'sk-hny-Zq9XwZq9XwZq9Xw';
@@ -151,5 +153,47 @@ describe('traces: a hostile endpoint and credentials (issue 25, attacked)', func
     assert.equal(run.status, 0, run.stderr);
     assert.ok(!run.stderr.includes('Zq9Xw'), run.stderr);
     assert.match(run.stderr, /OTEL_EXPORTER_OTLP_HEADERS.*part 1.*no `=`.*key=value/);
+  });
+
+  it('an endpoint that accepts the connection and never answers: the run exits after the timeout, its exit code unchanged', async () => {
+    const dir = tmpDir();
+    const silent = await hostile(() => undefined);
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: silent.url, OTEL_EXPORTER_OTLP_TIMEOUT: '300' };
+      const ok = await cliAsync(dir, ['run', KNOBS, '--run-id', 'silent', '--input', '{}'], env);
+      assert.equal(ok.status, 0, ok.stderr);
+      assert.match(ok.stderr, /traces of run silent were not sent: .*could not be reached.*logbook traces silent/);
+      const failing = await cliAsync(dir, ['run', VAULT, '--run-id', 'silent-fail'], env);
+      const plain = await cliAsync(tmpDir(), ['run', VAULT, '--run-id', 'silent-fail']);
+      assert.equal(failing.status, plain.status, 'the exit code is the one without tracing');
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('secrets of the environment and of OTEL_EXPORTER_OTLP_HEADERS reach no span, event or message, content captured or not', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'vault.otlp.json');
+    for (const capture of ['false', 'true']) {
+      const env = {
+        ...SECRET_ENV,
+        OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${KEY}`,
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: capture,
+      };
+      const run = await cliAsync(dir, ['run', VAULT, '--run-id', `vault-${capture}`, '--input', '{"careless":true}'], env);
+      assertNoSecret(run.stdout + run.stderr, 'logbook run');
+      const t = await cliAsync(dir, ['traces', `vault-${capture}`, '--file', file, '--json'], env);
+      assert.equal(t.status, 0, t.stderr);
+      assertNoSecret(t.stdout + t.stderr, 'logbook traces');
+      assertNoSecret(fs.readFileSync(file), 'the OTLP JSON file');
+    }
+    await new Promise((res) => setTimeout(res, 50));
+    assert.ok(r.spans.length > 0);
+    assertNoSecret(
+      JSON.stringify(r.spans, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)),
+      'the spans sent',
+    );
   });
 });
