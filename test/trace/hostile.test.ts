@@ -196,4 +196,28 @@ describe('traces: a hostile endpoint and credentials (issue 25, attacked)', func
       'the spans sent',
     );
   });
+
+  it('a run killed three times at different points and resumed: each span sent once, every attempt and action there', async () => {
+    const dir = tmpDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    const first = await cliAsync(dir, ['run', KNOBS, '--run-id', 'k3', '--input', '{}', '--crash-at', 'knob.act#1@after-execute'], env);
+    assert.equal(first.signal, 'SIGKILL', first.stderr);
+    for (const spec of ['knob.act#1@after-start', 'knob.act#1@after-commit']) {
+      const killed = await cliAsync(dir, ['resume', 'k3', '--crash-at', spec], env);
+      assert.equal(killed.signal, 'SIGKILL', `${spec}: ${killed.stderr}`);
+    }
+    const done = await cliAsync(dir, ['resume', 'k3'], env);
+    assert.equal(done.status, 0, done.stderr);
+    await new Promise((res) => setTimeout(res, 50));
+    const ids = r.spans.map((s) => s.spanId);
+    assert.equal(new Set(ids).size, ids.length, `each span once: ${r.spans.map((s) => s.name).join(', ')}`);
+    const attempts = r.spans.filter((s) => /^(start|resume) knobs #/.test(s.name)).map((s) => s.attributes['logbook.attempt']);
+    assert.deepEqual(attempts.sort(), [1, 2, 3, 4]);
+    const tools = r.spans.filter((s) => s.name === 'execute_tool knob.act');
+    assert.deepEqual(
+      tools.map((s) => s.attributes['logbook.action.status']),
+      ['committed', 'committed'],
+    );
+    assert.equal(r.spans.filter((s) => s.name.startsWith('invoke_agent')).length, 1);
+  });
 });
