@@ -220,4 +220,38 @@ describe('traces: a hostile endpoint and credentials (issue 25, attacked)', func
     );
     assert.equal(r.spans.filter((s) => s.name.startsWith('invoke_agent')).length, 1);
   });
+
+  it('a compensation killed mid-way and run again: one compensate span per action, each span sent once', async () => {
+    const dir = tmpDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    const first = await cliAsync(dir, ['run', KNOBS, '--run-id', 'comp', '--input', '{}', '--crash-at', 'knob.act#2@after-start'], env);
+    assert.equal(first.signal, 'SIGKILL', first.stderr);
+    const killed = await cliAsync(dir, ['compensate', 'comp', '--crash-at', 'knob.act#1@compensate:after-execute'], env);
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    const done = await cliAsync(dir, ['compensate', 'comp'], env);
+    assert.equal(done.status, 0, done.stderr);
+    await new Promise((res) => setTimeout(res, 50));
+    const ids = r.spans.map((s) => s.spanId);
+    assert.equal(new Set(ids).size, ids.length, `each span once: ${r.spans.map((s) => s.name).join(', ')}`);
+    const comps = r.spans.filter((s) => s.name.startsWith('compensate knob.act'));
+    assert.ok(comps.length >= 1, r.spans.map((s) => s.name).join(', '));
+    assert.equal(new Set(comps.map((s) => s.attributes['logbook.action.key'])).size, comps.length, 'one compensate span per action');
+    const sent = new Set(ids);
+    const t = await cliAsync(dir, ['traces', 'comp', '--endpoint', `${r.url}/v1/traces`], env);
+    assert.equal(t.status, 0, t.stderr);
+    await new Promise((res) => setTimeout(res, 50));
+    const again = r.spans.slice(ids.length);
+    assert.deepEqual(new Set(again.map((s) => s.spanId)), sent, 'the automatic exports lost no span logbook traces has');
+  });
+
+  it('an unsupported OTEL_EXPORTER_OTLP_PROTOCOL: one line that says what to set, the run completes, nothing sent', async () => {
+    const dir = tmpDir();
+    const run = await cliAsync(dir, ['run', KNOBS, '--run-id', 'grpc', '--input', '{}'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported.*Set it to http\/protobuf/);
+    assert.equal(r.spans.length, 0);
+  });
 });
