@@ -37,7 +37,18 @@ export const tracesCommand: CommandModule = {
     if (protocol !== undefined && protocol !== 'http/json' && protocol !== 'http/protobuf')
       throw new LogbookError(ErrorCodes.USAGE, `--protocol ${protocol} is not one Logbook sends.`, 'Use --protocol http/protobuf or --protocol http/json.');
     const { otlpJson, runSpans, sendSpans, shownUrl, traceConfig } = loadExporter();
-    const cfg = traceConfig(process.env, { ...(endpoint ? { endpoint } : {}), ...(protocol ? { protocol } : {}) }, (l) => io.err(l));
+    let unsupported = false;
+    const cfg = traceConfig(process.env, { ...(endpoint ? { endpoint } : {}), ...(protocol ? { protocol } : {}) }, (l) => {
+      unsupported ||= l.includes('is not supported');
+      io.err(l);
+    });
+    // An endpoint is set, but the protocol variable names one Logbook does not send: say that, not "nowhere to send".
+    if (!cfg && !file && unsupported)
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        'The environment asks for an OTLP protocol Logbook does not send (the line above names it).',
+        `Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, or write \`logbook traces ${runId} --protocol http/protobuf\`.`,
+      );
     if (!cfg && !file)
       throw new LogbookError(
         ErrorCodes.USAGE,

@@ -253,5 +253,14 @@ describe('traces: a hostile endpoint and credentials (issue 25, attacked)', func
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported.*Set it to http\/protobuf/);
     assert.equal(r.spans.length, 0);
+    const t = await cliAsync(dir, ['traces', 'grpc'], { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+    assert.equal(t.status, 2);
+    assert.doesNotMatch(t.stderr, /no OTEL_EXPORTER_OTLP_ENDPOINT/, 'the endpoint is set: the protocol is what is wrong');
+    assert.match(t.stderr, /LB_USAGE.*protocol.*OTEL_EXPORTER_OTLP_PROTOCOL=http\/protobuf/s);
+    const fixed = await cliAsync(dir, ['traces', 'grpc', '--protocol', 'http/protobuf'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: r.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    assert.equal(fixed.status, 0, fixed.stderr);
   });
 });
