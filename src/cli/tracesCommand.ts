@@ -36,8 +36,19 @@ export const tracesCommand: CommandModule = {
     const { endpoint, protocol, file } = parsed.values;
     if (protocol !== undefined && protocol !== 'http/json' && protocol !== 'http/protobuf')
       throw new LogbookError(ErrorCodes.USAGE, `--protocol ${protocol} is not one Logbook sends.`, 'Use --protocol http/protobuf or --protocol http/json.');
-    const { otlpJson, runSpans, sendSpans, traceConfig } = loadExporter();
-    const cfg = traceConfig(process.env, { ...(endpoint ? { endpoint } : {}), ...(protocol ? { protocol } : {}) }, (l) => io.err(l));
+    const { otlpJson, runSpans, sendSpans, shownUrl, traceConfig } = loadExporter();
+    let unsupported = false;
+    const cfg = traceConfig(process.env, { ...(endpoint ? { endpoint } : {}), ...(protocol ? { protocol } : {}) }, (l) => {
+      unsupported ||= l.includes('is not supported');
+      io.err(l);
+    });
+    // An endpoint is set, but the protocol variable names one Logbook does not send: say that, not "nowhere to send".
+    if (!cfg && !file && unsupported)
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        'The environment asks for an OTLP protocol Logbook does not send (the line above names it).',
+        `Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, or write \`logbook traces ${runId} --protocol http/protobuf\`.`,
+      );
     if (!cfg && !file)
       throw new LogbookError(
         ErrorCodes.USAGE,
@@ -68,8 +79,9 @@ export const tracesCommand: CommandModule = {
       }
     }
     const traceId = spans[0]?.traceId ?? '';
-    if (parsed.values.json) io.out(JSON.stringify({ runId, traceId, spans: spans.length, ...(cfg ? { sentTo: cfg.url } : {}), ...(file ? { file } : {}) }));
-    else io.out(`run ${runId}: trace ${traceId}, ${spans.length} spans${cfg ? ` sent to ${cfg.url}` : ''}${file ? ` written to ${file}` : ''}`);
+    if (parsed.values.json)
+      io.out(JSON.stringify({ runId, traceId, spans: spans.length, ...(cfg ? { sentTo: shownUrl(cfg.url) } : {}), ...(file ? { file } : {}) }));
+    else io.out(`run ${runId}: trace ${traceId}, ${spans.length} spans${cfg ? ` sent to ${shownUrl(cfg.url)}` : ''}${file ? ` written to ${file}` : ''}`);
     return EXIT.ok;
   },
 };

@@ -35,6 +35,12 @@ export function parseOtlpHeaders(text: string | undefined): Record<string, strin
   return out;
 }
 
+/** The 1-based numbers of the parts of a headers variable that are not `key=value` (not sent): named, never shown. */
+export function malformedHeaderParts(text: string | undefined): number[] {
+  const parts = (text ?? '').split(',');
+  return parts.flatMap((p, i) => (p.trim() === '' || p.indexOf('=') > 0 ? [] : [i + 1]));
+}
+
 function serviceNameOf(env: NodeJS.ProcessEnv): string {
   if (env.OTEL_SERVICE_NAME?.trim()) return env.OTEL_SERVICE_NAME.trim();
   for (const kv of (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',')) {
@@ -61,6 +67,14 @@ export function traceConfig(env: NodeJS.ProcessEnv, over: TraceOptions = {}, log
       `logbook: traces: OTEL_EXPORTER_OTLP_PROTOCOL=${proto} is not supported (only http/protobuf and http/json); no traces are sent. Set it to http/protobuf.`,
     );
     return undefined;
+  }
+  for (const name of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
+    const bad = malformedHeaderParts(env[name]);
+    // The part itself is not shown: a header variable's text is usually an API key.
+    if (bad.length)
+      log?.(
+        `logbook: traces: ${name} part ${bad.join(', ')} has no \`=\`, so it is not sent. Write key=value pairs separated by commas (authorization=Bearer%20…).`,
+      );
   }
   const timeout = Number(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? env.OTEL_EXPORTER_OTLP_TIMEOUT ?? 10_000);
   return {

@@ -2,6 +2,7 @@
 // map it, encode it, POST it; a failure is a line in the log, never the run's failure.
 
 import type { Store } from '../store';
+import { SecretMask } from '../../shared/secrets';
 import { otlpJson, otlpProtobuf, type Resource } from './otlp';
 export { otlpJson } from './otlp';
 export { runSpans } from './spans';
@@ -16,24 +17,96 @@ export function encodeSpans(spans: readonly TraceSpan[], protocol: OtlpProtocol,
     : { body: otlpProtobuf(spans, resource), contentType: 'application/x-protobuf' };
 }
 
-/** POSTs spans; rejects with a sentence on a refusal, a timeout or an unreachable endpoint. */
+/** A URL as it may be shown: without its user and password. */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/?#]*@/, '//');
+  }
+}
+
+/** Masks what the export carries that is a credential: every header value, the URL's user:password, the environment's secrets. */
+function exportMask(cfg: TraceExportConfig): SecretMask {
+  const extra = Object.values(cfg.headers);
+  try {
+    const u = new URL(cfg.url);
+    extra.push(u.password, decodeURIComponent(u.password), u.username, decodeURIComponent(u.username));
+  } catch {
+    // Not a URL: fetch refuses it, and its message is masked by the rest.
+  }
+  return SecretMask.ofEnv(process.env, extra);
+}
+
+// RFC 9110: a field name is a token; a value has no CR, LF or NUL and (for fetch) no character above U+00FF.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// eslint-disable-next-line no-control-regex
+const BAD_HEADER_VALUE = /[\r\n\0]|[^\u0000-\u00ff]/;
+
+/** The request: credentials of the URL moved to a Basic authorization header (fetch refuses a URL that carries them). */
+function request(cfg: TraceExportConfig): { url: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  for (const [k, raw] of Object.entries(cfg.headers)) {
+    const v = raw.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, ''); // as fetch trims it
+    if (!HEADER_NAME.test(k)) throw new Error(`the header name "${k}" in OTEL_EXPORTER_OTLP_HEADERS is not a valid HTTP header name; fix it in the variable`);
+    if (BAD_HEADER_VALUE.test(v))
+      throw new Error(
+        `the value of header ${k} in OTEL_EXPORTER_OTLP_HEADERS holds a line break or a character HTTP cannot carry; write it as the collector gave it, URL-encoded if needed`,
+      );
+    headers[k] = v;
+  }
+  let url = cfg.url;
+  try {
+    const u = new URL(cfg.url);
+    if (u.username || u.password) {
+      const auth = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
+      if (!Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) headers.authorization = `Basic ${auth}`;
+      url = shownUrl(cfg.url);
+    }
+  } catch {
+    // fetch says why the URL is wrong.
+  }
+  return { url, headers };
+}
+
+/** POSTs spans; rejects with a sentence (no credential in it) on a refusal, a timeout or an unreachable endpoint. */
 export async function sendSpans(spans: readonly TraceSpan[], cfg: TraceExportConfig): Promise<void> {
   if (spans.length === 0) return;
+  const mask = exportMask(cfg);
+  const where = mask.text(shownUrl(cfg.url));
+  try {
+    await post(spans, cfg, where);
+  } catch (err) {
+    throw new Error(mask.text((err as Error).message));
+  }
+}
+
+async function post(spans: readonly TraceSpan[], cfg: TraceExportConfig, where: string): Promise<void> {
   const { body, contentType } = encodeSpans(spans, cfg.protocol, { serviceName: cfg.serviceName });
+  const { url, headers } = request(cfg);
   let res: Response;
   try {
-    res = await fetch(cfg.url, {
+    res = await fetch(url, {
       method: 'POST',
-      headers: { ...cfg.headers, 'content-type': contentType },
+      headers: { ...headers, 'content-type': contentType },
       body,
+      // A redirect would carry the API key headers to wherever it points (fetch drops only authorization): not followed.
+      redirect: 'manual',
       signal: AbortSignal.timeout(cfg.timeoutMs),
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new Error(`${cfg.url} could not be reached (${cause?.code ?? cause?.message ?? (err as Error).message})`);
+    throw new Error(`${where} could not be reached (${cause?.code ?? cause?.message ?? (err as Error).message})`);
   }
-  await res.arrayBuffer().catch(() => undefined);
-  if (!res.ok) throw new Error(`${cfg.url} answered HTTP ${res.status}`);
+  // The answer's body is not read: an endless or huge one would hold the run's exit (and its memory) until the timeout.
+  await res.body?.cancel().catch(() => undefined);
+  if (res.status >= 300 && res.status < 400)
+    throw new Error(`${where} answered HTTP ${res.status} (a redirect, not followed so the headers go nowhere else; set the endpoint to the URL it points to)`);
+  if (!res.ok) throw new Error(`${where} answered HTTP ${res.status}`);
 }
 
 export interface AttemptExport {
