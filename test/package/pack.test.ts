@@ -10,11 +10,11 @@ import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
 /** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
- *  a bundled dependency). It is ~535 KB packed, ~1.9 MB unpacked: each of the five bundles carries the runtime, and
+ *  a bundled dependency). It is ~590 KB packed, ~2.1 MB unpacked: each of the five bundles carries the runtime, and
  *  secret masking went into each; agent-logbook/langgraph's carries the store its saver opens, and traces add ~15 KB
- *  (dist/traces.js, loaded only when tracing is on, and its loader in each bundle). */
-const MAX_PACKED_BYTES = 575 * 1024;
-const MAX_UNPACKED_BYTES = 2.2 * 1024 * 1024;
+ *  (dist/traces.js, loaded only when tracing is on, and its loader in each bundle), and agent-logbook/openai-agents ~55 KB. */
+const MAX_PACKED_BYTES = 640 * 1024;
+const MAX_UNPACKED_BYTES = 2.4 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
@@ -44,6 +44,7 @@ const EXPECTED_FILES = [
   'dist/types/langgraph/run.d.ts',
   'dist/types/langgraph/saver.d.ts',
   'dist/types/openaiAgents/index.d.ts',
+  'dist/types/runtime/cancelOptions.d.ts',
   'dist/types/runtime/decisions.d.ts',
   'dist/types/runtime/define.d.ts',
   'dist/types/runtime/errors.d.ts',
