@@ -1,11 +1,11 @@
 // `logbook cancel <run-id>`: stops a run for good (at once, or at a live run's next boundary), optionally compensating it.
 
-import { parseArgs } from 'node:util';
-import { EXIT, ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
+import { EXIT, ErrorCodes, LogbookError, runNotFound } from '../runtime/errors';
 import { cancelRunAndWait } from '../runtime/cancel';
 import { openStore } from '../runtime/store';
 import { loadScript } from '../loader/loadScript';
 import { dbPath, setStateDir } from './journalOption';
+import { parseCommandArgs } from './commandArgs';
 import type { CommandModule } from './journalOption';
 import { runStatusWord } from './format';
 
@@ -13,24 +13,18 @@ export const cancelCommand: CommandModule = {
   name: 'cancel',
   usage: 'logbook cancel <run-id> [--compensate] [--reason TEXT] [--no-wait] [--script F] [--json]',
   async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        options: {
-          journal: { type: 'string' },
-          json: { type: 'boolean' },
-          compensate: { type: 'boolean' },
-          reason: { type: 'string' },
-          'no-wait': { type: 'boolean' },
-          script: { type: 'string' },
-        },
-        allowPositionals: true,
-        strict: true,
-      });
-    } catch (err) {
-      throw new LogbookError(ErrorCodes.USAGE, describe(err), 'Run `logbook cancel --help` for its options.');
-    }
+    const parsed = parseCommandArgs(
+      args,
+      {
+        journal: { type: 'string' },
+        json: { type: 'boolean' },
+        compensate: { type: 'boolean' },
+        reason: { type: 'string' },
+        'no-wait': { type: 'boolean' },
+        script: { type: 'string' },
+      },
+      'Run `logbook cancel --help` for its options.',
+    );
     const [runId, ...extra] = parsed.positionals;
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook cancel <run-id>`.');
     const v = parsed.values;

@@ -1,21 +1,20 @@
 // `logbook delete <run-id>`: removes a run and its whole journal, refused while a live process drives it.
 
-import { parseArgs } from 'node:util';
-import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
+import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { openStore } from '../runtime/store';
 import { dbPath } from './journalOption';
+import { parseCommandArgs } from './commandArgs';
 import type { CommandModule } from './journalOption';
 
 export const deleteCommand: CommandModule = {
   name: 'delete',
   usage: 'logbook delete <run-id> [--json]',
   run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args, options: { journal: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-    } catch (err) {
-      throw new LogbookError(ErrorCodes.USAGE, describe(err), 'Run `logbook --help` for the commands and their options.');
-    }
+    const parsed = parseCommandArgs(
+      args,
+      { journal: { type: 'string' }, json: { type: 'boolean' } },
+      'Run `logbook --help` for the commands and their options.',
+    );
     const [runId, ...extra] = parsed.positionals;
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook delete <run-id>`.');
     const store = openStore(dbPath(parsed.values.journal));

@@ -2,7 +2,6 @@
 // and — the what-if — answers one model call of that step with an edited answer, then runs genuinely anew.
 
 import * as fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
 import { forkRun, newRunId } from '../runtime/engine';
 import { openStore, type ForkSeed, type Store } from '../runtime/store';
@@ -11,6 +10,7 @@ import { runExitCode } from '../runtime/policy';
 import { loadScript } from '../loader/loadScript';
 import { EDITED_ANSWER_SHAPE, editModelAnswer } from '../ai/answer';
 import { dbPath, setStateDir, type CommandModule } from './journalOption';
+import { parseCommandArgs } from './commandArgs';
 import { paint, runStatusWord } from './format';
 
 const USAGE = 'logbook fork <run-id> --step <n|name> [--edit-model-answer F|-] [--call model:S.C] [--run-id ID] [--script F] [--json]';
@@ -120,25 +120,19 @@ export const forkCommand: CommandModule = {
   name: 'fork',
   usage: USAGE,
   async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        options: {
-          journal: { type: 'string' },
-          json: { type: 'boolean' },
-          step: { type: 'string' },
-          'edit-model-answer': { type: 'string' },
-          call: { type: 'string' },
-          'run-id': { type: 'string' },
-          script: { type: 'string' },
-        },
-        allowPositionals: true,
-        strict: true,
-      });
-    } catch (err) {
-      throw usage(describe(err));
-    }
+    const parsed = parseCommandArgs(
+      args,
+      {
+        journal: { type: 'string' },
+        json: { type: 'boolean' },
+        step: { type: 'string' },
+        'edit-model-answer': { type: 'string' },
+        call: { type: 'string' },
+        'run-id': { type: 'string' },
+        script: { type: 'string' },
+      },
+      `Write \`${USAGE}\`.`,
+    );
     const v = parsed.values;
     const [from, ...extra] = parsed.positionals;
     if (!from || extra.length) throw usage('Expected exactly one run id to fork.');

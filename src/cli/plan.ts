@@ -1,13 +1,13 @@
 // `logbook plan <run-id> [--compensate]`: a dry run of resume (or compensate) from the journal; nothing is executed.
 
-import { parseArgs } from 'node:util';
-import { ErrorCodes, LogbookError, describe, runNotFound } from '../runtime/errors';
+import { ErrorCodes, LogbookError, runNotFound } from '../runtime/errors';
 import { actionRegistry } from '../runtime/define';
 import { openStore } from '../runtime/store';
 import { loadScript } from '../loader/loadScript';
 import { planResume, type ResumePlan } from '../plan/resumePlan';
 import { planCompensation, type CompensationPlan } from '../plan/compensationPlan';
 import { dbPath, type CommandModule, type Io } from './journalOption';
+import { parseCommandArgs } from './commandArgs';
 import { paint, runStatusWord } from './format';
 
 const USAGE = 'logbook plan <run-id> [--compensate] [--script F] [--json]';
@@ -70,17 +70,11 @@ export function renderCompensationPlan(p: CompensationPlan): string {
 }
 
 async function plan(args: string[], io: Io): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: { compensate: { type: 'boolean' }, script: { type: 'string' }, journal: { type: 'string' }, json: { type: 'boolean' } },
-    });
-  } catch (err) {
-    throw new LogbookError(ErrorCodes.USAGE, describe(err), `Usage: ${USAGE}`);
-  }
+  const parsed = parseCommandArgs(
+    args,
+    { compensate: { type: 'boolean' }, script: { type: 'string' }, journal: { type: 'string' }, json: { type: 'boolean' } },
+    `Usage: ${USAGE}`,
+  );
   const runId = parsed.positionals[0];
   if (parsed.positionals.length !== 1 || !runId) throw new LogbookError(ErrorCodes.USAGE, 'Expected one run id.', `Usage: ${USAGE}`);
   const store = openStore(dbPath(parsed.values.journal), { readonly: true });

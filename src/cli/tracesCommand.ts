@@ -1,11 +1,11 @@
 // `logbook traces <run-id>`: a journaled run (finished or not) as OpenTelemetry spans, sent to an OTLP/HTTP endpoint or written as OTLP JSON.
 
 import * as fs from 'node:fs';
-import { parseArgs } from 'node:util';
-import { ErrorCodes, EXIT, LogbookError, describe } from '../runtime/errors';
+import { ErrorCodes, EXIT, LogbookError } from '../runtime/errors';
 import { openStore } from '../runtime/store';
 import { loadExporter } from '../runtime/trace/load';
 import { dbPath } from './journalOption';
+import { parseCommandArgs } from './commandArgs';
 import type { CommandModule } from './journalOption';
 
 const USAGE = 'logbook traces <run-id> [--endpoint URL] [--protocol http/protobuf|http/json] [--file OUT.json] [--json]';
@@ -14,23 +14,17 @@ export const tracesCommand: CommandModule = {
   name: 'traces',
   usage: USAGE,
   async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        options: {
-          journal: { type: 'string' },
-          endpoint: { type: 'string' },
-          protocol: { type: 'string' },
-          file: { type: 'string' },
-          json: { type: 'boolean' },
-        },
-        allowPositionals: true,
-        strict: true,
-      });
-    } catch (err) {
-      throw new LogbookError(ErrorCodes.USAGE, describe(err), 'Run `logbook --help` for the commands and their options.');
-    }
+    const parsed = parseCommandArgs(
+      args,
+      {
+        journal: { type: 'string' },
+        endpoint: { type: 'string' },
+        protocol: { type: 'string' },
+        file: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      'Run `logbook --help` for the commands and their options.',
+    );
     const [runId, ...extra] = parsed.positionals;
     if (!runId || extra.length) throw new LogbookError(ErrorCodes.USAGE, 'Expected exactly one run id.', 'Write `logbook traces <run-id>`.');
     const { endpoint, protocol, file } = parsed.values;

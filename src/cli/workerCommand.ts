@@ -3,7 +3,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadScript, type LoadedScript } from '../loader/loadScript';
 import { EXIT, ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { driveClaimed } from '../runtime/engine';
@@ -11,6 +10,7 @@ import { endSession, openStore, processOwner, withNewSession, type Claimed, type
 import { exitWithRunsReleased } from '../runtime/processGuard';
 import { Faults, parseCrashSpec } from '../runtime/faults';
 import { dbPath, setStateDir, type CommandModule, type Io } from './journalOption';
+import { parseCommandArgs } from './commandArgs';
 
 const SCRIPT_EXT = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
@@ -220,26 +220,21 @@ export const workerCommand: CommandModule = {
   name: 'worker',
   usage: 'logbook worker --scripts <folder> [--journal F] [--concurrency N] [--agents a,b] [--name N] [--grace SECONDS] [--poll-ms N] [--crash-at SPEC]...',
   async run(args, io) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args,
-        options: {
-          journal: { type: 'string' },
-          scripts: { type: 'string' },
-          concurrency: { type: 'string' },
-          agents: { type: 'string' },
-          name: { type: 'string' },
-          grace: { type: 'string' },
-          'poll-ms': { type: 'string' },
-          'crash-at': { type: 'string', multiple: true },
-        },
-        strict: true,
-        allowPositionals: false,
-      }));
-    } catch (err) {
-      throw usage(describe(err));
-    }
+    const values = parseCommandArgs(
+      args,
+      {
+        journal: { type: 'string' },
+        scripts: { type: 'string' },
+        concurrency: { type: 'string' },
+        agents: { type: 'string' },
+        name: { type: 'string' },
+        grace: { type: 'string' },
+        'poll-ms': { type: 'string' },
+        'crash-at': { type: 'string', multiple: true },
+      },
+      "Run `logbook --help` for the worker's options.",
+      false,
+    ).values;
     if (values.scripts === undefined) throw usage('logbook worker needs --scripts <folder with agent scripts>.');
     const only = values.agents
       ?.split(',')

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { main } from '../../src/cli/cliMain';
+import { COMMAND_MODULES } from '../../src/cli/commandModules';
 
 async function cli(argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
@@ -62,6 +63,25 @@ describe('CLI: --help on every command', () => {
       assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written');
     });
   }
+
+  it('every command module refuses an unknown flag or a flag without its value with LB_USAGE and a remedy, and writes nothing', async () => {
+    for (const m of COMMAND_MODULES) {
+      // The worker takes no positional argument (one is refused as such); the others take a run id or a script.
+      const first = m.name === 'worker' ? [m.name] : [m.name, 'some-run'];
+      for (const argv of [
+        [...first, '--no-such-flag'],
+        [...first, '--journal'],
+      ]) {
+        const r = await cli(argv);
+        assert.equal(r.code, 2, `${argv.join(' ')}: ${r.err.join('\n')}`);
+        const line = r.err.join('\n');
+        assert.match(line, /\[LB_USAGE\]/, argv.join(' '));
+        assert.match(line, /--no-such-flag|--journal/, `${argv.join(' ')} names the flag: ${line}`);
+        assert.match(line, /logbook/, `${argv.join(' ')} says what to run instead: ${line}`);
+      }
+    }
+    assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written');
+  });
 
   it('a --help after `--` is an argument, and an unknown command with --help is still refused', async () => {
     assert.equal((await cli(['nope', '--help'])).code, 2);
