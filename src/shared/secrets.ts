@@ -1,6 +1,8 @@
 // Which values are secrets, and how they are masked by value wherever Logbook shows, logs or journals an error.
 // A name only says which environment values are secrets; masking then goes by those values, never by a field's name.
 
+import { OTLP_ENDPOINT_VARIABLE, OTLP_HEADERS_VARIABLE, otlpHeaderSecrets } from './otlpHeaders';
+
 export const MASK = '«secret»';
 
 /** Shorter values would mask ordinary words and numbers. */
@@ -99,8 +101,21 @@ export function urlSecrets(value: string): string[] {
 }
 
 /**
- * The secrets of an environment: the values of secret-named variables, and the password of any URL-valued variable
- * (DATABASE_URL, LOGBOOK_JOURNAL), as written and decoded. Longest first, so a value containing another is masked whole.
+ * A URL's credentials, as written and decoded: its password, and its user too (an OTLP endpoint's `user:password@` is
+ * sent as Basic authorization, where the user is often a key's id). Empty for a URL without a password.
+ */
+export function urlCredentials(value: string): string[] {
+  const passwords = urlPasswords(value);
+  if (passwords.length === 0) return [];
+  const rest = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([\s\S]*)$/.exec(value)?.[1] ?? '';
+  const user = rest.slice(0, rest.indexOf(':'));
+  return [...new Set([...passwords, user].filter((v) => v !== '').flatMap((v) => [v, decoded(v)]))];
+}
+
+/**
+ * The secrets of an environment: the values of secret-named variables, the password of any URL-valued variable
+ * (DATABASE_URL, LOGBOOK_JOURNAL), every value of OTEL_EXPORTER_OTLP_HEADERS (and its per-signal forms), and the user
+ * and password of an OTLP endpoint, as written and decoded. Longest first, so a value containing another is masked whole.
  */
 export function secretValues(env: Readonly<Record<string, string | undefined>>, extra: ReadonlyArray<string | undefined> = []): string[] {
   const out = new Set<string>();
@@ -112,7 +127,9 @@ export function secretValues(env: Readonly<Record<string, string | undefined>>, 
     if (isSecretEnvName(k)) add(v);
     if (v.includes('://') && v.includes('@')) {
       for (const pw of urlSecrets(v)) add(pw);
+      if (OTLP_ENDPOINT_VARIABLE.test(k)) for (const c of urlCredentials(v)) add(c);
     }
+    if (OTLP_HEADERS_VARIABLE.test(k)) for (const h of otlpHeaderSecrets(v)) add(h);
   }
   for (const v of extra) add(v);
   return [...out].sort((a, b) => b.length - a.length);

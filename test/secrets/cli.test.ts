@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { ReaderClient } from '../../src/extension/readerClient';
 import { CLI, ROOT, tmpDir } from '../helpers';
-import { API_KEY, SECRET_ENV, VAULT, assertNoSecret, journalBytes } from './plant';
+import * as fs from 'node:fs';
+import { API_KEY, MARKERS, SECRET_ENV, VAULT, assertNoSecret, journalBytes } from './plant';
 
 const READER = path.join(ROOT, 'dist', 'readerMain.js');
 
@@ -140,5 +141,26 @@ describe('secrets: the CLI, the reader and the journal', function () {
     const quiet = logbook(dir, ['run', VAULT, '--run-id', 'quiet', '--journal', db]);
     assert.ok(!quiet.out.includes('warning:'), quiet.out);
     assert.ok(API_KEY.length > 100);
+  });
+  it('an OTLP header value and the endpoint credentials are masked in everything `logbook` prints, whoever prints them', () => {
+    const dir = tmpDir('logbook-secrets-otlp-');
+    const key = `hcaik_${MARKERS.apiKey.repeat(4)}`;
+    const script = path.join(dir, 'prints-otel.ts');
+    fs.writeFileSync(
+      script,
+      `import { defineAgent } from 'agent-logbook';\nexport default defineAgent({ name: 'prints-otel', async run(run) {\n  console.log('headers: ' + process.env.OTEL_EXPORTER_OTLP_HEADERS + ' endpoint: ' + process.env.OTEL_EXPORTER_OTLP_ENDPOINT);\n  return run.step('s', () => ({ team: decodeURIComponent(process.env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split('=')[1] }));\n} });\n`,
+    );
+    // Exported nowhere (the SDK is off), so only the masking rules stand between the values and the terminal.
+    const env = {
+      OTEL_SDK_DISABLED: 'true',
+      OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${encodeURIComponent(key)}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `https://inst-${MARKERS.token}:${MARKERS.dbPassword}-pw@otlp.example.com`,
+    };
+    const run = logbook(dir, ['run', script, '--run-id', 'otel', '--journal', path.join(dir, 'journal.db')], env);
+    assert.equal(run.status, 0, run.out);
+    assert.match(run.out, /headers: x-honeycomb-team=«secret» endpoint: https:\/\/«secret»:«secret»@otlp\.example\.com/);
+    const show = logbook(dir, ['show', 'otel', '--json', '--journal', path.join(dir, 'journal.db')], env);
+    assert.match(show.out, /"team": "«secret»"/);
+    assertNoSecret(run.out + show.out, '`logbook run` and `show` with OTLP credentials');
   });
 });

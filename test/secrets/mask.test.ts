@@ -52,6 +52,23 @@ describe('secrets: the masking rules', () => {
     assert.deepEqual(secretValues({ REDIS_URL: 'redis://cache.internal:6379/0' }), []);
   });
 
+  it("takes every OTLP header value and an OTLP endpoint's user and password for secrets, as written and decoded, wherever Logbook prints", () => {
+    const key = 'hcaik_01j9Zq7PlantedHeaderValue';
+    const values = secretValues({
+      OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${key},authorization=Bearer%20${key}x, Bearer pasted-without-equals `,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://instance-4711:glc_Zm9vYmFy%2Fend@otlp.example.com/v1/traces',
+      DATABASE_URL: 'postgres://alice:pw-of-alice@db/x',
+    });
+    for (const v of [key, `Bearer%20${key}x`, `Bearer ${key}x`, 'Bearer pasted-without-equals', 'instance-4711', 'glc_Zm9vYmFy%2Fend', 'glc_Zm9vYmFy/end'])
+      assert.ok(values.includes(v), `${v} in ${values.join(' | ')}`);
+    // A database URL's user is no secret (it is printed with the password redacted); header names are not either.
+    assert.ok(!values.includes('alice') && !values.includes('x-honeycomb-team') && !values.includes('authorization'), values.join(' | '));
+    const mask = SecretMask.ofEnv({ OTEL_EXPORTER_OTLP_HEADERS: `x-honeycomb-team=${key}` });
+    assert.equal(mask.text(`sent to the collector with ${JSON.stringify({ team: key })}`), `sent to the collector with {"team":"${MASK}"}`);
+    // Negative control: a headers variable under another name is not read as one.
+    assert.deepEqual(secretValues({ MY_HEADERS: `x-honeycomb-team=${key}` }), []);
+  });
+
   it('warns about input and args fields named like secrets, not idempotencyKey, author, monkey or maxTokens', () => {
     for (const n of [
       'apiKey',

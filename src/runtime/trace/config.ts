@@ -2,6 +2,7 @@
 // once env.ts has seen that an endpoint is set.
 
 import type { OtlpProtocol, TraceOptions } from './options';
+import { malformedHeaderParts, parseOtlpHeaders } from '../../shared/otlpHeaders';
 
 export interface TraceExportConfig {
   /** The full URL spans are POSTed to (…/v1/traces). */
@@ -15,31 +16,6 @@ export interface TraceExportConfig {
 }
 
 const truthy = (v: string | undefined): boolean => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
-
-/** OTEL_EXPORTER_OTLP_HEADERS: `k=v,k2=v2`, values URL-encoded (W3C baggage's format, as the spec says). */
-export function parseOtlpHeaders(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (text ?? '').split(',')) {
-    const i = part.indexOf('=');
-    if (i <= 0) continue;
-    const k = part.slice(0, i).trim();
-    const raw = part.slice(i + 1).trim();
-    let v = raw;
-    try {
-      v = decodeURIComponent(raw);
-    } catch {
-      // Not URL-encoded after all: sent as written.
-    }
-    if (k) out[k] = v;
-  }
-  return out;
-}
-
-/** The 1-based numbers of the parts of a headers variable that are not `key=value` (not sent): named, never shown. */
-export function malformedHeaderParts(text: string | undefined): number[] {
-  const parts = (text ?? '').split(',');
-  return parts.flatMap((p, i) => (p.trim() === '' || p.indexOf('=') > 0 ? [] : [i + 1]));
-}
 
 function serviceNameOf(env: NodeJS.ProcessEnv): string {
   if (env.OTEL_SERVICE_NAME?.trim()) return env.OTEL_SERVICE_NAME.trim();

@@ -30,16 +30,23 @@ export function shownUrl(url: string): string {
   }
 }
 
-/** Masks what the export carries that is a credential: every header value, the URL's user:password, the environment's secrets. */
+/**
+ * Masks what the export carries that is a credential, by the secrets rules every output follows: the environment's
+ * secrets (its OTLP header values and endpoint credentials among them), and this export's own endpoint and headers
+ * (given by `--endpoint` or the host API rather than the environment) read as if the environment held them.
+ */
 function exportMask(cfg: TraceExportConfig): SecretMask {
-  const extra = Object.values(cfg.headers);
-  try {
-    const u = new URL(cfg.url);
-    extra.push(u.password, decodeURIComponent(u.password), u.username, decodeURIComponent(u.username));
-  } catch {
-    // Not a URL: fetch refuses it, and its message is masked by the rest.
-  }
-  return SecretMask.ofEnv(process.env, extra);
+  const encoded = (v: string): string => {
+    try {
+      return encodeURIComponent(v);
+    } catch {
+      return v; // a lone surrogate: request() refuses such a value, and it is masked as written
+    }
+  };
+  const headers = Object.entries(cfg.headers)
+    .map(([k, v]) => `${k}=${encoded(v)}`)
+    .join(',');
+  return SecretMask.ofEnv({ ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: cfg.url, OTEL_EXPORTER_OTLP_TRACES_HEADERS: headers });
 }
 
 // RFC 9110: a field name is a token; a value has no CR, LF or NUL and (for fetch) no character above U+00FF.
