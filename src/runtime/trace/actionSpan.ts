@@ -1,0 +1,93 @@
+// An action's span (a model call's chat, or a tool's execute_tool) under the step it ran in, and the span of its
+// compensation under the attempt that compensated it.
+
+import type { ActionRow } from '../store';
+import type { SecretMask } from '../../shared/secrets';
+import { MODEL_TYPES, chatAttributes } from './chatSpan';
+import type { ActionInfo, Attrs, SpanContext, TraceSpan } from './spanTypes';
+
+export function actionSpan(
+  c: SpanContext,
+  act: ActionInfo,
+  row: ActionRow | undefined,
+  toolCalls: ReadonlyMap<string, string>,
+  mask: SecretMask | undefined,
+): TraceSpan {
+  const type = row?.type ?? act.type ?? 'action';
+  const effect = row?.effect ?? act.effect ?? 'unknown';
+  const stored = row?.status ?? 'started';
+  const inDoubt = stored === 'started' && !c.live(c.facts.attempt);
+  const status = inDoubt ? 'in-doubt' : stored;
+  const lastAttempt = Math.max(...act.attempts);
+  const endMs = row?.ended_at ?? c.attemptEnd(lastAttempt);
+  const attrs: Attrs = {
+    ...c.common,
+    'logbook.attempt': act.attempt,
+    'logbook.action.key': act.id,
+    'logbook.action.effect': effect,
+    'logbook.action.status': status,
+    'logbook.replayed': false,
+    ...(row?.reconciliation ? { 'logbook.action.reconciliation': row.reconciliation } : {}),
+    ...(row ? { 'logbook.action.executions': row.executions, 'logbook.action.version': row.version } : {}),
+    ...(row?.decision ? { 'logbook.action.decision': row.decision } : {}),
+    ...(row?.approval ? { 'logbook.action.approval': row.approval } : {}),
+  };
+  let name: string;
+  if (MODEL_TYPES.has(type)) {
+    const chat = chatAttributes(type, row, act.id, mask);
+    name = chat.name;
+    Object.assign(attrs, chat.attrs);
+  } else {
+    name = `execute_tool ${type}`;
+    Object.assign(attrs, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': type, 'gen_ai.tool.type': 'function' });
+    const callId = [...toolCalls.keys()].find((tc) => act.id.endsWith(`:${tc}`));
+    if (callId) attrs['gen_ai.tool.call.id'] = callId;
+  }
+  const settled = act.settledIn !== undefined && stored !== 'started' && stored !== 'awaiting-approval';
+  return {
+    ...c.base,
+    spanId: c.id(`action/${act.id}`),
+    parentSpanId: c.id(`step/${act.stepIdx}/${act.attempt}`),
+    name,
+    kind: MODEL_TYPES.has(type) || effect !== 'read-only' ? 3 : 1,
+    startMs: act.start,
+    endMs: Math.max(act.start, endMs),
+    attributes: attrs,
+    events: act.events,
+    status:
+      stored === 'committed'
+        ? { code: 1 }
+        : stored === 'failed'
+          ? { code: 2, message: 'the action failed' }
+          : inDoubt
+            ? { code: 2, message: 'in doubt: started, never committed; the next resume reconciles it' }
+            : { code: 0 },
+    owner: settled ? act.settledIn : undefined,
+  };
+}
+
+/** The compensation of an action, if the journal has one: its inverse, bracketed like any action. */
+export function compensationSpan(c: SpanContext, act: ActionInfo, row: ActionRow | undefined): TraceSpan | undefined {
+  const comp = act.comp;
+  if (!comp) return undefined;
+  const type = row?.type ?? act.type ?? 'action';
+  return {
+    ...c.base,
+    spanId: c.id(`compensation/${act.id}`),
+    parentSpanId: c.id(`attempt/${comp.attempt}`),
+    name: `compensate ${type}`,
+    kind: 3,
+    startMs: comp.start,
+    endMs: comp.end ?? c.attemptEnd(comp.attempt),
+    attributes: {
+      ...c.common,
+      'logbook.attempt': comp.attempt,
+      'logbook.action.key': act.id,
+      'logbook.compensation.status': comp.status,
+      'gen_ai.tool.name': type,
+    },
+    events: comp.events,
+    status: comp.status === 'committed' ? { code: 1 } : comp.status === 'failed' ? { code: 2, message: 'the compensation failed' } : { code: 0 },
+    owner: comp.end !== undefined ? comp.attempt : undefined,
+  };
+}
