@@ -61,7 +61,7 @@ export class BreakpointBook {
         return {
           verified: false,
           line,
-          message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.',
+          message: 'No run.step(...), run.do(...) or run.sleep(...) call on this line: Logbook stops before steps and actions start, and where a sleep waits.',
           reason: 'failed',
         };
       }

@@ -63,6 +63,8 @@ const DecideArgs = z.object({
   result: z.optional(z.unknown()),
   then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
 });
+/** `cancelRun` (DAP's own `cancel` request cancels a request, not a run): as `logbook cancel` takes them. */
+const CancelArgs = z.object({ reason: z.optional(z.string()), compensate: z.optional(z.boolean()) });
 const ApproveArgs = z.object({ note: z.optional(z.string()), then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue') });
 
 /**
@@ -604,7 +606,7 @@ export class LogbookDebugSession extends DebugSession {
         if (name === 'Checkpoint') entries.push(['steps', { kind: 'steps', total: ctx.checkpoint.stepsJournaled }]);
         const scope = new Scope(name, this.handles.create({ kind: 'named', entries, scope: name }), false) as DebugProtocol.Scope;
         scope.namedVariables = entries.length;
-        if (name === 'Action' || name === 'Step') scope.presentationHint = name === 'Action' ? 'arguments' : 'locals';
+        if (name === 'Action' || name === 'Step' || name === 'Sleep') scope.presentationHint = name === 'Action' ? 'arguments' : 'locals';
         return scope;
       }),
     };
@@ -715,7 +717,7 @@ export class LogbookDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  // ---- custom requests: kill, decide, approve, reject, compensate -----------------------------------------
+  // ---- custom requests: kill, decide, approve, reject, compensate, cancelRun ------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
     this.guard(response, () => this.custom(command, response, args));
@@ -726,8 +728,8 @@ export class LogbookDebugSession extends DebugSession {
     // Clients without an empty-object literal send no arguments as [] or null (Lua's {} is a JSON array): same as {}.
     const args = rawArgs === null || (Array.isArray(rawArgs) && rawArgs.length === 0) ? {} : rawArgs;
     const fail = (text: string): void => this.fail(response, 'customRequest', text);
-    if (!['kill', 'decide', 'approve', 'reject', 'compensate'].includes(command)) {
-      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject and compensate.`);
+    if (!['kill', 'decide', 'approve', 'reject', 'compensate', 'cancelRun'].includes(command)) {
+      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject, compensate and cancelRun.`);
       return;
     }
     if (!runner?.alive) {
@@ -767,6 +769,17 @@ export class LogbookDebugSession extends DebugSession {
           then = this.paused ? 'continue' : 'stay';
           body = await runner.request({ op: 'compensate' });
           break;
+        case 'cancelRun': {
+          // The runner lets a run held at a stop go on to its next boundary, where it stops cancelled.
+          const a = CancelArgs.parse(args ?? {}, ENGLISH);
+          then = this.paused ? 'continue' : 'stay';
+          body = await runner.request({
+            op: 'cancel',
+            ...(a.reason !== undefined ? { reason: a.reason } : {}),
+            ...(a.compensate !== undefined ? { compensate: a.compensate } : {}),
+          });
+          break;
+        }
       }
       if (then !== 'stay' && this.resumedFrom(at)) this.sendEvent(new ContinuedEvent(this.threadId(), true));
       response.body = body;

@@ -4,8 +4,9 @@ import * as path from 'node:path';
 import type { Loc, StopContext } from '../link/runnerProtocol';
 import { modelCallView } from '../ai/view';
 import { isLibraryFile } from '../runtime/location';
+import { durationWords } from '../shared/relativeTime';
 
-export type FrameKind = 'action' | 'step' | 'run';
+export type FrameKind = 'action' | 'step' | 'sleep' | 'run';
 
 export interface FrameView {
   readonly kind: FrameKind;
@@ -32,7 +33,18 @@ export function framesOf(ctx: StopContext): FrameView[] {
       canRestart: false,
     });
   }
-  if (ctx.step && !ctx.compensating) {
+  if (ctx.sleep) {
+    // The sleep's step is the sleep: one frame, at the run.sleep line, that says until when.
+    const z = ctx.sleep;
+    frames.push({
+      kind: 'sleep',
+      name: `sleep "${z.name}" until ${z.wakeAt}${z.leftMs > 0 ? ` (${durationWords(z.leftMs)} left)` : ' (due)'}${z.replayed ? ' (replayed)' : ''}`,
+      location: ctx.step?.location,
+      subtle: false,
+      library: false,
+      canRestart: ctx.step !== undefined,
+    });
+  } else if (ctx.step && !ctx.compensating) {
     const s = ctx.step;
     frames.push({
       kind: 'step',
@@ -55,12 +67,13 @@ export function framesOf(ctx: StopContext): FrameView[] {
   return frames.map((f) => (f.location && isLibraryFile(f.location.file) ? { ...f, subtle: true, library: true } : f));
 }
 
-export type ScopeName = 'Action' | 'Step' | 'Run' | 'Checkpoint' | 'Journal';
+export type ScopeName = 'Action' | 'Step' | 'Sleep' | 'Run' | 'Checkpoint' | 'Journal';
 
 export function scopesOf(kind: FrameKind, ctx: StopContext): ScopeName[] {
   const base: ScopeName[] = ['Run', 'Checkpoint', 'Journal'];
   if (kind === 'action') return [...(ctx.action ? (['Action'] as ScopeName[]) : []), ...(ctx.step ? (['Step'] as ScopeName[]) : []), ...base];
   if (kind === 'step') return ['Step', ...base];
+  if (kind === 'sleep') return ['Sleep', ...base];
   return base;
 }
 
@@ -114,6 +127,19 @@ export function scopeEntries(scope: Exclude<ScopeName, 'Journal'>, ctx: StopCont
       if (a.error !== undefined) out.push(['error', a.error]);
       return out;
     }
+    case 'Sleep': {
+      const z = ctx.sleep;
+      if (!z) return [];
+      return [
+        ['name', z.name],
+        ['wakeAt', z.wakeAt],
+        ['left', z.leftMs > 0 ? durationWords(z.leftMs) : 'due'],
+        ['leftMs', z.leftMs],
+        ['durationMs', z.durationMs],
+        ['index', z.stepIdx],
+        ['replayed', z.replayed],
+      ];
+    }
     case 'Checkpoint': {
       const c = ctx.checkpoint;
       return [
@@ -131,6 +157,7 @@ export function scopeRoot(scope: ScopeName, name: string): string | undefined {
   if (scope === 'Action') return name === 'args' ? 'args' : name === 'model call' ? undefined : `action.${name}`;
   if (scope === 'Step') return name === 'index' ? 'step.index' : `step.${name}`;
   if (scope === 'Run') return name === 'script' ? undefined : `run.${name}`;
+  if (scope === 'Sleep') return name === 'left' ? undefined : name === 'index' ? 'sleep.stepIdx' : `sleep.${name}`;
   return undefined;
 }
 

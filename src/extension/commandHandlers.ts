@@ -47,6 +47,7 @@ export class Commands {
       killRun: (a, o) => this.kill(a, o),
       resumeRun: (a, o) => this.resume(a, o),
       compensateRun: (a, o) => this.compensate(a, o),
+      cancelRun: (a, o) => this.cancel(a, o),
       approveAction: (a, o) => this.approval(a, o, true),
       rejectAction: (a, o) => this.approval(a, o, false),
       decideHappened: (a, o) => this.decide(a, 'happened', o),
@@ -193,6 +194,72 @@ export class Commands {
       });
     }
     return this.withProgress(`Compensating ${run.id}…`, ['compensate', run.id]);
+  }
+
+  /**
+   * Cancels a run for good, as `logbook cancel` does: from its menu in the tree, the palette, or the debug toolbar (the
+   * session's own run). Asks whether to compensate what it did, and a reason for the journal (both optional). A run a
+   * debug session drives is cancelled through it (it stops at its next boundary, and the session ends saying so); any
+   * other through the CLI, which waits for a live holder to stop.
+   */
+  async cancel(arg: unknown, opt?: unknown): Promise<unknown> {
+    if (!this.trusted('cancel a run')) return undefined;
+    const o = options(opt);
+    // The debug toolbar gives no run: the active Logbook session's.
+    const fromSession = runRef(arg) ? undefined : await this.d.sessions.activeRunId();
+    const run = await this.pickRun(fromSession ?? arg, 'Cancel which run?', (r) => r.canCancel);
+    if (!run) return undefined;
+    if (!run.canCancel) {
+      void vscode.window.showInformationMessage(
+        `Run ${run.id} is ${RUN_LOOK[run.status].word}: it no longer goes forward, so there is nothing to cancel.${run.canCompensate ? ' Compensate it to undo what it did.' : ''}`,
+      );
+      return undefined;
+    }
+    let compensate = o.compensate;
+    if (compensate === undefined) {
+      // A pick, not a modal: a modal's own dismiss button says "Cancel", beside a "Cancel Run" it would be confused with.
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: 'Cancel the run', description: 'it stops for good; what it did stays done', compensate: false },
+          { label: 'Cancel the run and compensate it', description: 'then its committed actions are undone, newest first', compensate: true },
+        ],
+        {
+          title: `Cancel run ${run.id}?`,
+          placeHolder: 'It stops at its next boundary without starting a new effect (an action in flight settles as usual), and it can never be resumed.',
+          ignoreFocusOut: true,
+        },
+      );
+      if (pick === undefined) return undefined;
+      compensate = pick.compensate;
+    }
+    let reason = o.reason;
+    if (reason === undefined && o.confirm !== false) {
+      reason = await vscode.window.showInputBox({
+        title: `Cancel run ${run.id}`,
+        prompt: 'Why (optional): journaled with the cancel, and shown by `logbook show`.',
+        placeHolder: 'e.g. the customer withdrew the order',
+        ignoreFocusOut: true,
+      });
+      if (reason === undefined) return undefined;
+    }
+    reason = reason?.trim() || undefined;
+    const session = await this.d.sessions.find(run.id);
+    if (session) return session.customRequest('cancelRun', { ...(reason ? { reason } : {}), compensate });
+    const r = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Cancelling ${run.id}${run.leaseLive ? ' (it stops at its next boundary)' : ''}${compensate ? ', then compensating it' : ''}…`,
+        cancellable: false,
+      },
+      () => this.cli(['cancel', run.id, ...(compensate ? ['--compensate'] : []), ...(reason ? ['--reason', reason] : [])]),
+    );
+    const j = r.json as { status?: string; how?: string } | undefined;
+    const word = j?.status && j.status in RUN_LOOK ? RUN_LOOK[j.status as keyof typeof RUN_LOOK].word : j?.status;
+    if (r.code === 0) void vscode.window.showInformationMessage(`Run ${run.id}: ${word ?? 'cancelled'}${reason ? ` (${reason})` : ''}`);
+    else if (j?.how === 'finished-first')
+      void vscode.window.showWarningMessage(`Run ${run.id} ended ${word ?? ''} before it reached a boundary: it was not cancelled.`);
+    else void vscode.window.showErrorMessage(`Agent Logbook: ${cliProblem(r)}`);
+    return r;
   }
 
   private async actionTarget(arg: unknown, what: string, ok: (status: string, approval: string | null) => boolean): Promise<ActionRef | undefined> {

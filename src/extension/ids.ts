@@ -46,6 +46,8 @@ export const ITEM = {
 export const FLAG = {
   resumable: 'resumable',
   compensable: 'compensable',
+  /** `logbook cancel` takes it: it has not ended (a live run is asked to stop at its next boundary). */
+  cancellable: 'cancellable',
   deletable: 'deletable',
   live: 'live',
   inDoubt: 'inDoubt',

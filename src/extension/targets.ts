@@ -72,6 +72,9 @@ export interface CommandOptions {
   readonly answer?: string;
   /** The result (JSON text) of an in-doubt action decided happened, instead of asking for it; '' for none. */
   readonly result?: string;
+  /** Cancel Run: compensate after the cancel (instead of asking), and the reason to journal. */
+  readonly compensate?: boolean;
+  readonly reason?: string;
 }
 
 export function options(arg: unknown): CommandOptions {

@@ -41,6 +41,13 @@ export const FILTERS: readonly FilterInfo[] = [
     default: false,
     kind: 'compensate:before',
   },
+  {
+    filter: 'sleep',
+    label: 'Durable sleep (run.sleep)',
+    description: 'Stop when a run.sleep starts to wait: its wake time is journaled; Variables show it and what is left.',
+    default: false,
+    kind: 'sleep:waiting',
+  },
 ];
 
 export const DEFAULT_FILTERS: readonly ExceptionFilter[] = FILTERS.filter((f) => f.default).map((f) => f.filter);

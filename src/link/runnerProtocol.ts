@@ -8,7 +8,7 @@ export const Wire = z.unknown();
 export const Loc = z.object({ file: z.string(), line: z.int(), column: z.int() });
 export type Loc = z.infer<typeof Loc>;
 
-export const EXCEPTION_FILTERS = ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation'] as const;
+export const EXCEPTION_FILTERS = ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation', 'sleep'] as const;
 export const ExceptionFilter = z.enum(EXCEPTION_FILTERS);
 export type ExceptionFilter = z.infer<typeof ExceptionFilter>;
 
@@ -72,6 +72,7 @@ const Request = z.discriminatedUnion('op', [
   }),
   z.object({ op: z.literal('approval'), approved: z.boolean(), note: z.optional(z.string()), then: z.union([StepMode, z.literal('stay')]) }),
   z.object({ op: z.literal('compensate') }),
+  z.object({ op: z.literal('cancel'), reason: z.optional(z.string()), compensate: z.optional(z.boolean()) }),
   z.object({ op: z.literal('fork'), stepIdx: z.int().check(z.minimum(0)) }),
 ]);
 export type RunnerRequest = z.infer<typeof Request>;
@@ -93,8 +94,22 @@ export const StepView = z.object({
   redone: z.boolean(),
   result: z.optional(Wire),
   location: z.optional(Loc),
+  /** The step is a run.sleep's: the stop shows the sleep instead. */
+  sleep: z.optional(z.boolean()),
 });
 export type StepView = z.infer<typeof StepView>;
+
+/** A run.sleep at its `sleep:waiting` stop: what it waits for, and what is left. */
+export const SleepView = z.object({
+  name: z.string(),
+  stepIdx: z.int(),
+  durationMs: z.number(),
+  /** ISO 8601, as journaled when the sleep started. */
+  wakeAt: z.string(),
+  leftMs: z.number(),
+  replayed: z.boolean(),
+});
+export type SleepView = z.infer<typeof SleepView>;
 
 export const ActionView = z.object({
   id: z.string(),
@@ -133,6 +148,7 @@ export const StopContext = z.object({
   run: RunView,
   step: z.optional(StepView),
   action: z.optional(ActionView),
+  sleep: z.optional(SleepView),
   compensating: z.boolean(),
   program: z.string(),
   runLocation: z.optional(Loc),

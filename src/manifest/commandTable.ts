@@ -5,6 +5,7 @@ export const COMMANDS = {
   killRun: { id: 'logbook.killRun', title: 'Kill Run (simulate crash)', icon: '$(debug-disconnect)' },
   resumeRun: { id: 'logbook.resumeRun', title: 'Resume Run', icon: '$(debug-continue)' },
   compensateRun: { id: 'logbook.compensateRun', title: 'Compensate Run', icon: '$(discard)' },
+  cancelRun: { id: 'logbook.cancelRun', title: 'Cancel Run…', icon: '$(circle-slash)' },
   approveAction: { id: 'logbook.approveAction', title: 'Approve', icon: '$(check)' },
   rejectAction: { id: 'logbook.rejectAction', title: 'Reject', icon: '$(close)' },
   decideHappened: { id: 'logbook.decideHappened', title: 'Decide: It Happened', icon: undefined },

@@ -41,6 +41,7 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('resumeRun'), when: `${whenItem(run, FLAG.resumable)} && ${trusted}`, group: '1_run@1' },
       { command: cmd('compensateRun'), when: `${whenItem(run, FLAG.compensable)} && ${trusted}`, group: '1_run@2' },
       { command: cmd('killRun'), when: whenItem(run, FLAG.live), group: '1_run@3' },
+      { command: cmd('cancelRun'), when: `${whenItem(run, FLAG.cancellable)} && ${trusted}`, group: '1_run@4' },
       { command: cmd('openTimeline'), when: whenItem(run), group: '2_show@1' },
       { command: cmd('openCheckpoint'), when: whenItem(run, FLAG.checkpoint), group: '2_show@2' },
       { command: cmd('deleteRun'), when: `${whenItem(run, FLAG.deletable)} && ${trusted}`, group: '9_delete@1' },
@@ -67,11 +68,13 @@ function menus(): Record<string, Menu[]> {
     'debug/toolBar': [
       { command: cmd('killRun'), when: inLogbookDebug, group: 'navigation@10' },
       { command: cmd('compensateRun'), when: `${inLogbookDebug} && ${trusted}`, group: 'navigation@11' },
+      { command: cmd('cancelRun'), when: `${inLogbookDebug} && ${trusted}`, group: 'navigation@12' },
     ],
     commandPalette: [
       ...ITEM_ONLY.map((k) => ({ command: cmd(k), when: 'false' })),
       { command: cmd('resumeRun'), when: trusted },
       { command: cmd('compensateRun'), when: trusted },
+      { command: cmd('cancelRun'), when: trusted },
       { command: cmd('deleteRun'), when: trusted },
       { command: cmd('runAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
       { command: cmd('debugAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },

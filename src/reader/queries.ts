@@ -3,6 +3,7 @@
 import { holderOnThisNode, type JournalOverview, type Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { actionDisplay, runAllows } from '../runtime/policy';
+import { isSleepCheckpoint } from '../runtime/sleep';
 import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './readerProtocol';
 import { buildTimeline } from './timeline';
 import { aiCallLine, aiCallMarkdown, aiCallSummary } from '../ai/view';
@@ -29,6 +30,18 @@ export function stepDisplay(s: Pick<StepRow, 'status' | 'attempt'>, run: Pick<Ru
   if (s.status === 'completed') return s.attempt < run.attempt ? 'replayed' : 'completed';
   if (s.status === 'failed') return 'failed';
   return leaseLive ? 'in-progress' : 'interrupted';
+}
+
+/** A step's checkpoint as a run.sleep's (its duration and wake time), or undefined for any other step's. */
+export function sleepOf(result: string | null): { sleep: number; wakeAt: number } | undefined {
+  // A sleep's checkpoint is two numbers: a longer text is some other step's result, and is not parsed here.
+  if (result === null || result.length > 120) return undefined;
+  try {
+    const v = JSON.parse(result) as unknown;
+    return isSleepCheckpoint(v) ? { sleep: v.sleep, wakeAt: v.wakeAt } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class JournalQueries {
@@ -59,6 +72,8 @@ export class JournalQueries {
       canResume: allows.canResume,
       canCompensate: allows.canCompensate,
       canDelete: allows.canDelete,
+      canCancel: allows.canCancel,
+      wakeAt: this.wakeAt(row, v.leaseLive),
       owner: v.leaseLive ? row.lease_owner : null,
       ownerPid: v.leaseLive && holderOnThisNode(row.lease_host) ? row.lease_pid : null,
       stepCount: this.reader.stepCount(row.id),
@@ -70,6 +85,19 @@ export class JournalQueries {
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
     };
+  }
+
+  /**
+   * When the run wakes: a run released `sleeping` has it in its row; a live one waits in a foreground sleep when its
+   * latest step is a sleep not yet due (one read, for live runs only: the tree pages many runs, few of them live).
+   */
+  private wakeAt(row: RunRow, leaseLive: boolean): number | null {
+    if (row.status === 'sleeping') return row.wake_at ?? null;
+    if (!leaseLive || row.status !== 'running') return null;
+    const n = this.reader.stepCount(row.id);
+    const last = n > 0 ? this.reader.steps(row.id, n - 1, n)[0] : undefined;
+    const sleep = last?.status === 'completed' ? sleepOf(last.result) : undefined;
+    return sleep && sleep.wakeAt > Date.now() ? sleep.wakeAt : null;
   }
 
   /** While a run is live, only an action an error left in doubt counts: the others are in flight. */
@@ -89,6 +117,7 @@ export class JournalQueries {
       actionCount: this.q.actionsInStep(s.run_id, s.idx),
       error: errorMessage(s.error),
       hasResult: s.result !== null,
+      ...sleepFields(s.status === 'completed' ? sleepOf(s.result) : undefined),
     };
   }
 
@@ -227,6 +256,10 @@ export class JournalQueries {
     }
     return out;
   }
+}
+
+function sleepFields(z: { sleep: number; wakeAt: number } | undefined): { wakeAt: number | null; sleepMs: number | null } {
+  return z ? { wakeAt: z.wakeAt, sleepMs: z.sleep } : { wakeAt: null, sleepMs: null };
 }
 
 /** The AI call view of an action row, when agent-logbook/ai journaled it (a model call or a tool call). */

@@ -42,6 +42,10 @@ export const RunDto = z.object({
   canResume: z.boolean(),
   canCompensate: z.boolean(),
   canDelete: z.boolean(),
+  /** `logbook cancel` takes it: a run that has not ended (a live one is asked to stop at its next boundary). */
+  canCancel: z.boolean(),
+  /** When a sleeping run wakes (ms): one released `sleeping`, or a live one waiting in its latest run.sleep. */
+  wakeAt: z.nullable(int),
   owner: nstr,
   /** The lease holder's pid when it is alive on this machine (Kill Run uses it for runs no debugger drives). */
   ownerPid: z.nullable(int),
@@ -67,6 +71,10 @@ export const StepDto = z.object({
   actionCount: int,
   error: nstr,
   hasResult: z.boolean(),
+  /** A run.sleep's step: when it wakes (ms), as journaled when it started. */
+  wakeAt: z.nullable(int),
+  /** A run.sleep's step: how long it sleeps (ms). */
+  sleepMs: z.nullable(int),
 });
 export type StepDto = z.infer<typeof StepDto>;
 

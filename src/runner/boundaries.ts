@@ -44,11 +44,11 @@ export class BoundaryQueue {
       detail = this.builder.entryDetail(ev.run, detail);
     }
     const policy = this.state.policy;
-    if (this.state.stopRequested || !policy) return;
+    if (this.state.stopRequested || this.state.cancelling || !policy) return;
     const action = ev.action ? this.builder.withCompensateLocation(kind, ev.action) : undefined;
     if (action) detail = this.builder.reconciliationDetail(kind, action, detail);
     const step = ev.step ?? (action ? this.builder.stepFor(ev.run.id, action.stepIdx) : undefined);
-    const at: Boundary = { kind, detail, step, action };
+    const at: Boundary = { kind, detail, step, action, ...(ev.sleep ? { sleep: ev.sleep } : {}) };
     this.lastRun = ev.run;
     const stop = policy.decide(at);
     if (stop) await this.stopAt(at, ev.run, stop);

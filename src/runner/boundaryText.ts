@@ -4,6 +4,7 @@ import type { ActionSnapshot, PauseEvent } from '../runtime/hooks';
 import { reconcilePlan, type ReconcileHow, type ReconcilePlan } from '../runtime/policy';
 import type { Decision } from '../runtime/types';
 import { decideHint } from '../link/hints';
+import { durationWords } from '../shared/relativeTime';
 
 /** Why an in-doubt action is reconciled the way the policy planned, as the tail of a sentence. */
 export const RECONCILE_WHY: Record<ReconcileHow, string> = {
@@ -45,6 +46,16 @@ export function boundaryText(ev: PauseEvent): string {
     case 'step:after':
       if (!step) break;
       return `step "${step.name}" checkpointed`;
+    case 'sleep:waiting': {
+      const z = ev.sleep;
+      if (!z) break;
+      const until = new Date(z.wakeAt).toISOString();
+      if (z.leftMs <= 0) return `sleep "${z.name}" is over (it woke at ${until}): the run goes on`;
+      const left = `${durationWords(z.leftMs)} left`;
+      return z.replayed
+        ? `sleep "${z.name}" started in an earlier attempt: the run waits only what is left, until ${until} (${left})`
+        : `sleep "${z.name}" started: the run waits until ${until} (${left}); its wake time is journaled`;
+    }
     default:
       break;
   }

@@ -46,7 +46,7 @@ export class RunnerHost {
     const builder = new StopContextBuilder(this.state);
     // The queue announces a run at its entry boundary; the job loop owns announcing (it also announces compensations).
     const queue = new BoundaryQueue(this.state, builder, this.gate, (run) => this.jobs.announce(run.id, run.agent, run.attempt));
-    this.jobs = new JobLoop(this.state, queue, builder, mailbox, evaluator);
+    this.jobs = new JobLoop(this.state, queue, builder, mailbox, evaluator, (reason) => this.cancelled(reason, 'elsewhere (logbook cancel)'));
     this.requests = new RequestHandler(this.state, this.gate, mailbox, builder, evaluator, () => this.requestStop());
   }
 
@@ -74,7 +74,10 @@ export class RunnerHost {
         this.gate.release(m.mode);
         return;
       case 'pause':
-        if (this.state.policy && !this.gate.current) this.state.policy.pauseRequested = true;
+        if (this.state.policy && !this.gate.current) {
+          this.state.policy.pauseRequested = true;
+          this.state.interruptSleep();
+        }
         return;
       case 'stop':
         this.requestStop();
@@ -87,6 +90,19 @@ export class RunnerHost {
 
   requestStop(): void {
     this.state.stopRequested = true;
+    this.state.interruptSleep();
+    this.gate.release('continue');
+  }
+
+  /** The run was cancelled: it runs to its next boundary, where the runtime stops it `cancelled`; no stop on the way. */
+  cancelled(reason: string | null, by: string): void {
+    if (this.state.cancelling) return;
+    this.state.cancelling = true;
+    this.state.output(
+      `run ${this.state.current?.runId ?? ''} was cancelled ${this.state.cancelSource ?? by}${reason ? ` (${reason})` : ''}: it stops at its next boundary`,
+      'important',
+    );
+    this.state.interruptSleep();
     this.gate.release('continue');
   }
 }

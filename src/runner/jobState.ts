@@ -30,8 +30,26 @@ export class RunnerState {
   driving = false;
   /** Asked to stop (terminate, or a follow-up job): the run stops gracefully at its next boundary. */
   stopRequested = false;
+  /** The run was cancelled (from the debugger or elsewhere): it goes to its next boundary, where it stops, without stops. */
+  cancelling = false;
+  /** Who the next cancel heard comes from, when this runner asked it itself (a debugger request). */
+  cancelSource: string | undefined;
+  /** Aborted when the adapter wants the run's attention (pause, stop, cancel): a run.sleep stops waiting and shows itself. */
+  private attention = new AbortController();
 
   constructor(readonly send: (m: FromRunner) => void) {}
+
+  /** The signal a run.sleep waits on besides its wake time: a fresh one, unless the run's attention is still wanted. */
+  sleepSignal(): AbortSignal {
+    const wanted = this.stopRequested || this.cancelling || this.policy?.pauseRequested === true;
+    if (this.attention.signal.aborted && !wanted) this.attention = new AbortController();
+    return this.attention.signal;
+  }
+
+  /** Wakes a sleep that is waiting, so the run passes a boundary (where it pauses or stops). */
+  interruptSleep(): void {
+    this.attention.abort();
+  }
 
   output(text: string, category: 'console' | 'important' = 'console'): void {
     this.send({ type: 'output', category, text: text.endsWith('\n') ? text : `${text}\n` });

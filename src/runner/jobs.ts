@@ -25,6 +25,8 @@ import type { RunnerState } from './jobState';
 import type { StopContextBuilder } from './stopContext';
 import { StopPolicy } from './stopPolicy';
 import { callerContextFromEnv } from '../runtime/trace/env';
+import { runFacts } from '../runtime/runFacts';
+import type { RunOutcome } from '../runtime/engine';
 
 type Work =
   | { kind: 'launch'; input: unknown; runId?: string | undefined }
@@ -43,6 +45,8 @@ export class JobLoop {
     private readonly builder: StopContextBuilder,
     private readonly mailbox: Mailbox,
     private readonly evaluator: Evaluator,
+    /** The run heard a cancel (from wherever it came): the host lets it go to its next boundary. */
+    private readonly onCancelled: (reason: string | null) => void,
   ) {}
 
   /** Runs the configured job and the follow-ups asked for during it; resolves with the runner's exit code. */
@@ -121,6 +125,7 @@ export class JobLoop {
     const { store, agent, config } = state;
     if (!store || !agent || !config) throw new Error('runner not started');
     state.stopRequested = false;
+    state.cancelling = false;
     this.builder.reset();
     this.mailbox.clear();
     state.compensating = work.kind === 'compensate';
@@ -139,13 +144,15 @@ export class JobLoop {
       shouldStop: () => state.stopRequested,
       approval: (ev) => Promise.resolve(this.mailbox.takeApproval(ev.action?.id)),
       decision: (ev) => this.decisionHook(ev),
+      sleepInterrupt: () => state.sleepSignal(),
+      cancelled: (reason) => this.onCancelled(reason),
     };
     const common: Common = { hooks, faults, role: ROLE, log: (line: string) => state.output(line) };
     try {
       switch (work.kind) {
         case 'launch':
           state.current = { runId: work.runId ?? '', attempt: 1, input: work.input, job: 'launch', announced: false };
-          return outcomeOfRun(
+          return this.ofRun(
             await startRun(store, agent, {
               ...common,
               script: config.program,
@@ -156,14 +163,14 @@ export class JobLoop {
           );
         case 'resume':
           state.current = { runId: work.runId, attempt: 0, input: undefined, job: 'resume', announced: false };
-          return outcomeOfRun(await resumeRun(store, agent, work.runId, { ...common, decisions: config.decide }));
+          return this.ofRun(await resumeRun(store, agent, work.runId, { ...common, decisions: config.decide }));
         case 'fork': {
           const forkedFrom = { runId: work.from, stepIdx: work.stepIdx };
           const runId = newRunId();
           // The input the origin's attempts saw, as journaled: forkRun does not parse it again (nor can it be given one).
           state.current = { runId, attempt: 1, input: undefined, job: 'fork', forkedFrom, announced: false };
           policy.stopAtNextNewStep();
-          return outcomeOfRun(await forkRun(store, agent, { ...common, script: config.program, from: work.from, stepIdx: work.stepIdx, runId }));
+          return this.ofRun(await forkRun(store, agent, { ...common, script: config.program, from: work.from, stepIdx: work.stepIdx, runId }));
         }
         case 'compensate':
           return await this.compensate(store, work, common);
@@ -212,6 +219,13 @@ export class JobLoop {
     return outcomeOfCompensation(report, this.state.current?.attempt ?? 0);
   }
 
+  /** A run's outcome for the adapter; a cancelled one (compensated after, maybe) says the cancel's reason. */
+  private ofRun(o: RunOutcome): Outcome {
+    const row = this.state.store?.reader.run(o.runId);
+    const cancel = row && this.state.store ? runFacts(this.state.store, row).cancel : null;
+    return outcomeOfRun(o, o.status === 'cancelled' || (o.compensation && cancel) ? cancel : null);
+  }
+
   /** Tells the adapter the run of the job in hand started (once), with its id and attempt as the runtime settled them. */
   announce(runId: string, agent: string, attempt: number): void {
     const cur = this.state.current;
@@ -225,7 +239,7 @@ export class JobLoop {
   private async decisionHook(ev: PauseEvent): Promise<DecisionInput | undefined> {
     const id = ev.action?.id;
     const early = this.mailbox.takeDecision(id);
-    if (early || this.state.stopRequested) return early;
+    if (early || this.state.stopRequested || this.state.cancelling) return early;
     await this.queue.boundary(ev, 'decision', decisionText(ev));
     return this.mailbox.takeDecision(id);
   }

@@ -6,7 +6,8 @@ import { approveHint } from '../link/hints';
 import type { Outcome } from '../link/runnerProtocol';
 import { toWire } from '../link/wire';
 
-export function outcomeOfRun(o: RunOutcome): Outcome {
+/** `cancel`: the cancel the run heard, for its reason. */
+export function outcomeOfRun(o: RunOutcome, cancel?: { readonly reason: string | null } | null): Outcome {
   const s = o.stats;
   const work = `steps: ${s.stepsReplayed} replayed, ${s.stepsRedone} redone, ${s.stepsRun} run; actions: ${s.actionsSkipped} skipped, ${s.reconciled.length} reconciled, ${s.actionsExecuted} executed`;
   let summary: string;
@@ -20,6 +21,9 @@ export function outcomeOfRun(o: RunOutcome): Outcome {
     case 'needs-decision':
       summary = `run ${o.runId} waits for a decision: ${o.waitingOn?.reason ?? ''} Launch with "resume": "${o.runId}" and "decide": {"${o.waitingOn?.actionId ?? '<action id>'}": "happened" | "not-happened"}, or decide when the debugger stops there`;
       break;
+    case 'cancelled':
+      summary = `run ${o.runId} was cancelled${cancel?.reason ? ` (${cancel.reason})` : ''} (attempt ${o.attempt}): it stopped at a boundary without starting a new effect, and it cannot be resumed. Undo what it did with "compensate": "${o.runId}" (or \`logbook compensate ${o.runId}\`)${o.error ? `; it could not be compensated here: ${o.error.message}` : ''}`;
+      break;
     case 'awaiting-approval':
       summary = `run ${o.runId} waits for approval: ${o.waitingOn?.reason ?? ''} ${approveHint(o.runId, o.waitingOn?.actionId ?? '<action id>')}`;
       break;
@@ -28,7 +32,7 @@ export function outcomeOfRun(o: RunOutcome): Outcome {
   }
   const doubt = s.leftInDoubt.map((d) => `${d.type} ${d.id}`);
   if (doubt.length) summary += `; in doubt after an error (it may have happened): ${doubt.join(', ')}; resuming reconciles it`;
-  if (o.compensation) summary += `; compensation ${o.compensation.status}`;
+  if (o.compensation) summary += `; ${cancel ? `cancelled${cancel.reason ? ` (${cancel.reason})` : ''}, then ` : ''}compensation ${o.compensation.status}`;
   return {
     runId: o.runId,
     status: o.status,

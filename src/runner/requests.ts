@@ -1,6 +1,8 @@
 // The adapter's requests to the runner: evaluate, journal pages, decide, approve, compensate, fork; each answered once.
 
 import { ErrorCodes, LogbookError } from '../runtime/errors';
+import { processOwner } from '../runtime/store';
+import { requireWellFormed } from '../runtime/wellFormed';
 import type { Decision } from '../runtime/types';
 import { journaledDecision, type DecisionInput } from '../runtime/decisions';
 import type { RunnerRequest, StepMode } from '../link/runnerProtocol';
@@ -65,6 +67,8 @@ export class RequestHandler {
         this.requestStop();
         return { message: `run ${current.runId} stops at its next boundary, then its compensation starts (inverses newest-first)` };
       }
+      case 'cancel':
+        return this.cancel(req.reason, req.compensate === true);
       case 'fork': {
         const s = this.gate.current;
         if (!s) throw this.notStopped('restarting a frame');
@@ -81,6 +85,42 @@ export class RequestHandler {
         this.requestStop();
         return { message: `forking run ${runId ?? ''} at step #${req.stepIdx + 1}` };
       }
+    }
+  }
+
+  /**
+   * Cancels the run this session drives, as `logbook cancel` would: journaled with its reason; the run hears it at once
+   * (its writer is in this process), goes on to its next boundary without stopping, and ends cancelled (then compensated,
+   * if asked). A run not going forward (being compensated, ended) is refused, and nothing is written.
+   */
+  private cancel(reason: string | undefined, compensate: boolean): unknown {
+    const { store, current } = this.state;
+    if (!store || !current?.announced)
+      throw new LogbookError(ErrorCodes.USAGE, 'No run has started yet, so there is nothing to cancel.', 'Wait for the run to start, or stop the session.');
+    if (this.state.compensating)
+      throw new LogbookError(
+        ErrorCodes.RUN_NOT_CANCELLABLE,
+        `Run ${current.runId} is being compensated; a compensation is not cancelled.`,
+        'Step through the inverses, or continue.',
+      );
+    if (this.state.cancelling) return { message: `run ${current.runId} is already stopping, cancelled` };
+    if (reason !== undefined) requireWellFormed(reason, 'The reason of the cancel');
+    this.state.cancelSource = 'from the debugger';
+    try {
+      const r = store.cancelRun(current.runId, {
+        reason: reason ?? null,
+        compensate,
+        at: Date.now(),
+        by: processOwner('debugger').label,
+      });
+      return {
+        message:
+          r.kind === 'cancelled'
+            ? `run ${current.runId} was cancelled`
+            : `run ${current.runId} stops at its next boundary, cancelled${compensate ? ', then it is compensated (inverses newest-first)' : ''}`,
+      };
+    } finally {
+      this.state.cancelSource = undefined;
     }
   }
 

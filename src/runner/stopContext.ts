@@ -11,7 +11,7 @@ import { reconciledText } from './boundaryText';
 import { sandboxCopy } from './evaluator';
 import type { RunnerState } from './jobState';
 import type { Boundary, BoundaryKind } from './stopPolicy';
-import { actionView, checkpointView, evalScope, runView, stepView } from './views';
+import { actionView, checkpointView, evalScope, runView, sleepView, stepView } from './views';
 
 export class StopContextBuilder {
   /** Steps in flight (parallel steps can be), by index. */
@@ -32,7 +32,8 @@ export class StopContextBuilder {
   }
 
   trackStep(kind: BoundaryKind, step: StepSnapshot | undefined): void {
-    if (!step) return;
+    // A sleep's step was checkpointed before it waits: not in flight.
+    if (!step || kind === 'sleep:waiting') return;
     if (kind === 'step:after') this.steps.delete(step.idx);
     else this.steps.set(step.idx, step);
   }
@@ -123,6 +124,7 @@ export class StopContextBuilder {
       run: runView(run, this.state.current?.forkedFrom),
       ...(at.step ? { step: stepView(at.step) } : {}),
       ...(at.action ? { action: actionView(at.action) } : {}),
+      ...(at.sleep ? { sleep: sleepView(at.sleep) } : {}),
       compensating: this.state.compensating,
       program,
       runLocation: { file: program, line: this.runLine, column: 1 },
@@ -141,6 +143,6 @@ export class StopContextBuilder {
       status: 'running',
       input: cur?.input,
     };
-    return sandboxCopy(evalScope(at.kind, at.detail, run ?? fallback, at.step, at.action)) as Record<string, unknown>;
+    return sandboxCopy(evalScope(at.kind, at.detail, run ?? fallback, at.step, at.action, at.sleep)) as Record<string, unknown>;
   }
 }

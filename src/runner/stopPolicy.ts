@@ -1,6 +1,6 @@
 // Whether the run stops at a boundary: breakpoints (conditions, hit counts), exception filters, stepping, pause.
 
-import type { ActionSnapshot, PauseKind, SourceLocation, StepSnapshot } from '../runtime/hooks';
+import type { ActionSnapshot, PauseKind, SleepSnapshot, SourceLocation, StepSnapshot } from '../runtime/hooks';
 import { DEFAULT_FILTERS, FILTERS } from '../link/filters';
 import { parseHitCondition, type HitCondition } from '../link/hitCondition';
 import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from '../link/runnerProtocol';
@@ -14,6 +14,8 @@ export interface Boundary {
   /** The step of the event, or the step an action runs in. */
   readonly step?: StepSnapshot | undefined;
   readonly action?: ActionSnapshot | undefined;
+  /** At `sleep:waiting`: the sleep, its wake time and what is left. */
+  readonly sleep?: SleepSnapshot | undefined;
 }
 
 export interface StopDecision {
@@ -42,7 +44,7 @@ export interface PolicyOptions {
   readonly warn: (message: string) => void;
 }
 
-const STEP_BOUNDARIES = new Set<BoundaryKind>(['step:before', 'step:after', 'run:end', 'compensate:before']);
+const STEP_BOUNDARIES = new Set<BoundaryKind>(['step:before', 'step:after', 'run:end', 'compensate:before', 'sleep:waiting']);
 
 function glob(pattern: string): RegExp {
   return new RegExp(
@@ -122,6 +124,8 @@ export class StopPolicy {
 
   /** The location a line breakpoint matches at this boundary: a step before it runs, an action before it starts. */
   private lineTarget(at: Boundary): SourceLocation | undefined {
+    // A run.sleep line stops where the sleep waits, its wake time known: once (its step's own boundaries are not shown).
+    if (at.kind === 'sleep:waiting') return at.step?.location;
     if (at.kind === 'step:before') return at.step?.location;
     if (at.kind !== 'action:before-start' || !at.action?.location) return undefined;
     const s = at.step?.location;
@@ -133,6 +137,8 @@ export class StopPolicy {
 
   decide(at: Boundary): StopDecision | undefined {
     if (at.kind === 'step:before' && at.step?.replayed && !this.opts.stopOnReplay) return undefined;
+    // A sleep is one unit: its stop is `sleep:waiting`, where its wake time is known, not its step's before and after.
+    if ((at.kind === 'step:before' || at.kind === 'step:after') && at.step?.sleep) return undefined;
     const stop = this.choose(at);
     if (stop) {
       this.pauseRequested = false;
@@ -144,7 +150,7 @@ export class StopPolicy {
   private choose(at: Boundary): StopDecision | undefined {
     const target = this.lineTarget(at);
     const lineHits = target ? this.lines.filter((a) => this.at(target, a.bp) && this.conditionHolds(a, at)).map((a) => a.bp.id) : [];
-    const name = at.kind === 'step:before' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
+    const name = at.kind === 'step:before' || at.kind === 'sleep:waiting' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
     // An action also answers to its id, so `model:*` stops before every journaled model call (ids model:<step>.<call>).
     const id = at.kind === 'action:before-start' ? at.action?.id : undefined;
     const fnHits =

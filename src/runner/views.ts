@@ -1,8 +1,8 @@
 // Runner side: what a stop shows (run, step, action, checkpoint state) and the journal pages, as wire values.
 
-import type { ActionSnapshot, RunSnapshot, StepSnapshot } from '../runtime/hooks';
+import type { ActionSnapshot, RunSnapshot, SleepSnapshot, StepSnapshot } from '../runtime/hooks';
 import type { JournalReader } from '../runtime/store';
-import type { ActionView, RunView, StepView, StopContext } from '../link/runnerProtocol';
+import type { ActionView, RunView, SleepView, StepView, StopContext } from '../link/runnerProtocol';
 import { toWire } from '../link/wire';
 import { ACTION_WORDS } from '../runtime/policy';
 
@@ -28,6 +28,18 @@ export function stepView(s: StepSnapshot): StepView {
     redone: s.redone,
     ...('result' in s ? { result: toWire(s.result) } : {}),
     ...(s.location ? { location: s.location } : {}),
+    ...(s.sleep ? { sleep: true } : {}),
+  };
+}
+
+export function sleepView(s: SleepSnapshot): SleepView {
+  return {
+    name: s.name,
+    stepIdx: s.stepIdx,
+    durationMs: s.durationMs,
+    wakeAt: new Date(s.wakeAt).toISOString(),
+    leftMs: s.leftMs,
+    replayed: s.replayed,
   };
 }
 
@@ -89,13 +101,14 @@ export function stepsPage(reader: JournalReader, runId: string, start: number, c
   }));
 }
 
-/** The names an expression can use at a stop: run, step, action, args, result, error, input, kind, phase. */
+/** The names an expression can use at a stop: run, step, action, args, result, error, input, kind, phase, sleep. */
 export function evalScope(
   kind: string,
   detail: string,
   run: RunSnapshot,
   step: StepSnapshot | undefined,
   action: ActionSnapshot | undefined,
+  sleep?: SleepSnapshot,
 ): Record<string, unknown> {
   const result = action ? action.result : step?.result;
   return {
@@ -109,5 +122,6 @@ export function evalScope(
     kind,
     phase: action?.phase,
     detail,
+    sleep: sleep ? { ...sleepView(sleep), wakeAtMs: sleep.wakeAt } : undefined,
   };
 }

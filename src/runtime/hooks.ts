@@ -29,7 +29,9 @@ export type PauseKind =
   | 'compensate:after-start'
   | 'compensate:after-execute'
   | 'compensate:committed'
-  | 'run:end';
+  | 'run:end'
+  // run.sleep, its wake time journaled, about to wait for what is left (again after a host interrupted the wait).
+  | 'sleep:waiting';
 
 export interface RunSnapshot {
   readonly id: string;
@@ -47,6 +49,21 @@ export interface StepSnapshot {
   readonly redone: boolean;
   readonly result?: unknown;
   readonly location?: SourceLocation;
+  /** The step is a run.sleep's (its checkpoint is the wake time): a host shows the sleep, at `sleep:waiting`, instead. */
+  readonly sleep?: boolean;
+}
+
+/** A run.sleep as the host sees it at `sleep:waiting`. */
+export interface SleepSnapshot {
+  readonly name: string;
+  readonly stepIdx: number;
+  readonly durationMs: number;
+  /** When it wakes (ms since the epoch), as journaled when it started. */
+  readonly wakeAt: number;
+  /** What is left to wait now (0 once due). */
+  readonly leftMs: number;
+  /** Its wake time was journaled by an earlier attempt: this one waits only what is left. */
+  readonly replayed: boolean;
 }
 
 export type ActionPhase =
@@ -86,6 +103,7 @@ export interface PauseEvent {
   readonly action?: ActionSnapshot;
   readonly plan?: ReconcilePlan;
   readonly redoInverse?: boolean;
+  readonly sleep?: SleepSnapshot;
 }
 
 export interface RuntimeHooks {
@@ -100,6 +118,17 @@ export interface RuntimeHooks {
   /** An in-doubt action with no verify: resolve with a decision (with the result it had, if known), or undefined to
    *  stop in needs-decision. */
   decision?(ev: PauseEvent): Promise<DecisionInput | undefined>;
+  /**
+   * While run.sleep waits, a signal the host aborts when it wants the run's attention (a pause, a stop): the sleep then
+   * passes its `sleep:waiting` boundary again (where the host may hold it, or stop it) and waits for what is left.
+   * Asked each time the sleep starts to wait.
+   */
+  sleepInterrupt?(): AbortSignal;
+  /**
+   * The run was cancelled (`logbook cancel`, journal.cancel, the sidebar): it stops at its next boundary. Told once, as
+   * soon as the driving session hears of it, so a host holding the run at a stop can let it go there.
+   */
+  cancelled?(reason: string | null): void;
 }
 
 /** A host's word that its session now drives the run (it holds the lease): e.g. to answer an HTTP request with 202. */

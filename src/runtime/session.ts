@@ -128,16 +128,34 @@ export class RunSession {
     };
     if (d.journal !== undefined) Object.defineProperty(api, RUN_JOURNAL, { value: d.journal, enumerable: false });
     this.api = Object.freeze(api);
+    const hooks = d.hooks;
+    if (hooks?.cancelled) {
+      // The signal also aborts on a lost lease: only a cancel is told.
+      const tell = (): void => {
+        const c = d.writer.cancelRequest;
+        if (c) hooks.cancelled?.(c.reason);
+      };
+      if (d.writer.cancelRequest) queueMicrotask(tell);
+      else d.writer.leaseChecks.signal.addEventListener('abort', tell, { once: true });
+    }
   }
 
   /**
    * run.sleep: a step whose checkpoint is the wake time (journaled when the sleep starts; a replay returns it), then the
    * wait for what is left. A long one under a worker stops the run `sleeping` instead; a cancel or a lost lease ends
-   * the wait, and the boundary after it stops the run.
+   * the wait, and the boundary after it stops the run. A host that pauses sees it at `sleep:waiting` (each time it
+   * starts to wait: first, and after the host interrupted the wait to have the run's attention).
    */
   private async sleep(name: string, duration: number | string): Promise<void> {
     const ms = parseDuration(duration);
-    const started = await this.api.step(name, () => ({ sleep: ms, wakeAt: Date.now() + ms }));
+    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    const idx = this.stepCounter;
+    let fresh = false;
+    const begin = (): { sleep: number; wakeAt: number } => {
+      fresh = true;
+      return { sleep: ms, wakeAt: Date.now() + ms };
+    };
+    const started = await (this.replayFast<unknown>(name, begin) ?? this.track(this.step<unknown>(name, begin, 'sleep')));
     const wakeAt = (started as { wakeAt?: unknown } | null)?.wakeAt;
     if (typeof wakeAt !== 'number' || !Number.isFinite(wakeAt))
       throw new LogbookError(
@@ -147,13 +165,28 @@ export class RunSession {
         { runId: this.runId },
       );
     const policy = this.d.sleep ?? {};
-    const left = wakeAt - Date.now();
-    if (left > 0 && !policy.wakeNow) {
-      if (policy.releaseOverMs !== undefined && left > policy.releaseOverMs) {
+    const waits = (): boolean => wakeAt > Date.now() && !policy.wakeNow;
+    const lease = this.d.writer.leaseChecks.signal;
+    // A replayed sleep already over shows nothing to a host: nothing happens there.
+    let show = this.h.pauses && (fresh || waits());
+    while (waits() || show) {
+      const left = wakeAt - Date.now();
+      if (policy.releaseOverMs !== undefined && left > policy.releaseOverMs && !policy.wakeNow) {
         this.h.suspended ??= new RunSuspended('sleeping', `sleeping until ${new Date(wakeAt).toISOString()}`, undefined, wakeAt);
         throw this.h.suspended;
       }
-      await waitUntil(wakeAt, this.d.writer.leaseChecks.signal);
+      if (show) {
+        const sleep = { name, stepIdx: idx, durationMs: ms, wakeAt, leftMs: Math.max(0, left), replayed: !fresh };
+        const step = { idx, name, replayed: !fresh, redone: false, result: started, sleep: true, ...(location ? { location } : {}) };
+        const paused = this.h.boundary({ stopFirst: true, event: () => ({ kind: 'sleep:waiting', step, sleep }), stopAfter: true });
+        if (paused) await paused;
+        show = false;
+      }
+      if (!waits()) break;
+      const host = this.d.hooks?.sleepInterrupt?.();
+      await waitUntil(wakeAt, lease, host);
+      if (lease.aborted) break;
+      show = host?.aborted === true && waits();
     }
     this.h.boundary({ stopFirst: true });
   }
@@ -259,7 +292,7 @@ export class RunSession {
     return { runId: this.runId, table: 'steps', idx, name, column };
   }
 
-  private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  private async step<T>(name: string, fn: () => Promise<T> | T, kind?: 'sleep'): Promise<T> {
     checkStepCall(name, fn, this.stepCounter + 1, this.currentFrame()?.name);
     const idx = this.stepCounter++;
     const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
@@ -276,7 +309,10 @@ export class RunSession {
       this.d.stats.stepsReplayed++;
       const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
       const paused = this.h.boundary({
-        event: () => ({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } }),
+        event: () => ({
+          kind: 'step:before',
+          step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}), ...(kind ? { sleep: true } : {}) },
+        }),
       });
       if (paused) await paused;
       return result;
@@ -294,6 +330,7 @@ export class RunSession {
       redone,
       ...(result !== undefined ? { result } : {}),
       ...(location ? { location } : {}),
+      ...(kind ? { sleep: true } : {}),
     });
     // Nothing of this step is written before the stop check after the pause.
     let paused = this.h.boundary({

@@ -27,8 +27,9 @@ export interface SleepPolicy {
 /** The longest single timer Node keeps (2^31 − 1 ms); a longer sleep waits in pieces. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** Waits until `wakeAt` (this machine's clock), or until `signal` aborts (a cancel, a lost lease): resolves either way. */
-export async function waitUntil(wakeAt: number, signal: AbortSignal): Promise<void> {
+/** Waits until `wakeAt` (this machine's clock), or until a signal aborts (a cancel, a lost lease, the host): resolves either way. */
+export async function waitUntil(wakeAt: number, signal: AbortSignal, also?: AbortSignal): Promise<void> {
+  if (also) return waitUntilEither(wakeAt, signal, also);
   while (!signal.aborted) {
     const left = wakeAt - Date.now();
     if (left <= 0) return;
@@ -42,4 +43,32 @@ export async function waitUntil(wakeAt: number, signal: AbortSignal): Promise<vo
       signal.addEventListener('abort', done, { once: true });
     });
   }
+}
+
+async function waitUntilEither(wakeAt: number, a: AbortSignal, b: AbortSignal): Promise<void> {
+  const both = new AbortController();
+  const abort = (): void => both.abort();
+  for (const s of [a, b]) {
+    if (s.aborted) return;
+    s.addEventListener('abort', abort, { once: true });
+  }
+  try {
+    await waitUntil(wakeAt, both.signal);
+  } finally {
+    a.removeEventListener('abort', abort);
+    b.removeEventListener('abort', abort);
+  }
+}
+
+/** A sleep's checkpoint (the result of its step): its duration and wake time. Anything else is not a sleep's. */
+export interface SleepCheckpoint {
+  readonly sleep: number;
+  readonly wakeAt: number;
+}
+
+export function isSleepCheckpoint(v: unknown): v is SleepCheckpoint {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  const { sleep, wakeAt } = v as Record<string, unknown>;
+  return keys.length === 2 && typeof sleep === 'number' && Number.isFinite(sleep) && typeof wakeAt === 'number' && Number.isFinite(wakeAt);
 }

@@ -27,7 +27,7 @@ describe('dap: breakpoints and stops', function () {
     const [onStep, onPlain] = s.setBreakpointResults;
     assert.equal(onStep?.verified, true);
     assert.equal(onPlain?.verified, false);
-    assert.match(onPlain?.message ?? '', /No run\.step\(\.\.\.\) or run\.do\(\.\.\.\) call on this line/);
+    assert.match(onPlain?.message ?? '', /No run\.step\(\.\.\.\), run\.do\(\.\.\.\) or run\.sleep\(\.\.\.\) call on this line/);
     const stop = await s.stopped();
     assert.equal(stop.reason, 'breakpoint');
     assert.deepEqual(stop.hitBreakpointIds, [onStep?.id]);

@@ -13,6 +13,7 @@ export const EMAIL = path.join(EXAMPLES, 'email-campaign.ts');
 export const NEWSLETTER = path.join(DAP_FIXTURES, 'newsletter.ts');
 export const ORDER = path.join(DAP_FIXTURES, 'order.ts');
 export const COUNTER = path.join(DAP_FIXTURES, 'counter.ts');
+export const NAPPER = path.join(DAP_FIXTURES, 'napper.ts');
 const TIMEOUT = 30_000;
 
 export interface Stop {
@@ -310,6 +311,8 @@ export interface StopShape {
   readonly step?: string;
   /** Action scope: `<type> <id> <phase>/<status>`. */
   readonly action?: string;
+  /** Sleep scope: `<name>`, then `replayed` when an earlier attempt started it, and `due` once nothing is left. */
+  readonly sleep?: string;
   /** The kinds of the journal entries added since the previous shape of this recorder. */
   readonly journaled: string[];
 }
@@ -342,7 +345,7 @@ export class StopShapes {
       const scopes = (await dc.scopesRequest({ frameId: f.id })).body.scopes;
       if (i === 0) top = scopes;
       const names = scopes.map((x) => x.name);
-      const kind = names.includes('Action') ? 'action' : names[0] === 'Step' ? 'step' : 'run';
+      const kind = names.includes('Action') ? 'action' : names[0] === 'Step' ? 'step' : names[0] === 'Sleep' ? 'sleep' : 'run';
       frames.push(`${kind}@${this.labels[f.line] ?? String(f.line)}`);
     }
     const fields = async (name: string): Promise<Record<string, string> | undefined> => {
@@ -354,6 +357,7 @@ export class StopShapes {
     const run = await fields('Run');
     const step = await fields('Step');
     const action = await fields('Action');
+    const sleep = await fields('Sleep');
     const journal = top.find((x) => x.name.startsWith('Journal'));
     const total = Number(/\((\d+) entries\)/.exec(journal?.name ?? '')?.[1] ?? this.journalSeen);
     const journaled: string[] = [];
@@ -370,6 +374,7 @@ export class StopShapes {
       ...(step ? { step: `#${Number(step.index) + 1}${step.replayed === 'true' ? ' replayed' : step.redone === 'true' ? ' redone' : ''}` } : {}),
       // The run's id inside action ids is the run's, whatever a launch generated.
       ...(action ? { action: `${action.type} ${action.id} ${action.phase}/${action.status}`.split(run?.id ?? '\0').join('<run>') } : {}),
+      ...(sleep ? { sleep: `${sleep.name ?? '?'}${sleep.replayed === 'true' ? ' replayed' : ''}${sleep.left === 'due' ? ' due' : ''}` } : {}),
       journaled,
     };
     this.shapes.push(shape);
@@ -401,7 +406,7 @@ export function showShapes(shapes: readonly StopShape[]): string {
   return shapes
     .map(
       (x) =>
-        `${x.how} → ${x.reason} [${x.frames.join(' < ')}] run ${x.run}${x.step ? ` step ${x.step}` : ''}${x.action ? ` ${x.action}` : ''} +[${x.journaled.join(', ')}]`,
+        `${x.how} → ${x.reason} [${x.frames.join(' < ')}] run ${x.run}${x.step ? ` step ${x.step}` : ''}${x.action ? ` ${x.action}` : ''}${x.sleep ? ` sleep ${x.sleep}` : ''} +[${x.journaled.join(', ')}]`,
     )
     .join('\n');
 }

@@ -210,4 +210,57 @@ describe('journal reader process', function () {
     client = new ReaderClient({ node: '/no/such/node', script: READER, cwd: ROOT, log: (_l, line) => logs.push(line) });
     await assert.rejects(client.request('runs', { offset: 0, limit: 1 }), /could not start "\/no\/such\/node".*runtimeExecutable/);
   });
+  it('shows sleeps: a sleep step with its wake time, a run waiting in its process and one released sleeping, until when; which runs cancel takes', async () => {
+    const dir = tmpDir();
+    const sleeper = path.join(FIXTURES, 'sleep', 'sleeper.ts');
+    const db = path.join(dir, 'journal.db');
+    // A foreground run in a one-hour sleep: running (its process holds it), waiting until the journaled wake time.
+    const fg = cliAsync(dir, ['run', sleeper, '--run-id', 'fg', '--input', '{"sleep":"1h"}']);
+    const fgExit = new Promise((r) => fg.on('exit', r));
+    // A run released by a worker: sleeping, no process holds it.
+    assert.equal(cli(dir, ['run', '--detach', sleeper, '--run-id', 'rel', '--input', '{"sleep":"1h"}']).status, 0);
+    const worker = spawn(
+      process.execPath,
+      [path.join(ROOT, 'dist', 'cli.js'), 'worker', '--scripts', path.dirname(sleeper), '--poll-ms', '100', '--journal', db],
+      {
+        cwd: dir,
+        env: { ...process.env, LOGBOOK_STATE_DIR: dir, LOGBOOK_SLEEP_RELEASE_MS: '1000' },
+        stdio: 'ignore',
+      },
+    );
+    const workerExit = new Promise((r) => worker.on('exit', r));
+    client = startReader().client;
+    try {
+      await client.open(db);
+      const c = client;
+      const rel = await until('the released run asleep', async () => {
+        const r = await c.request('run', { runId: 'rel' });
+        return r?.status === 'sleeping' ? r : undefined;
+      });
+      const fgRun = await until('the foreground run waiting in its sleep', async () => {
+        const r = await c.request('run', { runId: 'fg' });
+        return r?.wakeAt !== null && r?.wakeAt !== undefined ? r : undefined;
+      });
+      const steps = await c.request('steps', { runId: 'fg', from: 0, limit: 10 });
+      const nap = steps.steps.find((x) => x.name === 'nap');
+      assert.ok(nap?.wakeAt && nap.sleepMs === 3_600_000, JSON.stringify(steps.steps));
+      assert.equal(fgRun.status, 'running');
+      assert.equal(fgRun.wakeAt, nap.wakeAt, 'a live run waits until its sleep step’s journaled wake time');
+      assert.ok(rel.wakeAt !== null && rel.wakeAt > Date.now() + 3_500_000, String(rel.wakeAt));
+      assert.equal(steps.steps.find((x) => x.name === 'before')?.wakeAt, null, 'a step that is not a sleep has no wake time');
+      assert.deepEqual([fgRun.canCancel, rel.canCancel, fgRun.leaseLive, rel.leaseLive], [true, true, true, false]);
+      // Cancelled, neither sleeps any more, and cancel no longer takes them.
+      assert.equal(cli(dir, ['cancel', 'rel']).status, 0);
+      assert.equal(cli(dir, ['cancel', 'fg', '--reason', 'test over']).status, 0);
+      await fgExit;
+      for (const id of ['fg', 'rel']) {
+        const r = await c.request('run', { runId: id });
+        assert.deepEqual([r?.status, r?.wakeAt, r?.canCancel], ['cancelled', null, false], id);
+      }
+    } finally {
+      fg.kill('SIGKILL');
+      worker.kill('SIGTERM');
+      await workerExit;
+    }
+  });
 });

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { ActionDisplay, AiCallDto, RunDisplay, StepDisplay } from '../../reader/readerProtocol';
 import { ACTION_WORDS, RUN_WORDS } from '../../reader/readerProtocol';
-import { ago } from '../../shared/relativeTime';
+import { ago, durationWords, untilWords } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
 import type { ActionNode, DetailNode, MoreNode, Node, PauseInfo, RunNode, StepNode } from './nodes';
 
@@ -60,6 +60,7 @@ export function runFlags(n: RunNode): Flag[] {
     if (r.canResume) flags.push(FLAG.resumable);
     if (r.canCompensate) flags.push(FLAG.compensable);
   }
+  if (r.canCancel) flags.push(FLAG.cancellable);
   if (r.inDoubt > 0) flags.push(FLAG.inDoubt);
   if (r.awaitingApproval > 0) flags.push(FLAG.awaitingApproval);
   return flags;
@@ -72,9 +73,15 @@ export function pausedLook(p: PauseInfo): { word: string; icon: string; color: s
   return { ...PAUSED_LOOK, word: `paused at ${p.where}` };
 }
 
-/** The word and icon of a run, with a debug session's pause laid over what the journal says. */
+/** The word and icon of a run, with a debug session's pause laid over what the journal says, and a sleep's wake time. */
 export function runLook(n: RunNode): { word: string; icon: string; color: string } {
-  return n.paused ? pausedLook(n.paused) : RUN_LOOK[n.run.status];
+  if (n.paused) return pausedLook(n.paused);
+  const look = RUN_LOOK[n.run.status];
+  const wake = n.run.wakeAt;
+  if (wake === null) return look;
+  // Released (`sleeping`), or waiting in its process (`running`): either way, until when.
+  const until = `sleeping until ${untilWords(wake)}`;
+  return n.run.status === 'sleeping' ? { ...look, word: until } : { ...RUN_LOOK.sleeping, word: `${look.word} · ${until}` };
 }
 
 function runItem(n: RunNode): vscode.TreeItem {
@@ -97,6 +104,30 @@ function runItem(n: RunNode): vscode.TreeItem {
   if (r.error) md.appendMarkdown(`error: ${r.error}\n\n`);
   if (r.status === 'interrupted') md.appendMarkdown('_The process driving this run is gone (killed or crashed). Resume reconciles what was in doubt._');
   if (r.status === 'needs-decision') md.appendMarkdown('_An action without `verify` is in doubt: decide whether it happened (right-click the action)._');
+  if (r.wakeAt !== null)
+    md.appendMarkdown(
+      r.status === 'sleeping'
+        ? `_Asleep until ${new Date(r.wakeAt).toISOString()}: no process holds it; a worker wakes it when it is due (or \`logbook resume ${r.id}\`, \`--now\` to wake it at once)._`
+        : `_Waiting in its process until ${new Date(r.wakeAt).toISOString()}._`,
+    );
+  item.tooltip = md;
+  item.id = n.key;
+  return item;
+}
+
+/** A run.sleep's step: a clock, and until when (the wake time journaled when it started). */
+function sleepItem(n: StepNode, wakeAt: number): vscode.TreeItem {
+  const s = n.step;
+  const item = new vscode.TreeItem(`${s.idx + 1}. ${s.name}`, vscode.TreeItemCollapsibleState.None);
+  const due = wakeAt <= Date.now();
+  const run = n.parent.run;
+  const over = due || run.status === 'completed' || s.status === 'replayed';
+  item.description = `sleep ${s.sleepMs !== null ? durationWords(s.sleepMs) : ''} · ${over ? `woke ${new Date(wakeAt).toISOString().slice(0, 19).replace('T', ' ')} UTC` : `until ${untilWords(wakeAt)}`}`;
+  item.iconPath = icon(over ? 'clock' : 'watch', over ? 'descriptionForeground' : 'charts.blue');
+  item.contextValue = contextValue(ITEM.step, [FLAG.hasSource, FLAG.checkpoint]);
+  const md = new vscode.MarkdownString(
+    `**sleep ${s.idx + 1}: ${s.name}** — ${over ? 'over' : 'sleeping'}\n\nwakes at ${new Date(wakeAt).toISOString()}${s.sleepMs !== null ? ` (slept ${durationWords(s.sleepMs)} from ${new Date(wakeAt - s.sleepMs).toISOString()})` : ''}\n\n_The wake time was journaled when the sleep started: a resumed run waits only what is left._`,
+  );
   item.tooltip = md;
   item.id = n.key;
   return item;
@@ -104,6 +135,7 @@ function runItem(n: RunNode): vscode.TreeItem {
 
 function stepItem(n: StepNode): vscode.TreeItem {
   const s = n.step;
+  if (s.wakeAt !== null) return sleepItem(n, s.wakeAt);
   const look = STEP_LOOK[s.status];
   const item = new vscode.TreeItem(
     `${s.idx + 1}. ${s.name}`,
