@@ -2,6 +2,7 @@
 // `resume --now` goes on at once, and under workers a long sleep holds no lease until another worker wakes it.
 
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { cli, cliAsync, FIXTURES, tmpDir } from '../helpers';
@@ -9,6 +10,9 @@ import { startWorker, stopWorker, waitFor, type Env } from '../pg/workers';
 
 const FOLDER = path.join(FIXTURES, 'sleep');
 const SCRIPT = path.join(FOLDER, 'sleeper.ts');
+/** A preload that runs a process's Date ahead by $LOGBOOK_TEST_CLOCK_OFFSET_MS (the test's fake clock). */
+// Outside the scripts folder: a worker loads every script of its folder, and would run this one a second time.
+const CLOCK = path.join(FIXTURES, 'clock-offset.cjs');
 
 interface Row {
   status: string;
@@ -159,5 +163,67 @@ describe('run.sleep', function () {
       await stopWorker(a);
       if (b) await stopWorker(b);
     }
+  });
+  it('a day-long sleep holds no lease and no process: released at once, no worker claims it before it is due, and a worker a day later (a fake clock) wakes it on the journaled wake time', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const e: Env = { db: path.join(dir, 'journal.db'), dir, ledger: path.join(dir, 'ledger.log') };
+    assert.equal(cli(dir, ['run', '--detach', SCRIPT, '--run-id', 'day', '--input', '{"sleep":"1d"}']).status, 0);
+    // The default threshold (30 s): a day is released at once, by a worker on the real clock.
+    const a = startWorker(e, 'wa', [], FOLDER);
+    let row: Row | undefined;
+    try {
+      await a.waitLine(/day sleeping until/);
+    } finally {
+      await stopWorker(a);
+    }
+    const startedAt = read(
+      e.db,
+      (db) => (db.prepare("SELECT started_at FROM steps WHERE run_id = 'day' AND name = 'nap'").get() as { started_at: number }).started_at,
+    );
+    const wakeAt = napWake(e.db, 'day') ?? assert.fail('no journaled wake time');
+    // Real: journaled by a process on the real clock, a day after the sleep started.
+    assert.ok(Math.abs(wakeAt - (startedAt + 86_400_000)) < 5_000, `wake ${wakeAt} is a day after ${startedAt}`);
+    assert.ok(wakeAt > Date.now() + 86_000_000, 'the wake time is a real day ahead');
+    const held = read(e.db, (db) => db.prepare("SELECT status, wake_at, lease_token, lease_expires FROM runs WHERE id = 'day'").get()) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(held, { status: 'sleeping', wake_at: wakeAt, lease_token: null, lease_expires: null }, 'no lease');
+    // No process: the worker that released it is gone, and nothing holds the run for it.
+    assert.notEqual(a.child.exitCode ?? a.child.signalCode, null, 'the releasing worker exited');
+    const shown = JSON.parse(cli(dir, ['show', 'day', '--json']).stdout) as { run: { status: string; owner: unknown; wakeAt: string } };
+    assert.deepEqual([shown.run.status, shown.run.owner, shown.run.wakeAt], ['sleeping', null, new Date(wakeAt).toISOString()]);
+    assert.match(cli(dir, ['ls']).stdout, /day\s+sleeper\s+sleeping/);
+
+    // Not due: a worker on the real clock, and one 23 hours later, claim nothing while they poll.
+    for (const [name, offset] of [
+      ['wb', 0],
+      ['wc', 23 * 3_600_000],
+    ] as const) {
+      const w = startWorker(e, name, [], FOLDER, { NODE_OPTIONS: `--require ${CLOCK}`, LOGBOOK_TEST_CLOCK_OFFSET_MS: String(offset) });
+      try {
+        await w.waitLine(/claims runs of/);
+        await new Promise((r) => setTimeout(r, 1500));
+        assert.ok(!w.lines.some((l) => /claimed day/.test(l)), `${name} claimed a run that is not due: ${w.lines.join(' | ')}`);
+      } finally {
+        await stopWorker(w);
+      }
+    }
+    row = runRow(e.db, 'day');
+    assert.equal(row?.status, 'sleeping');
+
+    // A day and a minute later (the fake clock of this worker alone): due, claimed, and the step after the sleep runs once.
+    const d = startWorker(e, 'wd', [], FOLDER, { NODE_OPTIONS: `--require ${CLOCK}`, LOGBOOK_TEST_CLOCK_OFFSET_MS: String(86_400_000 + 60_000) });
+    try {
+      await d.waitLine(/day completed/);
+    } finally {
+      await stopWorker(d);
+    }
+    row = runRow(e.db, 'day');
+    assert.equal(row?.status, 'completed');
+    assert.equal(napWake(e.db, 'day'), wakeAt, 'the wake time journaled when the sleep started stands');
+    const out = JSON.parse(row?.output ?? 'null') as { wokeAt: number };
+    assert.ok(out.wokeAt >= wakeAt, `the step after the sleep ran at ${out.wokeAt} (its clock), not before ${wakeAt}`);
+    assert.equal(fs.readFileSync(path.join(dir, 'after.log'), 'utf8').trim().split('\n').length, 1, 'the step after the sleep ran once');
   });
 });
