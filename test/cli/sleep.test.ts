@@ -40,6 +40,19 @@ const napWake = (file: string, id: string): number | undefined =>
     return r ? (JSON.parse(r.result) as { wakeAt: number }).wakeAt : undefined;
   });
 
+/** The kernel's state letter of a process (R, S, T for stopped…), or undefined once it is gone. */
+function procState(pid: number | undefined): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid ?? 0}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return undefined;
+  }
+}
+
+const eventsOf = (file: string, id: string): Array<{ kind: string; attempt: number }> =>
+  read(file, (db) => db.prepare('SELECT kind, attempt FROM events WHERE run_id = ? ORDER BY seq').all(id) as Array<{ kind: string; attempt: number }>);
+
 /** napWake, or undefined while the journal does not exist yet. */
 const napWakeSoon = (file: string, id: string): number | undefined => {
   try {
@@ -225,5 +238,39 @@ describe('run.sleep', function () {
     const out = JSON.parse(row?.output ?? 'null') as { wokeAt: number };
     assert.ok(out.wokeAt >= wakeAt, `the step after the sleep ran at ${out.wokeAt} (its clock), not before ${wakeAt}`);
     assert.equal(fs.readFileSync(path.join(dir, 'after.log'), 'utf8').trim().split('\n').length, 1, 'the step after the sleep ran once');
+  });
+  it('SIGSTOP of a worker past its lease while it sleeps: another worker wakes the run on the journaled wake time; woken, the frozen one writes and does nothing', async () => {
+    const dir = tmpDir('logbook-sleep-');
+    const e: Env = { db: path.join(dir, 'journal.db'), dir, ledger: path.join(dir, 'ledger.log') };
+    // Shorter than the release threshold: worker a sleeps holding the lease, renewing it, until it is frozen.
+    assert.equal(cli(dir, ['run', '--detach', SCRIPT, '--run-id', 'frozen', '--input', '{"sleep":"6s"}']).status, 0);
+    const a = startWorker(e, 'wa', [], FOLDER);
+    let b;
+    try {
+      const wakeAt = await waitFor('the sleep to start', () => napWakeSoon(e.db, 'frozen'), 60_000, 20);
+      a.child.kill('SIGSTOP');
+      await waitFor('worker a stopped', () => procState(a.child.pid) === 'T' || undefined, 5_000, 20);
+      const attemptA = read(e.db, (db) => (db.prepare("SELECT attempt FROM runs WHERE id = 'frozen'").get() as { attempt: number }).attempt);
+      const writtenByA = eventsOf(e.db, 'frozen').filter((x) => x.attempt === attemptA).length;
+      b = startWorker(e, 'wb', [], FOLDER);
+      await b.waitLine(/claimed frozen to resume/, 30_000);
+      await b.waitLine(/frozen completed/, 30_000);
+      const out = JSON.parse(runRow(e.db, 'frozen')?.output ?? 'null') as { wokeAt: number };
+      assert.equal(napWake(e.db, 'frozen'), wakeAt, 'the sleep was not started again: the journaled wake time stands');
+      assert.ok(out.wokeAt >= wakeAt, `worker b woke the run at ${out.wokeAt}, not before its wake time ${wakeAt}`);
+      // On time: a sleep started again would have waited 6 s more from b's claim.
+      assert.ok(out.wokeAt < wakeAt + 6_000, `worker b woke the run at ${out.wokeAt}, a full sleep after its wake time ${wakeAt}`);
+
+      a.child.kill('SIGCONT');
+      // Woken, its sleep is over at once: its next boundary finds the lease its own clock cannot prove, and stops.
+      await a.waitLine(/frozen lost its lease/, 30_000);
+      assert.equal(eventsOf(e.db, 'frozen').filter((x) => x.attempt === attemptA).length, writtenByA, 'the woken worker wrote nothing');
+      assert.equal(fs.readFileSync(path.join(dir, 'after.log'), 'utf8').trim().split('\n').length, 1, 'the step after the sleep ran once, by b');
+      assert.equal(runRow(e.db, 'frozen')?.status, 'completed');
+    } finally {
+      a.child.kill('SIGCONT');
+      await stopWorker(a);
+      if (b) await stopWorker(b);
+    }
   });
 });
