@@ -1,10 +1,10 @@
 // Builds the checker's agent from its JSON spec: the same spec gives the same script in-process and in a child.
 
 import { z } from 'zod';
-import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition, type EffectContext } from 'agent-logbook';
-import { actionType, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
+import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition, type EffectContext, type RunApi } from 'agent-logbook';
+import { actionType, sleepName, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
 import { STEP_KINDS } from './steps';
-import type { World } from './world';
+import type { Sabotage, World } from './world';
 
 /** The process a provider call runs in: the schedule may pause a call there (a race), or kill the process (it throws). */
 export interface ProcPort {
@@ -15,6 +15,8 @@ export interface ProcPort {
    * frozen. Absent, nothing is awaited between the two, as the README asks.
    */
   window?(call: { readonly type: string; readonly key: string }): Promise<void> | undefined;
+  /** How long this process's script sleeps for a sleep of `ms`: a schedule stretches it to catch the run asleep. */
+  sleepMs?(ms: number): number;
 }
 
 export interface Host {
@@ -108,6 +110,13 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
   return def;
 }
 
+/** The sleep before step j: run.sleep, or (sabotaged, for the negative controls) a hand-rolled one. */
+async function nap(run: RunApi, j: number, ms: number, sabotage: Sabotage): Promise<void> {
+  if (!sabotage.sleepNoWait && !sabotage.sleepDeaf) return run.sleep(sleepName(j), ms);
+  const { wakeAt } = await run.step(sleepName(j), () => ({ sleep: ms, wakeAt: Date.now() + ms }));
+  if (sabotage.sleepDeaf) await new Promise((r) => setTimeout(r, Math.max(0, wakeAt - Date.now())));
+}
+
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
   return defineAgent({
@@ -124,6 +133,7 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       for (const [j, s] of spec.steps.entries()) {
         const kind = STEP_KINDS[s.kind];
         if (!kind) throw new Error(`checker: no step kind ${s.kind}`);
+        if (s.sleepMs !== undefined) await nap(run, j, host.proc.sleepMs?.(s.sleepMs) ?? s.sleepMs, host.world.sabotage);
         steps.push(await run.step(stepName(j), () => kind.run({ run, defs, actions: spec.actions, args, calls: s.calls, index: j })));
       }
       return { input, steps };

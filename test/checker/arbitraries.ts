@@ -24,10 +24,15 @@ const call: fc.Arbitrary<CallJ> = fc.record({
   mode: weighted<CallJ['mode']>(['use', 6], ['ignore', 1], ['catch', 1]),
 });
 
-const step: fc.Arbitrary<StepJ> = fc.record({
+const plainStep: fc.Arbitrary<StepJ> = fc.record({
   kind: weighted<string>(['seq', 4], ['all', 2], ['ai', 1], ['agents', 1]),
   calls: fc.array(call, { minLength: 1, maxLength: 3 }),
 });
+
+// A durable sleep before some steps: short, so a schedule's kills and resumes land before, in and after it.
+const step: fc.Arbitrary<StepJ> = fc
+  .record({ step: plainStep, sleepMs: fc.option(fc.constantFrom(0, 20, 60), { nil: undefined, freq: 4 }) })
+  .map(({ step: st, sleepMs }) => (sleepMs === undefined ? st : { ...st, sleepMs }));
 
 /**
  * Keeps a generated agent meaningful: read-only actions have no verify, inverse or gate; a caught error is reported
@@ -49,19 +54,25 @@ export function normalizeAgent(a: AgentJ): AgentJ {
       });
     const accepts = STEP_KINDS[s.kind]?.accepts;
     const kind = accepts && !calls.every((c) => actions[c.action] !== undefined && accepts(actions[c.action] as ActionJ)) ? 'seq' : s.kind;
-    return { kind, calls };
+    return { kind, calls, ...(s.sleepMs !== undefined ? { sleepMs: s.sleepMs } : {}) };
   });
   return { ...a, actions, steps };
 }
 
-export const agentArb: fc.Arbitrary<AgentJ> = fc
-  .record({
-    fields: fc.array(fc.constantFrom<FieldKind>('plain', 'dollars', 'default', 'coerce'), { maxLength: 3 }),
-    onFailure: fc.constantFrom('stop' as const, 'compensate' as const),
-    actions: fc.array(action, { minLength: 1, maxLength: 4 }),
-    steps: fc.array(step, { minLength: 1, maxLength: 4 }),
-  })
-  .map(normalizeAgent);
+function agentsOf(steps: fc.Arbitrary<StepJ>): fc.Arbitrary<AgentJ> {
+  return fc
+    .record({
+      fields: fc.array(fc.constantFrom<FieldKind>('plain', 'dollars', 'default', 'coerce'), { maxLength: 3 }),
+      onFailure: fc.constantFrom('stop' as const, 'compensate' as const),
+      actions: fc.array(action, { minLength: 1, maxLength: 4 }),
+      steps: fc.array(steps, { minLength: 1, maxLength: 4 }),
+    })
+    .map(normalizeAgent);
+}
+
+export const agentArb: fc.Arbitrary<AgentJ> = agentsOf(step);
+/** Agents without sleeps, drawn as before sleeps existed: the controls that shrink to one step keep their seeds' cases. */
+export const agentArbWithoutSleeps: fc.Arbitrary<AgentJ> = agentsOf(plainStep);
 
 /** The schedules of `--workers`: a run queued for workers, then any process operations (a worker resuming among them). */
 export const WORKER_STARTS = (name: string): boolean => name.startsWith('worker-');

@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { check } from './checker';
-import { agentArb, scheduleArb } from './arbitraries';
+import { agentArb, agentArbWithoutSleeps, scheduleArb } from './arbitraries';
 import { runCase } from './executor';
 import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
@@ -16,7 +16,8 @@ const SCHEDULES = 300;
 
 /** Kills and resumes only (no second driver, no fork): the surfaces the controls sabotage, nothing else. */
 function crashesOnly(effect: 'idempotent' | 'non-idempotent'): fc.Arbitrary<CaseJ> {
-  const agent: fc.Arbitrary<AgentJ> = agentArb.map((a) => ({
+  // No sleeps: they are not what these controls sabotage, and the cases their seed shrinks are the ones it always did.
+  const agent: fc.Arbitrary<AgentJ> = agentArbWithoutSleeps.map((a) => ({
     ...a,
     // An idempotent action is re-executed with its key (verify would answer first); a non-idempotent one is verified.
     actions: a.actions.map((x) => ({ ...x, effect, verify: effect === 'non-idempotent', approval: 'none' as const, fail: 'none' as const })),
@@ -88,6 +89,62 @@ describe('exactly-once checker', function () {
       assert.ok(r.shrunk[0], `a runtime that ignores cancels went unnoticed in ${r.schedules} schedules:\n${r.text}`);
     } finally {
       if (real) Object.defineProperty(RunWriter.prototype, 'cancelRequest', real);
+    }
+  });
+
+  it('negative control: catches a sleep that journals its wake time and does not wait for it (woke-early)', async () => {
+    // Every step slept before: long enough that the step after a sleep that does not wait starts well before its wake time.
+    const agent = agentArb.map((a) => ({
+      ...a,
+      actions: a.actions.map((x) => ({ ...x, approval: 'none' as const, fail: 'none' as const })),
+      steps: a.steps.slice(0, 2).map((st) => ({ ...st, sleepMs: 300 })),
+    }));
+    const r = await check({
+      seed: SEED,
+      runs: 6,
+      sabotage: { sleepNoWait: true },
+      arbitrary: fc.record({ agent, schedule: fc.constant({ ops: [{ op: 'start', via: 'api' }] }) }),
+      kinds: ['woke-early'],
+      firstOnly: true,
+      shrinkKinds: 1,
+      shrinkMs: 10_000,
+    });
+    const s = r.shrunk[0];
+    assert.ok(s, `a sleep that does not wait went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+    // With run.sleep itself the same case is innocent.
+    const dir = scratchDir();
+    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+  });
+
+  it('negative control: catches a sleep deaf to a cancel, which waits its wake time out (cancel-waited-out-sleep)', async () => {
+    const c: CaseJ = {
+      agent: {
+        fields: [],
+        onFailure: 'stop',
+        actions: [{ effect: 'idempotent', verify: false, compensate: true, approval: 'none', fail: 'none' }],
+        steps: [
+          { kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] },
+          { kind: 'seq', calls: [{ action: 0, n: 1, mode: 'use' }], sleepMs: 0 },
+        ],
+      },
+      schedule: { ops: [{ op: 'start-sleep-cancel', via: 'api', compensate: true }] },
+    };
+    const dir = scratchDir();
+    try {
+      const deaf = await runCase(c, { dir, sabotage: { sleepDeaf: true } });
+      assert.ok(
+        deaf.violations.some((v) => v.kind === 'cancel-waited-out-sleep'),
+        `a sleep deaf to a cancel went unnoticed: ${JSON.stringify(deaf.violations)}\n${deaf.log.join('\n')}`,
+      );
+      const honest = await runCase(c, { dir });
+      assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+      assert.ok(
+        honest.log.some((l) => /^cancel --compensate \(host API\) while the run sleeps in step #2: compensated$/.test(l)),
+        honest.log.join('\n'),
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

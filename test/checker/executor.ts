@@ -149,7 +149,7 @@ export class Exec {
           await this.call(`${yes ? 'approve' : 'reject'} ${a.id} (host API)`, runId, () => d.approve(runId, a.id, yes));
         }
         await this.call('resume (host API)', runId, () => d.resume('api', runId));
-      } else if (status === 'needs-decision' || status === 'interrupted') {
+      } else if (status === 'needs-decision' || status === 'interrupted' || status === 'sleeping') {
         const decisions = status === 'needs-decision' ? this.decisions(runId) : {};
         const words = Object.entries(decisions)
           .map(([k, v]) => `${k}=${typeof v === 'string' ? v : `${v.decision} --result …`}`)

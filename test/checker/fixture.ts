@@ -25,10 +25,13 @@ function childHost(): Host {
     fs.writeFileSync(`${file}.held`, JSON.stringify({ pid: process.pid, key }));
     while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 20));
   };
+  const sleepsAtLeast = Number(process.env.LOGBOOK_CHECKER_SLEEP_MIN_MS ?? 0);
   return {
     world,
     proc: {
       name: `pid${process.pid}`,
+      // $LOGBOOK_CHECKER_SLEEP_MIN_MS: this process's sleeps last at least that long (a schedule catches it asleep).
+      sleepMs: (ms) => Math.max(ms, sleepsAtLeast),
       point: async (when: When, call) => {
         if (when !== 'before-effect' || !file || String(calls++) !== n) return;
         if (!inWindow) return hold(call.key);

@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Exec, Finished } from './executor';
 import { actionType } from './spec';
 import type { Landed } from './world';
+import { isSleepCheckpoint } from '../../src/runtime/sleep';
 
 export interface Violation {
   readonly kind: string;
@@ -19,6 +20,21 @@ function group(es: readonly Landed[], by: (e: Landed) => string): Map<string, La
   const m = new Map<string, Landed[]>();
   for (const e of es) m.set(by(e), [...(m.get(by(e)) ?? []), e]);
   return m;
+}
+
+/** The run's journaled sleeps: step index → wake time (ms), from the checkpoint run.sleep writes when it starts. */
+export function sleepsOf(x: Exec, runId: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const s of x.observer.steps(runId)) {
+    if (s.status !== 'completed' || s.result === null) continue;
+    try {
+      const v = JSON.parse(s.result) as unknown;
+      if (isSleepCheckpoint(v)) out.set(s.idx, v.wakeAt);
+    } catch {
+      // not a sleep's (nor JSON: the journal's own checks report that)
+    }
+  }
+  return out;
 }
 
 /** The run ended as `b` did: the same status and, completed, the same output. */
@@ -84,6 +100,18 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
       .slice(c.landed)
       .filter((e) => e.kind === 'do' && runOfKey(e.key) === runId && !c.inFlight.has(e.key));
     for (const e of late) x.violation('effect-after-cancel', `${e.key} landed after the run was asked to cancel, and was not in flight then; ${where}`);
+  }
+
+  // A sleep's wake time, once journaled, holds: the step after it starts (in any attempt) no earlier.
+  for (const [idx, wakeAt] of sleepsOf(x, runId)) {
+    for (const e of x.observer.events(runId).filter((ev) => ev.step_idx === idx + 1 && ev.action_id === null && ev.kind.startsWith('step.'))) {
+      if (e.kind !== 'step.started' && e.kind !== 'step.restarted') continue;
+      if (e.at < wakeAt)
+        x.violation(
+          'woke-early',
+          `step #${idx + 2} of ${where} started at ${new Date(e.at).toISOString()} (attempt ${e.attempt}), before the wake time ${new Date(wakeAt).toISOString()} the sleep before it journaled`,
+        );
+    }
   }
 
   if (status === 'completed') {

@@ -7,6 +7,7 @@ import { WORKER_OPERATIONS } from './workerOps';
 import type { Exec } from './executor';
 import type { Driver, Ended } from './surfaces';
 import { SimProcess } from './sim';
+import { sleepsOf } from './invariants';
 
 export interface Operation {
   /** Whether it starts the run (only the first operation of a schedule does). */
@@ -135,6 +136,69 @@ function drive(kind: 'start' | 'resume' | 'compensate', weight: number, words: s
   };
 }
 
+/** How long a sleep lasts in a driver a schedule catches asleep: a cancel must end it long before it is due. */
+const CAUGHT_SLEEP_MS = 4000;
+
+/** The sleep the run waits in now (its latest step is a sleep not yet due), or undefined. */
+function asleep(x: Exec): { idx: number; wakeAt: number } | undefined {
+  const sleeps = sleepsOf(x, x.runId);
+  const last = x.observer.steps(x.runId).at(-1);
+  const wakeAt = last ? sleeps.get(last.idx) : undefined;
+  return last && wakeAt !== undefined && wakeAt > Date.now() + 200 ? { idx: last.idx, wakeAt } : undefined;
+}
+
+/**
+ * A cancel of a run while it sleeps: the run is started or resumed (host API) with its sleeps stretched to 4 s, and once
+ * it waits in one, a second process cancels it (the host API or `logbook cancel`, maybe with --compensate). The cancel
+ * must end the sleep: it returns (the run stopped) long before the wake time, and the run never goes past its sleep.
+ */
+async function cancelAsleep(x: Exec, op: OpJ, first: 'start' | 'resume'): Promise<void> {
+  const d = x.driver();
+  d.proc.sleepsAtLeast = CAUGHT_SLEEP_MS;
+  const before = x.observer.snapshot(x.runId);
+  const label = `${first} (host API), its sleeps ${CAUGHT_SLEEP_MS} ms`;
+  const driving = first === 'start' ? d.start('api', x.runId) : d.resume('api', x.runId, x.decisions(x.runId));
+  let settled = false;
+  void driving.then(() => (settled = true));
+  let at: { idx: number; wakeAt: number } | undefined;
+  while (!settled && !(at = asleep(x))) await new Promise((r) => setTimeout(r, 5));
+  if (!at) {
+    x.after(`${label} (it never slept: nothing to cancel in a sleep)`, x.runId, await driving, before);
+    return;
+  }
+  const sleeping = at;
+  const c = x.driver();
+  const mid = x.observer.snapshot(x.runId);
+  const ended = await cancelNoted(x, c, String(op.via), op.compensate === true);
+  const done = Date.now();
+  x.after(
+    `cancel${op.compensate ? ' --compensate' : ''} (${VIA[op.via as 'api']}) while the run sleeps in step #${sleeping.idx + 1}`,
+    x.runId,
+    ended,
+    mid,
+    true,
+  );
+  if (ended.kind === 'outcome' && done >= sleeping.wakeAt)
+    x.violation(
+      'cancel-waited-out-sleep',
+      `the cancel of run ${x.runId}, asked while it slept until ${new Date(sleeping.wakeAt).toISOString()}, returned only at ${new Date(done).toISOString()}: the sleep was waited out`,
+    );
+  x.after(label, x.runId, await driving, before);
+  const later = x.observer.steps(x.runId).filter((s) => s.idx > sleeping.idx);
+  if (ended.kind === 'outcome' && later.length)
+    x.violation('went-on-after-cancel', `run ${x.runId} was cancelled in its sleep (step #${sleeping.idx + 1}), yet step #${(later[0]?.idx ?? 0) + 1} started`);
+}
+
+const cancelAsleepOp = (first: 'start' | 'resume'): Operation => ({
+  starts: first === 'start',
+  weight: 1,
+  arbitrary: () => fc.record({ op: fc.constant(`${first}-sleep-cancel`), via, compensate: fc.boolean() }),
+  describe: (op) =>
+    `journal.${first} the run, its sleeps stretched to ${CAUGHT_SLEEP_MS} ms; once it sleeps, cancel it${op.compensate ? ' --compensate' : ''} (${VIA[op.via as 'api']}) from a second process`,
+  run: (x, op) => cancelAsleep(x, op, first),
+  compensates: () => true,
+});
+
 export const OPERATIONS: Record<string, Operation> = {
   ...PROCESS_OPERATIONS,
   ...WORKER_OPERATIONS,
@@ -180,6 +244,8 @@ export const OPERATIONS: Record<string, Operation> = {
     run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
     compensates: () => true,
   },
+  'start-sleep-cancel': cancelAsleepOp('start'),
+  'resume-sleep-cancel': cancelAsleepOp('resume'),
   approve: {
     starts: false,
     weight: 1,

@@ -64,4 +64,24 @@ describe('exactly-once checker on PostgreSQL', function () {
     assert.match(log, /logbook worker b while worker a is frozen .*: completed/, log);
     assert.match(log, /woken, worker a sent what it had checked before the freeze \(charge\.0:r\d+:0, the held one: refused as a repeated key\)/, log);
   });
+  it('a worker frozen past its lease while the run sleeps in it: worker b wakes the run on the journaled wake time; woken, a writes nothing', async () => {
+    const c: CaseJ = {
+      agent: {
+        fields: [],
+        onFailure: 'stop',
+        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+        steps: [
+          { kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] },
+          { kind: 'seq', calls: [{ action: 0, n: 1, mode: 'use' }], sleepMs: 0 },
+        ],
+      },
+      schedule: { ops: [{ op: 'worker-pause-sleep' }] },
+    };
+    const dir = scratchDir();
+    const r = await runCase(c, { dir, processes: true, db: pg.server.url }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const log = r.log.join('\n');
+    assert.deepEqual(r.violations, [], log);
+    assert.match(log, /logbook worker b while worker a was frozen \(SIGSTOP\) past its 1500 ms lease in the sleep of step #2: completed/, log);
+    assert.match(log, /frozen in its sleep and then woken \(SIGCONT\): interrupted \(LB_LEASE_LOST/, log);
+  });
 });

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
 import { rawInput } from './agent';
-import { actionType, stepName, type AgentJ, type OpJ } from './spec';
+import { actionType, sleepName, stepName, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
 import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
@@ -39,7 +39,9 @@ export const crashAt: fc.Arbitrary<CrashAt | undefined> = fc.option(
 
 export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const point = POINTS[c.point % POINTS.length] as FaultPoint;
-  const targets = point.startsWith('step:') ? agent.steps.map((_, j) => stepName(j)) : agent.actions.map((a, i) => actionType(a, i));
+  // A sleep is a step too: killed at its step:after-checkpoint, the run dies in its sleep, its wake time journaled.
+  const sleeps = agent.steps.flatMap((s, j) => (s.sleepMs !== undefined ? [sleepName(j)] : []));
+  const targets = point.startsWith('step:') ? [...agent.steps.map((_, j) => stepName(j)), ...sleeps] : agent.actions.map((a, i) => actionType(a, i));
   return formatCrashSpec({ point, target: targets[c.target % targets.length] ?? 's0', occurrence: c.occurrence });
 }
 

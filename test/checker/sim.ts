@@ -95,6 +95,8 @@ export class SimProcess implements ProcPort {
   private pauseAt: Pause | undefined;
   /** What the report says about how it ended. */
   diedAt: string | undefined;
+  /** Sleeps of this process's script last at least this long (ms): a schedule catches the run asleep. */
+  sleepsAtLeast = 0;
 
   constructor() {
     this.child = pool.take();
@@ -151,6 +153,10 @@ export class SimProcess implements ProcPort {
     const c = this.crashAt;
     if (c?.at === 'provider' && c.n === n && c.when === when) this.crash(`in ${call.type} ${call.key} ${when}`);
     if (!this.alive) throw new SimulatedCrash(`(process ${this.name} died while ${call.type} was in flight)`);
+  }
+
+  sleepMs(ms: number): number {
+    return Math.max(ms, this.sleepsAtLeast);
   }
 
   /** SIGKILL as the journal sees it: connections closed (nothing more written, no lease released), the pid dead. */

@@ -34,6 +34,8 @@ export interface StepJ {
   /** A key of STEP_KINDS (steps.ts): how the step makes its calls. */
   readonly kind: string;
   readonly calls: readonly CallJ[];
+  /** A durable sleep (`run.sleep`) of this many ms before the step, named sleepName(j). */
+  readonly sleepMs?: number;
 }
 
 /**
@@ -82,6 +84,11 @@ export function stepName(j: number): string {
   return `s${j}`;
 }
 
+/** The name of the sleep before step j (its own step in the journal). */
+export function sleepName(j: number): string {
+  return `nap${j}`;
+}
+
 /** The case as a person reads it: the agent's script in words, then the schedule. */
 export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => string): string {
   const a = c.agent;
@@ -101,6 +108,7 @@ export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => s
     const calls = s.calls.map(
       (k) => `${actionType(a.actions[k.action] ?? ({ effect: 'read-only' } as ActionJ), k.action)}(n=${k.n}${k.mode !== 'use' ? `, ${k.mode}` : ''})`,
     );
+    if (s.sleepMs !== undefined) lines.push(`  sleep ${sleepName(j)}: run.sleep of ${s.sleepMs} ms`);
     lines.push(`  step ${stepName(j)} [${s.kind}]: ${calls.join(', ') || '(no calls)'}`);
   });
   lines.push('schedule:');

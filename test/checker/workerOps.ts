@@ -11,6 +11,7 @@ import type { Operation } from './operations';
 import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, holdFile, label, sleep, type CrashAt } from './processOps';
 import type { AgentJ, OpJ } from './spec';
 import type { Ended } from './surfaces';
+import { sleepsOf } from './invariants';
 
 /** The folder a worker loads: the checker's generic agent alone (a worker loads every script of its folder). */
 export const WORKER_SCRIPTS = path.join(__dirname, 'worker-scripts');
@@ -34,7 +35,8 @@ function spawnWorker(x: Exec, name: string, args: readonly string[] = [], extra:
     process.execPath,
     [CLI, 'worker', '--scripts', WORKER_SCRIPTS, '--name', name, '--poll-ms', '100', '--grace', '1', '--journal', x.target.db, ...args],
     {
-      env: env(x, extra),
+      // Every sleep with time left is released (status sleeping): a worker, this one or another, claims it when due.
+      env: env(x, { LOGBOOK_SLEEP_RELEASE_MS: '0', ...extra }),
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -67,7 +69,8 @@ const alive = (w: WorkerProc): boolean => w.exit === undefined;
 /** What the worker said it did with the run: the words after `worker: <id> ` of its last line about it. */
 function outcomeWords(w: WorkerProc, runId: string): string | undefined {
   const prefix = `worker: ${runId} `;
-  const said = w.lines.filter((l) => l.startsWith(prefix) && !/^(released|was already taken over)\b/.test(l.slice(prefix.length)));
+  // Released asleep is not an outcome: the worker (or another) claims the run again when it is due.
+  const said = w.lines.filter((l) => l.startsWith(prefix) && !/^(released|was already taken over|sleeping until)\b/.test(l.slice(prefix.length)));
   const last = said[said.length - 1];
   return last === undefined ? undefined : last.slice(prefix.length);
 }
@@ -333,6 +336,74 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
   });
 }
 
+/** How long worker a's sleeps last when a schedule freezes it asleep: past its lease, with time left for b to wait. */
+const FROZEN_SLEEP_MS = 4000;
+
+/**
+ * A worker frozen (SIGSTOP) past its lease while the run sleeps in it: worker a drives the run, its sleeps stretched to
+ * 4 s and held in the process (not released), and once the run waits in one, a is frozen. Worker b claims the run once
+ * the lease expired, waits what is left of the journaled sleep, and drives it on; then a is woken (SIGCONT): its sleep
+ * is over at once, and it must write nothing more and send nothing.
+ */
+async function pauseWorkerAsleep(x: Exec): Promise<void> {
+  if (!(await detach(x))) return;
+  const ws: WorkerProc[] = [];
+  try {
+    const before = x.observer.snapshot(x.runId);
+    const a = spawnWorker(x, 'a', [], { LOGBOOK_CHECKER_SLEEP_MIN_MS: String(FROZEN_SLEEP_MS), LOGBOOK_SLEEP_RELEASE_MS: String(FROZEN_SLEEP_MS * 10) });
+    ws.push(a);
+    const asleep = (): { idx: number; wakeAt: number } | undefined => {
+      const last = x.observer.steps(x.runId).at(-1);
+      const wakeAt = last ? sleepsOf(x, x.runId).get(last.idx) : undefined;
+      return last && wakeAt !== undefined && wakeAt > Date.now() + CHILD_TTL_MS ? { idx: last.idx, wakeAt } : undefined;
+    };
+    let at: { idx: number; wakeAt: number } | undefined;
+    await until(() => (at = asleep()) !== undefined || outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+    const sleeping = at;
+    if (!sleeping) {
+      x.after(`${workerLabel(undefined)} (the run never slept in it: nothing to freeze it in)`, x.runId, endedOfWorker(a, x.runId), before);
+      await stopWorkers(ws);
+      checkExit(x, a, 'logbook worker a');
+      return;
+    }
+    a.child.kill('SIGSTOP');
+    await stopped(a.child.pid);
+    await until(() => claimedAttempt(a, x.runId) !== undefined, 10_000);
+    const attempt = claimedAttempt(a, x.runId);
+    if (attempt === undefined) throw new Error(`checker harness: worker a drives run ${x.runId} but never said it claimed it: ${a.lines.join(' | ')}`);
+    const seq = Math.max(0, ...x.target.world.all().map((e) => e.seq));
+    const written = x.observer.events(x.runId).filter((e) => e.attempt === attempt).length;
+    const mid = x.observer.snapshot(x.runId);
+    const b = spawnWorker(x, 'b');
+    ws.push(b);
+    const within = `while worker a was frozen (SIGSTOP) past its ${CHILD_TTL_MS} ms lease in the sleep of step #${sleeping.idx + 1}`;
+    if (await takesOver(x, b, within)) x.after(`logbook worker b ${within}`, x.runId, endedOfWorker(b, x.runId), mid);
+    const woken = Date.now();
+    a.child.kill('SIGCONT');
+    await until(() => outcomeWords(a, x.runId) !== undefined || !alive(a), OUTCOME_WAIT_MS);
+    x.after(`${workerLabel(undefined)}, frozen in its sleep and then woken (SIGCONT)`, x.runId, endedOfWorker(a, x.runId), before);
+    const sent = x.target.world.all().filter((e) => e.seq > seq && e.proc === `pid${a.child.pid ?? '?'}#a${attempt}`);
+    if (sent.length)
+      x.violation(
+        'woken-holder-sent',
+        `worker a, woken in its sleep after its lease was taken over, sent ${sent.map((e) => `${e.kind} ${e.key}`).join(', ')} (at ${woken}); run ${x.runId}`,
+      );
+    const wrote = x.observer
+      .events(x.runId)
+      .filter((e) => e.attempt === attempt)
+      .slice(written);
+    if (wrote.length)
+      x.violation(
+        'woken-holder-wrote',
+        `worker a, woken in its sleep after its lease was taken over, wrote ${wrote.map((e) => e.kind).join(', ')} to run ${x.runId}`,
+      );
+    await stopWorkers(ws);
+    for (const w of ws) checkExit(x, w, `logbook worker ${w.name}`);
+  } finally {
+    killWorkers(ws);
+  }
+}
+
 /**
  * A worker held live in its provider call #at (renewing its lease); meanwhile a second driver: `logbook resume` or
  * `logbook compensate` in another process (refused, changing nothing), or a second worker, which must not claim the
@@ -437,6 +508,16 @@ export const WORKER_OPERATIONS: Record<string, Operation> = {
     describe: (o) =>
       `logbook run --detach; logbook worker a, frozen with SIGSTOP in its provider call #${Number(o.at) + 1} ${o.where === 'window' ? 'between its lease check and its send (that provider refuses a repeated key)' : 'before its lease check'} past its lease; worker b takes the run over; then SIGCONT of a`,
     run: pauseWorker,
+  },
+  'worker-pause-sleep': {
+    starts: true,
+    processes: true,
+    ownJournal: true,
+    weight: 1,
+    arbitrary: () => fc.constant({ op: 'worker-pause-sleep' }),
+    describe: () =>
+      `logbook run --detach; logbook worker a, its sleeps stretched to ${FROZEN_SLEEP_MS} ms and held in the process, frozen with SIGSTOP past its lease once the run sleeps; worker b takes the run over and wakes it; then SIGCONT of a`,
+    run: pauseWorkerAsleep,
   },
   'worker-race': {
     starts: true,

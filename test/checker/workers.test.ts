@@ -55,6 +55,25 @@ describe('exactly-once checker: logbook worker schedules (SQLite)', function () 
     });
   }
 
+  it('a worker frozen past its lease while the run sleeps in it: worker b wakes the run on the journaled wake time; woken, a writes and sends nothing', async () => {
+    const r = await run({
+      agent: {
+        fields: [],
+        onFailure: 'stop',
+        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+        steps: [
+          { kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] },
+          { kind: 'seq', calls: [{ action: 0, n: 1, mode: 'use' }], sleepMs: 0 },
+        ],
+      },
+      schedule: { ops: [{ op: 'worker-pause-sleep' }] },
+    });
+    const log = r.log.join('\n');
+    assert.deepEqual(r.violations, [], log);
+    assert.match(log, /logbook worker b while worker a was frozen \(SIGSTOP\) past its 1500 ms lease in the sleep of step #2: completed/, log);
+    assert.match(log, /frozen in its sleep and then woken \(SIGCONT\): interrupted \(LB_LEASE_LOST/, log);
+  });
+
   it('negative controls: a provider that accepts the repeat in the window, and an execute that skips its lease check, are caught', async () => {
     const window = await run(frozen('window'), { acceptsRepeats: true });
     assert.ok(kinds(window).includes('effect-twice'), window.log.join('\n'));

@@ -99,6 +99,10 @@ export interface Sabotage {
   readonly acceptsRepeats?: boolean;
   /** An execute that sends without checking its lease first (the check README advises right before the request). */
   readonly noLeaseCheck?: boolean;
+  /** A hand-rolled sleep that journals its wake time as run.sleep does, and then does not wait for it. */
+  readonly sleepNoWait?: boolean;
+  /** A hand-rolled sleep that waits its wake time out with a timer, deaf to a cancel (as a `setTimeout` in a step is). */
+  readonly sleepDeaf?: boolean;
 }
 
 export class World {

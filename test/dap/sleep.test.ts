@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { show } from '../helpers';
+import { cliAsync, show } from '../helpers';
 import { NAPPER, Session, StopShapes, lineOf, sessionsPerTest, showShapes } from './harness';
 
 const lines = (): Record<number, string> => ({
@@ -159,6 +159,24 @@ describe('dap: run.sleep and cancel', function () {
       /run nap-cancel-live was cancelled \(not needed\) \(attempt 1\): it stopped at a boundary without starting a new effect, and it cannot be resumed/,
     );
     assert.equal(show(s.dir, 'nap-cancel-live').run.status, 'cancelled');
+    assert.deepEqual(ledger(s.dir).reminders, []);
+  });
+
+  it('`logbook cancel` from another process while the session holds the run at a stop: the session lets it go, and it ends cancelled', async () => {
+    const s = await session();
+    // A short lease: the runner's heartbeat (a third of it) reads the cancel another process asked for.
+    await s.launch({ program: NAPPER, input: { sleep: '1h' }, runId: 'nap-cli-cancel', env: { LOGBOOK_LEASE_TTL_MS: '1500' } }, { filters: ['sleep'] });
+    await s.stopped();
+    const ended = s.exitCode();
+    const c = cliAsync(s.dir, ['cancel', 'nap-cli-cancel', '--reason', 'from a terminal'], { LOGBOOK_LEASE_TTL_MS: '1500' });
+    let out = '';
+    c.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    const cancelled = new Promise<number | null>((r) => c.on('exit', (code) => r(code)));
+    assert.equal(await ended, 1);
+    assert.equal(await cancelled, 0, out);
+    assert.match(out, /cancelled run nap-cli-cancel \(from a terminal\): it stopped at its next boundary/);
+    assert.match(s.text('important'), /run nap-cli-cancel was cancelled elsewhere \(logbook cancel\) \(from a terminal\): it stops at its next boundary/);
+    assert.equal(show(s.dir, 'nap-cli-cancel').run.status, 'cancelled');
     assert.deepEqual(ledger(s.dir).reminders, []);
   });
 
