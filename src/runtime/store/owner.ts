@@ -70,12 +70,17 @@ const SESSIONS_KEY = Symbol.for('agent-logbook.live-sessions');
 const sessionGlobals = globalThis as { [SESSIONS_KEY]?: Set<string> };
 const liveSessions = (sessionGlobals[SESSIONS_KEY] ??= new Set<string>());
 
-let startOfSelf: string | null | undefined;
+let startOfSelf: { readonly pid: number; readonly start: string | null } | undefined;
+
+/** This process's start time, read once per pid (the checker's simulated processes each take a pid of their own). */
+function selfStart(): string | null {
+  if (startOfSelf?.pid !== process.pid) startOfSelf = { pid: process.pid, start: processStartTime(process.pid) };
+  return startOfSelf.start;
+}
 
 /** This process as a lease holder, without a session: the identity a worker records for `ls`. */
 export function processOwner(role: string): Omit<Owner, 'token'> {
-  startOfSelf ??= processStartTime(process.pid);
-  return { pid: process.pid, pidStart: startOfSelf, host: hostField(os.hostname(), currentNode()), label: `pid ${process.pid} on ${os.hostname()} (${role})` };
+  return { pid: process.pid, pidStart: selfStart(), host: hostField(os.hostname(), currentNode()), label: `pid ${process.pid} on ${os.hostname()} (${role})` };
 }
 
 /** A new driving session of this process: a fresh token, live until `endSession`. Its label names the session. */
@@ -110,8 +115,8 @@ export function withNewSession<T>(role: string, take: (owner: Owner) => T): T {
 /** Whether the lease was written by this very process (same node, pid and start time): then its session decides. */
 function heldByThisProcess(l: LeaseFields): boolean {
   if (l.lease_pid !== process.pid || !holderOnThisNode(l.lease_host)) return false;
-  startOfSelf ??= processStartTime(process.pid);
-  return l.lease_pid_start === null || startOfSelf === null || l.lease_pid_start === startOfSelf;
+  const start = selfStart();
+  return l.lease_pid_start === null || start === null || l.lease_pid_start === start;
 }
 
 export interface LeaseFields {
