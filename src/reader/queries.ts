@@ -1,6 +1,6 @@
 // Turns journal rows into the reader protocol's DTOs: paged, clipped, with the display statuses people read.
 
-import { holderOnThisNode, type JournalOverview, type Store } from '../runtime/store';
+import { holderOnThisNode, parseCancelRequest, type JournalOverview, type Store } from '../runtime/store';
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { actionDisplay, runAllows } from '../runtime/policy';
 import { isSleepCheckpoint } from '../runtime/sleep';
@@ -74,6 +74,7 @@ export class JournalQueries {
       canDelete: allows.canDelete,
       canCancel: allows.canCancel,
       wakeAt: this.wakeAt(row, v.leaseLive),
+      cancel: cancelOf(row.cancel_requested),
       owner: v.leaseLive ? row.lease_owner : null,
       ownerPid: v.leaseLive && holderOnThisNode(row.lease_host) ? row.lease_pid : null,
       stepCount: this.reader.stepCount(row.id),
@@ -256,6 +257,12 @@ export class JournalQueries {
     }
     return out;
   }
+}
+
+function cancelOf(raw: string | null | undefined): { reason: string | null; by: string } | null {
+  if (!raw) return null;
+  const c = parseCancelRequest(raw);
+  return { reason: clip(c.reason, 500), by: c.by };
 }
 
 function sleepFields(z: { sleep: number; wakeAt: number } | undefined): { wakeAt: number | null; sleepMs: number | null } {

@@ -46,6 +46,8 @@ export const RunDto = z.object({
   canCancel: z.boolean(),
   /** When a sleeping run wakes (ms): one released `sleeping`, or a live one waiting in its latest run.sleep. */
   wakeAt: z.nullable(int),
+  /** The cancel asked of the run, once one was: who asked, and why (clipped). */
+  cancel: z.nullable(z.object({ reason: nstr, by: str })),
   owner: nstr,
   /** The lease holder's pid when it is alive on this machine (Kill Run uses it for runs no debugger drives). */
   ownerPid: z.nullable(int),

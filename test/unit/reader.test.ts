@@ -257,6 +257,9 @@ describe('journal reader process', function () {
         const r = await c.request('run', { runId: id });
         assert.deepEqual([r?.status, r?.wakeAt, r?.canCancel], ['cancelled', null, false], id);
       }
+      assert.equal((await c.request('run', { runId: 'fg' }))?.cancel?.reason, 'test over');
+      assert.equal((await c.request('run', { runId: 'rel' }))?.cancel?.reason, null);
+      assert.equal(fgRun.cancel, null, 'no cancel asked before');
     } finally {
       fg.kill('SIGKILL');
       worker.kill('SIGTERM');

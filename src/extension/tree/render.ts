@@ -104,6 +104,10 @@ function runItem(n: RunNode): vscode.TreeItem {
   if (r.error) md.appendMarkdown(`error: ${r.error}\n\n`);
   if (r.status === 'interrupted') md.appendMarkdown('_The process driving this run is gone (killed or crashed). Resume reconciles what was in doubt._');
   if (r.status === 'needs-decision') md.appendMarkdown('_An action without `verify` is in doubt: decide whether it happened (right-click the action)._');
+  if (r.cancel)
+    md.appendMarkdown(
+      `_${r.status === 'cancelled' ? 'Cancelled' : 'Asked to cancel'} by ${quote(r.cancel.by)}${r.cancel.reason ? `: ${quote(r.cancel.reason)}` : ''}._${r.status === 'cancelled' ? ' It is never resumed; compensate it to undo what it did.' : ''}\n\n`,
+    );
   if (r.wakeAt !== null)
     md.appendMarkdown(
       r.status === 'sleeping'
