@@ -3,7 +3,7 @@
 import { parseDuration, waitUntil, type SleepPolicy } from './sleep';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
-import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions } from './define';
+import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions, type StepOptions } from './define';
 import { reviveError } from './errorRevive';
 import { isStorageError } from './store/storageError';
 import { actionPlace, fromJournalJson, toJournalJson, type JournalPlace } from './json';
@@ -116,7 +116,7 @@ export class RunSession {
       id: this.runId,
       agent: d.agent.name,
       attempt: this.attempt,
-      step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
+      step: (name, fn, options) => this.replayFast(name, fn) ?? this.track(this.step(name, fn, options)),
       do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
       sleep: (name, duration) => this.track(this.sleep(name, duration)),
       currentStep: () => {
@@ -259,10 +259,11 @@ export class RunSession {
     return { runId: this.runId, table: 'steps', idx, name, column };
   }
 
-  private async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  private async step<T>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T> {
     checkStepCall(name, fn, this.stepCounter + 1, this.currentFrame()?.name);
     const idx = this.stepCounter++;
-    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    // An integration names the user's line the step stands for; else the first frame of the user's code calls run.step.
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) {
       throw new LogbookError(

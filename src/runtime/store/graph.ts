@@ -65,6 +65,12 @@ export interface GraphCheckpoints {
   writes(threadId: string, ns: string, checkpointId: string): GraphWrite[];
   /** Removes every checkpoint, value and write of a thread. */
   deleteThread(threadId: string): void;
+  /**
+   * Records that run `runId` is a fork of run `from` at its step index `atStep` (LangGraph's time travel: the run's
+   * thread starts as `from`'s thread at a past checkpoint), with a `run.forked` event carrying `data`. Only a run not
+   * yet recorded as a fork is changed; false when it already was (or is not in the journal), and nothing is written.
+   */
+  recordFork(runId: string, from: string, atStep: number, data: Record<string, unknown>, now: number): boolean;
 }
 
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array);
@@ -208,6 +214,22 @@ export class SqlGraphCheckpoints implements GraphCheckpoints {
         const w = parsed(WriteRow, r, 'pending write', this.db);
         return { taskId: w.task_id, idx: w.idx, taskPath: w.task_path, channel: w.channel, type: w.type, value: w.value };
       });
+  }
+
+  recordFork(runId: string, from: string, atStep: number, data: Record<string, unknown>, now: number): boolean {
+    return this.db
+      .transaction(() => {
+        const changed = this.db
+          .prepare('UPDATE runs SET forked_from = ?, forked_at_step = ?, updated_at = ? WHERE id = ? AND forked_from IS NULL')
+          .run(from, atStep, now, runId).changes;
+        if (changed === 0) return false;
+        const attempt = this.db.prepare('SELECT attempt FROM runs WHERE id = ?').pluck().get(runId);
+        this.db
+          .prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)')
+          .run(runId, typeof attempt === 'number' ? attempt : 1, now, 'run.forked', JSON.stringify({ from, atStep, ...data }));
+        return true;
+      })
+      .immediate();
   }
 
   deleteThread(threadId: string): void {
