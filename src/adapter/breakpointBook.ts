@@ -61,7 +61,8 @@ export class BreakpointBook {
         return {
           verified: false,
           line,
-          message: 'No run.step(...) or run.do(...) call on this line: Logbook stops before steps and before actions start.',
+          message:
+            'No run.step(...) or run.do(...) call on this line (nor a LangGraph .addNode(...) or logbookDo(...)): Logbook stops before steps and before actions start.',
           reason: 'failed',
         };
       }

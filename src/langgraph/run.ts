@@ -158,7 +158,7 @@ interface ThreadNow {
 }
 
 async function threadNow(graph: DrivableGraph, saver: LogbookSaver, d: Driving, config: RunnableConfig): Promise<ThreadNow> {
-  const state = await driving.run(d, () => graph.getState(config));
+  const state = await graph.getState(config);
   const checkpoint = state.config.configurable?.checkpoint_id as string | undefined;
   const step = (state.metadata as { step?: unknown } | undefined)?.step;
   const written = checkpoint === undefined ? new Map<string, string[]>() : saver.writtenChannels(d.run.id, checkpoint);
@@ -266,6 +266,31 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
       `runGraph was called inside step "${inside.name}": it runs each node as a step of the run, and steps do not nest.`,
       'Call runGraph outside run.step, or run the graph as one step with invokeInStep(run, graph, input).',
     );
+  // Everything runGraph does runs with the run as its context: the saver opens the run's journal from it.
+  let ledger: Ledger | undefined;
+  const steps: NodeStepper = {
+    nodeStep: (facts, body, at) => {
+      if (!ledger) throw new Error('internal: a node ran before runGraph read its journaled steps');
+      return stepperFor(ledger).nodeStep(facts, body, at);
+    },
+  };
+  const d: Driving = { run, saver, steps };
+  return driving.run(d, () =>
+    drive(run, graph, saver, d, input, opts, (l) => {
+      ledger = l;
+    }),
+  );
+}
+
+async function drive(
+  run: RunApi,
+  graph: DrivableGraph,
+  saver: LogbookSaver,
+  d: Driving,
+  input: unknown,
+  opts: RunGraphOptions,
+  use: (ledger: Ledger) => void,
+): Promise<unknown> {
   if (!saver.runInfo(run.id))
     throw new LogbookError(
       ErrorCodes.USAGE,
@@ -296,9 +321,9 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
     run.id,
   );
   const ledger = new Ledger(run, saver.journaledSteps(run.id, start.at + 1), `${name}: end`);
-  const d: Driving = { run, saver, steps: stepperFor(ledger) };
-  await driving.run(d, () => startThread(saver, run.id, start, ledger));
-  const invoke = (value: unknown, cfg: RunnableConfig = config): Promise<unknown> => driving.run(d, () => graph.invoke(value, cfg));
+  use(ledger);
+  await startThread(saver, run.id, start, ledger);
+  const invoke = (value: unknown, cfg: RunnableConfig = config): Promise<unknown> => graph.invoke(value, cfg);
   classify(ledger, await threadNow(graph, saver, d, config));
 
   let seen = '';
@@ -323,7 +348,7 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
       await invoke(input);
     } else if (now.waiting.length > 0 && (unanswered.length === 0 || !ledger.waiting)) {
       const answers: Record<string, unknown> = {};
-      for (const w of now.waiting) answers[w.id] = ledger.answer(w.id)?.answer ?? (await gate(run, ledger, d, graph, w));
+      for (const w of now.waiting) answers[w.id] = ledger.answer(w.id)?.answer ?? (await gate(run, ledger, graph, w));
       const only = now.waiting.length === 1 ? now.waiting[0] : undefined;
       await invoke(new Command({ resume: only ? answers[only.id] : answers }));
     } else if (now.tasks.length > 0 || ledger.waiting) {
@@ -341,16 +366,18 @@ export async function runGraph(run: RunApi, graph: DrivableGraph, input: unknown
 }
 
 /** A gate step: the run waits for a person's answer to interrupt `w`, then journals it with the interrupt's id. */
-async function gate(run: RunApi, ledger: Ledger, d: Driving, graph: DrivableGraph, w: GraphInterrupt): Promise<unknown> {
+async function gate(run: RunApi, ledger: Ledger, graph: DrivableGraph, w: GraphInterrupt): Promise<unknown> {
   const name = `${GATE_PREFIX}${w.place}`;
   const n = ledger.nextGateOrdinal(name);
+  // The debugger shows the gate, and its step, at the addNode line of the node that asked.
+  const at = nodeSite(graph, w.node);
   const r = await ledger.loopStep(
     name,
     async (): Promise<GateRecord> => {
-      const answer = await driving.run(d, () => run.do(interruptGate, { thread: run.id, id: w.id, node: w.node, place: `${w.place}:${n}`, value: w.value }));
+      const answer = await run.do(interruptGate, { thread: run.id, id: w.id, node: w.node, place: `${w.place}:${n}`, value: w.value }, { at });
       return { interrupt: w.id, answer: plain(answer) };
     },
-    nodeSite(graph, w.node),
+    at,
   );
   return r.answer;
 }
@@ -390,6 +417,17 @@ async function startThread(saver: LogbookSaver, runId: string, start: StartRecor
     const last = nodes[nodes.length - 1];
     if (last?.checkpoint !== undefined) {
       const ended = nodes.filter((n) => n.checkpoint === last.checkpoint && (n.outcome === 'done' || n.outcome === 'interrupted') && n.task !== undefined);
+      // A node step checkpointed whose writes the origin's thread lacks (it was cut between the two): the fork would
+      // run that node again under its own keys, so an effect before the fork point would be made twice.
+      const written = saver.writtenChannels(origin, last.checkpoint);
+      const lost = ended.find((n) => !(written.get(n.task as string) ?? []).some((ch) => !NOT_OUTPUT.has(ch) || n.outcome === 'interrupted'));
+      if (lost)
+        throw new LogbookError(
+          ErrorCodes.USAGE,
+          `Run ${runId} forks run ${origin} after node ${lost.node}@${lost.superstep}, whose step was checkpointed but whose writes ${origin}'s thread does not hold (it was cut between the two): the fork would run that node again under its own keys and repeat its effects. Nothing was run.`,
+          `Resume run ${origin} first (it runs the node again, its effects found in the journal, and saves its writes), then fork it again; or fork at an earlier step.`,
+          { runId, origin },
+        );
       return saver.copyThread(origin, runId, last.checkpoint, new Set(ended.map((n) => n.task as string)));
     }
   }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition, type EffectContext } from 'agent-logbook';
 import { actionType, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
 import { STEP_KINDS } from './steps';
+import { graphAgentRun } from './graphStep';
 import type { World } from './world';
 
 /** The process a provider call runs in: the schedule may pause a call there (a race), or kill the process (it throws). */
@@ -110,6 +111,7 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
 
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
+  const graph = spec.graph ? graphAgentRun(spec, defs) : undefined;
   return defineAgent({
     name: AGENT_NAME,
     input: inputSchema(spec.fields),
@@ -120,6 +122,7 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       const base = values.filter((v): v is number => typeof v === 'number').reduce((s, v) => s + v, 0);
       const tag = values.filter((v): v is string => typeof v === 'string').join('+');
       const args = (n: number): Args => ({ n, amount: base + n, tag });
+      if (graph) return { input, steps: await graph(run, args) };
       const steps: unknown[] = [];
       for (const [j, s] of spec.steps.entries()) {
         const kind = STEP_KINDS[s.kind];

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { check } from './checker';
-import { agentArb, normalizeAgent, scheduleArb } from './arbitraries';
+import { agentArb, normalizeAgent, scheduleArb, scheduleArbOf } from './arbitraries';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 
 const SEED = 23;
@@ -29,12 +29,62 @@ function graphCases(kind: 'graph' | 'graph-raw-first', crashesOnly: boolean): fc
   });
 }
 
+/** Agents whose whole run is one graph driven by runGraph: a node per step, each node execution a step of the run. */
+function graphRunCases(shape: 'nodes' | 'nodes-raw-first', o: { readonly crashesOnly?: boolean; readonly processes?: boolean } = {}): fc.Arbitrary<CaseJ> {
+  const agent: fc.Arbitrary<AgentJ> = agentArb.map((a) =>
+    normalizeAgent({
+      ...a,
+      graph: shape,
+      actions: o.crashesOnly
+        ? a.actions.map((x) => ({ ...x, effect: 'non-idempotent' as const, verify: true, approval: 'none' as const, fail: 'none' as const }))
+        : a.actions,
+      steps: a.steps.map((s) => ({ ...s, kind: s.kind === 'all' ? 'all' : 'seq' })),
+    }),
+  );
+  const schedules = scheduleArbOf(o.processes === true);
+  const schedule = o.crashesOnly
+    ? schedules.map((s) => ({ ops: s.ops.filter((x) => x.op === 'start' || x.op === 'resume') })).filter((s) => s.ops[0]?.op === 'start')
+    : schedules;
+  return fc.record({ agent, schedule }).map((c): CaseJ => {
+    const s = c.schedule as ScheduleJ;
+    return { ...c, schedule: s.fork === undefined ? s : { ...s, fork: s.fork % (c.agent.steps.length + 1) } };
+  });
+}
+
 describe('exactly-once checker: LangGraph nodes (agent-logbook/langgraph)', function () {
   this.timeout(600_000);
 
   it(`finds no violation in 60 generated agents × schedules whose steps are graph nodes (seed ${SEED})`, async () => {
     const r = await check({ seed: SEED, runs: 60, arbitrary: graphCases('graph', false), shrinkMs: 10_000, shrinkKinds: 1 });
     assert.equal(r.violating, 0, r.text);
+  });
+
+  it(`finds no violation in 60 generated runs driven by runGraph, each node execution a step (kills, second drivers, forks; seed ${SEED})`, async () => {
+    const r = await check({ seed: SEED, runs: 60, arbitrary: graphRunCases('nodes'), shrinkMs: 10_000, shrinkKinds: 1 });
+    assert.equal(r.violating, 0, r.text);
+  });
+
+  it('finds no violation in 6 schedules of real processes driving a graph (SIGKILL at --crash-at, a second CLI racing a live one, SIGSTOP past the lease)', async () => {
+    const r = await check({ seed: SEED, runs: 6, processes: true, arbitrary: graphRunCases('nodes', { processes: true }), shrinkMs: 30_000, shrinkKinds: 1 });
+    assert.equal(r.violating, 0, r.text);
+  });
+
+  it('negative control: under runGraph, a node that makes its effect itself makes it twice when a kill inside it runs it again', async () => {
+    const r = await check({
+      seed: SEED,
+      runs: 60,
+      arbitrary: graphRunCases('nodes-raw-first', { crashesOnly: true }),
+      kinds: ['effect-twice'],
+      firstOnly: true,
+      shrinkKinds: 1,
+      shrinkMs: 15_000,
+    });
+    const s = r.shrunk[0];
+    assert.ok(s, `the node's own effect went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+    assert.ok(
+      s.result.violations.some((v) => v.kind === 'effect-twice'),
+      r.text,
+    );
   });
 
   it('negative control: an effect a node makes itself (not through logbookDo) happens twice when a crash in a later node re-runs the step', async () => {

@@ -47,6 +47,12 @@ export interface AgentJ {
   readonly onFailure: 'stop' | 'compensate';
   readonly actions: readonly ActionJ[];
   readonly steps: readonly StepJ[];
+  /**
+   * The whole run is one LangGraph graph that runGraph drives (agent-logbook/langgraph), a node per step whose
+   * executions are the run's steps; `nodes-raw-first` is its negative control (the first node's first effect is made
+   * by the node itself, not through logbookDo).
+   */
+  readonly graph?: 'nodes' | 'nodes-raw-first';
 }
 
 /**
@@ -86,7 +92,9 @@ export function stepName(j: number): string {
 export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => string): string {
   const a = c.agent;
   const lines: string[] = [];
-  lines.push(`agent: input fields ${a.fields.map((f, i) => `f${i}:${f}`).join(', ') || '(none)'}; onFailure ${a.onFailure}`);
+  lines.push(
+    `agent: input fields ${a.fields.map((f, i) => `f${i}:${f}`).join(', ') || '(none)'}; onFailure ${a.onFailure}${a.graph ? `; one LangGraph graph driven by runGraph, a node per step${a.graph === 'nodes-raw-first' ? ' (the first node makes its first effect itself)' : ''}` : ''}`,
+  );
   a.actions.forEach((x, i) => {
     const traits = [
       x.effect,

@@ -54,10 +54,20 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
     j = show(dir, 'r');
     assert.equal(j.run.status, 'completed');
     assert.equal(j.run.output.approved, false, 'the note answered interrupt()');
+    // The thread is the run: its nodes' executions are its steps (review twice: stopped at interrupt(), then answered).
     assert.deepEqual(
       j.steps.map((s: any) => s.name),
-      ['refund desk', 'interrupt: review', 'refund desk: resume 1'],
+      ['refund desk', 'acknowledge@1', 'propose@2', 'review@3', 'interrupt: review@3', 'review@3', 'reply@4', 'refund desk: end'],
     );
+    assert.deepEqual(
+      j.steps.map((s: any) => s.result?.outcome ?? null),
+      [null, 'done', 'done', 'interrupted', null, 'done', 'done', null],
+    );
+    // Each email is an action of the node step that sent it.
+    const stepOf = (id: string): string => j.steps[j.actions.find((a: any) => a.id === id).step].name;
+    assert.equal(stepOf('langgraph:r:acknowledge@1/email:ada@example.com'), 'acknowledge@1');
+    assert.equal(stepOf('langgraph:r:reply@4/email:ada@example.com'), 'reply@4');
+    assert.equal(stepOf('langgraph:r:interrupt:review@3:0'), 'interrupt: review@3');
     const keys = sentKeys(dir);
     assert.equal(keys.length, 2);
     assert.ok(
@@ -95,7 +105,7 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
         p.phase === 'action:after-start' ||
         p.phase === 'action:after-execute' ||
         p.type === 'langgraph.interrupt' ||
-        p.target.startsWith('refund desk: resume'),
+        ['review@3', 'reply@4', 'refund desk: end'].includes(p.target),
     );
     assert.ok(points.some((p) => p.spec === 'email.send#1@after-execute') && points.some((p) => p.spec === 'email.send#2@after-start'));
     for (const p of points) {
@@ -108,7 +118,9 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
         assert.ok(gate, `${p.spec}: ${r.stdout}${r.stderr}`);
         // A crash point counts occurrences in its own process: the resume's first email is its email.send#1.
         const [, target, n, phase] = /^(.*)#(\d+)@(.*)$/.exec(p.spec) ?? [];
-        const before = p.type ? stopped.actions.filter((a: any) => a.type === p.type && a.id !== gate.id).length : 0;
+        const before = p.type
+          ? stopped.actions.filter((a: any) => a.type === p.type && a.id !== gate.id).length
+          : stopped.steps.filter((st: any) => st.name === target && st.status === 'completed').length;
         const spec = `${target}#${Number(n) - before}@${phase}`;
         r = cli(dir, ['approve', 'r', gate.id, '--note', '{"approve":true}', '--crash-at', spec], NO_DEDUPE);
       }
@@ -143,13 +155,17 @@ describe('LangGraph: a thread is a Logbook run (examples/langgraph-refund.ts)', 
     const dir = tmpDir();
     cli(dir, ['run', SCRIPT, '--input', INPUT, '--run-id', 'r']);
     assert.equal(cliJson(dir, ['approve', 'r', 'langgraph:r:interrupt:review@3:0', '--note', '{"approve":false}']).json.output.approved, false);
-    // Back to the interrupt: the fork waits there again, for its own answer.
-    const f = cli(dir, ['fork', 'r', '--step', '2', '--run-id', 'f']);
+    // Back to the interrupt (step #5, its gate): the fork waits there again, for its own answer.
+    const f = cli(dir, ['fork', 'r', '--step', '5', '--run-id', 'f']);
     assert.equal(f.status, 3, f.stdout + f.stderr);
     const done = cliJson(dir, ['approve', 'f', 'langgraph:f:interrupt:review@3:0', '--note', '{"approve":true}']);
     assert.equal(done.status, 0, done.stderr);
     const j = show(dir, 'f');
-    assert.deepEqual(j.run.forkedFrom, { runId: 'r', step: 1 });
+    assert.deepEqual(j.run.forkedFrom, { runId: 'r', step: 4 });
+    assert.deepEqual(
+      j.steps.map((st: any) => st.name),
+      ['refund desk', 'acknowledge@1', 'propose@2', 'review@3', 'interrupt: review@3', 'review@3', 'reply@4', 'refund desk: end'],
+    );
     assert.equal(j.run.output.approved, true, 'the fork went on from the interrupt with its own answer');
     assert.deepEqual(j.run.output.log.slice(0, 2), ['acknowledged', 'model: refund 40 EUR in full'], "the thread before the fork point is the origin's");
     // The acknowledgement was replayed, not sent again; the fork's reply is its own effect.
