@@ -5,7 +5,8 @@
 // The thread's id is the run's id and its checkpoints live in the run's journal (LogbookSaver). The run's steps are:
 // the graph's start (`graph`), one step per execution of a root node (`<node>@<superstep>`, its actions under it),
 // one per interrupt() answered (`interrupt: <node>@<superstep>`, an action gated by approval: the run waits for a
-// person), and the end (`graph: end`, the thread's last checkpoint). A crash anywhere resumes from the thread's latest
+// person), and the end (`graph: end`, the thread's last checkpoint). Time travel (a past checkpoint of another run's
+// thread in the config) is a fork of that run: this run's thread starts as that thread up to the checkpoint. A crash anywhere resumes from the thread's latest
 // durable checkpoint: the steps journaled before are given back in their order (ledger.ts), LangGraph runs again the
 // nodes whose writes were not saved, each at its own step, and their actions come back from the journal.
 
@@ -53,9 +54,10 @@ export interface RunGraphOptions {
   readonly name?: string;
   /**
    * More of LangGraph's config for every invocation (recursionLimit, configurable values); the thread is the run's.
-   * Time travel: `configurable: { thread_id, checkpoint_id }` naming a checkpoint of another run's thread starts this
-   * run's thread as that thread at that checkpoint and invokes the graph from it (LangGraph's fork), and the journal
-   * records this run as a fork of that run.
+   * Time travel: `configurable: { thread_id, checkpoint_id }`, as graph.invoke takes it to fork from a past checkpoint
+   * (a config that getStateHistory gave), naming another run's thread: this run's thread starts as that thread up to
+   * that checkpoint (the same checkpoints) and runs on from there, with `input` (null: the checkpoint's own next
+   * nodes), and the journal records this run as a fork of that run.
    */
   readonly config?: RunnableConfig;
 }
@@ -197,7 +199,7 @@ function timeTravel(config: RunnableConfig | undefined, thread: string): { reado
   const from: unknown = c.thread_id;
   const checkpoint: unknown = c.checkpoint_id;
   if (checkpoint === undefined && (from === undefined || from === thread)) return undefined;
-  if (typeof checkpoint !== 'string' || typeof from !== 'string' || from === thread)
+  if (typeof checkpoint !== 'string' || checkpoint === '' || typeof from !== 'string' || from === '' || from === thread)
     throw new LogbookError(
       ErrorCodes.USAGE,
       `runGraph: config.configurable names ${typeof from === 'string' ? `thread ${JSON.stringify(from)}` : 'no thread'} and ${typeof checkpoint === 'string' ? `checkpoint ${checkpoint}` : 'no checkpoint'}. The run's own thread is the run's id (${thread}); to start from a past checkpoint, name another run's thread and one of its checkpoints.`,
@@ -327,24 +329,24 @@ async function drive(
   classify(ledger, await threadNow(graph, saver, d, config));
 
   let seen = '';
+  let travelled = false;
   for (;;) {
     await ledger.replayReady();
     if (ledger.ended) break;
     const now = await threadNow(graph, saver, d, config);
-    // Each pass must move the thread on (or answer an interrupt): a graph that would not is stopped, not spun.
-    const mark = `${now.checkpoint ?? ''}|${now.tasks.map((t) => `${t.id}:${String(t.done)}`).join(',')}|${String(ledger.waiting)}`;
-    if (mark === seen && now.waiting.length === 0)
+    const unanswered = now.waiting.filter((w) => ledger.answer(w.id) === undefined);
+    // Each pass must move the thread on, or answer an interrupt: a graph that would not is stopped, not spun.
+    const mark = [now.checkpoint, now.tasks.map((t) => `${t.id}:${String(t.done)}`), now.waiting.map((w) => w.id), unanswered.length, ledger.waiting];
+    if (JSON.stringify(mark) === seen)
       throw new LogbookError(
         ErrorCodes.USAGE,
-        `runGraph: the graph stopped at checkpoint ${now.checkpoint ?? '(none)'} before ${now.tasks.map((t) => t.name).join(', ')} and does not go on when invoked again.`,
+        `runGraph: the graph stopped at checkpoint ${now.checkpoint ?? '(none)'} before ${now.tasks.map((t) => t.name).join(', ') || 'nothing'} and does not go on when invoked again.`,
         'Compile the graph without interruptBefore/interruptAfter (runGraph waits at interrupt() instead), or drive this thread with graph.invoke yourself.',
       );
-    seen = mark;
-    const unanswered = now.waiting.filter((w) => ledger.answer(w.id) === undefined);
-    if (travel && now.checkpoint === travel.checkpoint && !ledger.waiting) {
-      // LangGraph's own time travel: invoked at the past checkpoint, it saves a fork of it and runs on from there.
-      await invoke(input, { ...config, configurable: { ...config.configurable, checkpoint_id: travel.checkpoint } });
-    } else if (now.checkpoint === undefined) {
+    seen = JSON.stringify(mark);
+    if (now.checkpoint === undefined || (travel && !travelled && input !== null && input !== undefined && now.checkpoint === travel.checkpoint)) {
+      // The first invocation: the input, on an empty thread or (time travel) at the past checkpoint its copy ends at.
+      travelled = true;
       await invoke(input);
     } else if (now.waiting.length > 0 && (unanswered.length === 0 || !ledger.waiting)) {
       const answers: Record<string, unknown> = {};
@@ -352,7 +354,8 @@ async function drive(
       const only = now.waiting.length === 1 ? now.waiting[0] : undefined;
       await invoke(new Command({ resume: only ? answers[only.id] : answers }));
     } else if (now.tasks.length > 0 || ledger.waiting) {
-      // A run cut mid-graph (or a node step LangGraph is to run again): on from the latest checkpoint and its writes.
+      // On from the latest checkpoint and its writes: a run cut mid-graph, a node step LangGraph is to run again, or
+      // (time travel) the past checkpoint's tasks, run again on this run's own thread.
       await invoke(null);
     } else break;
     await ledger.settle();

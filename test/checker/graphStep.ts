@@ -87,8 +87,8 @@ export function graphAgentRun(spec: { readonly steps: readonly StepJ[]; readonly
     });
   });
   g = g.addEdge(START, stepName(0));
-  for (let j = 1; j < spec.steps.length; j++) g = g.addEdge(stepName(j - 1) as never, stepName(j) as never);
-  g = g.addEdge(stepName(spec.steps.length - 1) as never, END);
+  for (let j = 1; j < spec.steps.length; j++) g = g.addEdge(stepName(j - 1), stepName(j));
+  g = g.addEdge(stepName(spec.steps.length - 1), END);
   const app = g.compile({ checkpointer: SAVER });
   return async (run: RunApi, args: (n: number) => { n: number; amount: number; tag: string }): Promise<unknown[]> =>
     current.run({ run, args }, async () => ((await runGraph(run, app, {})) as { out: unknown[] }).out);
