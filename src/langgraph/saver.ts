@@ -44,6 +44,15 @@ type GraphCheckpoints = ReturnType<Store['graphCheckpoints']>;
 type GraphCheckpointRow = NonNullable<ReturnType<GraphCheckpoints['checkpoint']>>;
 type GraphBlob = Parameters<GraphCheckpoints['putCheckpoint']>[1][number];
 
+const RUN_FENCE = Symbol.for('agent-logbook.run-fence');
+
+/** What the runtime puts on a run object under RUN_FENCE (runtime/session.ts). */
+interface RunFence {
+  readonly runId: string;
+  readonly epoch: number;
+  assert(): void;
+}
+
 /** A journaled step as runGraph reads it back (its result is JSON text, or null). */
 export interface JournaledStep {
   readonly idx: number;
@@ -178,6 +187,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
       },
       blobs,
       Date.now(),
+      this.fenceFor(w.threadId),
     );
     return { configurable: { thread_id: w.threadId, checkpoint_ns: w.ns, checkpoint_id: checkpoint.id } };
   }
@@ -196,12 +206,25 @@ export class LogbookSaver extends BaseCheckpointSaver {
       w.checkpointId as string,
       rows,
       writes.every(([channel]) => special[channel] !== undefined),
+      this.fenceFor(w.threadId),
     );
   }
 
   async deleteThread(threadId: string): Promise<void> {
     await Promise.resolve();
     this.graph.deleteThread(String(threadId));
+  }
+
+  /**
+   * The fence of a write to the thread of the run being driven here: the lease checked now by this process's clock (a
+   * driver that cannot prove it saves nothing), and its epoch checked again in the write's transaction.
+   */
+  private fenceFor(threadId: string): { readonly runId: string; readonly epoch: number } | undefined {
+    const run = driving.getStore()?.run as { readonly id: string; readonly [RUN_FENCE]?: RunFence } | undefined;
+    const fence = run?.id === threadId ? run[RUN_FENCE] : undefined;
+    if (!fence) return undefined;
+    fence.assert();
+    return { runId: fence.runId, epoch: fence.epoch };
   }
 
   /**

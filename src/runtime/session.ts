@@ -87,6 +87,12 @@ export interface SessionDeps {
 /** The key of the journal target on a run object, shared by every copy of the runtime (agent-logbook/langgraph reads it). */
 export const RUN_JOURNAL = Symbol.for('agent-logbook.run-journal');
 
+/**
+ * The key of the run's lease fence on a run object: its epoch, and the check of the lease by this process's own clock.
+ * agent-logbook/langgraph's saver fences the thread's checkpoints with it, as the writer fences every transition.
+ */
+export const RUN_FENCE = Symbol.for('agent-logbook.run-fence');
+
 export class RunSession {
   readonly api: RunApi;
   private readonly h: AttemptHost;
@@ -127,6 +133,8 @@ export class RunSession {
       log: (line) => this.d.log(String(line)),
     };
     if (d.journal !== undefined) Object.defineProperty(api, RUN_JOURNAL, { value: d.journal, enumerable: false });
+    const fence = Object.freeze({ runId: this.runId, epoch: d.writer.lease.epoch, assert: (): void => d.writer.leaseChecks.assertLease() });
+    Object.defineProperty(api, RUN_FENCE, { value: fence, enumerable: false });
     this.api = Object.freeze(api);
   }
 
