@@ -109,20 +109,24 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
   return def;
 }
 
+/** A graph agent's time travel (runGraph's config): the thread and checkpoint it starts from. */
+const From = z.object({ thread: z.string(), checkpoint: z.string() });
+
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
   const graph = spec.graph ? graphAgentRun(spec, defs) : undefined;
+  const fields = inputSchema(spec.fields);
   return defineAgent({
     name: AGENT_NAME,
-    input: inputSchema(spec.fields),
+    input: graph ? (fields as z.ZodObject).extend({ from: From.optional() }) : fields,
     onFailure: spec.onFailure,
     async run(run, parsed) {
-      const input = parsed as Record<string, unknown>;
+      const { from, ...input } = parsed as Record<string, unknown> & { from?: z.infer<typeof From> };
       const values = Object.values(input);
       const base = values.filter((v): v is number => typeof v === 'number').reduce((s, v) => s + v, 0);
       const tag = values.filter((v): v is string => typeof v === 'string').join('+');
       const args = (n: number): Args => ({ n, amount: base + n, tag });
-      if (graph) return { input, steps: await graph(run, args) };
+      if (graph) return { input, steps: await graph(run, args, from) };
       const steps: unknown[] = [];
       for (const [j, s] of spec.steps.entries()) {
         const kind = STEP_KINDS[s.kind];

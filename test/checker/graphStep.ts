@@ -90,8 +90,18 @@ export function graphAgentRun(spec: { readonly steps: readonly StepJ[]; readonly
   for (let j = 1; j < spec.steps.length; j++) g = g.addEdge(stepName(j - 1), stepName(j));
   g = g.addEdge(stepName(spec.steps.length - 1), END);
   const app = g.compile({ checkpointer: SAVER });
-  return async (run: RunApi, args: (n: number) => { n: number; amount: number; tag: string }): Promise<unknown[]> =>
-    current.run({ run, args }, async () => ((await runGraph(run, app, {})) as { out: unknown[] }).out);
+  return async (
+    run: RunApi,
+    args: (n: number) => { n: number; amount: number; tag: string },
+    from?: { readonly thread: string; readonly checkpoint: string },
+  ): Promise<unknown[]> =>
+    current.run({ run, args }, async () => {
+      // Time travel: LangGraph's config for a past checkpoint of another run's thread, as graph.invoke takes it.
+      const final = from
+        ? await runGraph(run, app, null, { config: { configurable: { thread_id: from.thread, checkpoint_id: from.checkpoint } } })
+        : await runGraph(run, app, {});
+      return (final as { out: unknown[] }).out;
+    });
 }
 
 /** One saver for every graph agent of the process: it opens each run's journal as runGraph drives the run. */

@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { check } from './checker';
+import { LogbookSaver } from 'agent-logbook/langgraph';
 import { agentArb, normalizeAgent, scheduleArb, scheduleArbOf } from './arbitraries';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 
@@ -45,9 +46,13 @@ function graphRunCases(shape: 'nodes' | 'nodes-raw-first', o: { readonly crashes
   const schedule = o.crashesOnly
     ? schedules.map((s) => ({ ops: s.ops.filter((x) => x.op === 'start' || x.op === 'resume') })).filter((s) => s.ops[0]?.op === 'start')
     : schedules;
-  return fc.record({ agent, schedule }).map((c): CaseJ => {
+  // Time travel needs the uncrashed run's outcome to be the travelling run's: no fault that fails a call only once.
+  const travel = fc.option(fc.nat(3), { nil: undefined, freq: 2 });
+  return fc.record({ agent, schedule, travel }).map((c): CaseJ => {
     const s = c.schedule as ScheduleJ;
-    return { ...c, schedule: s.fork === undefined ? s : { ...s, fork: s.fork % (c.agent.steps.length + 1) } };
+    const once = c.agent.actions.some((a) => a.fail === 'transient-before' || a.fail === 'transient-after');
+    const forked = s.fork === undefined ? s : { ...s, fork: s.fork % (c.agent.steps.length + 1) };
+    return { agent: c.agent, schedule: c.travel === undefined || once || o.crashesOnly ? forked : { ...forked, travel: c.travel } };
   });
 }
 
@@ -59,9 +64,31 @@ describe('exactly-once checker: LangGraph nodes (agent-logbook/langgraph)', func
     assert.equal(r.violating, 0, r.text);
   });
 
-  it(`finds no violation in 60 generated runs driven by runGraph, each node execution a step (kills, second drivers, forks; seed ${SEED})`, async () => {
+  it(`finds no violation in 60 generated runs driven by runGraph, each node execution a step (kills, second drivers, forks, time travel and a fork of it; seed ${SEED})`, async () => {
     const r = await check({ seed: SEED, runs: 60, arbitrary: graphRunCases('nodes'), shrinkMs: 10_000, shrinkKinds: 1 });
     assert.equal(r.violating, 0, r.text);
+  });
+
+  it('negative control: a fork whose thread copy keeps none of the fork point’s writes runs an inherited node again (fork-redid)', async () => {
+    // Sabotage: the copy drops the writes of the nodes the fork inherited, so LangGraph runs them again under the fork's keys.
+    const real = Object.getOwnPropertyDescriptor(LogbookSaver.prototype, 'copyThread');
+    Object.defineProperty(LogbookSaver.prototype, 'copyThread', {
+      configurable: true,
+      value: function (this: LogbookSaver, from: string, to: string, upto: string) {
+        return (real?.value as LogbookSaver['copyThread']).call(this, from, to, upto, new Set());
+      },
+    });
+    try {
+      const cases = graphRunCases('nodes', { crashesOnly: true }).map((c) => ({
+        ...c,
+        agent: { ...c.agent, steps: [...c.agent.steps, ...c.agent.steps].slice(0, Math.max(2, c.agent.steps.length)) },
+        schedule: { ops: [{ op: 'start', via: 'api' }], fork: 2 },
+      }));
+      const r = await check({ seed: SEED, runs: 30, arbitrary: cases, kinds: ['fork-redid'], firstOnly: true, shrinkKinds: 1, shrinkMs: 10_000 });
+      assert.ok(r.shrunk[0], `a fork that ran an inherited node again went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+    } finally {
+      if (real) Object.defineProperty(LogbookSaver.prototype, 'copyThread', real);
+    }
   });
 
   it('finds no violation in 6 schedules of real processes driving a graph (SIGKILL at --crash-at, a second CLI racing a live one, SIGSTOP past the lease)', async () => {
