@@ -199,6 +199,7 @@ describe("LangGraph's time travel is a fork in the journal (examples/langgraph-r
     let j = show(dir, 't');
     // The sidebar and `logbook show` read the origin off the run's row: r, at its step #4 (review@3), the first to run from it.
     assert.deepEqual(j.run.forkedFrom, { runId: 'r', step: 3 });
+    assert.match(cli(dir, ['show', 't']).stdout, /^ {2}fork of r at step #4$/m);
     assert.deepEqual(j.steps[0].result.from, { run: 'r', checkpoint: before, step: 3 });
     assert.deepEqual(
       j.steps.map((s: any) => s.name),
