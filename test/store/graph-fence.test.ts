@@ -18,7 +18,13 @@ const RUN_FENCE = Symbol.for('agent-logbook.run-fence');
 
 /** An owner whose process is gone, so another session may take its run. */
 function deadOwner(label: string): Owner {
-  return { token: `t-${label}-${Math.random()}`, pid: 4_000_000 + Math.floor(Math.random() * 100_000), pidStart: '1', host: hostField(os.hostname(), currentNode()), label };
+  return {
+    token: `t-${label}-${Math.random()}`,
+    pid: 4_000_000 + Math.floor(Math.random() * 100_000),
+    pidStart: '1',
+    host: hostField(os.hostname(), currentNode()),
+    label,
+  };
 }
 
 /** A run object as runGraph drives it: its id and the lease fence the runtime puts on it. */
@@ -66,7 +72,9 @@ function cases(fresh: () => string): void {
     assert.equal(await saver.getTuple(config), undefined, 'nothing of the thread was saved');
     assert.deepEqual(saver.writtenChannels('f1', 'c-1'), new Map());
     // The session that holds the run saves.
-    const saved = await driving.run(driven(saver, 'f1', second.epoch), () => saver.put(config, checkpoint(), { source: 'loop', step: 0, parents: {} }, { n: 1 }));
+    const saved = await driving.run(driven(saver, 'f1', second.epoch), () =>
+      saver.put(config, checkpoint(), { source: 'loop', step: 0, parents: {} }, { n: 1 }),
+    );
     assert.ok((await saver.getTuple(saved))?.checkpoint.channel_values.n === 1);
     // Outside a run (LangGraph's own use of the saver), nothing is fenced.
     await saver.put({ configurable: { thread_id: 'plain', checkpoint_ns: '' } }, checkpoint(), { source: 'loop', step: 0, parents: {} }, { n: 1 });
