@@ -71,7 +71,9 @@ const never = (name: string) => (): never => {
 export class Ledger {
   private readonly queue: Entry[];
   private readonly all: readonly Entry[];
-  private readonly tracked: Promise<unknown>[] = [];
+  /** The steps given back and not yet awaited; the first error among them, thrown when they are (drain). */
+  private readonly tracked: Promise<void>[] = [];
+  private failure: { readonly error: unknown } | undefined;
   private readonly answers = new Map<string, unknown>();
   private readonly gateCount = new Map<string, number>();
   /** Decisions on the unfinished node steps, by position (runGraph classifies them against the thread). */
@@ -147,14 +149,14 @@ export class Ledger {
     if (e.kind === 'gate') this.nextGateOrdinal(e.name);
     if (e.status === 'completed') {
       if (e.kind === 'end') this.ended = (e.parsed as EndRecord | null) ?? { end: null };
-      this.tracked.push(this.run.step(e.name, never(e.name)));
+      this.track(this.run.step(e.name, never(e.name)));
     } else if (!this.isOpen(e)) {
       // A failure the run went on from (LangGraph retried the node, or the script caught it): replayed as that failure.
-      this.tracked.push(this.run.step(e.name, never(e.name)).catch(() => undefined));
+      this.track(this.run.step(e.name, never(e.name)).catch(() => undefined));
     } else {
       const how = this.open.get(e.idx);
       const record: NodeRecord = how && !how.rerun ? how.record : { ...nodeOf(e.name), outcome: 'not-run-again' };
-      this.tracked.push(this.run.step(e.name, () => record));
+      this.track(this.run.step(e.name, () => record));
     }
   }
 
@@ -202,11 +204,21 @@ export class Ledger {
     return this.queue.some((e) => this.waitsForLangGraph(e));
   }
 
+  /** Handled at once (an error waits for drain, never an unhandled rejection). */
+  private track(p: Promise<unknown>): void {
+    this.tracked.push(
+      p.then(
+        () => undefined,
+        (error: unknown) => void (this.failure ??= { error }),
+      ),
+    );
+  }
+
   private async drain(): Promise<void> {
-    while (this.tracked.length > 0) {
-      const batch = this.tracked.splice(0);
-      await Promise.all(batch);
-    }
+    while (this.tracked.length > 0) await Promise.all(this.tracked.splice(0));
+    const f = this.failure;
+    this.failure = undefined;
+    if (f) throw f.error;
   }
 }
 

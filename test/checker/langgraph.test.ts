@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { check } from './checker';
 import { LogbookSaver } from 'agent-logbook/langgraph';
+import { usePgServer } from '../pg/server';
 import { agentArb, normalizeAgent, scheduleArb, scheduleArbOf } from './arbitraries';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 
@@ -131,5 +132,24 @@ describe('exactly-once checker: LangGraph nodes (agent-logbook/langgraph)', func
       s.result.violations.some((v) => v.kind === 'effect-twice'),
       r.text,
     );
+  });
+});
+
+describe('exactly-once checker: runGraph on PostgreSQL', function () {
+  this.timeout(900_000);
+  const pg = usePgServer();
+
+  it('finds no violation in 8 generated runs driven by runGraph on a real PostgreSQL server (kills, second drivers, forks, time travel)', async () => {
+    const r = await check({ seed: SEED, runs: 8, db: pg.server.createDatabase(), arbitrary: graphRunCases('nodes'), shrinkMs: 10_000, shrinkKinds: 1 });
+    assert.equal(r.violating, 0, r.text);
+  });
+
+  it('a CLI process driving a graph, frozen (SIGSTOP) past its lease in a node, saves nothing of the thread and sends nothing when it wakes', async () => {
+    const frozen = graphRunCases('nodes', { crashesOnly: true }).map((c): CaseJ => ({
+      agent: c.agent,
+      schedule: { ops: [{ op: 'cli-pause-run', first: 'run', at: 0 }] },
+    }));
+    const r = await check({ seed: SEED, runs: 2, processes: true, arbitrary: frozen, db: pg.server.createDatabase(), shrinkMs: 10_000, shrinkKinds: 1 });
+    assert.equal(r.violating, 0, r.text);
   });
 });
