@@ -144,7 +144,7 @@ describe('exactly-once checker: runGraph on PostgreSQL', function () {
     assert.equal(r.violating, 0, r.text);
   });
 
-  it('a CLI process driving a graph, frozen (SIGSTOP) past its lease in a node, saves nothing of the thread and sends nothing when it wakes', async () => {
+  it('a CLI process driving a graph, frozen (SIGSTOP) past its lease inside a node, sends nothing when it wakes, after another took over', async () => {
     const frozen = graphRunCases('nodes', { crashesOnly: true }).map((c): CaseJ => ({
       agent: c.agent,
       schedule: { ops: [{ op: 'cli-pause-run', first: 'run', at: 0 }] },
