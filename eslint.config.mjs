@@ -181,6 +181,18 @@ export default tseslint.config(
     ]),
   },
   {
+    // agent-logbook/langgraph reaches the runtime (and the journal its saver opens) through 'agent-logbook' only, so its
+    // bundle carries no second copy of the runtime or the store.
+    files: ['src/langgraph/**/*.ts'],
+    rules: restrict([
+      {
+        group: ['../*', '../**', '**/runtime', '**/runtime/**', 'better-sqlite3', 'pg'],
+        message: "src/langgraph uses the runtime through 'agent-logbook' only (its saver opens the journal with __journal).",
+      },
+      { group: ['vscode', '@vscode/*'], message: 'The LangGraph integration runs in the agent process: no vscode or DAP here.' },
+    ]),
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -35,6 +35,7 @@ export async function langgraphRows(work: string, cfg: LangGraphConfig, log: (li
   const F: number[] = [];
   const lb: number[] = [];
   const lg: number[] = [];
+  const rg: number[] = [];
   try {
     for (let r = 0; r < cfg.rounds; r++) {
       const dir = fs.mkdtempSync(path.join(work, 'lg-saver-'));
@@ -42,9 +43,13 @@ export async function langgraphRows(work: string, cfg: LangGraphConfig, log: (li
         F.push(floor.sample(50));
         const a = (await spawnJson<SaverRun>(CHILD, ['logbook', path.join(dir, 'lb.db'), String(cfg.steps)])).json;
         const b = (await spawnJson<SaverRun>(CHILD, ['sqlite', path.join(dir, 'lg.db'), String(cfg.steps)])).json;
+        const c = (await spawnJson<SaverRun>(CHILD, ['rungraph', path.join(dir, 'rg.db'), String(cfg.steps)])).json;
         lb.push(a.perStepUs);
         lg.push(b.perStepUs);
-        log(`  langgraph savers round ${r + 1}/${cfg.rounds}: logbook ${fmtUs(a.perStepUs)}/superstep (FULL), SqliteSaver ${fmtUs(b.perStepUs)} (NORMAL)`);
+        rg.push(c.perStepUs);
+        log(
+          `  langgraph savers round ${r + 1}/${cfg.rounds}: logbook ${fmtUs(a.perStepUs)}/superstep (FULL), SqliteSaver ${fmtUs(b.perStepUs)} (NORMAL), runGraph ${fmtUs(c.perStepUs)}`,
+        );
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
@@ -62,6 +67,7 @@ export async function langgraphRows(work: string, cfg: LangGraphConfig, log: (li
     const f = median(F);
     const mLb = median(lb);
     const mLg = median(lg);
+    const mRg = median(rg);
     return [
       {
         id: 'langgraph.superstep',
@@ -73,6 +79,17 @@ export async function langgraphRows(work: string, cfg: LangGraphConfig, log: (li
         verdict: 'info',
         note: `Logbook's saver commits every checkpoint and its writes at synchronous=FULL (fsynced before the next superstep); LangGraph's SqliteSaver runs at synchronous=NORMAL (read back: ${growth.lg.synchronous}), so its commits are not fsynced and a power loss can lose its latest checkpoints. Both with durability "sync", in fresh processes; Logbook = ${fmtRatio(mLb / mLg)} SqliteSaver. F = ${fmtUs(f)}. Medians of ${lb.length} rounds.`,
         numbers: { logbookUs: mLb, sqliteSaverUs: mLg, F: f },
+      },
+      {
+        id: 'langgraph.rungraph',
+        section: SECTION,
+        figure: `per superstep, the same graph driven by runGraph as a Logbook run (each node execution a journaled step) vs the saver alone`,
+        value: `${fmtUs(mRg)} vs ${fmtUs(mLb)}`,
+        ratio: `${(mRg / f).toFixed(2)} F vs ${(mLb / f).toFixed(2)} F`,
+        budget: 'report',
+        verdict: 'info',
+        note: `runGraph adds the node's step (started and checkpointed, each durable) to the saver's writes; both at synchronous=FULL, durability "sync". runGraph = ${fmtRatio(mRg / mLb)} the saver alone. F = ${fmtUs(f)}. Medians of ${rg.length} rounds.`,
+        numbers: { runGraphUs: mRg, saverUs: mLb, F: f },
       },
       {
         id: 'langgraph.growth',

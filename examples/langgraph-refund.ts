@@ -1,10 +1,12 @@
 // Example: a LangGraph.js refund desk on the Logbook journal: a person approves at interrupt(), emails go out once.
 //
 // Offline by default: the "model" node is scripted. The graph's checkpoints live in the run's journal (LogbookSaver);
-// each invocation is a step of the run; interrupt() waits as an approval gate. Try it:
+// each execution of a node is a step of the run; interrupt() waits as an approval gate. Try it:
 //   logbook run examples/langgraph-refund.ts --input '{"customer":"ada@example.com","amount":40}'
 //   logbook approve <run-id> <action-id> --note '{"approve":true}'     (the id `logbook show <run-id>` lists)
 // Kill it anywhere (`--crash-at email.send#2@after-start`), resume it: no customer gets an email twice.
+// Time travel: `"from": { "thread": "<run-id>", "checkpoint": "<checkpoint id>" }` in the input starts a new run from
+// that run's thread at that checkpoint (LangGraph's fork); the journal records the new run as its fork.
 
 import { z } from 'zod';
 import { Annotation, END, START, StateGraph, interrupt } from '@langchain/langgraph';
@@ -63,9 +65,18 @@ export const graph = new StateGraph(State)
 
 export default defineAgent({
   name: 'langgraph-refund',
-  input: z.object({ customer: z.string().email().default('ada@example.com'), amount: z.number().positive().default(40) }),
+  input: z.object({
+    customer: z.string().email().default('ada@example.com'),
+    amount: z.number().positive().default(40),
+    from: z.object({ thread: z.string(), checkpoint: z.string() }).optional(),
+  }),
   async run(run, input) {
-    const final = (await runGraph(run, graph, { customer: input.customer, amount: input.amount }, { name: 'refund desk' })) as { log: string[]; approved: boolean };
+    const final = (
+      input.from
+        ? // LangGraph's time travel: on from a past checkpoint of another run's thread (that config, as graph.invoke takes it).
+          await runGraph(run, graph, null, { name: 'refund desk', config: { configurable: { thread_id: input.from.thread, checkpoint_id: input.from.checkpoint } } })
+        : await runGraph(run, graph, { customer: input.customer, amount: input.amount }, { name: 'refund desk' })
+    ) as { log: string[]; approved: boolean };
     return { approved: final.approved, log: final.log };
   },
   probe: () => ({ 'email.send': outbox.record().sent.map((s) => s.key) }),

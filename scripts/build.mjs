@@ -1,7 +1,7 @@
 // Bundles the CLI and the runtime into dist/ with esbuild, and emits the runtime's type declarations.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, existsSync, chmodSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, existsSync, chmodSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -32,7 +32,8 @@ const entries = [
     out: 'dist/ai.js',
     external: ['agent-logbook', 'ai', 'ai/*', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
   },
-  // agent-logbook/langgraph: LangGraph is an optional peer; the saver opens the journal through the store it bundles.
+  // agent-logbook/langgraph: LangGraph is an optional peer; the saver opens the journal through the runtime's entry
+  // ('agent-logbook', __journal), so the store is the driving runtime's, never a second copy.
   { in: 'src/langgraph/index.ts', out: 'dist/langgraph.js', external: ['agent-logbook', '@langchain/*'] },
   // agent-logbook/openai-agents: the OpenAI Agents SDK is an optional peer; it uses agent-logbook/ai's machinery at run time.
   {
@@ -78,7 +79,13 @@ if (!process.argv.includes('--no-types')) {
   rmSync(join(root, 'dist/types'), { recursive: true, force: true });
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.types.json'], { cwd: root, stdio: 'inherit' });
   pruneDeclarations(join(root, 'dist/types'), TYPE_ENTRIES);
+  esmTwins(join(root, 'dist/types/langgraph'));
 }
+// agent-logbook/langgraph for `import`: the CommonJS bundle itself (one instance of LogbookSaver for import and require).
+writeFileSync(
+  join(root, 'dist/langgraph.mjs'),
+  "// agent-logbook/langgraph for ES modules: the CommonJS bundle's exports, one instance.\nexport * from './langgraph.js';\n",
+);
 
 /**
  * tsc emits a declaration for every module the entries import, even those no public type names (the store, which
@@ -106,5 +113,17 @@ function pruneDeclarations(dir, entryFiles) {
   };
   walk(dir);
   return [...keep].map((f) => relative(dir, f));
+}
+/**
+ * ES-module twins (.d.mts) of a folder's declarations. The package is CommonJS, so its .d.ts are read as CommonJS and
+ * resolve a peer's CommonJS types: LangGraph ships both (.d.cts and .d.ts), and an ES-module project that compiles a
+ * graph with `checkpointer: new LogbookSaver()` would see two copies of BaseCheckpointSaver (TS2322). The twins are
+ * the same text with ESM's explicit relative specifiers, so they resolve the peer as the importing project does.
+ */
+function esmTwins(dir) {
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.d.ts'))) {
+    const text = readFileSync(join(dir, f), 'utf8').replace(/((?:from|import\()\s*['"])(\.{1,2}\/[^'"]+)(['"])/g, (_, a, spec, b) => `${a}${spec}.mjs${b}`);
+    writeFileSync(join(dir, f.replace(/\.d\.ts$/, '.d.mts')), text);
+  }
 }
 if (watch) console.log('watch mode is not supported; rerun the build');

@@ -61,7 +61,8 @@ export class BreakpointBook {
         return {
           verified: false,
           line,
-          message: 'No run.step(...), run.do(...) or run.sleep(...) call on this line: Logbook stops before steps and actions start, and where a sleep waits.',
+          message:
+            'No run.step(...), run.do(...) or run.sleep(...) call on this line (nor a LangGraph .addNode(...) or logbookDo(...)): Logbook stops before steps and actions start, and where a sleep waits.',
           reason: 'failed',
         };
       }

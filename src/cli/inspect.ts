@@ -147,6 +147,7 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   lines.push(`${paint('bold', row.id)}  ${row.agent}  ${runStatusWord(v.effectiveStatus)}  attempt ${row.attempt}`);
   lines.push(`  script  ${row.script}`);
   lines.push(`  input   ${clip(row.input ?? 'null', 100)}`);
+  if (row.forked_from !== null) lines.push(`  fork of ${row.forked_from}${row.forked_at_step !== null ? ` at step #${row.forked_at_step + 1}` : ''}`);
   if (row.output !== null) lines.push(`  output  ${clip(row.output, 100)}`);
   if (row.error) lines.push(`  error   ${clip(journaledError(row.error).message, 200)}`);
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);

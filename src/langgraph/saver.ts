@@ -25,9 +25,8 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { ErrorCodes, LogbookError } from '../runtime/errors';
-import { DEFAULT_DB, openStore, resolveTarget, type GraphBlob, type GraphCheckpointRow, type GraphCheckpoints, type Store } from '../runtime/store';
-import { drivingJournal } from './context';
+import { ErrorCodes, LogbookError, __journal } from 'agent-logbook';
+import { driving, drivingJournal } from './context';
 
 export interface LogbookSaverOptions {
   /**
@@ -37,6 +36,30 @@ export interface LogbookSaverOptions {
   readonly journal?: string;
   /** LangGraph's serializer (default: its JsonPlusSerializer). */
   readonly serde?: SerializerProtocol;
+}
+
+// The store comes from the runtime's entry (one copy of it, the driving runtime's); its types are read off it.
+type Store = ReturnType<typeof __journal.openStore>;
+type GraphCheckpoints = ReturnType<Store['graphCheckpoints']>;
+type GraphCheckpointRow = NonNullable<ReturnType<GraphCheckpoints['checkpoint']>>;
+type GraphBlob = Parameters<GraphCheckpoints['putCheckpoint']>[1][number];
+
+const RUN_FENCE = Symbol.for('agent-logbook.run-fence');
+
+/** What the runtime puts on a run object under RUN_FENCE (runtime/session.ts). */
+interface RunFence {
+  readonly runId: string;
+  readonly epoch: number;
+  assert(): void;
+}
+
+/** A journaled step as runGraph reads it back (its result is JSON text, or null). */
+export interface JournaledStep {
+  readonly idx: number;
+  readonly name: string;
+  readonly status: 'started' | 'completed' | 'failed';
+  readonly result: string | null;
+  readonly attempt: number;
 }
 
 /** The marker of a channel that has a version but no value (LangGraph's "empty" channel). */
@@ -85,10 +108,10 @@ export class LogbookSaver extends BaseCheckpointSaver {
   }
 
   private storeFor(target: string): Store {
-    const resolved = resolveTarget(target);
+    const resolved = __journal.resolveTarget(target);
     let s = this.stores.get(resolved);
     if (!s) {
-      s = openStore(resolved);
+      s = __journal.openStore(resolved);
       this.stores.set(resolved, s);
     }
     return s;
@@ -96,7 +119,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
 
   /** The journal: the one given, else that of the run runGraph drives, else $LOGBOOK_JOURNAL, else .logbook/journal.db. */
   private get store(): Store {
-    return this.storeFor(this.journal ?? drivingJournal() ?? process.env.LOGBOOK_JOURNAL ?? DEFAULT_DB);
+    return this.storeFor(this.journal ?? drivingJournal() ?? process.env.LOGBOOK_JOURNAL ?? __journal.DEFAULT_DB);
   }
 
   private get graph(): GraphCheckpoints {
@@ -140,6 +163,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const w = where(config, 'put');
+    if (metadata.source === 'fork' && w.ns === '') this.refuseUnjournaledFork(w.threadId, w.checkpointId);
     const bare = copyCheckpoint(checkpoint);
     const values = bare.channel_values;
     bare.channel_values = {};
@@ -163,6 +187,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
       },
       blobs,
       Date.now(),
+      this.fenceFor(w.threadId),
     );
     return { configurable: { thread_id: w.threadId, checkpoint_ns: w.ns, checkpoint_id: checkpoint.id } };
   }
@@ -181,12 +206,41 @@ export class LogbookSaver extends BaseCheckpointSaver {
       w.checkpointId as string,
       rows,
       writes.every(([channel]) => special[channel] !== undefined),
+      this.fenceFor(w.threadId),
     );
   }
 
   async deleteThread(threadId: string): Promise<void> {
     await Promise.resolve();
     this.graph.deleteThread(String(threadId));
+  }
+
+  /**
+   * The fence of a write to the thread of the run being driven here: the lease checked now by this process's clock (a
+   * driver that cannot prove it saves nothing), and its epoch checked again in the write's transaction.
+   */
+  private fenceFor(threadId: string): { readonly runId: string; readonly epoch: number } | undefined {
+    const run = driving.getStore()?.run as { readonly id: string; readonly [RUN_FENCE]?: RunFence } | undefined;
+    const fence = run?.id === threadId ? run[RUN_FENCE] : undefined;
+    if (!fence) return undefined;
+    fence.assert();
+    return { runId: fence.runId, epoch: fence.epoch };
+  }
+
+  /**
+   * LangGraph forks a thread when it is invoked from a past checkpoint (time travel). A thread that is a Logbook run
+   * forks only inside runGraph, where the fork is a run of its own in the journal; anywhere else its effects would be
+   * journaled nowhere and `logbook resume` would go on from a branch the run's steps never took. Refused before any
+   * node runs (LangGraph saves the fork's checkpoint first).
+   */
+  private refuseUnjournaledFork(threadId: string, from: string | undefined): void {
+    if (driving.getStore()?.run.id === threadId || this.store.reader.run(threadId) === undefined) return;
+    throw new LogbookError(
+      ErrorCodes.USAGE,
+      `Thread ${threadId} is Logbook run ${threadId}: invoking its graph from a past checkpoint${from ? ` (${from})` : ''} outside runGraph would branch the run's thread behind its journal. Nothing was written.`,
+      `Fork it as a run: inside an agent, \`runGraph(run, graph, null, { config: { configurable: { thread_id: '${threadId}', checkpoint_id: '<checkpoint>' } } })\` (the new run is recorded as its fork), or \`logbook fork ${threadId} --step <n>\`.`,
+      { threadId },
+    );
   }
 
   /**
@@ -200,45 +254,86 @@ export class LogbookSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * The run `runId` was forked from (`logbook fork`), or undefined.
+   * The run `runId` as this saver's journal holds it (its fork origin), or undefined when it is not there.
    * @internal
    */
-  forkOrigin(runId: string): string | undefined {
-    return this.store.reader.run(runId)?.forked_from ?? undefined;
+  runInfo(runId: string): { readonly forkedFrom: string | undefined } | undefined {
+    const row = this.store.reader.run(runId);
+    return row && { forkedFrom: row.forked_from ?? undefined };
+  }
+
+  /**
+   * The steps of run `runId` journaled at positions `from` and after (runGraph replays them on a resume).
+   * @internal
+   */
+  journaledSteps(runId: string, from: number): JournaledStep[] {
+    const count = this.store.reader.stepCount(runId);
+    return from >= count
+      ? []
+      : this.store.reader.steps(runId, from, count).map((s) => ({ idx: s.idx, name: s.name, status: s.status, result: s.result, attempt: s.attempt }));
+  }
+
+  /**
+   * Records run `runId` as a fork of `from` at its step `atStep` (LangGraph's time travel through runGraph).
+   * @internal
+   */
+  recordFork(runId: string, from: string, atStep: number, data: Record<string, unknown>): boolean {
+    return this.graph.recordFork(runId, from, atStep, data, Date.now());
+  }
+
+  /**
+   * The pending writes of checkpoint `checkpointId` of a thread's root namespace, by task: the channels written.
+   * @internal
+   */
+  writtenChannels(threadId: string, checkpointId: string): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const w of this.graph.writes(threadId, '', checkpointId)) out.set(w.taskId, [...(out.get(w.taskId) ?? []), w.channel]);
+    return out;
   }
 
   /**
    * Makes thread `to` start as thread `from` did, up to and including checkpoint `upto` (a fork's thread): its
-   * checkpoints, their channel values and the last one's pending writes, oldest first, so that once `upto` is there
-   * the copy is whole (a copy cut by a crash is finished by the next call). Nothing is done if `upto` is there.
+   * checkpoints, their channel values, and of `upto`'s pending writes those of the tasks `keep` names ('all': every
+   * task's), as the origin had them when it stopped there: a task stopped by interrupt() keeps only its interrupt, and
+   * no answer the origin was resumed with is carried over. Oldest first, and `upto` itself last, after its writes, so
+   * its presence says the copy is whole (a copy cut by a crash is finished by the next call). Nothing is done if it is.
    * @internal
    */
-  async copyThread(from: string, to: string, upto: string): Promise<void> {
+  async copyThread(from: string, to: string, upto: string, keep: ReadonlySet<string> | 'all'): Promise<void> {
     if (this.graph.checkpoint(to, '', upto)) return;
     const tuples: CheckpointTuple[] = [];
     for await (const t of this.list({ configurable: { thread_id: from } }, {})) if (String(t.config.configurable?.checkpoint_id) <= upto) tuples.push(t);
+    if (!tuples.some((t) => t.config.configurable?.checkpoint_id === upto && (t.config.configurable?.checkpoint_ns ?? '') === ''))
+      throw new LogbookError(
+        ErrorCodes.USAGE,
+        `Thread ${from} has no checkpoint ${upto}, so thread ${to} cannot start from it.`,
+        `Pick a checkpoint of thread ${from} (graph.getStateHistory({ configurable: { thread_id: '${from}' } }) lists them).`,
+        { from, checkpoint: upto },
+      );
     tuples.sort((a, b) => (String(a.config.configurable?.checkpoint_id) < String(b.config.configurable?.checkpoint_id) ? -1 : 1));
-    // The root namespace's `upto` last: its presence says the copy is whole.
-    tuples.sort((a, b) => Number(a.config.configurable?.checkpoint_id === upto) - Number(b.config.configurable?.checkpoint_id === upto));
+    const isUpto = (t: CheckpointTuple): boolean => t.config.configurable?.checkpoint_id === upto && (t.config.configurable?.checkpoint_ns ?? '') === '';
+    tuples.sort((a, b) => Number(isUpto(a)) - Number(isUpto(b)));
     for (const t of tuples) {
       const ns = String(t.config.configurable?.checkpoint_ns ?? '');
       const parent = t.parentConfig?.configurable?.checkpoint_id as string | undefined;
-      const cfg = await this.put(
+      const at = { configurable: { thread_id: to, checkpoint_ns: ns, checkpoint_id: t.checkpoint.id } };
+      const last = t.config.configurable?.checkpoint_id === upto;
+      if (last) {
+        const interrupted = new Set((t.pendingWrites ?? []).filter(([, ch]) => ch === INTERRUPT).map(([task]) => task));
+        const byTask = new Map<string, PendingWrite[]>();
+        for (const [task, channel, value] of t.pendingWrites ?? []) {
+          if (keep !== 'all' && !keep.has(task)) continue;
+          if (channel === RESUME || (interrupted.has(task) && channel !== INTERRUPT)) continue;
+          byTask.set(task, [...(byTask.get(task) ?? []), [channel, value]]);
+        }
+        for (const [task, writes] of byTask) await this.putWrites(at, writes, task);
+      }
+      await this.put(
         { configurable: { thread_id: to, checkpoint_ns: ns, ...(parent !== undefined ? { checkpoint_id: parent } : {}) } },
         t.checkpoint,
         t.metadata ?? { source: 'fork', step: -1, parents: {} },
         t.checkpoint.channel_versions,
       );
-      // At the fork point, the writes as they were when the origin stopped there: a task stopped by interrupt() keeps
-      // only its interrupt, and no answer the origin was resumed with is carried over.
-      const last = t.config.configurable?.checkpoint_id === upto;
-      const interrupted = new Set((t.pendingWrites ?? []).filter(([, ch]) => ch === INTERRUPT).map(([task]) => task));
-      const byTask = new Map<string, PendingWrite[]>();
-      for (const [task, channel, value] of t.pendingWrites ?? []) {
-        if (last && (channel === RESUME || (interrupted.has(task) && channel !== INTERRUPT))) continue;
-        byTask.set(task, [...(byTask.get(task) ?? []), [channel, value]]);
-      }
-      for (const [task, writes] of byTask) await this.putWrites(cfg, writes, task);
     }
   }
 

@@ -13,7 +13,14 @@ function isComment(line: string): boolean {
   return t.startsWith('//') || t.startsWith('*') || t.startsWith('/*');
 }
 
-/** 1-based lines holding a `run.step(`, `run.sleep(` or `run.do(` call (or the same through the run parameter's own name); a sleep is a step. */
+/**
+ * A LangGraph graph's steps and actions (agent-logbook/langgraph): a node's `.addNode(` line stands for its steps,
+ * and a `logbookDo(` line inside a node for its action.
+ */
+const GRAPH_CALL = /(\.\s*addNode|\blogbookDo)\s*(?:<[^>\n]*>)?\s*\(/g;
+
+/** 1-based lines holding a `run.step(`, `run.sleep(` or `run.do(` call (or the same through the run parameter's own
+ *  name; a sleep is a step), or a LangGraph node's `.addNode(` or a `logbookDo(` call. */
 export function breakableLines(text: string): Map<number, BreakKind> {
   const names = [...runParamNames(text)].map((n) => n.replace(/\$/g, '\\$')).join('|');
   const call = new RegExp(`\\b(?:${names})\\s*\\.\\s*(step|do|sleep)\\s*(?:<[^>\\n]*>)?\\s*\\(`, 'g');
@@ -23,6 +30,10 @@ export function breakableLines(text: string): Map<number, BreakKind> {
     let kind: BreakKind | undefined;
     for (const m of line.matchAll(call)) {
       const k: BreakKind = m[1] === 'do' ? 'action' : 'step';
+      kind = kind === undefined || kind === k ? k : 'both';
+    }
+    for (const m of line.matchAll(GRAPH_CALL)) {
+      const k: BreakKind = m[1]?.endsWith('addNode') ? 'step' : 'action';
       kind = kind === undefined || kind === k ? k : 'both';
     }
     if (kind) out.set(i + 1, kind);

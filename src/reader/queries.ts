@@ -85,6 +85,7 @@ export class JournalQueries {
       output: clip(row.output),
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
+      forkedAtStep: row.forked_from === null ? null : row.forked_at_step,
     };
   }
 

@@ -59,6 +59,8 @@ export const RunDto = z.object({
   output: nstr,
   error: nstr,
   forkedFrom: nstr,
+  /** The step (from 0) of `forkedFrom` the fork branched at: `logbook fork --step`, or LangGraph's time travel. */
+  forkedAtStep: z.nullable(int),
 });
 export type RunDto = z.infer<typeof RunDto>;
 

@@ -8,6 +8,7 @@ import { forkRun, startRun, resumeRun, newRunId } from '../runtime/engine';
 import { journaledInput } from '../runtime/input';
 import { ErrorCodes, LogbookError } from '../runtime/errors';
 import { Faults, checkCrashTargets, parseCrashSpec } from '../runtime/faults';
+import { wantLocations } from '../runtime/location';
 import type { PauseEvent, RunSnapshot, RuntimeHooks } from '../runtime/hooks';
 import { openStore, type Store } from '../runtime/store';
 import { defaultStateDir } from '../shared/journalTarget';
@@ -60,6 +61,9 @@ export class JobLoop {
       return 0;
     }
     const faults = new Faults(config.crashAt.map(parseCrashSpec));
+    // The debugger shows source lines from the start: an integration's callSite() while the script loads (a LangGraph
+    // graph's addNode lines) answers too.
+    wantLocations();
     const script = await loadScript(config.program);
     state.agent = script.agent;
     // As the CLI does: a crash point no action of this script can reach would run every real effect and never crash.

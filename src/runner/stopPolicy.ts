@@ -153,10 +153,15 @@ export class StopPolicy {
     const name = at.kind === 'step:before' || at.kind === 'sleep:waiting' ? at.step?.name : at.kind === 'action:before-start' ? at.action?.type : undefined;
     // An action also answers to its id, so `model:*` stops before every journaled model call (ids model:<step>.<call>).
     const id = at.kind === 'action:before-start' ? at.action?.id : undefined;
+    // A LangGraph node's step (`review@3`, agent-logbook/langgraph) also answers to its node's name: `review` stops
+    // before every execution of the node, `review@3` before those of superstep 3.
+    const node = at.kind === 'step:before' && name !== undefined ? /^(.+)@\d+(?:#\d+)?$/.exec(name)?.[1] : undefined;
     const fnHits =
       name === undefined
         ? []
-        : this.functions.filter((a) => (a.re.test(name) || (id !== undefined && a.re.test(id))) && this.conditionHolds(a, at)).map((a) => a.bp.id);
+        : this.functions
+            .filter((a) => (a.re.test(name) || (id !== undefined && a.re.test(id)) || (node !== undefined && a.re.test(node))) && this.conditionHolds(a, at))
+            .map((a) => a.bp.id);
 
     // The stop a restartFrame asked for comes first: the client waits for it (breakpoints there still count hits).
     if (this.mode.kind === 'restart' && at.kind === 'step:before' && !at.step?.replayed)

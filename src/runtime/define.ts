@@ -232,8 +232,11 @@ export interface RunInfo {
 
 /** The object an agent's `run(run, input)` receives. */
 export interface RunApi extends RunInfo {
-  /** A named, checkpointed unit: on resume a completed step returns its journaled result without running. */
-  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /**
+   * A named, checkpointed unit: on resume a completed step returns its journaled result without running. An
+   * integration that runs steps for the user (a LangGraph node) names the user's line with `{ at }`.
+   */
+  step<T>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T>;
   /**
    * One side effect, bracketed in the journal and reconciled on resume. Must be called inside a step.
    * `args` is what the schema accepts (its input type: a field with a default may be left out); the action's
@@ -258,6 +261,12 @@ export interface RunApi extends RunInfo {
 export interface DoOptions {
   /** The user's line this action stands for (from `callSite()` at the integration's entry): the debugger shows it
    *  instead of the line that called run.do, which is the integration's own. */
+  readonly at?: { readonly file: string; readonly line: number; readonly column: number } | undefined;
+}
+
+/** How an integration tells the debugger which of the user's lines a step stands for (a LangGraph node's addNode). */
+export interface StepOptions {
+  /** The user's line (from `callSite()`): the debugger shows it, and a line breakpoint there stops before the step. */
   readonly at?: { readonly file: string; readonly line: number; readonly column: number } | undefined;
 }
 

@@ -1,6 +1,8 @@
 // The package's public surface (`import … from 'agent-logbook'`): declarations for agent scripts and the host API.
 // Nothing here may name better-sqlite3 or the store's internals: consumers compile without their types.
 
+import { DEFAULT_DB as journalDefault, openStore as journalOpen, resolveTarget as journalResolve } from './store';
+
 export { defineAction, defineAgent, isAction, isAgent, declareRunTimeActionTypes } from './define';
 export type {
   ActionDefinition,
@@ -8,6 +10,7 @@ export type {
   AgentDefinition,
   AgentSpec,
   DoOptions,
+  StepOptions,
   Effect,
   EffectContext,
   ErrorClass,
@@ -46,3 +49,11 @@ export {
 export type { DecisionInput } from './decisions';
 export type { TraceOptions, OtlpProtocol } from './trace/options';
 export { flushTraces } from './trace/pending';
+
+/**
+ * The journal as agent-logbook/langgraph's saver opens it (its checkpoints live beside the runs), reached through this
+ * entry so that integration's bundle carries no second copy of the store: under the CLI and the debugger it is the
+ * very runtime that drives the run. Not an API: it changes without notice, and its declaration is not shipped.
+ * @internal
+ */
+export const __journal = Object.freeze({ openStore: journalOpen, resolveTarget: journalResolve, DEFAULT_DB: journalDefault });

@@ -3,7 +3,7 @@
 import { parseDuration, waitUntil, type SleepPolicy } from './sleep';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe, errorRecord } from './errors';
-import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions } from './define';
+import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions, type StepOptions } from './define';
 import { reviveError } from './errorRevive';
 import { isStorageError } from './store/storageError';
 import { actionPlace, fromJournalJson, toJournalJson, type JournalPlace } from './json';
@@ -87,6 +87,12 @@ export interface SessionDeps {
 /** The key of the journal target on a run object, shared by every copy of the runtime (agent-logbook/langgraph reads it). */
 export const RUN_JOURNAL = Symbol.for('agent-logbook.run-journal');
 
+/**
+ * The key of the run's lease fence on a run object: its epoch, and the check of the lease by this process's own clock.
+ * agent-logbook/langgraph's saver fences the thread's checkpoints with it, as the writer fences every transition.
+ */
+export const RUN_FENCE = Symbol.for('agent-logbook.run-fence');
+
 export class RunSession {
   readonly api: RunApi;
   private readonly h: AttemptHost;
@@ -116,7 +122,7 @@ export class RunSession {
       id: this.runId,
       agent: d.agent.name,
       attempt: this.attempt,
-      step: (name, fn) => this.replayFast(name, fn) ?? this.track(this.step(name, fn)),
+      step: (name, fn, options) => this.replayFast(name, fn) ?? this.track(this.step(name, fn, options)),
       do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
       sleep: (name, duration) => this.track(this.sleep(name, duration)),
       currentStep: () => {
@@ -127,6 +133,8 @@ export class RunSession {
       log: (line) => this.d.log(String(line)),
     };
     if (d.journal !== undefined) Object.defineProperty(api, RUN_JOURNAL, { value: d.journal, enumerable: false });
+    const fence = Object.freeze({ runId: this.runId, epoch: d.writer.lease.epoch, assert: (): void => d.writer.leaseChecks.assertLease() });
+    Object.defineProperty(api, RUN_FENCE, { value: fence, enumerable: false });
     this.api = Object.freeze(api);
     const hooks = d.hooks;
     if (hooks?.cancelled) {
@@ -155,7 +163,7 @@ export class RunSession {
       fresh = true;
       return { sleep: ms, wakeAt: Date.now() + ms };
     };
-    const started = await (this.replayFast<unknown>(name, begin) ?? this.track(this.step<unknown>(name, begin, 'sleep')));
+    const started = await (this.replayFast<unknown>(name, begin) ?? this.track(this.step<unknown>(name, begin, undefined, 'sleep')));
     const wakeAt = (started as { wakeAt?: unknown } | null)?.wakeAt;
     if (typeof wakeAt !== 'number' || !Number.isFinite(wakeAt))
       throw new LogbookError(
@@ -292,10 +300,11 @@ export class RunSession {
     return { runId: this.runId, table: 'steps', idx, name, column };
   }
 
-  private async step<T>(name: string, fn: () => Promise<T> | T, kind?: 'sleep'): Promise<T> {
+  private async step<T>(name: string, fn: () => Promise<T> | T, options?: StepOptions, kind?: 'sleep'): Promise<T> {
     checkStepCall(name, fn, this.stepCounter + 1, this.currentFrame()?.name);
     const idx = this.stepCounter++;
-    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    // An integration names the user's line the step stands for; else the first frame of the user's code calls run.step.
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) {
       throw new LogbookError(

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition, type EffectContext, type RunApi } from 'agent-logbook';
 import { actionType, sleepName, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
 import { STEP_KINDS } from './steps';
+import { graphAgentRun } from './graphStep';
 import type { Sabotage, World } from './world';
 
 /** The process a provider call runs in: the schedule may pause a call there (a race), or kill the process (it throws). */
@@ -117,18 +118,24 @@ async function nap(run: RunApi, j: number, ms: number, sabotage: Sabotage): Prom
   if (sabotage.sleepDeaf) await new Promise((r) => setTimeout(r, Math.max(0, wakeAt - Date.now())));
 }
 
+/** A graph agent's time travel (runGraph's config): the thread and checkpoint it starts from. */
+const From = z.object({ thread: z.string(), checkpoint: z.string() });
+
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
+  const graph = spec.graph ? graphAgentRun(spec, defs) : undefined;
+  const fields = inputSchema(spec.fields);
   return defineAgent({
     name: AGENT_NAME,
-    input: inputSchema(spec.fields),
+    input: graph ? (fields as z.ZodObject).extend({ from: From.optional() }) : fields,
     onFailure: spec.onFailure,
     async run(run, parsed) {
-      const input = parsed as Record<string, unknown>;
+      const { from, ...input } = parsed as Record<string, unknown> & { from?: z.infer<typeof From> };
       const values = Object.values(input);
       const base = values.filter((v): v is number => typeof v === 'number').reduce((s, v) => s + v, 0);
       const tag = values.filter((v): v is string => typeof v === 'string').join('+');
       const args = (n: number): Args => ({ n, amount: base + n, tag });
+      if (graph) return { input, steps: await graph(run, args, from) };
       const steps: unknown[] = [];
       for (const [j, s] of spec.steps.entries()) {
         const kind = STEP_KINDS[s.kind];

@@ -22,6 +22,9 @@ export interface RunIds {
   readonly fork: string;
   /** The uncrashed run in the world the schedule left (see runCaseOn). */
   readonly spent: string;
+  /** A graph agent's time-travel run, and the fork of it. */
+  readonly travel: string;
+  readonly travelFork: string;
 }
 
 export interface Finished {
@@ -224,7 +227,9 @@ async function runCaseNow(c: CaseJ, opts: CaseOptions): Promise<CaseResult> {
 }
 
 async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, db: string): Promise<CaseResult> {
-  const ids: RunIds = opts.db ? { run: `r${n}`, base: `base${n}`, fork: `f${n}`, spent: `spent${n}` } : { run: 'r', base: 'base', fork: 'f', spent: 'spent' };
+  const ids: RunIds = opts.db
+    ? { run: `r${n}`, base: `base${n}`, fork: `f${n}`, spent: `spent${n}`, travel: `t${n}`, travelFork: `tf${n}` }
+    : { run: 'r', base: 'base', fork: 'f', spent: 'spent', travel: 't', travelFork: 'tf' };
   const files = { spec: file.replace(/\.db$/, '.spec.json'), world: file.replace(/\.db$/, '.world.db') };
   if (opts.processes) fs.writeFileSync(files.spec, JSON.stringify(c.agent));
   const world = new World(opts.processes ? new SqliteLog(files.world) : undefined, opts.sabotage);
@@ -284,6 +289,32 @@ async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, d
       x.retire();
       await x.finish(ids.fork);
       checkRun(x, ids.fork, await baselines(ids.fork), { compensated: false });
+      if (c.agent.graph) checkForkRedid(x, ids.run, ids.fork, (s) => s.attempt === 0);
+    }
+    if (c.agent.graph && c.schedule.travel !== undefined && x.observer.status(ids.run) === 'completed') {
+      const nodes = graphNodeSteps(x, ids.run);
+      const at = nodes[c.schedule.travel % Math.max(1, nodes.length)];
+      if (at) {
+        const d = x.driver();
+        const from = { thread: ids.run, checkpoint: at.checkpoint };
+        await x.call(`time travel from ${ids.run}'s ${at.name} (runGraph)`, ids.travel, () => d.start('api', ids.travel, { from }));
+        x.retire();
+        await x.finish(ids.travel);
+        checkRun(x, ids.travel, await baselines(ids.travel), { compensated: false });
+        checkForkRedid(x, ids.run, ids.travel, undefined, at.checkpoint);
+        const own = graphNodeSteps(x, ids.travel);
+        const last = own[own.length - 1];
+        if (x.observer.status(ids.travel) === 'completed' && last) {
+          const f = x.driver();
+          await x.call(`fork ${ids.travel} at its step #${last.idx + 1} (a fork of a fork)`, ids.travelFork, () =>
+            f.fork(ids.travel, last.idx, ids.travelFork),
+          );
+          x.retire();
+          await x.finish(ids.travelFork);
+          checkRun(x, ids.travelFork, await baselines(ids.travelFork), { compensated: false });
+          checkForkRedid(x, ids.travel, ids.travelFork, (s) => s.attempt === 0);
+        }
+      }
     }
     return { violations: x.violations, log: x.log, baseline };
   } finally {
@@ -292,6 +323,37 @@ async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, d
     world.log.close();
     for (const f of [file, files.spec, files.world]) for (const g of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(g, { force: true });
   }
+}
+
+/** A graph agent's node steps (`s<j>@<superstep>`) that ended with the node done, with the checkpoint each ran from. */
+function graphNodeSteps(x: Exec, runId: string): Array<{ idx: number; name: string; node: string; checkpoint: string; attempt: number }> {
+  return x.observer.steps(runId).flatMap((s) => {
+    const r = s.result ? (JSON.parse(s.result) as { outcome?: string; checkpoint?: string; node?: string }) : null;
+    return s.status === 'completed' && r?.outcome === 'done' && typeof r.checkpoint === 'string' && typeof r.node === 'string'
+      ? [{ idx: s.idx, name: s.name, node: r.node, checkpoint: r.checkpoint, attempt: s.attempt }]
+      : [];
+  });
+}
+
+/**
+ * A fork of a graph agent's run makes no effect of a node that ran before its fork point: the origin's node steps it
+ * inherited (`inherited`, for logbook fork) or that ran from a checkpoint before the one it travelled to.
+ */
+function checkForkRedid(x: Exec, origin: string, fork: string, inherited?: (s: { attempt: number }) => boolean, travelledTo?: string): void {
+  const before = new Set(
+    inherited
+      ? graphNodeSteps(x, fork)
+          .filter(inherited)
+          .map((s) => s.node)
+      : graphNodeSteps(x, origin)
+          .filter((s) => travelledTo !== undefined && s.checkpoint < travelledTo)
+          .map((s) => s.node),
+  );
+  const redone = x.target.world
+    .all()
+    .filter((e) => e.kind === 'do' && e.key.startsWith(`langgraph:${fork}:`))
+    .filter((e) => before.has(/^langgraph:[^:]+:([^@]+)@/.exec(e.key)?.[1] ?? ''));
+  for (const e of redone) x.violation('fork-redid', `${fork} (a fork of ${origin}) made ${e.key}, an effect of a node that ran before its fork point`);
 }
 
 export function outputOf(x: Exec, runId: string): unknown {

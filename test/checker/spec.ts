@@ -49,6 +49,12 @@ export interface AgentJ {
   readonly onFailure: 'stop' | 'compensate';
   readonly actions: readonly ActionJ[];
   readonly steps: readonly StepJ[];
+  /**
+   * The whole run is one LangGraph graph that runGraph drives (agent-logbook/langgraph), a node per step whose
+   * executions are the run's steps; `nodes-raw-first` is its negative control (the first node's first effect is made
+   * by the node itself, not through logbookDo).
+   */
+  readonly graph?: 'nodes' | 'nodes-raw-first';
 }
 
 /**
@@ -69,6 +75,12 @@ export interface ScheduleJ {
   readonly ops: readonly OpJ[];
   /** After the end: fork the finished run at this step (0-based) and drive the fork to its end. */
   readonly fork?: number;
+  /**
+   * A graph agent's time travel, after the end: a new run started from the finished run's thread at the checkpoint its
+   * node step #travel (0-based, among its node steps) ran from, driven to its end; then `logbook fork` of that run at
+   * its last node step (a fork of a fork), driven to its end.
+   */
+  readonly travel?: number;
 }
 
 export interface CaseJ {
@@ -93,7 +105,9 @@ export function sleepName(j: number): string {
 export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => string): string {
   const a = c.agent;
   const lines: string[] = [];
-  lines.push(`agent: input fields ${a.fields.map((f, i) => `f${i}:${f}`).join(', ') || '(none)'}; onFailure ${a.onFailure}`);
+  lines.push(
+    `agent: input fields ${a.fields.map((f, i) => `f${i}:${f}`).join(', ') || '(none)'}; onFailure ${a.onFailure}${a.graph ? `; one LangGraph graph driven by runGraph, a node per step${a.graph === 'nodes-raw-first' ? ' (the first node makes its first effect itself)' : ''}` : ''}`,
+  );
   a.actions.forEach((x, i) => {
     const traits = [
       x.effect,
@@ -116,6 +130,10 @@ export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => s
   lines.push(`  ${c.schedule.ops.length + 1}. drive the run to its end (resume, approve, decide from the provider's record)`);
   if (c.schedule.fork !== undefined)
     lines.push(`  ${c.schedule.ops.length + 2}. fork the finished run at step #${c.schedule.fork + 1} (logbook fork) and drive the fork to its end`);
+  if (c.schedule.travel !== undefined)
+    lines.push(
+      `  then time travel: a new run from the finished run's thread at the checkpoint its node step #${c.schedule.travel + 1} ran from (runGraph's config), driven to its end, and a logbook fork of it at its last node step`,
+    );
   return lines.join('\n');
 }
 

@@ -63,12 +63,12 @@ export class Driver {
     return this.proc.own(openStore(this.t.db));
   }
 
-  async start(via: string, runId: string): Promise<Ended> {
+  async start(via: string, runId: string, extra: Record<string, unknown> = {}): Promise<Ended> {
     return this.ended(async () => {
-      if (via === 'api') return this.journal().start(this.agent(), rawInput(this.t.agent.fields), { runId, script: this.t.script });
+      if (via === 'api') return this.journal().start(this.agent(), { ...rawInput(this.t.agent.fields), ...extra }, { runId, script: this.t.script });
       return startRun(this.store(), this.agent(), {
         script: this.t.script,
-        input: rawInput(this.t.agent.fields),
+        input: { ...rawInput(this.t.agent.fields), ...extra },
         runId,
         faults: this.proc.faults(),
         role: this.proc.role,

@@ -48,8 +48,14 @@ function exportedNames(entry: string): string[] {
   assert.ok(source, entry);
   const symbol = checker.getSymbolAtLocation(source);
   assert.ok(symbol, `${entry} is not a module`);
+  // An @internal export (agent-logbook's __journal) is stripped from the shipped declarations and left out by TypeDoc.
+  const internal = (s: ts.Symbol): boolean => {
+    const target = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s;
+    return (target.declarations ?? []).some((d) => ts.getJSDocTags(d).some((t) => t.tagName.text === 'internal'));
+  };
   return checker
     .getExportsOfModule(symbol)
+    .filter((s) => !internal(s))
     .map((s) => s.name)
     .sort();
 }

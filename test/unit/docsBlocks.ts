@@ -217,7 +217,8 @@ export function typecheck(blocks: readonly Block[], dir: string): Map<Block, str
     paths: {
       'agent-logbook': [path.join(types, 'runtime', 'public.d.ts')],
       'agent-logbook/ai': [path.join(types, 'ai', 'index.d.ts')],
-      'agent-logbook/langgraph': [path.join(types, 'langgraph', 'index.d.ts')],
+      // What an ES module gets through the `import` condition: the declarations' ESM twins.
+      'agent-logbook/langgraph': [path.join(types, 'langgraph', 'index.d.mts')],
     },
   };
   const program = ts.createProgram([...files.keys()], options);

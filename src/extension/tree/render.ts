@@ -89,7 +89,8 @@ function runItem(n: RunNode): vscode.TreeItem {
   const look = runLook(n);
   const item = new vscode.TreeItem(r.agent, r.stepCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   const extra = [r.inDoubt ? `${r.inDoubt} in doubt` : '', r.awaitingApproval ? `${r.awaitingApproval} awaiting approval` : ''].filter(Boolean);
-  item.description = [look.word, ...extra, `${r.attempt} attempt${r.attempt === 1 ? '' : 's'}`, ago(r.createdAt), r.id].join(' · ');
+  const origin = r.forkedFrom ? `fork of ${r.forkedFrom}${r.forkedAtStep !== null ? ` at step ${r.forkedAtStep + 1}` : ''}` : '';
+  item.description = [look.word, ...extra, `${r.attempt} attempt${r.attempt === 1 ? '' : 's'}`, ago(r.createdAt), origin, r.id].filter(Boolean).join(' · ');
   item.iconPath = icon(look.icon, look.color);
   item.contextValue = contextValue(ITEM.run, runFlags(n));
   const md = new vscode.MarkdownString(undefined, true);
@@ -98,6 +99,7 @@ function runItem(n: RunNode): vscode.TreeItem {
     `| | |\n|---|---|\n| run | \`${r.id}\` |\n| attempts | ${r.attempt} |\n| steps | ${r.stepCount} |\n| actions | ${r.actionCount}${r.inDoubt ? ` (${r.inDoubt} in doubt)` : ''} |\n| started | ${new Date(r.createdAt).toLocaleString()} |\n| updated | ${new Date(r.updatedAt).toLocaleString()} |\n`,
   );
   if (r.owner) md.appendMarkdown(`| held by | ${r.owner} |\n`);
+  if (r.forkedFrom) md.appendMarkdown(`| forked from | \`${r.forkedFrom}\`${r.forkedAtStep !== null ? ` at step ${r.forkedAtStep + 1}` : ''} |\n`);
   md.appendMarkdown(`\n\nscript: \`${r.script}\`\n\n`);
   if (r.input) md.appendMarkdown(`input:\n${code(r.input)}\n\n`);
   if (r.output) md.appendMarkdown(`output:\n${code(r.output)}\n\n`);

@@ -45,16 +45,25 @@ export interface GraphListQuery {
   readonly limit?: number;
 }
 
+/**
+ * A write made for a run's session (runGraph's thread): done only while the run's lease is still at `epoch`, in the
+ * same transaction, so a driver that lost the run (frozen past its lease, then woken) saves nothing of the thread.
+ */
+export interface GraphFence {
+  readonly runId: string;
+  readonly epoch: number;
+}
+
 /** The domain interface the saver sees: no SQL, no engine. */
 export interface GraphCheckpoints {
-  /** Stores a checkpoint and the channel values that changed with it, in one transaction. */
-  putCheckpoint(row: GraphCheckpointRow, blobs: readonly GraphBlob[], now: number): void;
+  /** Stores a checkpoint and the channel values that changed with it, in one transaction (fenced, when given). */
+  putCheckpoint(row: GraphCheckpointRow, blobs: readonly GraphBlob[], now: number, fence?: GraphFence): void;
   /**
    * Stores a task's pending writes against a checkpoint. `replace`: writes at fixed special indexes (errors,
    * interrupts) replace what the task wrote there before; otherwise a write already stored is kept (a re-run task
-   * writes the same writes again).
+   * writes the same writes again). Fenced, when given.
    */
-  putWrites(threadId: string, ns: string, checkpointId: string, writes: readonly GraphWrite[], replace: boolean): void;
+  putWrites(threadId: string, ns: string, checkpointId: string, writes: readonly GraphWrite[], replace: boolean, fence?: GraphFence): void;
   /** One checkpoint, or the newest of the thread and namespace when `checkpointId` is undefined. */
   checkpoint(threadId: string, ns: string, checkpointId: string | undefined): GraphCheckpointRow | undefined;
   /** Checkpoints newest first. */
@@ -65,6 +74,12 @@ export interface GraphCheckpoints {
   writes(threadId: string, ns: string, checkpointId: string): GraphWrite[];
   /** Removes every checkpoint, value and write of a thread. */
   deleteThread(threadId: string): void;
+  /**
+   * Records that run `runId` is a fork of run `from` at its step index `atStep` (LangGraph's time travel: the run's
+   * thread starts as `from`'s thread at a past checkpoint), with a `run.forked` event carrying `data`. Only a run not
+   * yet recorded as a fork is changed; false when it already was (or is not in the journal), and nothing is written.
+   */
+  recordFork(runId: string, from: string, atStep: number, data: Record<string, unknown>, now: number): boolean;
 }
 
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array);
@@ -118,7 +133,20 @@ const bind = (v: Uint8Array | null): Buffer | null => (v === null ? null : Buffe
 export class SqlGraphCheckpoints implements GraphCheckpoints {
   constructor(private readonly db: Db) {}
 
-  putCheckpoint(row: GraphCheckpointRow, blobs: readonly GraphBlob[], now: number): void {
+  /** Throws LB_LEASE_LOST, inside the write's transaction, when the run's lease is no longer at the fence's epoch. */
+  private fenced(fence: GraphFence | undefined): void {
+    if (!fence) return;
+    const epoch = this.db.prepare('SELECT lease_epoch FROM runs WHERE id = ?').pluck().get(fence.runId);
+    if (epoch === fence.epoch) return;
+    throw new LogbookError(
+      ErrorCodes.LEASE_LOST,
+      `Run ${fence.runId} is driven by another session now (lease epoch ${String(epoch)}, this one ${fence.epoch}): its LangGraph checkpoint was not saved.`,
+      'Nothing to do here: the session that holds the run goes on with the thread.',
+      { runId: fence.runId },
+    );
+  }
+
+  putCheckpoint(row: GraphCheckpointRow, blobs: readonly GraphBlob[], now: number, fence?: GraphFence): void {
     const blob = this.db.prepare(
       'INSERT INTO graph_blobs (thread_id, checkpoint_ns, channel, version, type, value) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING',
     );
@@ -129,6 +157,7 @@ export class SqlGraphCheckpoints implements GraphCheckpoints {
     );
     this.db
       .transaction(() => {
+        this.fenced(fence);
         for (const b of blobs) blob.run(row.threadId, row.ns, b.channel, b.version, b.type, bind(b.value));
         cp.run(
           row.threadId,
@@ -145,7 +174,7 @@ export class SqlGraphCheckpoints implements GraphCheckpoints {
       .immediate();
   }
 
-  putWrites(threadId: string, ns: string, checkpointId: string, writes: readonly GraphWrite[], replace: boolean): void {
+  putWrites(threadId: string, ns: string, checkpointId: string, writes: readonly GraphWrite[], replace: boolean, fence?: GraphFence): void {
     const conflict = replace
       ? 'DO UPDATE SET task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, value = excluded.value'
       : 'DO NOTHING';
@@ -155,6 +184,7 @@ export class SqlGraphCheckpoints implements GraphCheckpoints {
     );
     this.db
       .transaction(() => {
+        this.fenced(fence);
         for (const w of writes) st.run(threadId, ns, checkpointId, w.taskId, w.idx, w.taskPath, w.channel, w.type, bind(w.value));
       })
       .immediate();
@@ -208,6 +238,22 @@ export class SqlGraphCheckpoints implements GraphCheckpoints {
         const w = parsed(WriteRow, r, 'pending write', this.db);
         return { taskId: w.task_id, idx: w.idx, taskPath: w.task_path, channel: w.channel, type: w.type, value: w.value };
       });
+  }
+
+  recordFork(runId: string, from: string, atStep: number, data: Record<string, unknown>, now: number): boolean {
+    return this.db
+      .transaction(() => {
+        const changed = this.db
+          .prepare('UPDATE runs SET forked_from = ?, forked_at_step = ?, updated_at = ? WHERE id = ? AND forked_from IS NULL')
+          .run(from, atStep, now, runId).changes;
+        if (changed === 0) return false;
+        const attempt = this.db.prepare('SELECT attempt FROM runs WHERE id = ?').pluck().get(runId);
+        this.db
+          .prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)')
+          .run(runId, typeof attempt === 'number' ? attempt : 1, now, 'run.forked', JSON.stringify({ from, atStep, ...data }));
+        return true;
+      })
+      .immediate();
   }
 
   deleteThread(threadId: string): void {

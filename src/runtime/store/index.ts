@@ -46,7 +46,7 @@ export type { NewRun, ForkPoint, AcquireOptions } from './lease';
 export type { Claimed, ClaimKind, Known, QueuedRun, WorkerInfo } from './queue';
 export type { ForkSeed } from './fork';
 export type { DeletedCounts } from './deleteRun';
-export type { GraphCheckpoints, GraphCheckpointRow, GraphBlob, GraphWrite, GraphValue, GraphListQuery } from './graph';
+export type { GraphCheckpoints, GraphCheckpointRow, GraphBlob, GraphWrite, GraphValue, GraphListQuery, GraphFence } from './graph';
 export type { CancelRequest, CancelResult } from './cancel';
 export { parseCancelRequest } from './cancel';
 export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow } from './rows';
