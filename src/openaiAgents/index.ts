@@ -27,8 +27,20 @@ import {
 import { UNRECORDED_TOOL_RESULT, __integration } from 'agent-logbook/ai';
 
 // One copy of agent-logbook/ai's machinery at run time (dist/ai.js): both integrations share a run's call places.
-const { stateOf, isControlError, generateAction, streamAction, journaledCall, encode, decode, callParams, GatedAction, defaultToolKey, runToolCall } =
-  __integration;
+const {
+  stateOf,
+  isControlError,
+  generateAction,
+  streamAction,
+  journaledCall,
+  encode,
+  decode,
+  callParams,
+  GatedAction,
+  defaultToolKey,
+  runToolCall,
+  effectContextFor,
+} = __integration;
 type AiRunState = ReturnType<typeof stateOf>;
 type DriftPolicy = 'fail' | 'rerun';
 
@@ -323,17 +335,7 @@ export function logbookAgentsTool(run: RunApi, spec: AgentsToolSpec | AgentsActi
       const def = actions.def(await gated(spec.needsApproval, runContext, input, callId));
       return runToolCall(state, def, input, {
         key,
-        execute: async (ctx) =>
-          await spec.execute(input, {
-            idempotencyKey: ctx.idempotencyKey,
-            runId: ctx.runId,
-            attempt: ctx.attempt,
-            signal: ctx.signal,
-            assertLease: () => ctx.assertLease(),
-            leaseValid: () => ctx.leaseValid(),
-            runContext,
-            callId,
-          }),
+        execute: async (ctx) => await spec.execute(input, effectContextFor({ runContext, callId }, ctx)),
         at: at ?? undefined,
       });
     },
