@@ -15,8 +15,11 @@ import {
 } from 'agent-logbook';
 import { UNRECORDED_TOOL_RESULT } from 'agent-logbook/ai';
 import { GatedAction, defaultToolKey, effectContextFor, isControlError, runToolCall, stateOf, type AiRunState } from './shared';
+import { drivenSegment, journaledTools, type ToolKeyOf } from './driving';
 
 type ToolCallDetails = Parameters<FunctionTool['invoke']>[2];
+/** The SDK's needsApproval function, for any parameters. */
+type SdkApproval = (runContext: RunContext, input: unknown, callId?: string) => Promise<boolean>;
 
 /** The SDK's approval policy for a tool: always, never, or a function of the call (sync or async). */
 export type AgentsApproval<I> = boolean | ((runContext: RunContext, input: I, callId?: string) => boolean | Promise<boolean>);
@@ -81,34 +84,79 @@ function callIdOf(details: ToolCallDetails | undefined): string {
   return id;
 }
 
+/** The tool's input checked by its schema, as the SDK gives it to execute: for keying a call from its raw arguments. */
+async function parsed(schema: StandardSchema, input: unknown): Promise<unknown> {
+  const r = await schema['~standard'].validate(input);
+  if (r.issues)
+    throw new LogbookError(
+      ErrorCodes.INVALID_ARGS,
+      `The tool call's arguments do not fit its parameters: ${r.issues.map((i) => i.message).join('; ')}.`,
+      'See the model call that chose it.',
+    );
+  return r.value;
+}
+
+/**
+ * The SDK's approval policy as the tool gives it to the SDK: asked only while logbookRunAgent drives the run, whose
+ * interruptions are journaled as the SDK's paused run state and a Logbook gate. Under a plain runner.run the SDK is
+ * told no, and execute asks the policy and gates the action itself (the run stops `awaiting-approval`; a resume replays).
+ */
+function approvalForSdk<I>(run: RunApi, approval: AgentsApproval<I> | undefined): SdkApproval | undefined {
+  if (approval === undefined || approval === false) return undefined;
+  return async (runContext, input, callId) => (drivenSegment(run) ? gated(approval, runContext, input as I, callId ?? '') : false);
+}
+
+/** Notes, for the paused state's check, how the journal left a call this segment made. */
+async function noted<T>(run: RunApi, tool: string, callId: string, key: string, p: Promise<T>): Promise<T> {
+  const segment = drivenSegment(run);
+  try {
+    const out = await p;
+    segment?.calls.set(callId, { tool, key, status: 'committed' });
+    return out;
+  } catch (err) {
+    if (!isControlError(err)) segment?.calls.set(callId, { tool, key, status: 'failed' });
+    throw err;
+  }
+}
+
 /**
  * A tool of the OpenAI Agents SDK whose every call is a journaled Logbook action: its effect class, key, verify,
  * compensate and approval apply, and a resumed run returns a committed call's result without running it. The SDK's
- * `needsApproval` (true, or a function of the call) becomes a Logbook approval gate: the run stops
- * `awaiting-approval`, and `logbook approve` (CLI, sidebar, debugger) lets the resumed run go on.
+ * `needsApproval` (true, or a function of the call) makes the run wait for `logbook approve` (CLI, sidebar, debugger):
+ * under logbookRunAgent as the SDK's own interruption, kept as its paused run state; under a plain runner.run as a
+ * Logbook gate on the action, which a resume reaches again by replaying the model calls from the journal.
  */
 export function logbookAgentsTool<S extends StandardSchema, O>(run: RunApi, spec: AgentsToolSpec<S, O>): FunctionTool;
 export function logbookAgentsTool<S extends StandardSchema, R>(run: RunApi, spec: AgentsActionToolSpec<S, R>): FunctionTool;
 export function logbookAgentsTool(run: RunApi, spec: AgentsToolSpec | AgentsActionToolSpec): FunctionTool {
   const state = stateOf(run);
   const at = callSite();
+  /** A Logbook gate inside execute only where the SDK was not asked (a plain runner.run). */
+  const gateHere = async (runContext: RunContext | undefined, input: unknown, callId: string): Promise<boolean> =>
+    !drivenSegment(run) && (await gated(spec.needsApproval, runContext, input, callId));
   if ('action' in spec) {
     const action = spec.action.unrecordedResult ? spec.action : defineAction({ ...spec.action, unrecordedResult: () => ({ ...UNRECORDED_TOOL_RESULT }) });
     const open = defineAction({ ...action, approval: false });
     const gate = defineAction({ ...action, approval: true });
     const name = spec.name ?? action.type.replace(/[^\w-]+/g, '_');
+    const keyOf: ToolKeyOf = async (input) => action.key(await parsed(action.args, input), run);
     state.journals(name);
-    return agentsTool({
+    const made = agentsTool({
       name,
       description: spec.description ?? action.description ?? action.type,
       parameters: action.args as never,
       errorFunction: errorFunctionFor(state),
+      ...optional('needsApproval', approvalForSdk(run, spec.needsApproval)),
       execute: async (input: unknown, runContext?: RunContext, details?: ToolCallDetails) => {
         state.throwIfHalted();
-        const g = await gated(spec.needsApproval, runContext, input, callIdOf(details));
-        return state.run.do(g ? gate : open, input, { at: at ?? undefined });
+        const callId = callIdOf(details);
+        const g = await gateHere(runContext, input, callId);
+        const done = state.run.do(g ? gate : open, input, { at: at ?? undefined });
+        return drivenSegment(run) ? noted(run, name, callId, await keyOf(input, callId), done) : done;
       },
     });
+    journaledTools.set(made, keyOf);
+    return made;
   }
   const actions = new GatedAction(
     {
@@ -121,25 +169,41 @@ export function logbookAgentsTool(run: RunApi, spec: AgentsToolSpec | AgentsActi
     },
     undefined,
   );
+  const keyFor = (input: unknown, callId: string): string => {
+    const modelCall = state.ownerOf(callId);
+    return spec.key
+      ? spec.key(input, { run: state.run, callId, modelCall })
+      : defaultToolKey({ run: state.run, toolName: spec.name, toolCallId: callId, modelCall });
+  };
   state.journals(spec.name);
-  return agentsTool({
+  const made = agentsTool({
     name: spec.name,
     description: spec.description,
     parameters: spec.parameters as never,
     errorFunction: errorFunctionFor(state),
+    ...optional('needsApproval', approvalForSdk(run, spec.needsApproval)),
     execute: async (input: unknown, runContext?: RunContext, details?: ToolCallDetails) => {
       state.throwIfHalted();
       const callId = callIdOf(details);
-      const modelCall = state.ownerOf(callId);
-      const key = spec.key
-        ? spec.key(input, { run: state.run, callId, modelCall })
-        : defaultToolKey({ run: state.run, toolName: spec.name, toolCallId: callId, modelCall });
-      const def = actions.def(await gated(spec.needsApproval, runContext, input, callId));
-      return runToolCall(state, def, input, {
+      const key = keyFor(input, callId);
+      const def = actions.def(await gateHere(runContext, input, callId));
+      return noted(
+        run,
+        spec.name,
+        callId,
         key,
-        execute: async (ctx) => await spec.execute(input, effectContextFor({ runContext, callId }, ctx)),
-        at: at ?? undefined,
-      });
+        runToolCall(state, def, input, {
+          key,
+          execute: async (ctx) => await spec.execute(input, effectContextFor({ runContext, callId }, ctx)),
+          at: at ?? undefined,
+        }),
+      );
     },
   });
+  journaledTools.set(made, async (input, callId) => keyFor(await parsed(spec.parameters, input), callId));
+  return made;
+}
+
+function optional<K extends string, V>(k: K, v: V | undefined): Partial<Record<K, V>> {
+  return v === undefined ? {} : ({ [k]: v } as Record<K, V>);
 }
