@@ -191,6 +191,8 @@ export async function logbookRunAgent<TContext = unknown>(
         else {
           const { paused: p, state } = await restorePaused({ agent: top, value: from.value, context: o.context, runId: run.id, stepName: from.stepName });
           for (const [callId, call] of Object.entries(p.owners)) ai.ownTools(call, [{ type: 'tool-call', toolCallId: callId }]);
+          // What the journal said of the calls the state holds stays said: the next pause's summary names them too.
+          for (const c of p.calls) if (c.journal) d.calls.set(c.callId, { tool: c.tool, ...c.journal });
           for (const item of state.getInterruptions()) {
             const a = given?.[callIdOf(item)];
             if (!a) throw journalInvalid(run, `${name}: approval`, `no answer for the tool call ${callIdOf(item)}`);
