@@ -184,7 +184,7 @@ export async function keepPaused(k: KeepInput): Promise<PausedRun> {
       callId: callIdOf(item),
       input: mask.deep(argsOf(item)),
       gate: gate.key,
-      ...(gate.of !== undefined ? { of: mask.text(gate.of) } : {}),
+      ...(gate.of !== undefined ? { of: gate.of } : {}),
     });
   }
   const owners: Record<string, string> = {};

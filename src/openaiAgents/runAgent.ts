@@ -10,7 +10,7 @@
 
 import { Agent, type AgentInputItem, type RunResult, type RunState, type RunToolApprovalItem, type Runner } from '@openai/agents';
 import * as z from 'zod/mini';
-import { ErrorCodes, LogbookError, defineAction, type RunApi } from 'agent-logbook';
+import { ErrorCodes, LogbookError, callSite, defineAction, type RunApi, type SourceLocation } from 'agent-logbook';
 import { encode, decode, stateOf } from './shared';
 import { drive, journaledTools, type AnyAgent } from './driving';
 import { callIdOf, checkPaused, keepPaused, restorePaused, type PausedRun } from './pausedState';
@@ -109,16 +109,20 @@ async function gateArgs(item: RunToolApprovalItem, input: unknown, step: number)
 }
 
 /** Asks each interruption's gate, in order: a gate that waits stops the run there (`awaiting-approval`). */
-async function askAll(run: RunApi, paused: PausedRun): Promise<Record<string, Answer>> {
+async function askAll(run: RunApi, paused: PausedRun, at: SourceLocation | undefined): Promise<Record<string, Answer>> {
   const out: Record<string, Answer> = {};
   for (const i of paused.interruptions) {
     try {
-      await run.do(agentsApproval, {
-        agent: i.agent,
-        tool: i.tool,
-        input: i.input,
-        ...(i.of !== undefined ? { of: i.of } : { step: paused.step, callId: i.callId }),
-      });
+      await run.do(
+        agentsApproval,
+        {
+          agent: i.agent,
+          tool: i.tool,
+          input: i.input,
+          ...(i.of !== undefined ? { of: i.of } : { step: paused.step, callId: i.callId }),
+        },
+        { at },
+      );
       out[i.callId] = { approved: true };
     } catch (err) {
       if (!(err instanceof LogbookError) || err.code !== ErrorCodes.APPROVAL_REJECTED) throw err;
@@ -174,6 +178,8 @@ export async function logbookRunAgent<TContext = unknown>(
   options: RunAgentOptions<TContext> = {},
 ): Promise<AgentRunOutcome> {
   const top = agent;
+  // The gates are shown at the user's call of logbookRunAgent.
+  const at = callSite();
   const name = options.name ?? `agent ${top.name}`;
   const o = options as RunAgentOptions;
   warnUnjournaled(run, top);
@@ -227,6 +233,6 @@ export async function logbookRunAgent<TContext = unknown>(
     if ('done' in seg.data) return { finalOutput: decode(seg.data.done.finalOutput), lastAgent: seg.data.done.lastAgent, pauses: round };
     const pausedRun = checkPaused({ value: seg.data.paused, runId: run.id, stepName });
     paused = { value: pausedRun, stepName };
-    answers = await run.step(`${name}: approval`, () => askAll(run, pausedRun));
+    answers = await run.step(`${name}: approval`, () => askAll(run, pausedRun, at));
   }
 }
