@@ -20,10 +20,7 @@ describe('openai-agents: a paused Agents SDK run in the debugger', function () {
 
   it('stops at the gate of the refund the SDK paused at, at the logbookRunAgent line; approve resumes from the kept state', async () => {
     const s = await session();
-    await s.launch(
-      { program: AGENTS, input: { orderId: 'A-1002' }, runId: 'dbg-oai', env: { OPENAI_API_KEY: '' } },
-      { filters: ['approval'] },
-    );
+    await s.launch({ program: AGENTS, input: { orderId: 'A-1002' }, runId: 'dbg-oai', env: { OPENAI_API_KEY: '' } }, { filters: ['approval'] });
     const stop = await s.stopped();
     assert.equal(stop.reason, 'exception');
     assert.equal(stop.text, 'Approval gate');
