@@ -177,6 +177,14 @@ export async function logbookRunAgent<TContext = unknown>(
   input: string | AgentInputItem[],
   options: RunAgentOptions<TContext> = {},
 ): Promise<AgentRunOutcome> {
+  const inside = run.currentStep();
+  if (inside) {
+    throw new LogbookError(
+      ErrorCodes.STEP_MISUSE,
+      `logbookRunAgent was called inside step ${JSON.stringify(inside.name)}; it makes steps of its own (the run, its approvals, its resumes), and steps do not nest.`,
+      `Call it in run(run, input) outside any step: const out = await logbookRunAgent(run, runner, agent, input, { name: ${JSON.stringify(inside.name)} }).`,
+    );
+  }
   const top = agent;
   // The gates are shown at the user's call of logbookRunAgent.
   const at = callSite();

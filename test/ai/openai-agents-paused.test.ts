@@ -429,4 +429,37 @@ describe('openai-agents: logbookRunAgent keeps a paused run as the SDK serialise
       assert.ok(!fs.readFileSync(path.join(dir, f)).toString('latin1').includes(SECRET), `${f} holds a planted secret`);
     store = openStore(path.join(dir, 'journal.db'));
   });
+
+  it('a second driver in the same process is refused while the first resumes from the state; one refund', async () => {
+    const seen = newSeen();
+    const { agent } = agentOf(seen, 'logbook', {});
+    await startRun(store, agent, { script: 'inline', input: {}, runId: 'two', log: () => undefined });
+    recordApproval(store, 'two', 'approval:refund:two:big', true, null);
+    const [a, b] = await Promise.allSettled([
+      resumeRun(store, agent, 'two', { log: () => undefined }),
+      resumeRun(store, agent, 'two', { log: () => undefined }),
+    ]);
+    const outcomes = [a, b].map((x) => (x.status === 'fulfilled' ? x.value.status : (x.reason as { code?: string }).code));
+    assert.deepEqual(outcomes.sort(), ['LB_LEASE_HELD', 'completed'], JSON.stringify(outcomes));
+    assert.deepEqual(seen.refunded, ['big']);
+  });
+
+  it('refuses to be called inside a step, saying how to call it', async () => {
+    const agent = defineAgent({
+      name: 'agents-paused-nested-step',
+      input: z.object({}),
+      run: (run) =>
+        run.step('outer', async () => {
+          const runner = new Runner({
+            modelProvider: logbookModelProvider(run, { getModel: () => aisdk(scriptedModel(() => [text('x')]).model) }),
+            tracingDisabled: true,
+          });
+          return (await logbookRunAgent(run, runner, new Agent({ name: 'a', instructions: 'x' }), 'hi')).finalOutput;
+        }),
+    });
+    const r = await startRun(store, agent, { script: 'inline', input: {}, runId: 'ns', log: () => undefined });
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error?.code, 'LB_STEP_MISUSE');
+    assert.match(r.error?.message ?? '', /logbookRunAgent was called inside step "outer".*Call it in run\(run, input\) outside any step/s);
+  });
 });
