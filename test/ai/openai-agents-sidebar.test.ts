@@ -35,12 +35,12 @@ describe('openai-agents: the run and its interrupt in the sidebar', function () 
       steps.map((s) => s.step.name),
       ['resolve', 'resolve: approval'],
     );
-    const actions = (await model.children(steps[0]!)) as ActionNode[];
+    const actions = (await model.children(steps[0])) as ActionNode[];
     const calls = actions.filter((a) => a.action.type === 'model.generate');
     assert.equal(calls.length, 2, actions.map((a) => a.action.id).join(', '));
     assert.equal(calls[0]?.action.ai?.kind, 'model', 'a model call of the Agents SDK is shown as one');
     assert.ok(!actions.some((a) => a.action.type === 'tool.refund'), 'the refund has not run');
-    const [gate] = (await model.children(steps[1]!)) as ActionNode[];
+    const [gate] = (await model.children(steps[1])) as ActionNode[];
     assert.equal(gate?.action.type, 'agents.approval');
     assert.equal(gate.action.id, 'approval:refund:big:A-1002');
     assert.equal(gate.action.journalStatus, 'awaiting-approval');
