@@ -1,12 +1,13 @@
 // Example: a support agent on the OpenAI Agents SDK, made durable by agent-logbook/openai-agents.
 //
 // A customer asks for a refund. The agent looks the order up (read-only), refunds it (non-idempotent, verified by its
-// reference, keyed by the order; a refund over 100 needs a person's approval, the SDK's needsApproval made a Logbook
-// gate) and emails the customer (non-idempotent, verified by key); a second step streams the reply. Offline it talks
-// to a scripted model (ai@6's MockLanguageModelV3 through aisdk()); with OPENAI_API_KEY set, to OpenAI.
+// reference, keyed by the order; a refund over 100 needs a person's approval: the SDK's needsApproval pauses its run,
+// whose state the journal keeps until `logbook approve`) and emails the customer (non-idempotent, verified by key); a
+// second step streams the reply. Offline it talks to a scripted model (ai@6's MockLanguageModelV3 through aisdk());
+// with OPENAI_API_KEY set, to OpenAI (AGENTS_MODEL, default gpt-4.1-mini).
 //
-//   npx logbook run examples/openai-agents-support.ts --input '{"orderId":"A-1002"}'   # waits for approval
-//   npx logbook approve <run id> refund:<run id>:A-1002 && npx logbook resume <run id>
+//   npx logbook run examples/openai-agents-support.ts --run-id big --input '{"orderId":"A-1002"}'   # waits (exit 3)
+//   npx logbook approve big approval:refund:big:A-1002      # approves, and resumes from the kept state
 
 import { Agent, OpenAIProvider, Runner, type ModelProvider } from '@openai/agents';
 import { aisdk } from '@openai/agents-extensions/ai-sdk';
@@ -15,7 +16,7 @@ import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { defineAgent } from 'agent-logbook';
-import { logbookAgentsTool, logbookModelProvider } from 'agent-logbook/openai-agents';
+import { logbookAgentsTool, logbookModelProvider, logbookRunAgent } from 'agent-logbook/openai-agents';
 import { outbox } from './providers/outbox';
 import { shop } from './providers/shop';
 import { readState, writeState } from './providers/store';
@@ -123,11 +124,10 @@ export default defineAgent({
         verify: (_a, ctx) => outbox.find(ctx.idempotencyKey),
       }),
     ];
-    const resolved = await run.step('resolve', async () => {
-      const agent = new Agent({ name: 'support', model: MODEL, instructions: 'Look the order up, refund broken items in full, email the customer.', tools: tools() });
-      const r = await runner.run(agent, `Order ${input.orderId} arrived broken. Please refund it.`);
-      return String(r.finalOutput);
-    });
+    // The SDK's run as steps: `resolve` to its end, or to the refund's approval (its paused state journaled), then
+    // `resolve: approval` and `resolve: resume 1`.
+    const agent = new Agent({ name: 'support', model: MODEL, instructions: 'Look the order up, refund broken items in full, email the customer.', tools: tools() });
+    const resolved = String((await logbookRunAgent(run, runner, agent, `Order ${input.orderId} arrived broken. Please refund it.`, { name: 'resolve' })).finalOutput);
     return run.step('reply', async () => {
       const writer = new Agent({ name: 'writer', model: MODEL, instructions: 'Write the reply to the customer.' });
       const s = await runner.run(writer, `Write the reply for: ${resolved}`, { stream: true });

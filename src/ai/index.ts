@@ -28,7 +28,12 @@ import { isControlError as aiIsControlError, stateOf as aiStateOf } from './atte
 import { generateAction as aiGenerateAction, journaledCall as aiJournaledCall, streamAction as aiStreamAction } from './calls';
 import { decode as aiDecode, encode as aiEncode } from './codec';
 import { callParams as aiCallParams } from './fingerprint';
-import { GatedAction as AiGatedAction, defaultToolKey as aiDefaultToolKey, runToolCall as aiRunToolCall } from './tools';
+import {
+  GatedAction as AiGatedAction,
+  defaultToolKey as aiDefaultToolKey,
+  effectContextFor as aiEffectContextFor,
+  runToolCall as aiRunToolCall,
+} from './tools';
 
 /**
  * The machinery agent-logbook/openai-agents shares at run time, so that both integrations keep one state
@@ -46,4 +51,5 @@ export const __integration = Object.freeze({
   GatedAction: AiGatedAction,
   defaultToolKey: aiDefaultToolKey,
   runToolCall: aiRunToolCall,
+  effectContextFor: aiEffectContextFor,
 });

@@ -209,11 +209,13 @@ export class GatedAction {
 /** The contexts this module built, so that toolContext can tell them from the SDK's bare options. */
 const builtContexts = new WeakSet<object>();
 
-/** The context of one tool execution: the SDK's options, the tool call's context and the action's effect context. */
-function effectContextFor(options: ToolExecutionOptions, call: ToolCallContext, ctx: EffectContext): ToolEffectContext {
-  const full: ToolEffectContext = {
-    ...options,
-    ...call,
+/**
+ * The context of one tool execution: what the SDK and the tool call give (`extra`) and the action's effect context.
+ * One home for both integrations (agent-logbook/openai-agents builds its tools' context here too).
+ */
+export function effectContextFor<E extends object>(extra: E, ctx: EffectContext): E & EffectContext {
+  const full: E & EffectContext = {
+    ...extra,
     idempotencyKey: ctx.idempotencyKey,
     runId: ctx.runId,
     attempt: ctx.attempt,
@@ -285,7 +287,7 @@ function wrapTool(state: AiRunState, name: string, spec: ToolSpec, at: SourceLoc
       const key = spec.key ? spec.key(input, ctx) : defaultToolKey(ctx);
       return runToolCall(state, actions.for(input), input, {
         key,
-        execute: async (effect) => settle(await run(input, effectContextFor(options, ctx, effect))),
+        execute: async (effect) => settle(await run(input, effectContextFor<Omit<ToolEffectContext, keyof EffectContext>>({ ...options, ...ctx }, effect))),
         at,
       });
     },

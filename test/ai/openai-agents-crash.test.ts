@@ -95,11 +95,11 @@ describe('openai-agents: the support agent under real SIGKILL', function () {
     assert.equal(first.json.status, 'awaiting-approval', first.stderr);
     assert.deepEqual(world(dir).refunds, [], 'nothing refunded before the approval');
     const billedBefore = world(dir).billed.length;
-    const approved = cliJson(dir, ['approve', 'big', 'refund:big:A-1002'], OFFLINE);
+    const approved = cliJson(dir, ['approve', 'big', 'approval:refund:big:A-1002'], OFFLINE);
     assert.equal(approved.status, 0, approved.stderr);
     assert.equal(approved.json.status ?? approved.json.run?.status, 'completed', JSON.stringify(approved.json));
     assert.deepEqual(world(dir).refunds, ['refund:big:A-1002']);
-    // The two calls made before the gate are answered from the journal: only the ones after it are bought.
+    // The resume starts from the SDK's paused state: the two calls before the pause are neither bought nor replayed.
     assert.equal(world(dir).billed.length, billedBefore + 3);
   });
 });

@@ -24,20 +24,26 @@ describe('openai-agents: the run and its interrupt in the sidebar', function () 
   });
   after(() => client.dispose());
 
-  it('shows the run awaiting approval, its model calls summarised, and the gated refund pending', async () => {
+  it('shows the run awaiting approval: the paused segment with its model calls, then the gated refund pending', async () => {
     const model = new TreeModel(client);
     const [run] = (await model.children(undefined)) as RunNode[];
     assert.equal(run?.run.id, 'big');
     assert.equal(run.run.status, 'awaiting-approval');
     assert.equal(run.run.awaitingApproval, 1);
-    const [step] = (await model.children(run)) as StepNode[];
-    const actions = (await model.children(step)) as ActionNode[];
-    const refund = actions.find((a) => a.action.type === 'tool.refund');
-    assert.equal(refund?.action.id, 'refund:big:A-1002');
-    assert.equal(refund.action.journalStatus, 'awaiting-approval');
-    assert.equal(refund.action.approval, 'pending');
+    const steps = (await model.children(run)) as StepNode[];
+    assert.deepEqual(
+      steps.map((s) => s.step.name),
+      ['resolve', 'resolve: approval'],
+    );
+    const actions = (await model.children(steps[0])) as ActionNode[];
     const calls = actions.filter((a) => a.action.type === 'model.generate');
     assert.equal(calls.length, 2, actions.map((a) => a.action.id).join(', '));
     assert.equal(calls[0]?.action.ai?.kind, 'model', 'a model call of the Agents SDK is shown as one');
+    assert.ok(!actions.some((a) => a.action.type === 'tool.refund'), 'the refund has not run');
+    const [gate] = (await model.children(steps[1])) as ActionNode[];
+    assert.equal(gate?.action.type, 'agents.approval');
+    assert.equal(gate.action.id, 'approval:refund:big:A-1002');
+    assert.equal(gate.action.journalStatus, 'awaiting-approval');
+    assert.equal(gate.action.approval, 'pending');
   });
 });

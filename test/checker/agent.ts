@@ -141,7 +141,8 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
         const kind = STEP_KINDS[s.kind];
         if (!kind) throw new Error(`checker: no step kind ${s.kind}`);
         if (s.sleepMs !== undefined) await nap(run, j, host.proc.sleepMs?.(s.sleepMs) ?? s.sleepMs, host.world.sabotage);
-        steps.push(await run.step(stepName(j), () => kind.run({ run, defs, actions: spec.actions, args, calls: s.calls, index: j })));
+        const c = { run, defs, actions: spec.actions, args, calls: s.calls, index: j };
+        steps.push(kind.ownSteps ? await kind.ownSteps(c, stepName(j)) : await run.step(stepName(j), () => kind.run(c)));
       }
       return { input, steps };
     },

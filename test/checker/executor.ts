@@ -147,7 +147,9 @@ export class Exec {
         await this.call('compensate again (host API)', runId, () => d.compensate('api', runId));
       } else if (status === 'awaiting-approval') {
         for (const a of this.observer.actions(runId).filter((x) => x.status === 'awaiting-approval' && x.approval === 'pending')) {
-          const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === a.type);
+          // An Agents SDK run's gate (logbookRunAgent) is `approval:<the action's key>`: the person answers as for the action.
+          const type = a.type === 'agents.approval' ? a.id.replace(/^approval:/, '').split(':')[0] : a.type;
+          const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === type);
           const yes = spec?.approval !== 'reject';
           await this.call(`${yes ? 'approve' : 'reject'} ${a.id} (host API)`, runId, () => d.approve(runId, a.id, yes));
         }

@@ -259,7 +259,9 @@ export const OPERATIONS: Record<string, Operation> = {
         for (const c of s.calls) {
           const act = a.actions[c.action];
           if (!act || act.approval === 'none') continue;
-          const id = `${actionType(act, c.action)}:${x.runId}:${c.n}`;
+          const key = `${actionType(act, c.action)}:${x.runId}:${c.n}`;
+          // In an Agents SDK run (logbookRunAgent) the gate is the SDK's pause, answered at `approval:<the key>`.
+          const id = s.kind === 'agents-run' ? `approval:${key}` : key;
           if (seen.has(id)) continue;
           seen.add(id);
           await x.call(`${act.approval} ${id} (host API)`, x.runId, () => d.approve(x.runId, id, act.approval === 'approve'));

@@ -5,6 +5,7 @@ import type { ActionJ, CallJ } from './spec';
 import { aiStep } from './aiStep';
 import { graphStep } from './graphStep';
 import { agentsStep } from './agentsStep';
+import { agentsRunSteps } from './agentsRunStep';
 
 export interface StepContext {
   readonly run: RunApi;
@@ -19,6 +20,8 @@ export interface StepKind {
   /** What the generator may put in a step of this kind (ai steps take only actions whose errors are deterministic). */
   readonly accepts?: (a: ActionJ) => boolean;
   readonly run: (c: StepContext) => Promise<unknown>;
+  /** Makes its own steps, named from the step's name, instead of running inside the one the checker makes. */
+  readonly ownSteps?: (c: StepContext, name: string) => Promise<unknown>;
 }
 
 /** What an error says that does not depend on the run or the attempt: its code, else its class. */
@@ -59,4 +62,10 @@ export const STEP_KINDS: Record<string, StepKind> = {
   'graph-raw-first': { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c, { rawFirst: true }) },
   /** A Runner turn of the OpenAI Agents SDK through agent-logbook/openai-agents: the step's actions as its tools. */
   agents: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: agentsStep },
+  /** An Agents SDK run through logbookRunAgent: gated calls pause it (its RunState journaled) until a person answers. */
+  'agents-run': {
+    accepts: (a) => a.fail === 'none' || a.fail === 'definite',
+    run: () => Promise.reject(new Error('checker: agents-run makes its own steps')),
+    ownSteps: agentsRunSteps,
+  },
 };
