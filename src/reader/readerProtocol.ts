@@ -20,6 +20,7 @@ export const RUN_DISPLAY = [
   'interrupted',
   'cancelled',
   'sleeping',
+  'waiting',
 ] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 

@@ -8,6 +8,7 @@ export type {
   AgentDefinition,
   AgentSpec,
   DoOptions,
+  WaitForOptions,
   Effect,
   EffectContext,
   ErrorClass,
@@ -33,6 +34,7 @@ export type { OnDriving, SourceLocation } from './hooks';
 export { callSite } from './location';
 export type { RunOutcome, AttemptStats, CompensationReport } from './outcomes';
 export type { CancelReport, CancelOptions } from './cancelOptions';
+export type { SendReport, SentBefore } from './sendReport';
 export {
   openJournal,
   type Journal,

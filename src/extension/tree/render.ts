@@ -23,6 +23,7 @@ export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: s
   interrupted: { word: RUN_WORDS['interrupted'].word, icon: 'debug-disconnect', color: 'charts.orange' },
   cancelled: { word: RUN_WORDS['cancelled'].word, icon: 'circle-slash', color: 'testing.iconFailed' },
   sleeping: { word: RUN_WORDS['sleeping'].word, icon: 'clock', color: 'descriptionForeground' },
+  waiting: { word: RUN_WORDS['waiting'].word, icon: 'mail', color: 'charts.yellow' },
 };
 
 export const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {
