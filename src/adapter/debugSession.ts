@@ -64,6 +64,13 @@ const DecideArgs = z.object({
   then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
 });
 const ApproveArgs = z.object({ note: z.optional(z.string()), then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue') });
+/** `sendEvent`: an event for the run (run.waitFor); by default a run stopped at its wait goes on and takes it. */
+const SendEventArgs = z.object({
+  name: z.string(),
+  data: z.optional(z.unknown()),
+  id: z.optional(z.string()),
+  then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
+});
 
 /**
  * The error responses the session sends, one row each: a stable DAP error id (clients may match on it) and whether the
@@ -726,8 +733,8 @@ export class LogbookDebugSession extends DebugSession {
     // Clients without an empty-object literal send no arguments as [] or null (Lua's {} is a JSON array): same as {}.
     const args = rawArgs === null || (Array.isArray(rawArgs) && rawArgs.length === 0) ? {} : rawArgs;
     const fail = (text: string): void => this.fail(response, 'customRequest', text);
-    if (!['kill', 'decide', 'approve', 'reject', 'compensate'].includes(command)) {
-      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject and compensate.`);
+    if (!['kill', 'decide', 'approve', 'reject', 'compensate', 'sendEvent'].includes(command)) {
+      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject, compensate and sendEvent.`);
       return;
     }
     if (!runner?.alive) {
@@ -767,6 +774,18 @@ export class LogbookDebugSession extends DebugSession {
           then = this.paused ? 'continue' : 'stay';
           body = await runner.request({ op: 'compensate' });
           break;
+        case 'sendEvent': {
+          const a = SendEventArgs.parse(args ?? {}, ENGLISH);
+          then = this.paused ? a.then : 'stay';
+          body = await runner.request({
+            op: 'sendEvent',
+            name: a.name,
+            then: a.then,
+            ...(a.data !== undefined ? { data: a.data } : {}),
+            ...(a.id !== undefined ? { id: a.id } : {}),
+          });
+          break;
+        }
       }
       if (then !== 'stay' && this.resumedFrom(at)) this.sendEvent(new ContinuedEvent(this.threadId(), true));
       response.body = body;

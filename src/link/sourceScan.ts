@@ -13,16 +13,17 @@ function isComment(line: string): boolean {
   return t.startsWith('//') || t.startsWith('*') || t.startsWith('/*');
 }
 
-/** 1-based lines holding a `run.step(` or `run.do(` call (or the same through the run parameter's own name). */
+/** 1-based lines holding a `run.step(`, `run.waitFor(` or `run.do(` call (or the same through the run parameter's own name). */
 export function breakableLines(text: string): Map<number, BreakKind> {
   const names = [...runParamNames(text)].map((n) => n.replace(/\$/g, '\\$')).join('|');
-  const call = new RegExp(`\\b(?:${names})\\s*\\.\\s*(step|do)\\s*(?:<[^>\\n]*>)?\\s*\\(`, 'g');
+  // run.waitFor is a step of its own (it stops at its step boundary, and the debugger's event-wait filter stops there).
+  const call = new RegExp(`\\b(?:${names})\\s*\\.\\s*(step|do|waitFor)\\s*(?:<[^>\\n]*>)?\\s*\\(`, 'g');
   const out = new Map<number, BreakKind>();
   text.split(/\r?\n/).forEach((line, i) => {
     if (isComment(line)) return;
     let kind: BreakKind | undefined;
     for (const m of line.matchAll(call)) {
-      const k: BreakKind = m[1] === 'step' ? 'step' : 'action';
+      const k: BreakKind = m[1] === 'do' ? 'action' : 'step';
       kind = kind === undefined || kind === k ? k : 'both';
     }
     if (kind) out.set(i + 1, kind);

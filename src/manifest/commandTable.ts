@@ -7,6 +7,7 @@ export const COMMANDS = {
   compensateRun: { id: 'logbook.compensateRun', title: 'Compensate Run', icon: '$(discard)' },
   approveAction: { id: 'logbook.approveAction', title: 'Approve', icon: '$(check)' },
   rejectAction: { id: 'logbook.rejectAction', title: 'Reject', icon: '$(close)' },
+  sendEvent: { id: 'logbook.sendEvent', title: 'Send Event…', icon: '$(mail)' },
   decideHappened: { id: 'logbook.decideHappened', title: 'Decide: It Happened', icon: undefined },
   decideNotHappened: { id: 'logbook.decideNotHappened', title: 'Decide: It Did Not Happen', icon: undefined },
   revealSource: { id: 'logbook.revealSource', title: 'Reveal in Source', icon: '$(go-to-file)' },

@@ -69,6 +69,7 @@ export class JournalQueries {
       output: clip(row.output),
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
+      waitingFor: row.status === 'waiting' && row.waiting_for != null ? { event: row.waiting_for, until: row.wake_at ?? null } : null,
     };
   }
 

@@ -54,6 +54,8 @@ export const RunDto = z.object({
   output: nstr,
   error: nstr,
   forkedFrom: nstr,
+  /** A waiting run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
+  waitingFor: z.optional(z.nullable(z.object({ event: str, until: z.nullable(int) }))),
 });
 export type RunDto = z.infer<typeof RunDto>;
 

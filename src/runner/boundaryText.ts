@@ -45,6 +45,12 @@ export function boundaryText(ev: PauseEvent): string {
     case 'step:after':
       if (!step) break;
       return `step "${step.name}" checkpointed`;
+    case 'event:wait': {
+      const w = ev.wait;
+      if (!w) break;
+      const until = w.deadline === null ? '' : ` (until ${new Date(w.deadline).toISOString()}, then it times out)`;
+      return `run.waitFor("${w.name}") has no event yet${until}: send one now ("Send Event…"), or go on and the run stops waiting (released, exit 3)`;
+    }
     default:
       break;
   }

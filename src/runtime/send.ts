@@ -73,6 +73,8 @@ export function sendReportLine(r: SendReport): string {
     case 'late':
       return `sent ${ev} to run ${r.runId} too late: its wait for ${JSON.stringify(r.name)} timed out${when(r.timedOutAt)}, before the event came. It is kept, and taken only if the run waits for ${JSON.stringify(r.name)} again`;
     default: {
+      if (r.status === 'running')
+        return `sent ${ev} to run ${r.runId}: it is running, and its session takes the event when it reaches run.waitFor(${JSON.stringify(r.name)}) (at once if it waits there now)`;
       const now = r.waitingFor === null ? `it is ${r.status}` : `it waits for ${JSON.stringify(r.waitingFor)}`;
       return `sent ${ev} to run ${r.runId}: ${now}, not for this event. It is kept until the run reaches run.waitFor(${JSON.stringify(r.name)}); if it never does, \`logbook show ${r.runId}\` lists it as not delivered`;
     }

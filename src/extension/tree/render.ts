@@ -63,6 +63,7 @@ export function runFlags(n: RunNode): Flag[] {
   }
   if (r.inDoubt > 0) flags.push(FLAG.inDoubt);
   if (r.awaitingApproval > 0) flags.push(FLAG.awaitingApproval);
+  if (r.status === 'waiting') flags.push(FLAG.waiting);
   return flags;
 }
 
@@ -98,6 +99,10 @@ function runItem(n: RunNode): vscode.TreeItem {
   if (r.error) md.appendMarkdown(`error: ${r.error}\n\n`);
   if (r.status === 'interrupted') md.appendMarkdown('_The process driving this run is gone (killed or crashed). Resume reconciles what was in doubt._');
   if (r.status === 'needs-decision') md.appendMarkdown('_An action without `verify` is in doubt: decide whether it happened (right-click the action)._');
+  if (r.waitingFor) {
+    const until = r.waitingFor.until === null ? '' : ` until ${new Date(r.waitingFor.until).toLocaleString()}`;
+    md.appendMarkdown(`_Waits for event \`${r.waitingFor.event}\`${until}: "Send Event…" delivers it and continues the run._`);
+  }
   item.tooltip = md;
   item.id = n.key;
   return item;

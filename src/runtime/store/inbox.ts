@@ -6,7 +6,6 @@ import { dbOf, type Db, type JournalConnection, type Statement } from './db';
 import { ErrorCodes, LogbookError, runNotFound } from '../errors';
 import { canSend } from '../policy';
 import type { StoredRunStatus } from '../types';
-import type { JournalReader } from './reader';
 import { InboxRow, RunRow, checked } from './rows';
 
 /** The schema version that made the inbox: an older journal opened read-only has none, and reads as empty. */
@@ -36,18 +35,18 @@ export interface SendResult {
  * (RunWriter.waiting): so an event sent at any moment is either seen by the session or finds the run `waiting`.
  * A duplicate id changes nothing; a run that ended is refused (LB_EVENT_REFUSED), and nothing is written.
  */
-export function sendEvent(conn: Db | JournalConnection, reader: JournalReader, runId: string, ev: NewEvent): SendResult {
+export function sendEvent(conn: Db | JournalConnection, target: string, runId: string, ev: NewEvent): SendResult {
   const db = dbOf(conn);
   const locked = db.prepare(`SELECT * FROM runs WHERE id = ?${db.dialect.forUpdate}`);
   const byId = db.prepare('SELECT * FROM inbox WHERE run_id = ? AND id = ?');
   let result: SendResult | undefined;
   const tx = db.transaction(() => {
     const found = locked.get(runId);
-    const run = found === undefined ? undefined : checked(RunRow, found, 'run', reader.target);
+    const run = found === undefined ? undefined : checked(RunRow, found, 'run', target);
     if (!run) throw runNotFound(runId);
     const before = byId.get(runId, ev.id);
     if (before !== undefined) {
-      result = { kind: 'duplicate', event: checked(InboxRow, before, 'inbox', reader.target), run };
+      result = { kind: 'duplicate', event: checked(InboxRow, before, 'inbox', target), run };
       return;
     }
     if (!canSend(run.status)) throw eventRefused(runId, run.status, ev.name);
@@ -86,9 +85,9 @@ export function sendEvent(conn: Db | JournalConnection, reader: JournalReader, r
     // Two senders of one id at once on PostgreSQL cannot both pass the run row's lock; kept for any other path to the index.
     if ((err as { code?: unknown }).code !== '23505') throw err;
     const again = byId.get(runId, ev.id);
-    const run = reader.run(runId);
-    if (again === undefined || !run) throw err;
-    return { kind: 'duplicate', event: checked(InboxRow, again, 'inbox', reader.target), run };
+    const row = db.prepare('SELECT * FROM runs WHERE id = ?').get(runId);
+    if (again === undefined || row === undefined) throw err;
+    return { kind: 'duplicate', event: checked(InboxRow, again, 'inbox', target), run: checked(RunRow, row, 'run', target) };
   }
   if (!result) throw runNotFound(runId);
   if (result.kind === 'kept') db.changed(runId);

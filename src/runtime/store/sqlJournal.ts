@@ -72,7 +72,7 @@ export class SqlJournal implements JournalStore {
   }
 
   sendEvent(runId: string, ev: NewEvent): SendResult {
-    return sendEvent(this.conn, this.reader, runId, ev);
+    return sendEvent(this.conn, this.target, runId, ev);
   }
 
   recordWorker(w: WorkerInfo): void {
