@@ -6,9 +6,11 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { cli, cliAsync, cliJson, FIXTURES, show, tmpDir } from '../helpers';
+import { spawnSync } from 'node:child_process';
+import { CLI, cli, cliAsync, cliJson, FIXTURES, ROOT, show, tmpDir } from '../helpers';
 
 const SCRIPT = path.join(FIXTURES, 'events', 'replier.ts');
+const FOLLOW_UP = path.join(ROOT, 'examples', 'follow-up.ts');
 
 interface Wait {
   name: string;
@@ -251,6 +253,43 @@ describe('run.waitFor and logbook send (SQLite, real processes)', function () {
     const good = cli(dir, ['send', 'r', 'reply', '--data', '{"text":"fixed"}']);
     assert.equal(good.status, 0, good.stdout + good.stderr);
     assert.deepEqual(show(dir, 'r').run.output.replies, ['fixed']);
+  });
+
+  it('examples/follow-up.ts: emails, sleeps, waits for the reply (exit 3), and answers it once the reply is sent', () => {
+    const dir = tmpDir('logbook-events-');
+    const first = cliJson(dir, ['run', FOLLOW_UP, '--run-id', 'f', '--input', '{"to":"ada@example.com","pause":"0s"}']);
+    assert.equal(first.status, 3, first.stderr);
+    assert.equal(first.json.waitingFor.event, 'reply');
+    const done = cliJson(dir, ['send', 'f', 'reply', '--data', '{"text":"Tuesday works"}']);
+    assert.equal(done.status, 0, done.stderr);
+    assert.deepEqual(done.json.outcome.output, { replied: true, reply: 'Tuesday works' });
+    const sent = (JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8')) as { sent: Array<{ key: string }> }).sent.map((e) => e.key);
+    assert.deepEqual(sent, ['email:f:intro', 'email:f:answer']);
+  });
+
+  it('logbook rehearse: --event feeds a waiting run, event:after-deliver is a kill point, and a rehearsal without it says which event to pass', () => {
+    const dir = tmpDir('logbook-events-');
+    const input = '{"to":"ada@example.com","pause":"0s"}';
+    // A rehearsal keeps its own journals: no --journal.
+    const rehearse = (args: string[]) => {
+      const r = spawnSync(process.execPath, [CLI, 'rehearse', FOLLOW_UP, '--input', input, ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1' },
+        timeout: 300_000,
+      });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const listed = rehearse(['--event', 'reply={"text":"yes"}', '--list', '--json']);
+    assert.equal(listed.status, 0, listed.stderr);
+    const specs = (JSON.parse(listed.stdout) as { available: Array<{ spec: string }> }).available.map((p) => p.spec);
+    assert.ok(specs.includes('reply#1@event:after-deliver'), specs.join(' '));
+    const one = rehearse(['--event', 'reply={"text":"yes"}', '--point', 'reply#1@event:after-deliver', '--json']);
+    assert.equal(one.status, 0, one.stdout + one.stderr);
+    assert.equal((JSON.parse(one.stdout) as { ok: boolean }).ok, true);
+    const without = rehearse(['--list']);
+    assert.notEqual(without.status, 0);
+    assert.match(without.stderr, /the run waits for event "reply": pass --event reply=JSON to rehearse past it/);
   });
 
   it('refuses bad sends with exit 2 and writes nothing; --no-resume only delivers', () => {
