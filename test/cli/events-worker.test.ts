@@ -3,7 +3,7 @@
 
 import * as path from 'node:path';
 import { tmpDir } from '../helpers';
-import { workerContinuesOnEvent, workerTimesOut } from '../pg/eventWorkers';
+import { concurrentSends, workerContinuesOnEvent, workerTimesOut } from '../pg/eventWorkers';
 import type { Env } from '../pg/workers';
 
 describe('run.waitFor under workers (SQLite)', function () {
@@ -19,5 +19,9 @@ describe('run.waitFor under workers (SQLite)', function () {
 
   it('a worker killed while the run waits: another claims it when the journaled timeout passes, and the wait returns undefined', async () => {
     await workerTimesOut(env());
+  });
+
+  it('four processes send one dedupe id at once: one keeps it; sends racing resumes: each event taken once', async () => {
+    await concurrentSends(env());
   });
 });

@@ -5,7 +5,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FIXTURES } from '../helpers';
-import { cliSync, startWorker, stopWorker, withStore, type Env, type Worker } from './workers';
+import { spawn } from 'node:child_process';
+import { CLI } from '../helpers';
+import { baseEnv, cliSync, startWorker, stopWorker, withStore, type Env, type Worker } from './workers';
 
 export const EVENTS_FOLDER = path.join(FIXTURES, 'events');
 const SCRIPT = path.join(EVENTS_FOLDER, 'replier.ts');
@@ -71,4 +73,52 @@ export async function workerTimesOut(e: Env): Promise<void> {
     await stopWorker(a);
     if (b) await stopWorker(b);
   }
+}
+
+/** `logbook <args>` as a child process not waited for: its exit code and what it printed. */
+function cliAsync(e: Env, args: string[]): Promise<{ code: number | null; out: string }> {
+  const c = spawn(process.execPath, [CLI, ...args, '--journal', e.db], { cwd: e.dir, env: baseEnv(e), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve) => c.on('exit', (code) => resolve({ code, out })));
+}
+
+/**
+ * Attacks on one run, each in real processes at once: four senders of one dedupe id (one keeps it, three say
+ * duplicate), then sends racing resumes of the waiting run (the event is delivered once, and the run completes).
+ */
+export async function concurrentSends(e: Env): Promise<void> {
+  detach(e, 'w3', [{ name: 'first' }, { name: 'reply' }]);
+  const a = startWorker(e, 'ed', [], EVENTS_FOLDER);
+  try {
+    await a.waitLine(/w3 waiting for event "first"/);
+  } finally {
+    await stopWorker(a);
+  }
+  const same = await Promise.all(
+    [0, 1, 2, 3].map(() => cliAsync(e, ['send', 'w3', 'reply', '--data', '{"text":"once"}', '--id', 'dup-1', '--no-resume', '--json'])),
+  );
+  const outcomes = same.map((r) => (JSON.parse(r.out) as { outcome: string }).outcome).sort();
+  assert.deepEqual(outcomes, ['duplicate', 'duplicate', 'duplicate', 'kept'], same.map((r) => r.out).join('\n'));
+  assert.equal(
+    withStore(e, (s) => s.reader.inbox.ofName('w3', 'reply').length),
+    1,
+  );
+  // The run waits for "first": a resume races each send of it; whoever takes the lease, the event is taken once.
+  const [resumed, sent] = await Promise.all([cliAsync(e, ['resume', 'w3']), cliAsync(e, ['send', 'w3', 'first', '--data', '{"text":"go"}'])]);
+  assert.equal(sent.code, 0, sent.out);
+  assert.ok([0, 3, 4].includes(resumed.code ?? -1) || /already completed/.test(resumed.out), resumed.out);
+  // Whatever the race left (a run still waiting if the resume stopped first and then the send's resume lost), finish it.
+  if (withStore(e, (s) => s.reader.run('w3')?.status) !== 'completed') assert.equal(cliSync(e, ['resume', 'w3']).status, 0);
+  const out = JSON.parse(withStore(e, (s) => s.reader.run('w3')?.output) ?? 'null') as { replies: unknown[] };
+  assert.deepEqual(out.replies, ['go', 'once']);
+  assert.deepEqual(
+    withStore(e, (s) => s.reader.inbox.ofRun('w3').map((x) => [x.name, x.status])),
+    [
+      ['reply', 'delivered'],
+      ['first', 'delivered'],
+    ],
+  );
+  assert.deepEqual(answers(e), ['answer:w3 go / once']);
 }

@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import { tmpDir } from '../helpers';
 import { usePgServer } from './server';
-import { workerContinuesOnEvent, workerTimesOut } from './eventWorkers';
+import { concurrentSends, workerContinuesOnEvent, workerTimesOut } from './eventWorkers';
 import type { Env } from './workers';
 
 describe('run.waitFor on PostgreSQL', function () {
@@ -20,5 +20,9 @@ describe('run.waitFor on PostgreSQL', function () {
 
   it('a worker killed while the run waits: another claims it when the journaled timeout passes, and the wait returns undefined', async () => {
     await workerTimesOut(env());
+  });
+
+  it('four processes send one dedupe id at once: one keeps it; sends racing resumes: each event taken once', async () => {
+    await concurrentSends(env());
   });
 });
