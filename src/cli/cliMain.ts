@@ -412,7 +412,12 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
           // The script is loaded (and the crash targets checked) before the event is kept.
           const script = values['no-resume'] ? undefined : await scriptFor(store, runId, values.script);
           if (script) checkTargets(faults);
-          const report = sendEvent(store, runId, name, data, { ...(values.id !== undefined ? { id: values.id } : {}), role: 'cli', what: 'logbook send' });
+          const report = sendEvent(store, runId, name, data, {
+            ...(values.id !== undefined ? { id: values.id } : {}),
+            role: 'cli',
+            what: 'logbook send',
+            log: (l) => io.err(paint('yellow', l)),
+          });
           const json = values.json === true;
           if (!json) io.out(sendReportLine(report));
           const continued = script && report.expect !== 'taken' ? await continueAfterSend(store, script.agent, report, { faults }) : undefined;

@@ -91,6 +91,8 @@ export interface RunSummary {
   readonly error: unknown;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** A `waiting` run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
+  readonly waitingFor?: { readonly event: string; readonly until: Date | null };
   /** The cancel asked of the run (journal.cancel, `logbook cancel`), once one was. */
   readonly cancel?: { readonly reason: string | null; readonly compensate: boolean; readonly by: string; readonly at: Date };
   /**
@@ -219,6 +221,9 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       error: f.error,
       createdAt: new Date(f.createdAt),
       updatedAt: new Date(f.updatedAt),
+      ...(row.status === 'waiting' && row.waiting_for != null
+        ? { waitingFor: { event: row.waiting_for, until: row.wake_at == null ? null : new Date(row.wake_at) } }
+        : {}),
       ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at) } } : {}),
       ...(f.damaged.length ? { damaged: f.damaged.map((d) => d.error) } : {}),
     };
@@ -266,7 +271,12 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     },
     send(runId, name, data, o = {}) {
       checkOptions('journal.send', o, SEND_KEYS);
-      return sendEvent(store, runId, name, data, { ...(o.id !== undefined ? { id: o.id } : {}), role, what: 'journal.send' });
+      return sendEvent(store, runId, name, data, {
+        ...(o.id !== undefined ? { id: o.id } : {}),
+        role,
+        what: 'journal.send',
+        ...(opts.log ? { log: opts.log } : {}),
+      });
     },
     run(runId) {
       const row = store.reader.run(runId);

@@ -12,6 +12,7 @@ export type { SendOptions, SendReport, SentBefore };
 import { toJournalJson } from './json';
 import { requireWellFormed } from './wellFormed';
 import { checkEventName } from './wait';
+import { maskedLog, warnSecretFields } from './warnings';
 import { processOwner, type InboxRow, type RunRow, type Store } from './store';
 import type { RunStatus } from './types';
 
@@ -31,6 +32,7 @@ export function sendEvent(store: Store, runId: string, name: unknown, data: unkn
     requireWellFormed(opts.id, `${what}: the dedupe id`);
   }
   const json = toJournalJson(data, `The data of event ${JSON.stringify(name)}`, 'Send plain JSON: strings, numbers, booleans, null, arrays and plain objects.');
+  warnSecretFields(data, 'data', `the data of event ${JSON.stringify(name)}`, maskedLog(opts.log));
   const sent = store.sendEvent(runId, { name, id: opts.id ?? randomUUID(), data: json, by: processOwner(opts.role ?? 'api').label });
   const status = store.reader.view(sent.run).effectiveStatus;
   const waitingFor = sent.run.status === 'waiting' || sent.run.status === 'awaiting-approval' ? (sent.run.waiting_for ?? null) : null;

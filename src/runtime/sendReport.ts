@@ -9,6 +9,8 @@ export interface SendOptions {
   readonly role?: string;
   /** Names the caller in messages (`logbook send`, `journal.send`). */
   readonly what?: string;
+  /** Where a warning goes (a data field named like a secret): stderr unless given. */
+  readonly log?: (line: string) => void;
 }
 
 /** What became of an event sent before under the same id. */

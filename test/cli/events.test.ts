@@ -255,6 +255,18 @@ describe('run.waitFor and logbook send (SQLite, real processes)', function () {
     assert.deepEqual(show(dir, 'r').run.output.replies, ['fixed']);
   });
 
+  it('a secret planted in an event is never printed: send warns by field name, show masks it by value', () => {
+    const dir = tmpDir('logbook-events-');
+    const env = { PLANTED_API_KEY: 'sk-planted-8f3a9d2e71' };
+    assert.equal(cli(dir, ['run', SCRIPT, '--run-id', 'r']).status, 3);
+    const sent = cli(dir, ['send', 'r', 'reply', '--data', '{"text":"sk-planted-8f3a9d2e71","apiKey":"sk-planted-8f3a9d2e71"}'], env);
+    assert.equal(sent.status, 0, sent.stdout + sent.stderr);
+    assert.match(sent.stderr, /warning: data\.apiKey is named like a secret, and the data of event "reply" is journaled in plain text/);
+    for (const out of [sent.stdout, sent.stderr, cli(dir, ['show', 'r'], env).stdout, cli(dir, ['show', 'r', '--json'], env).stdout])
+      assert.doesNotMatch(out, /sk-planted-8f3a9d2e71/);
+    assert.match(cli(dir, ['show', 'r', '--json'], env).stdout, /«secret»/);
+  });
+
   it('examples/follow-up.ts: emails, sleeps, waits for the reply (exit 3), and answers it once the reply is sent', () => {
     const dir = tmpDir('logbook-events-');
     const first = cliJson(dir, ['run', FOLLOW_UP, '--run-id', 'f', '--input', '{"to":"ada@example.com","pause":"0s"}']);

@@ -42,6 +42,7 @@ describe('journal.send and run.waitFor (host API)', function () {
       assert.equal(first.status, 'waiting');
       assert.deepEqual(first.waitingFor, { event: 'approved', until: null });
       assert.equal(journal.run('r')?.status, 'waiting');
+      assert.deepEqual(journal.run('r')?.waitingFor, { event: 'approved', until: null });
       // Sent before the run waits for it: kept for later.
       const early = journal.send('r', 'note');
       assert.equal(early.outcome, 'kept');
