@@ -66,6 +66,13 @@ const DecideArgs = z.object({
 /** `cancelRun` (DAP's own `cancel` request cancels a request, not a run): as `logbook cancel` takes them. */
 const CancelArgs = z.object({ reason: z.optional(z.string()), compensate: z.optional(z.boolean()) });
 const ApproveArgs = z.object({ note: z.optional(z.string()), then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue') });
+/** `sendEvent`: an event for the run (run.waitFor); by default a run stopped at its wait goes on and takes it. */
+const SendEventArgs = z.object({
+  name: z.string(),
+  data: z.optional(z.unknown()),
+  id: z.optional(z.string()),
+  then: z._default(z.enum(['continue', 'next', 'stepIn', 'stepOut', 'stay']), 'continue'),
+});
 
 /**
  * The error responses the session sends, one row each: a stable DAP error id (clients may match on it) and whether the
@@ -728,8 +735,8 @@ export class LogbookDebugSession extends DebugSession {
     // Clients without an empty-object literal send no arguments as [] or null (Lua's {} is a JSON array): same as {}.
     const args = rawArgs === null || (Array.isArray(rawArgs) && rawArgs.length === 0) ? {} : rawArgs;
     const fail = (text: string): void => this.fail(response, 'customRequest', text);
-    if (!['kill', 'decide', 'approve', 'reject', 'compensate', 'cancelRun'].includes(command)) {
-      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject, compensate and cancelRun.`);
+    if (!['kill', 'decide', 'approve', 'reject', 'compensate', 'cancelRun', 'sendEvent'].includes(command)) {
+      fail(`Unknown request ${JSON.stringify(command)}: Logbook answers kill, decide, approve, reject, compensate, cancelRun and sendEvent.`);
       return;
     }
     if (!runner?.alive) {
@@ -777,6 +784,18 @@ export class LogbookDebugSession extends DebugSession {
             op: 'cancel',
             ...(a.reason !== undefined ? { reason: a.reason } : {}),
             ...(a.compensate !== undefined ? { compensate: a.compensate } : {}),
+          });
+          break;
+        }
+        case 'sendEvent': {
+          const a = SendEventArgs.parse(args ?? {}, ENGLISH);
+          then = this.paused ? a.then : 'stay';
+          body = await runner.request({
+            op: 'sendEvent',
+            name: a.name,
+            then: a.then,
+            ...(a.data !== undefined ? { data: a.data } : {}),
+            ...(a.id !== undefined ? { id: a.id } : {}),
           });
           break;
         }

@@ -7,6 +7,7 @@ import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCr
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
 import { isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
+import { continueAfterSend, sendEvent, sendReportLine, type Continued, type SendReport } from '../runtime/send';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
 import type { DecisionInput } from '../runtime/decisions';
@@ -32,14 +33,16 @@ Usage:
   logbook compensate <run-id> [--decide ...] [--crash-at SPEC]... [--script F] [--json]
   logbook approve <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
   logbook reject <run-id> <action-id> [--note TEXT] [--no-resume] [--json]
+  logbook send <run-id> <name> [--data JSON] [--id DEDUPE-ID] [--no-resume] [--script F] [--crash-at SPEC]... [--json]
   logbook ls [--json] [--limit N]
   logbook show <run-id> [--json]
 ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop
-  (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
-Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop |
+  event:after-deliver (e.g. email.send#30@after-execute; reply@event:after-deliver; after-execute-throw makes execute
+  throw after its effect instead of crashing)
+Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision, an approval or an event,
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
   damaged); the run is resumable.`;
 
@@ -232,6 +235,11 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): nu
   if (o.status === 'needs-decision' && o.waitingOn)
     io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]`);
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+  if (o.status === 'waiting' && o.waitingFor) {
+    const until = o.waitingFor.until === null ? 'no timeout' : `until ${new Date(o.waitingFor.until).toISOString()}, then the wait times out`;
+    io.out(paint('yellow', `  waiting  for event ${JSON.stringify(o.waitingFor.event)} (${until}); no process holds the run`));
+    io.out(`  next     logbook send ${o.runId} ${shellWord(o.waitingFor.event)} --data JSON`);
+  }
   for (const d of s.leftInDoubt)
     io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
@@ -389,6 +397,33 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
           return printOutcome(io, await resumeRun(store, script.agent, runId, { faults }), values.json === true, faults);
         });
       }
+      case 'send': {
+        const { values, positionals } = parse(
+          rest,
+          { data: { type: 'string' }, id: { type: 'string' }, 'no-resume': { type: 'boolean' }, script: { type: 'string' }, ...crashOpt },
+          2,
+        );
+        const db = dbPath(values.journal);
+        setStateDir(db);
+        const [runId = '', name = ''] = positionals;
+        const data = values.data === undefined ? undefined : jsonFlag('--data', values.data, `--data '{"text": "yes"}'`);
+        return await withStore(db, async (store) => {
+          const faults = faultsFrom(values['crash-at'], runId);
+          // The script is loaded (and the crash targets checked) before the event is kept.
+          const script = values['no-resume'] ? undefined : await scriptFor(store, runId, values.script);
+          if (script) checkTargets(faults);
+          const report = sendEvent(store, runId, name, data, {
+            ...(values.id !== undefined ? { id: values.id } : {}),
+            role: 'cli',
+            what: 'logbook send',
+            log: (l) => io.err(paint('yellow', l)),
+          });
+          const json = values.json === true;
+          if (!json) io.out(sendReportLine(report));
+          const continued = script && report.expect !== 'taken' ? await continueAfterSend(store, script.agent, report, { faults }) : undefined;
+          return printSent(io, store, report, continued, json, faults);
+        });
+      }
       case 'ls': {
         const { values } = parse(rest, { limit: { type: 'string' } }, 0);
         const db = dbPath(values.journal);
@@ -460,6 +495,42 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
     io.err(`${paint('red', 'internal error')} ${err instanceof Error ? (err.stack ?? err.message) : describe(err)}`);
     return EXIT.failed;
   }
+}
+
+/** A flag's JSON value, or LB_USAGE saying so (nothing written). */
+function jsonFlag(flag: string, text: string, example: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new LogbookError(ErrorCodes.USAGE, `${flag} is not valid JSON: ${describe(err)}. Nothing was written.`, `Quote it for the shell, e.g. ${example}.`);
+  }
+}
+
+/** A word as a shell reads it back: quoted only when it needs to be. */
+function shellWord(s: string): string {
+  return /^[\w.:@/-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What `logbook send` did after its report line: the run it continued (its outcome), or who continues it. */
+function printSent(io: Io, store: Store, r: SendReport, c: Continued | undefined, json: boolean, faults: Faults): number {
+  const fate = store.reader.inbox.byId(r.runId, r.id);
+  const event = fate ? { status: fate.status, step: fate.step_idx, ...(fate.error ? { error: JSON.parse(fate.error) as unknown } : {}) } : undefined;
+  if (json) {
+    io.out(
+      JSON.stringify(
+        { ...r, ...(c ? { continued: c.how } : {}), ...(c?.how === 'resumed' ? { outcome: c.outcome } : {}), ...(event ? { event } : {}) },
+        null,
+        2,
+      ),
+    );
+    return c?.how === 'resumed' ? runExit(c.outcome) : EXIT.ok;
+  }
+  if (c?.how === 'held') io.out(`  the session that holds run ${r.runId} (${c.owner ?? 'another process'}) takes it at its wait`);
+  if (c?.how !== 'resumed') return EXIT.ok;
+  const code = printOutcome(io, c.outcome, false, faults);
+  if (event?.status === 'delivered') io.out(`  event    ${JSON.stringify(r.name)} delivered to the wait at step #${(event.step ?? 0) + 1}`);
+  if (event?.status === 'refused') io.out(paint('yellow', `  event    ${JSON.stringify(r.name)} refused by the wait's schema: ${JSON.stringify(event.error)}`));
+  return code;
 }
 
 /** The caller's W3C trace context (TRACEPARENT / TRACESTATE), journaled with a new run so its spans join that trace. */

@@ -2,12 +2,12 @@
 
 import { runFacts } from '../runtime/runFacts';
 import type { Store } from '../runtime/store';
-import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
+import type { ActionRow, InboxRow, RunRow, StepRow } from '../runtime/store/rows';
 import { runNotFound, type LogbookError } from '../runtime/errors';
 import { actionPlace, displayJournalJson, type JournalPlace } from '../runtime/json';
 import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
-import { actionDisplay } from '../runtime/policy';
+import { actionDisplay, runAllows } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
 
 /**
@@ -51,6 +51,9 @@ export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<
     scriptVersion: f.scriptVersion,
     waiting: store.waitingReason(row, f.leaseLive) ?? null,
     ...(row.status === 'sleeping' && row.wake_at != null ? { wakeAt: new Date(row.wake_at).toISOString() } : {}),
+    ...(row.status === 'waiting' && row.waiting_for != null
+      ? { waitingFor: { event: row.waiting_for, until: row.wake_at == null ? null : new Date(row.wake_at).toISOString() } }
+      : {}),
     forkedFrom: f.forkedFrom,
     ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at).toISOString() } } : {}),
   };
@@ -94,6 +97,26 @@ export function actionJson(a: ActionRow, leaseLive: boolean, damage: Damage = []
   };
 }
 
+/** An event sent to the run, as `show --json` lists it: `delivered` to the wait at `step`, `refused` by its schema, or `pending`. */
+export function inboxJson(e: InboxRow, runEnded: boolean, damage: Damage = []): Record<string, unknown> {
+  const at = (column: 'data' | 'error') => (): JournalPlace => ({ runId: e.run_id, table: 'inbox', seq: e.seq, name: e.name, column });
+  return {
+    seq: e.seq,
+    name: e.name,
+    id: e.id,
+    status: e.status,
+    /** A pending event of a run that ended was never delivered: the run did not wait for it again. */
+    ...(e.status === 'pending' && runEnded ? { neverDelivered: true } : {}),
+    data: shown(e.data, at('data'), damage, null),
+    sentAt: new Date(e.sent_at).toISOString(),
+    sentBy: e.sent_by,
+    step: e.step_idx,
+    attempt: e.attempt,
+    takenAt: e.taken_at === null ? null : new Date(e.taken_at).toISOString(),
+    error: shown(e.error, at('error'), damage, null),
+  };
+}
+
 export function listRuns(store: Store, json: boolean, limit: number, damage: Damage = []): string {
   const rows = store.reader.runs(limit);
   if (json)
@@ -131,11 +154,14 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   const v = store.reader.view(row);
   const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
   const actions = [...store.reader.allActions(runId)];
+  const inbox = store.reader.inbox.ofRun(runId, 0, 10_000);
+  const ended = !runAllows(row.status, v.leaseLive).canSend;
   if (json) {
     const shownRun = {
       run: runJson(store, row, damage),
       steps: steps.map((st) => stepJson(st, damage)),
       actions: actions.map((a) => actionJson(a, v.leaseLive, damage)),
+      inbox: inbox.map((e) => inboxJson(e, ended, damage)),
     };
     return JSON.stringify(damage.length ? { ...shownRun, damaged: damageJson(damage) } : shownRun, null, 2);
   }
@@ -143,6 +169,7 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   runJson(store, row, damage);
   for (const st of steps) stepJson(st, damage);
   for (const a of actions) actionJson(a, v.leaseLive, damage);
+  for (const e of inbox) inboxJson(e, ended, damage);
   const lines: string[] = [];
   lines.push(`${paint('bold', row.id)}  ${row.agent}  ${runStatusWord(v.effectiveStatus)}  attempt ${row.attempt}`);
   lines.push(`  script  ${row.script}`);
@@ -152,6 +179,10 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   if (row.error) lines.push(`  error   ${clip(journaledError(row.error).message, 200)}`);
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
   if (row.status === 'sleeping') lines.push(`  ${store.waitingReason(row, false) ?? 'sleeping'}: no process holds it`);
+  if (row.status === 'waiting')
+    lines.push(
+      `  ${store.waitingReason(row, false) ?? 'waiting'}: no process holds it; \`logbook send ${row.id} ${row.waiting_for ?? '<name>'} --data JSON\` continues it`,
+    );
   const cancel = runFacts(store, row).cancel;
   if (cancel) {
     const why = cancel.reason ? `: ${cancel.reason}` : '';
@@ -193,6 +224,29 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
       ),
     );
   }
+  if (inbox.length > 0) {
+    lines.push('');
+    lines.push(
+      table(
+        ['EVENT', 'ID', 'SENT', 'BY', 'STATUS'],
+        inbox.map((e) => [
+          clipChars(printable(e.name), 40),
+          printable(e.id),
+          ago(e.sent_at),
+          clipChars(printable(e.sent_by), 30),
+          e.status === 'delivered'
+            ? paint('green', `delivered to step #${(e.step_idx ?? 0) + 1}`)
+            : e.status === 'refused'
+              ? paint('red', `refused by the wait's schema at step #${(e.step_idx ?? 0) + 1}: ${clip(refusal(e.error), 80)}`)
+              : ended
+                ? paint('yellow', 'never delivered: the run ended before it waited for it')
+                : row.status === 'waiting' && row.waiting_for === e.name
+                  ? paint('yellow', 'pending: the run waits for it (`logbook resume` takes it)')
+                  : 'pending: kept until the run waits for it',
+        ]),
+      ),
+    );
+  }
   const doubt = actions.filter((a) => a.status === 'started' && (!v.leaseLive || a.error !== null));
   for (const a of doubt.filter((x) => x.error !== null)) {
     lines.push(paint('yellow', `  ${a.type} ${a.id} is in doubt after an error: ${errorText(a.error)} (an error is not proof that nothing happened)`));
@@ -208,6 +262,15 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   }
   for (const e of damage) lines.push(paint('red', `  damaged ${e.message}`));
   return lines.join('\n');
+}
+
+function refusal(text: string | null): string {
+  try {
+    const m = (JSON.parse(text ?? '{}') as { message?: unknown }).message;
+    return typeof m === 'string' ? m : (text ?? '');
+  } catch {
+    return text ?? '';
+  }
 }
 
 function errorText(text: string | null): string {

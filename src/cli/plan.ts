@@ -26,6 +26,17 @@ export function renderResumePlan(p: ResumePlan): string {
     out.push(
       `  sleeping     until ${new Date(p.sleepingUntil).toISOString()}: a worker wakes it then; resume waits what is left of the sleep (--now: goes on at once)`,
     );
+  if (p.waiting) {
+    const w = p.waiting;
+    const until = w.until === null ? 'with no timeout' : `until ${new Date(w.until).toISOString()}`;
+    const now =
+      w.resume === 'takes'
+        ? `resume takes the event kept for it (id ${w.eventId ?? '?'})`
+        : w.resume === 'times-out'
+          ? 'its timeout has passed: resume goes on, and run.waitFor returns undefined'
+          : 'resume before it comes stops waiting again (exit 3)';
+    out.push(`  waiting      for event ${JSON.stringify(w.event)} ${until}: \`logbook send ${p.runId} ${w.event} --data JSON\` continues it; ${now}`);
+  }
   if (!p.scriptLoaded) out.push(paint('yellow', `  the script ${p.script} could not be loaded: reconciliation is shown by effect only`));
   const ranges = p.replay.ranges.map((r) => (r.from === r.to ? `#${r.from + 1} ${r.firstName}` : `#${r.from + 1} ${r.firstName} … #${r.to + 1} ${r.lastName}`));
   out.push(

@@ -65,6 +65,13 @@ async function loadFolder(dir: string, only: readonly string[] | undefined, io: 
   return agents;
 }
 
+/** A run released in run.waitFor: which event, until when (the worker claims it again when it comes, or then). */
+function waitingWords(o: object): string {
+  const w = 'waitingFor' in o ? (o.waitingFor as { event: string; until: number | null } | undefined) : undefined;
+  if (!w) return '';
+  return ` for event ${JSON.stringify(w.event)}${w.until === null ? '' : ` until ${new Date(w.until).toISOString()}`} (lease released)`;
+}
+
 interface InFlight {
   readonly claimed: Claimed;
   readonly done: Promise<void>;
@@ -145,7 +152,7 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
         io.out(`worker: ${runId} has a damaged journal; given back, and this worker does not claim it again: [${outcome.error.code}] ${outcome.error.message}`);
       } else
         io.out(
-          `worker: ${runId} ${outcome.status}${'wakeAt' in outcome && outcome.wakeAt !== undefined ? ` until ${new Date(outcome.wakeAt).toISOString()} (lease released)` : ''}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`,
+          `worker: ${runId} ${outcome.status}${'wakeAt' in outcome && outcome.wakeAt !== undefined ? ` until ${new Date(outcome.wakeAt).toISOString()} (lease released)` : ''}${waitingWords(outcome)}${outcome.error ? `: [${outcome.error.code ?? outcome.error.name}] ${outcome.error.message}` : ''}`,
         );
     })()
       .catch((err: unknown) => io.err(`worker: ${runId} stopped: ${describe(err)}`))

@@ -50,6 +50,7 @@ export class Commands {
       cancelRun: (a, o) => this.cancel(a, o),
       approveAction: (a, o) => this.approval(a, o, true),
       rejectAction: (a, o) => this.approval(a, o, false),
+      sendEvent: (a, o) => this.sendEvent(a, o),
       decideHappened: (a, o) => this.decide(a, 'happened', o),
       decideNotHappened: (a, o) => this.decide(a, 'not-happened', o),
       revealSource: (a) => this.revealSource(a),
@@ -96,7 +97,9 @@ export class Commands {
 
   /** Tells the person how a CLI call ended, in the run's own status words. */
   private report(r: CliResult): void {
-    const j = r.json as { runId?: string; status?: string; waitingOn?: { reason?: string }; error?: { message?: string } } | undefined;
+    // `logbook send` answers with its report and, when it continued the run, the run's outcome: that is what to show.
+    const sent = r.json as { outcome?: unknown } | undefined;
+    const j = (sent?.outcome ?? r.json) as { runId?: string; status?: string; waitingOn?: { reason?: string }; error?: { message?: string } } | undefined;
     if (r.code === 0 || r.code === 3) {
       const status = j?.status;
       const word = status && status in RUN_LOOK ? RUN_LOOK[status as keyof typeof RUN_LOOK].word : (status ?? 'done');
@@ -297,6 +300,48 @@ export class Commands {
       ref.actionId,
       ...(note ? ['--note', note] : []),
     ]);
+  }
+
+  /**
+   * Send Event… on a waiting run: the event's name (the one it waits for, proposed) and its data as JSON. A debug
+   * session that drives the run takes it through the adapter; otherwise `logbook send` keeps it and continues the run.
+   */
+  async sendEvent(arg: unknown, opt?: unknown): Promise<unknown> {
+    if (!this.trusted('send an event to a run')) return undefined;
+    const run = await this.pickRun(arg, 'Send an event to which run?', (r) => r.status === 'waiting');
+    if (!run) return undefined;
+    const o = options(opt) as { name?: unknown; data?: unknown; confirm?: unknown };
+    let name = typeof o.name === 'string' ? o.name : undefined;
+    if (name === undefined) {
+      name = await vscode.window.showInputBox({
+        title: `Send an event to run ${run.id}`,
+        prompt: "The event's name, as run.waitFor names it",
+        value: run.waitingFor?.event ?? '',
+        ignoreFocusOut: true,
+        validateInput: (v) => (v.trim() ? undefined : 'Name the event'),
+      });
+      if (name === undefined) return undefined;
+    }
+    let text = typeof o.data === 'string' ? o.data : undefined;
+    if (text === undefined && o.confirm !== false) {
+      text = await vscode.window.showInputBox({
+        title: `Event ${name} for run ${run.id}: its data (optional)`,
+        prompt: 'The event\'s data as JSON, e.g. {"text": "yes"}; leave empty to send it without data.',
+        placeHolder: '{"text": "yes"}',
+        ignoreFocusOut: true,
+        validateInput: (v) => jsonProblem(v),
+      });
+      if (text === undefined) return undefined;
+    }
+    const problem = text === undefined ? undefined : jsonProblem(text);
+    if (problem) {
+      void vscode.window.showErrorMessage(`Agent Logbook: the data of event ${name} is not JSON (${problem}); nothing was sent.`);
+      return undefined;
+    }
+    const data = text?.trim() ? text.trim() : undefined;
+    const session = await this.d.sessions.find(run.id);
+    if (session) return session.customRequest('sendEvent', { name, ...(data !== undefined ? { data: JSON.parse(data) as unknown } : {}) });
+    return this.withProgress(`Sending ${name} to ${run.id}…`, ['send', run.id, name, ...(data !== undefined ? ['--data', data] : [])]);
   }
 
   async decide(arg: unknown, decision: 'happened' | 'not-happened', opt?: unknown): Promise<unknown> {

@@ -52,6 +52,8 @@ export const FLAG = {
   live: 'live',
   inDoubt: 'inDoubt',
   awaitingApproval: 'awaitingApproval',
+  /** A run stopped in run.waitFor: an event sent to it continues it. */
+  waiting: 'waiting',
   hasKey: 'hasKey',
   hasSource: 'hasSource',
   checkpoint: 'checkpoint',

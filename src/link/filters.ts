@@ -48,6 +48,13 @@ export const FILTERS: readonly FilterInfo[] = [
     default: false,
     kind: 'sleep:waiting',
   },
+  {
+    filter: 'eventWait',
+    label: 'Event wait',
+    description: 'Stop where run.waitFor finds no event yet, to send one from the debugger (or go on, and the run stops waiting).',
+    default: true,
+    kind: 'event:wait',
+  },
 ];
 
 export const DEFAULT_FILTERS: readonly ExceptionFilter[] = FILTERS.filter((f) => f.default).map((f) => f.filter);

@@ -8,7 +8,7 @@ export const Wire = z.unknown();
 export const Loc = z.object({ file: z.string(), line: z.int(), column: z.int() });
 export type Loc = z.infer<typeof Loc>;
 
-export const EXCEPTION_FILTERS = ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation', 'sleep'] as const;
+export const EXCEPTION_FILTERS = ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation', 'sleep', 'eventWait'] as const;
 export const ExceptionFilter = z.enum(EXCEPTION_FILTERS);
 export type ExceptionFilter = z.infer<typeof ExceptionFilter>;
 
@@ -74,6 +74,14 @@ const Request = z.discriminatedUnion('op', [
   z.object({ op: z.literal('compensate') }),
   z.object({ op: z.literal('cancel'), reason: z.optional(z.string()), compensate: z.optional(z.boolean()) }),
   z.object({ op: z.literal('fork'), stepIdx: z.int().check(z.minimum(0)) }),
+  // Sends an event to the run (kept in its inbox): a run.waitFor the debugger stopped at takes it when the run goes on.
+  z.object({
+    op: z.literal('sendEvent'),
+    name: z.string(),
+    data: z.optional(z.unknown()),
+    id: z.optional(z.string()),
+    then: z.union([StepMode, z.literal('stay')]),
+  }),
 ]);
 export type RunnerRequest = z.infer<typeof Request>;
 

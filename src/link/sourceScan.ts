@@ -19,11 +19,12 @@ function isComment(line: string): boolean {
  */
 const GRAPH_CALL = /(\.\s*addNode|\blogbookDo)\s*(?:<[^>\n]*>)?\s*\(/g;
 
-/** 1-based lines holding a `run.step(`, `run.sleep(` or `run.do(` call (or the same through the run parameter's own
+/** 1-based lines holding a `run.step(`, `run.sleep(`, `run.waitFor(` or `run.do(` call (or the same through the run parameter's own
  *  name; a sleep is a step), or a LangGraph node's `.addNode(` or a `logbookDo(` call. */
+// run.waitFor is a step of its own (it stops at its step boundary, and the debugger's event-wait filter stops there).
 export function breakableLines(text: string): Map<number, BreakKind> {
   const names = [...runParamNames(text)].map((n) => n.replace(/\$/g, '\\$')).join('|');
-  const call = new RegExp(`\\b(?:${names})\\s*\\.\\s*(step|do|sleep)\\s*(?:<[^>\\n]*>)?\\s*\\(`, 'g');
+  const call = new RegExp(`\\b(?:${names})\\s*\\.\\s*(step|do|sleep|waitFor)\\s*(?:<[^>\\n]*>)?\\s*\\(`, 'g');
   const out = new Map<number, BreakKind>();
   text.split(/\r?\n/).forEach((line, i) => {
     if (isComment(line)) return;

@@ -8,6 +8,7 @@ export const COMMANDS = {
   cancelRun: { id: 'logbook.cancelRun', title: 'Cancel Run…', icon: '$(circle-slash)' },
   approveAction: { id: 'logbook.approveAction', title: 'Approve', icon: '$(check)' },
   rejectAction: { id: 'logbook.rejectAction', title: 'Reject', icon: '$(close)' },
+  sendEvent: { id: 'logbook.sendEvent', title: 'Send Event…', icon: '$(mail)' },
   decideHappened: { id: 'logbook.decideHappened', title: 'Decide: It Happened', icon: undefined },
   decideNotHappened: { id: 'logbook.decideNotHappened', title: 'Decide: It Did Not Happen', icon: undefined },
   revealSource: { id: 'logbook.revealSource', title: 'Reveal in Source', icon: '$(go-to-file)' },

@@ -36,8 +36,10 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('showLog'), when: `view == ${RUNS_VIEW}`, group: '9_log' },
     ],
     'view/item/context': [
+      { command: cmd('sendEvent'), when: `${whenItem(run, FLAG.waiting)} && ${trusted}`, group: 'inline@0' },
       { command: cmd('resumeRun'), when: `${whenItem(run, FLAG.resumable)} && ${trusted}`, group: 'inline@1' },
       { command: cmd('openTimeline'), when: whenItem(run), group: 'inline@2' },
+      { command: cmd('sendEvent'), when: `${whenItem(run, FLAG.waiting)} && ${trusted}`, group: '1_run@0' },
       { command: cmd('resumeRun'), when: `${whenItem(run, FLAG.resumable)} && ${trusted}`, group: '1_run@1' },
       { command: cmd('compensateRun'), when: `${whenItem(run, FLAG.compensable)} && ${trusted}`, group: '1_run@2' },
       { command: cmd('killRun'), when: whenItem(run, FLAG.live), group: '1_run@3' },
@@ -75,6 +77,7 @@ function menus(): Record<string, Menu[]> {
       { command: cmd('resumeRun'), when: trusted },
       { command: cmd('compensateRun'), when: trusted },
       { command: cmd('cancelRun'), when: trusted },
+      { command: cmd('sendEvent'), when: trusted },
       { command: cmd('deleteRun'), when: trusted },
       { command: cmd('runAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },
       { command: cmd('debugAgent'), when: `${CONTEXT.agentEditor} && ${trusted}` },

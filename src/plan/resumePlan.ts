@@ -7,6 +7,7 @@ import type { ActionRow, StepRow } from '../runtime/store/rows';
 import type { RunStatus } from '../runtime/types';
 import { actionPlan, runAllows, type ReconcileHow } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
+import { approvalEventName } from '../runtime/wait';
 
 export type Reconcile = ReconcileHow;
 
@@ -46,6 +47,16 @@ export interface ResumePlan {
   readonly blocker: string | null;
   /** A run released in run.sleep: when it is due (ms since the epoch); resume waits what is left, `--now` not at all. */
   readonly sleepingUntil?: number;
+  /**
+   * A run released in run.waitFor: the event it waits for, until when (null: no timeout), and what a resume now does
+   * there: take the event kept for it (`takes`, its id), take the timeout, or stop waiting again (exit 3).
+   */
+  readonly waiting?: {
+    readonly event: string;
+    readonly until: number | null;
+    readonly resume: 'takes' | 'times-out' | 'waits-again';
+    readonly eventId?: string;
+  };
   /** Whether the script was loaded to learn which action types have verify / compensate. */
   readonly scriptLoaded: boolean;
   readonly replay: { readonly count: number; readonly ranges: readonly StepRange[] };
@@ -65,6 +76,13 @@ export interface ResumePlan {
 }
 
 export type Definitions = (type: string) => ActionDefinition | undefined;
+
+/** What a resume of a waiting run does at its wait: the event kept for it (sent before its timeout), the timeout, or a new stop. */
+function waitingPlan(store: Store, runId: string, event: string, until: number | null): NonNullable<ResumePlan['waiting']> {
+  const kept = store.reader.inbox.pending(runId, event, until ?? Number.MAX_SAFE_INTEGER);
+  if (kept) return { event, until, resume: 'takes', eventId: kept.id };
+  return { event, until, resume: until !== null && until <= Date.now() ? 'times-out' : 'waits-again' };
+}
 
 function* allSteps(store: Store, runId: string): Generator<StepRow> {
   const count = store.reader.stepCount(runId);
@@ -178,10 +196,21 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
         approvals.push({ ...planned(a, 'approved: it executes'), state: 'approved' });
         firstTime.push(planned(a, 'approved, not yet executed'));
         break;
-      case 'gate':
-        approvals.push({ ...planned(a, 'waits for approval: the resume stops at the gate (exit 3) until `logbook approve` or `reject`'), state: 'pending' });
-        stops ??= { kind: 'awaiting-approval', actionId: a.id, type: a.type };
+      case 'gate': {
+        // A decision sent while a session held the run waits in its inbox: the gate takes it.
+        const sent = store.reader.inbox.pending(runId, approvalEventName(a.id));
+        const approved = sent ? (JSON.parse(sent.data ?? '{}') as { approved?: unknown }).approved === true : undefined;
+        if (approved === true) {
+          approvals.push({ ...planned(a, 'approved (the decision waits at the gate): it executes'), state: 'approved' });
+          firstTime.push(planned(a, 'approved, not yet executed'));
+        } else if (approved === false)
+          approvals.push({ ...planned(a, 'rejected (the decision waits at the gate): the script sees ApprovalRejectedError'), state: 'rejected' });
+        else {
+          approvals.push({ ...planned(a, 'waits for approval: the resume stops at the gate (exit 3) until `logbook approve` or `reject`'), state: 'pending' });
+          stops ??= { kind: 'awaiting-approval', actionId: a.id, type: a.type };
+        }
         break;
+      }
       case 'rejected':
         approvals.push({ ...planned(a, 'rejected: the script sees ApprovalRejectedError when it reaches it'), state: 'rejected' });
         break;
@@ -196,6 +225,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
     canResume: allows.canResume,
     blocker,
     ...(row.status === 'sleeping' && row.wake_at != null ? { sleepingUntil: row.wake_at } : {}),
+    ...(row.status === 'waiting' && row.waiting_for != null ? { waiting: waitingPlan(store, runId, row.waiting_for, row.wake_at ?? null) } : {}),
     scriptLoaded,
     replay: { count: replayCount, ranges },
     replayedFailures,

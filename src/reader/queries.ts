@@ -86,6 +86,7 @@ export class JournalQueries {
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
       forkedAtStep: row.forked_from === null ? null : row.forked_at_step,
+      waitingFor: row.status === 'waiting' && row.waiting_for != null ? { event: row.waiting_for, until: row.wake_at ?? null } : null,
     };
   }
 

@@ -20,6 +20,7 @@ export const RUN_DISPLAY = [
   'interrupted',
   'cancelled',
   'sleeping',
+  'waiting',
 ] as const;
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 
@@ -61,6 +62,8 @@ export const RunDto = z.object({
   forkedFrom: nstr,
   /** The step (from 0) of `forkedFrom` the fork branched at: `logbook fork --step`, or LangGraph's time travel. */
   forkedAtStep: z.nullable(int),
+  /** A waiting run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
+  waitingFor: z.optional(z.nullable(z.object({ event: str, until: z.nullable(int) }))),
 });
 export type RunDto = z.infer<typeof RunDto>;
 

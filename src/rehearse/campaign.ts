@@ -40,6 +40,7 @@ export async function runCampaign(setup: CampaignSetup, index: number, point: Po
       cli: setup.cli,
       script: setup.script,
       input: setup.input,
+      ...(setup.events ? { events: setup.events } : {}),
       runId: setup.runId,
       dir,
       db: setup.db,

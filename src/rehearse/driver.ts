@@ -2,6 +2,7 @@
 
 import { openStore } from '../runtime/store';
 import { recordApproval } from '../runtime/engine';
+import { sendEvent } from '../runtime/send';
 import type { ProbeSeen } from './probe';
 import type { Decision, StoredRunStatus } from '../runtime/types';
 import { childEnv, runCli, type ChildResult } from './child';
@@ -34,6 +35,8 @@ export interface DriveOptions {
   readonly traceFile?: (ctx: ProcessContext) => string | undefined;
   readonly probe: () => Promise<ProbeSeen | undefined>;
   readonly maxProcesses?: number;
+  /** What a run waiting in run.waitFor is sent (`--event NAME=JSON`), by name: the k-th wait for a name gets the k-th (or the last). */
+  readonly events?: Readonly<Record<string, readonly unknown[]>>;
 }
 
 export interface DriveDecision {
@@ -117,6 +120,22 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
       extra.push('--decide', `${id}=${decision}`);
       if (withResult) extra.push('--result', JSON.stringify(results?.get(id)));
       command = state.compensating ? 'compensate' : 'resume';
+    } else if (state.status === 'waiting') {
+      // As the person or system the run waits for would: the event given for it, sent once (its id dedupes a repeat).
+      const store = openStore(db);
+      try {
+        const name = store.reader.run(o.runId)?.waiting_for ?? '';
+        const given = o.events?.[name];
+        if (!given?.length) return result(state.status, `the run waits for event ${JSON.stringify(name)}: pass --event ${name}=JSON to rehearse past it`);
+        const k = store.reader.inbox.ofName(o.runId, name).length;
+        const data = given[Math.min(k, given.length - 1)];
+        const id = `rehearsal:${name}#${k}`;
+        sendEvent(store, o.runId, name, data, { id, role: 'rehearsal', what: 'logbook rehearse --event' });
+        commands.push(['send', o.runId, name, '--data', JSON.stringify(data), '--id', id, '--no-resume']);
+      } finally {
+        store.close();
+      }
+      command = 'resume';
     } else if (state.status === 'awaiting-approval') {
       const store = openStore(db);
       try {

@@ -26,7 +26,7 @@ import { junitBaselineFailed, junitReport, reproduction } from './junit';
 import type { Baseline, CampaignResult, CampaignSetup, Point } from './reportSchema';
 
 export const USAGE =
-  'logbook rehearse <script> [--input JSON | --input-file F] [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--journal postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
+  'logbook rehearse <script> [--input JSON | --input-file F] [--event NAME=JSON]... [--points all | --point SPEC... | --random N [--seed S]] [--depth K] [--jobs N] [--run-id ID] [--journal postgres://…] [--keep] [--json | --ndjson] [--report F] [--junit F] [--list]';
 
 function usage(problem: string): LogbookError {
   return new LogbookError(ErrorCodes.USAGE, problem, `Usage: ${USAGE}`);
@@ -61,6 +61,24 @@ function readInput(input: string | undefined, file: string | undefined): unknown
   }
 }
 
+/** `--event NAME=JSON`, in order, by name. */
+function readEvents(specs: readonly string[]): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const spec of specs) {
+    const i = spec.indexOf('=');
+    const name = spec.slice(0, i);
+    if (i <= 0) throw usage(`--event ${JSON.stringify(spec)} is not NAME=JSON: write e.g. --event reply='{"text": "yes"}'.`);
+    let data: unknown;
+    try {
+      data = JSON.parse(spec.slice(i + 1)) as unknown;
+    } catch (err) {
+      throw usage(`--event ${name}: its data is not valid JSON (${describe(err)}); quote it for the shell, e.g. --event ${name}='{"text": "yes"}'.`);
+    }
+    (out[name] ??= []).push(data);
+  }
+  return out;
+}
+
 interface Options {
   readonly script: string;
   readonly input: unknown;
@@ -80,6 +98,8 @@ interface Options {
   readonly junit: string | undefined;
   /** Only run the uncrashed run and list its fault points. */
   readonly list: boolean;
+  /** --event NAME=JSON: what a run waiting in run.waitFor(NAME) is sent, in order. */
+  readonly events: Record<string, unknown[]>;
 }
 
 function parseOptions(args: string[]): Options {
@@ -106,6 +126,7 @@ function parseOptions(args: string[]): Options {
         report: { type: 'string' },
         junit: { type: 'string' },
         list: { type: 'boolean' },
+        event: { type: 'string', multiple: true },
       },
     });
   } catch (err) {
@@ -134,6 +155,7 @@ function parseOptions(args: string[]): Options {
   return {
     script: parsed.positionals[0] ?? '',
     input: readInput(v.input, v['input-file']),
+    events: readEvents(v.event ?? []),
     random,
     only: v.point ?? null,
     seed: v.seed ?? (random === null ? '0' : randomBytes(4).toString('hex')),
@@ -181,6 +203,7 @@ async function runBaseline(
     cli,
     script,
     input: o.input,
+    events: o.events,
     runId: o.runId,
     dir,
     db: o.db,
@@ -296,6 +319,7 @@ export async function rehearse(args: string[], io: Io): Promise<number> {
       keep: o.keep,
       db: o.db,
       baseline,
+      ...(Object.keys(o.events).length ? { events: o.events } : {}),
     };
     const progress = progressBar(points.length, o.json || o.ndjson ? ({ isTTY: false } as NodeJS.WriteStream) : process.stderr);
     let done = 0;

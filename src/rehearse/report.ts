@@ -119,7 +119,8 @@ function check(ok: boolean, text: string, count: string): [string, string, strin
 function byTarget(campaigns: readonly CampaignResult[]): string {
   const rows = new Map<string, CampaignResult[]>();
   for (const c of campaigns) {
-    const key = `${c.point.point.startsWith('step:') ? 'step' : c.point.point.startsWith('compensate:') ? 'inverse' : 'action'}\u0000${c.point.target}`;
+    const p = c.point.point;
+    const key = `${p.startsWith('step:') ? 'step' : p.startsWith('compensate:') ? 'inverse' : p.startsWith('event:') ? 'event' : 'action'}\u0000${c.point.target}`;
     rows.set(key, [...(rows.get(key) ?? []), c]);
   }
   return table(

@@ -76,6 +76,8 @@ export const CampaignSetup = z.object({
   /** A PostgreSQL server the campaigns keep their journals on (a schema each), or null for a SQLite file each. */
   db: z.nullable(z.string()),
   baseline: Baseline,
+  /** The events a waiting run is sent (--event NAME=JSON), by name: the k-th wait for a name gets the k-th (or the last). */
+  events: z.optional(z.record(z.string(), z.array(z.unknown()))),
 });
 export type CampaignSetup = z.infer<typeof CampaignSetup>;
 

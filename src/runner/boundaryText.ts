@@ -56,6 +56,12 @@ export function boundaryText(ev: PauseEvent): string {
         ? `sleep "${z.name}" started in an earlier attempt: the run waits only what is left, until ${until} (${left})`
         : `sleep "${z.name}" started: the run waits until ${until} (${left}); its wake time is journaled`;
     }
+    case 'event:wait': {
+      const w = ev.wait;
+      if (!w) break;
+      const until = w.deadline === null ? '' : ` (until ${new Date(w.deadline).toISOString()}, then it times out)`;
+      return `run.waitFor("${w.name}") has no event yet${until}: send one now ("Send Event…"), or go on and the run stops waiting (released, exit 3)`;
+    }
     default:
       break;
   }

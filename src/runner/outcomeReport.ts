@@ -2,7 +2,7 @@
 
 import type { CompensationReport } from '../runtime/compensate';
 import type { RunOutcome } from '../runtime/engine';
-import { approveHint } from '../link/hints';
+import { approveHint, sendHint } from '../link/hints';
 import type { Outcome } from '../link/runnerProtocol';
 import { toWire } from '../link/wire';
 
@@ -27,6 +27,12 @@ export function outcomeOfRun(o: RunOutcome, cancel?: { readonly reason: string |
     case 'awaiting-approval':
       summary = `run ${o.runId} waits for approval: ${o.waitingOn?.reason ?? ''} ${approveHint(o.runId, o.waitingOn?.actionId ?? '<action id>')}`;
       break;
+    case 'waiting': {
+      const w = o.waitingFor;
+      const until = w?.until == null ? '' : ` until ${new Date(w.until).toISOString()}`;
+      summary = `run ${o.runId} waits for event ${JSON.stringify(w?.event ?? '?')}${until}, released (no process holds it). ${sendHint(o.runId, w?.event ?? '<name>')}`;
+      break;
+    }
     default:
       summary = `run ${o.runId} ${o.status}${o.error ? `: ${o.error.message}` : ''}; ${work}. Fix the cause and resume it, or compensate it`;
   }

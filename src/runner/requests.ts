@@ -14,6 +14,7 @@ import { thrownText } from './errorText';
 import type { RunnerState } from './jobState';
 import type { StopContextBuilder } from './stopContext';
 import { journalPage, stepsPage } from './views';
+import { sendEvent, sendReportLine } from '../runtime/send';
 
 export class RequestHandler {
   constructor(
@@ -58,6 +59,15 @@ export class RequestHandler {
         return this.decide(req.decision, req.actionId, req.then, req.result);
       case 'approval':
         return this.approve(req.approved, req.note, req.then);
+      case 'sendEvent': {
+        const store = this.state.store;
+        if (!store || !runId)
+          throw new LogbookError(ErrorCodes.USAGE, 'No run has started yet, so an event has nowhere to go.', 'Wait for the run to start, then send it.');
+        const r = sendEvent(store, runId, req.name, req.data, { ...(req.id !== undefined ? { id: req.id } : {}), role: 'debugger', what: 'Send Event' });
+        // At the wait that has no event yet, going on lets it take this one.
+        if (this.gate.current) this.resumeAfter(req.then);
+        return { message: sendReportLine(r), report: r };
+      }
       case 'compensate': {
         if (!current?.announced)
           throw new LogbookError(ErrorCodes.USAGE, 'No run has started yet, so there is nothing to compensate.', 'Wait for the run to start.');

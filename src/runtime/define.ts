@@ -224,6 +224,14 @@ export function isAgent(v: unknown): v is AgentDefinition {
 
 export type { InferInput, InferOutput };
 
+/** run.waitFor's options. */
+export interface WaitForOptions<S extends StandardSchema = StandardSchema<unknown>> {
+  /** How long to wait at most: ms, or '90s', '15m', '2h', '3d'. Journaled when the wait starts; then waitFor returns `undefined`. */
+  readonly timeout?: number | string;
+  /** Validates the event's data: an event it refuses is kept as refused (`logbook show` lists it), and the wait goes on. */
+  readonly schema?: S;
+}
+
 export interface RunInfo {
   readonly id: string;
   readonly agent: string;
@@ -249,6 +257,14 @@ export interface RunApi extends RunInfo {
    * after it goes on at once. Under a worker a long sleep releases the run (status `sleeping`) until it is due.
    */
   sleep(name: string, duration: number | string): Promise<void>;
+  /**
+   * Waits for an outside event, outside any step: `logbook send <run-id> <name> --data JSON`, `journal.send`, the
+   * sidebar or the debugger delivers it, exactly once. It returns the event's data (through `schema` when given;
+   * `null` when it was sent without data), or `undefined` once the durable `timeout` passed first. An event sent
+   * before the run gets here is kept and taken then. With none yet, the run stops `waiting`, holding no process
+   * (a foreground `logbook run` exits 3), and `logbook send` or a worker continues it.
+   */
+  waitFor<S extends StandardSchema = StandardSchema<unknown>>(name: string, options?: WaitForOptions<S>): Promise<InferOutput<S> | undefined>;
   /** The step the caller is in (its position and name), or undefined outside a step: integrations key actions by it. */
   currentStep(): StepPlace | undefined;
   /** Journals a note in the current step (what a model had streamed, say): shown by the debugger, never replayed. */

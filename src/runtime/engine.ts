@@ -11,6 +11,7 @@ import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
 import { RunSession, emptyStats } from './session';
 import {
   endSession,
+  processOwner,
   withNewSession,
   storageError,
   type Claimed,
@@ -31,6 +32,7 @@ import { ACTION_WORDS, actionDisplay, runAllows } from './policy';
 import { guardProcess } from './processGuard';
 import { maskedLog } from './warnings';
 import type { SleepPolicy } from './sleep';
+import { approvalEventName } from './wait';
 import type { AttemptStats, CompensationReport, RunOutcome } from './outcomes';
 
 export type { RunOutcome } from './outcomes';
@@ -381,7 +383,8 @@ async function driveSession(
     }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
-      return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason } } : {}) };
+      const waitingFor = err.status === 'waiting' && err.event !== undefined ? { waitingFor: { event: err.event, until: err.wakeAt ?? null } } : {};
+      return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason } } : {}), ...waitingFor };
     }
     const record = errorRecord(err);
     const error = { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) };
@@ -491,8 +494,13 @@ function summary(s: AttemptStats): Record<string, number> {
   };
 }
 
-/** Records an approval or rejection for an action waiting at its gate (the run itself is not running). */
-export function recordApproval(store: Store, runId: string, actionId: string, approved: boolean, note: string | null, role = 'cli'): void {
+/**
+ * Records an approval or rejection for an action waiting at its gate. The decision is an event sent to the run
+ * (approvalEventName, the gate's dedupe id), taken at once when no session drives the run (as `action.approved`,
+ * in the transaction that takes the event); a session that holds the run (a resume racing this) takes it at the gate.
+ * Returns which of the two happened.
+ */
+export function recordApproval(store: Store, runId: string, actionId: string, approved: boolean, note: string | null, role = 'cli'): 'recorded' | 'sent' {
   // A note is kept as text: one PostgreSQL cannot hold is refused before anything is written, on either journal.
   if (note !== null) requireWellFormed(note, 'The note of the approval');
   const a = store.reader.action(runId, actionId);
@@ -512,14 +520,34 @@ export function recordApproval(store: Store, runId: string, actionId: string, ap
       { runId, actionId },
     );
   }
-  const lease = withNewSession(role, (owner) =>
-    store.acquireRun(runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }),
-  );
+  const name = approvalEventName(actionId);
+  const sent = store.sendEvent(runId, { name, id: name, data: JSON.stringify({ approved, note }), by: processOwner(role).label });
+  if (sent.kind === 'duplicate') {
+    const was = (JSON.parse(sent.event.data ?? '{}') as { approved?: unknown }).approved === true ? 'an approval' : 'a rejection';
+    throw new LogbookError(
+      ErrorCodes.BAD_DECISION,
+      `Action ${actionId} already has ${was}, sent ${new Date(sent.event.sent_at).toISOString()}, that the run takes at its gate; nothing was written.`,
+      `Resume the run (\`logbook resume ${runId}\`) to go on with that decision.`,
+      { runId, actionId },
+    );
+  }
+  let lease: Lease;
+  try {
+    lease = withNewSession(role, (owner) =>
+      store.acquireRun(runId, owner, { status: 'awaiting-approval', newAttempt: false, purpose: approved ? 'approve' : 'reject' }),
+    );
+  } catch (err) {
+    // Held (its session takes the decision at the gate), or in a status that does not stop at a gate (a run waiting for
+    // an event, with a gate a parallel branch left): kept for the gate, which takes it when the run gets there.
+    if (err instanceof LogbookError && (err.code === ErrorCodes.LEASE_HELD || err.code === ErrorCodes.ILLEGAL_TRANSITION)) return 'sent';
+    throw err;
+  }
   let writer: RunWriter | undefined;
   try {
     writer = store.openWriter(lease);
-    writer.approval(a.step_idx, actionId, approved, note);
+    writer.approval(a.step_idx, actionId, approved, note, sent.event.seq);
   } finally {
     letGo(store, lease, writer);
   }
+  return 'recorded';
 }

@@ -57,6 +57,8 @@ const CODES = {
   /** ctx.signal's reason once the run is cancelled: the run stops at its next boundary. */
   RUN_CANCELLED: { code: 'LB_RUN_CANCELLED', exit: EXIT.failed },
   ACTION_NOT_FOUND: { code: 'LB_ACTION_NOT_FOUND', exit: EXIT.usage },
+  /** `logbook send` (journal.send) to a run that has ended (completed, cancelled, compensated): nothing was written. */
+  EVENT_REFUSED: { code: 'LB_EVENT_REFUSED', exit: EXIT.usage },
   APPROVAL_REJECTED: { code: 'LB_APPROVAL_REJECTED', exit: EXIT.usage },
   BAD_DECISION: { code: 'LB_BAD_DECISION', exit: EXIT.usage },
   VERIFY_FAILED: { code: 'LB_VERIFY_FAILED', exit: EXIT.usage, scriptBug: true },
@@ -193,11 +195,13 @@ export function isDefiniteFailure(err: unknown): boolean {
  */
 export class RunSuspended extends Error {
   constructor(
-    readonly status: 'needs-decision' | 'awaiting-approval' | 'interrupted' | 'cancelled' | 'sleeping',
+    readonly status: 'needs-decision' | 'awaiting-approval' | 'interrupted' | 'cancelled' | 'sleeping' | 'waiting',
     readonly reason: string,
     readonly actionId?: string,
-    /** For `sleeping`: when it is due (ms since the epoch). */
+    /** For `sleeping`: when it is due (ms since the epoch); for `waiting`: when its wait times out, if it does. */
     readonly wakeAt?: number,
+    /** For `waiting`: the name of the event the run waits for. */
+    readonly event?: string,
   ) {
     super(reason);
     this.name = 'RunSuspended';

@@ -14,6 +14,8 @@ export const FAULT_POINTS = [
   'compensate:after-execute',
   // A cancelled run, its status written, before the compensation `--compensate` asked for begins (target: the agent's name).
   'cancel:after-stop',
+  // run.waitFor took an event (its step's checkpoint and the event's taking are one commit), before the next step (target: the event's name).
+  'event:after-deliver',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
@@ -41,7 +43,7 @@ export function parseCrashSpec(spec: string): CrashSpec {
     throw new LogbookError(
       ErrorCodes.BAD_CRASH_SPEC,
       `--crash-at ${JSON.stringify(spec)} is not <target>#<n>@<phase>.`,
-      `Use an action type or step name, an occurrence and one of: ${[...Object.keys(SHORT), ...FAULT_POINTS.filter((p) => p.startsWith('compensate:') || p.startsWith('cancel:'))].join(', ')}; e.g. email.send#30@after-execute.`,
+      `Use an action type or step name, an occurrence and one of: ${[...Object.keys(SHORT), ...FAULT_POINTS.filter((p) => p.startsWith('compensate:') || p.startsWith('cancel:') || p.startsWith('event:'))].join(', ')}; e.g. email.send#30@after-execute.`,
     );
   }
   const occurrence = m[2] === undefined ? 1 : Number(m[2]);
@@ -55,7 +57,8 @@ export function parseCrashSpec(spec: string): CrashSpec {
 }
 
 export function formatCrashSpec(s: CrashSpec): string {
-  const phase = s.point.startsWith('compensate:') || s.point.startsWith('cancel:') ? s.point : s.point.slice(s.point.indexOf(':') + 1);
+  const phase =
+    s.point.startsWith('compensate:') || s.point.startsWith('cancel:') || s.point.startsWith('event:') ? s.point : s.point.slice(s.point.indexOf(':') + 1);
   return `${s.target}#${s.occurrence}@${phase}`;
 }
 
@@ -165,7 +168,9 @@ export function unreachedCrashPoints(faults: Faults): string[] {
       ? `action ${s.target}`
       : s.point.startsWith('cancel:')
         ? `run of agent ${s.target}`
-        : `step ${JSON.stringify(s.target)}`;
+        : s.point.startsWith('event:')
+          ? `run.waitFor of event ${JSON.stringify(s.target)}`
+          : `step ${JSON.stringify(s.target)}`;
     return `--crash-at ${formatCrashSpec(s)} was never reached: ${seen === 0 ? `no ${where} passed ${s.point}` : `${where} passed ${s.point} only ${seen} time(s), not ${s.occurrence}`}; the run went on without a crash.`;
   });
 }

@@ -25,6 +25,8 @@ export type PauseKind =
   | 'action:reconciled'
   | 'action:approval'
   | 'action:decision'
+  // run.waitFor found no event: a host may send one now (the debugger stops here); else the run stops waiting.
+  | 'event:wait'
   | 'compensate:before'
   | 'compensate:after-start'
   | 'compensate:after-execute'
@@ -104,6 +106,8 @@ export interface PauseEvent {
   readonly plan?: ReconcilePlan;
   readonly redoInverse?: boolean;
   readonly sleep?: SleepSnapshot;
+  /** At event:wait: the event the run waits for, and when its wait times out (ms since the epoch; null: never). */
+  readonly wait?: { readonly name: string; readonly deadline: number | null };
 }
 
 export interface RuntimeHooks {

@@ -5,6 +5,8 @@ import { ErrorCodes, LogbookError, describe } from './errors';
 import { startRun, resumeRun, recordApproval } from './engine';
 import { compensateRun } from './compensate';
 import { cancelRunAndWait } from './cancel';
+import { sendEvent } from './send';
+import type { SendReport } from './sendReport';
 import type { CancelOptions, CancelReport } from './cancelOptions';
 import type { CompensationReport, RunOutcome } from './outcomes';
 import type { InferInput, StandardSchema } from './schema';
@@ -89,6 +91,8 @@ export interface RunSummary {
   readonly error: unknown;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** A `waiting` run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
+  readonly waitingFor?: { readonly event: string; readonly until: Date | null };
   /** The cancel asked of the run (journal.cancel, `logbook cancel`), once one was. */
   readonly cancel?: { readonly reason: string | null; readonly compensate: boolean; readonly by: string; readonly at: Date };
   /**
@@ -129,6 +133,13 @@ export interface Journal {
   cancel(runId: string, opts?: Pick<CancelOptions, 'reason' | 'compensate' | 'wait'>): Promise<CancelReport>;
   /** Journals an approval or rejection for an action waiting at its gate; then `resume` the run. */
   decideApproval(runId: string, actionId: string, approved: boolean, note?: string): void;
+  /**
+   * Sends event `name` with `data` (plain JSON; leave it out for none) to a run: kept in its inbox until its
+   * run.waitFor(name) takes it, exactly once, whether the run waits for it now or gets there later. `id` dedupes: a
+   * second send with it writes nothing and says so. A run that ended is refused (LB_EVENT_REFUSED). It does not drive
+   * the run: `resume` it (when the report says `waiting-now`), or let a worker continue it.
+   */
+  send(runId: string, name: string, data?: unknown, opts?: { readonly id?: string }): SendReport;
   /** One run, or undefined. */
   run(runId: string): RunSummary | undefined;
   /** Runs, newest first. */
@@ -144,6 +155,7 @@ export interface Journal {
 const START_KEYS = new Set(['runId', 'script', 'onDriving', 'traceparent', 'tracestate']);
 const RESUME_KEYS = new Set(['decisions', 'onDriving']);
 const CANCEL_KEYS = new Set(['reason', 'compensate', 'wait']);
+const SEND_KEYS = new Set(['id']);
 
 /** Rejects options the API does not have; crash injection in particular is only for the CLI, the debugger and rehearsals. */
 function checkOptions(what: string, opts: object | undefined, allowed: ReadonlySet<string>): void {
@@ -209,6 +221,9 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       error: f.error,
       createdAt: new Date(f.createdAt),
       updatedAt: new Date(f.updatedAt),
+      ...(row.status === 'waiting' && row.waiting_for != null
+        ? { waitingFor: { event: row.waiting_for, until: row.wake_at == null ? null : new Date(row.wake_at) } }
+        : {}),
       ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at) } } : {}),
       ...(f.damaged.length ? { damaged: f.damaged.map((d) => d.error) } : {}),
     };
@@ -253,6 +268,15 @@ export function openJournal(opts: JournalOptions = {}): Journal {
     },
     decideApproval(runId, actionId, approved, note) {
       recordApproval(store, runId, actionId, approved, note ?? null, role);
+    },
+    send(runId, name, data, o = {}) {
+      checkOptions('journal.send', o, SEND_KEYS);
+      return sendEvent(store, runId, name, data, {
+        ...(o.id !== undefined ? { id: o.id } : {}),
+        role,
+        what: 'journal.send',
+        ...(opts.log ? { log: opts.log } : {}),
+      });
     },
     run(runId) {
       const row = store.reader.run(runId);

@@ -119,7 +119,8 @@ export type JournalPlace =
       readonly id: string;
       readonly stepIdx?: number;
       readonly column: 'args' | 'result' | 'error' | 'compensation_result';
-    };
+    }
+  | { readonly runId: string; readonly table: 'inbox'; readonly seq: number; readonly name: string; readonly column: 'data' | 'error' };
 
 /** Where an action's journaled value lives (an action row: its run, id and step). */
 export function actionPlace(
@@ -138,6 +139,8 @@ export function describePlace(p: JournalPlace): string {
       return `step #${p.idx + 1}${p.name === undefined ? '' : ` ${JSON.stringify(p.name)}`}, column ${p.column}`;
     case 'actions':
       return `action ${JSON.stringify(p.id)}${p.stepIdx === undefined ? '' : ` (step #${p.stepIdx + 1})`}, column ${p.column}`;
+    case 'inbox':
+      return `event #${p.seq} ${JSON.stringify(p.name)} sent to it, column ${p.column}`;
   }
 }
 

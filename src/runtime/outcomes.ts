@@ -41,6 +41,8 @@ export interface RunOutcome {
   readonly waitingOn?: { readonly actionId: string; readonly reason: string };
   /** When a run released `sleeping` is due (ms since the epoch). */
   readonly wakeAt?: number;
+  /** What a run released `waiting` waits for (run.waitFor): the event's name, and when the wait times out (null: never). */
+  readonly waitingFor?: { readonly event: string; readonly until: number | null };
   readonly stats: AttemptStats;
   readonly compensation?: CompensationReport;
 }

@@ -182,6 +182,8 @@ export const RUN_WORDS: Record<RunStatus, RunRules> = {
   cancelled: { word: 'cancelled', tone: 'bad', exit: EXIT.failed },
   // Released until its wake time: not done, nothing to decide; a worker (or `logbook resume`) goes on with it.
   sleeping: { word: 'sleeping', tone: 'plain', exit: EXIT.waiting },
+  // Released in run.waitFor until its event arrives (or its timeout passes): `logbook send` or a worker goes on with it.
+  waiting: { word: 'waiting', tone: 'plain', exit: EXIT.waiting },
 };
 
 export function runExitCode(status: RunStatus): number {
@@ -196,18 +198,27 @@ export interface RunAllows {
   readonly canDelete: boolean;
   /** Whether `logbook cancel` is taken: a run that has not ended (a live one is asked to stop at its next boundary). */
   readonly canCancel: boolean;
+  /** Whether `logbook send` is taken: a run that has not ended keeps the event until it waits for it. */
+  readonly canSend: boolean;
   /** Why `resume` would refuse, as a fact the caller words: done, cancelled, compensation under way or over, or held. */
   readonly resumeBlocker: 'completed' | 'cancelled' | 'compensation' | 'held' | 'queued' | null;
 }
 
-const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping']);
+const GOES_FORWARD: ReadonlySet<StoredRunStatus> = new Set(['running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping', 'waiting']);
 const COMPENSATION: ReadonlySet<StoredRunStatus> = new Set(['compensating', 'compensated', 'compensation-failed']);
 /** What `logbook cancel` takes: a run that has not ended and is not being compensated (RUN_TRANSITIONS to `cancelled`). */
-const CANCELLABLE: ReadonlySet<StoredRunStatus> = new Set(['queued', 'running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping']);
+const CANCELLABLE: ReadonlySet<StoredRunStatus> = new Set(['queued', 'running', 'failed', 'needs-decision', 'awaiting-approval', 'sleeping', 'waiting']);
+/** What `logbook send` takes: a run that may still reach a run.waitFor (not ended, not being compensated). */
+const RECEIVES: ReadonlySet<StoredRunStatus> = CANCELLABLE;
 
 /** Whether a run in this stored status may be cancelled (a live one is asked to stop; the others are cancelled at once). */
 export function canCancel(stored: StoredRunStatus): boolean {
   return CANCELLABLE.has(stored);
+}
+
+/** Whether a run in this stored status takes an event (`logbook send`): one that ended never waits again. */
+export function canSend(stored: StoredRunStatus): boolean {
+  return RECEIVES.has(stored);
 }
 
 /**
@@ -219,7 +230,7 @@ export function canCancel(stored: StoredRunStatus): boolean {
  */
 export const RUN_TRANSITIONS: Readonly<Record<StoredRunStatus, readonly StoredRunStatus[]>> = {
   queued: ['running', 'cancelled'],
-  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'cancelled', 'sleeping'],
+  running: ['running', 'completed', 'failed', 'needs-decision', 'awaiting-approval', 'compensating', 'cancelled', 'sleeping', 'waiting'],
   failed: ['running', 'compensating', 'awaiting-approval', 'cancelled'],
   'needs-decision': ['running', 'compensating', 'needs-decision', 'awaiting-approval', 'failed', 'cancelled'],
   'awaiting-approval': ['running', 'compensating', 'awaiting-approval', 'needs-decision', 'failed', 'cancelled'],
@@ -228,6 +239,8 @@ export const RUN_TRANSITIONS: Readonly<Record<StoredRunStatus, readonly StoredRu
   cancelled: ['compensating'],
   // Woken (by a worker's claim, or `logbook resume`), cancelled, or compensated instead.
   sleeping: ['running', 'cancelled', 'compensating'],
+  // Continued (by `logbook send`, `logbook resume`, or a worker once its event or timeout is due), cancelled, or compensated.
+  waiting: ['running', 'cancelled', 'compensating'],
   compensating: ['compensating', 'compensated', 'compensation-failed', 'needs-decision'],
   'compensation-failed': ['compensating'],
   // Compensating again finds every inverse done, and says so.
@@ -267,6 +280,7 @@ export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllow
     canApprove: stored === 'awaiting-approval',
     canDelete: !leaseLive,
     canCancel: CANCELLABLE.has(stored),
+    canSend: RECEIVES.has(stored),
     resumeBlocker,
   };
 }

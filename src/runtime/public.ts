@@ -11,6 +11,7 @@ export type {
   AgentSpec,
   DoOptions,
   StepOptions,
+  WaitForOptions,
   Effect,
   EffectContext,
   ErrorClass,
@@ -36,6 +37,7 @@ export type { OnDriving, SourceLocation } from './hooks';
 export { callSite } from './location';
 export type { RunOutcome, AttemptStats, CompensationReport } from './outcomes';
 export type { CancelReport, CancelOptions } from './cancelOptions';
+export type { SendReport, SentBefore } from './sendReport';
 export {
   openJournal,
   type Journal,

@@ -6,7 +6,7 @@ import { ApprovalRejectedError, ErrorCodes, LogbookError, RunSuspended, describe
 import { actionRegistry, isAction, type ActionDefinition, type AgentDefinition, type DoOptions, type StepOptions } from './define';
 import { reviveError } from './errorRevive';
 import { isStorageError } from './store/storageError';
-import { actionPlace, fromJournalJson, toJournalJson, type JournalPlace } from './json';
+import { actionPlace, fromJournalJson, journalInvalid, toJournalJson, type JournalPlace } from './json';
 import type { InferOutput, StandardSchema } from './schema';
 import type { Faults } from './faults';
 import type { RuntimeHooks, SourceLocation, StepSnapshot } from './hooks';
@@ -24,6 +24,9 @@ import type { JournalReader } from './store';
 import type { NewAction, RunWriter } from './store';
 import type { RunApi } from './types';
 import type { AttemptStats } from './outcomes';
+import { approvalEventName, checkWaitCall, journaledDeadline, replayedWait } from './wait';
+import { validate } from './schema';
+import type { InboxRow } from './store/rows';
 
 export type { AttemptStats } from './outcomes';
 
@@ -125,6 +128,7 @@ export class RunSession {
       step: (name, fn, options) => this.replayFast(name, fn) ?? this.track(this.step(name, fn, options)),
       do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
       sleep: (name, duration) => this.track(this.sleep(name, duration)),
+      waitFor: (name: string, options?: unknown) => this.track(this.waitFor(name, options)) as Promise<never>,
       currentStep: () => {
         const frame = this.currentFrame();
         return frame ? { index: frame.idx, name: frame.name } : undefined;
@@ -306,14 +310,7 @@ export class RunSession {
     // An integration names the user's line the step stands for; else the first frame of the user's code calls run.step.
     const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
-    if (journaled && journaled.name !== name) {
-      throw new LogbookError(
-        ErrorCodes.NONDETERMINISM,
-        `Step #${idx + 1} is ${JSON.stringify(name)} in the script, but the journal of run ${this.runId} has ${JSON.stringify(journaled.name)} at that position: the script's steps changed since the run started. Nothing new was executed.`,
-        'Restore the original step order (new steps may only be added after the last journaled one), or start a new run with `logbook run`.',
-        { position: idx + 1, journaled: journaled.name, current: name },
-      );
-    }
+    if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
     if (journaled?.status === 'completed') {
       this.d.stats.stepsReplayed++;
       const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
@@ -388,6 +385,135 @@ export class RunSession {
     paused = this.h.boundary({ fault: { point: 'step:after-checkpoint', target: name }, event: () => ({ kind: 'step:after', step: snapshot(result) }) });
     if (paused) await paused;
     return result;
+  }
+
+  // ---- run.waitFor -----------------------------------------------------------------------------------------
+
+  /**
+   * run.waitFor: a step that completes, in one transaction with the event's taking from the inbox, with that event (the
+   * checkpoint a replay returns) or with its timeout. With none pending, a host may send one (the debugger stops here);
+   * else the run stops `waiting`, released, unless one arrived meanwhile (RunWriter.waiting): `logbook send` or a worker
+   * goes on from there. The timeout is journaled when the wait first starts, so a resume waits only what is left.
+   */
+  private async waitFor(nameArg: unknown, options: unknown): Promise<unknown> {
+    const { name, timeoutMs, schema } = checkWaitCall(nameArg, options, this.currentFrame()?.name);
+    const idx = this.stepCounter++;
+    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    const journaled = this.read(() => this.cursor.get(idx));
+    if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
+    const record = (): unknown => this.read(() => fromJournalJson(journaled?.result ?? null, () => this.stepPlace(idx, name, 'result')));
+    if (journaled?.status === 'completed') {
+      this.d.stats.stepsReplayed++;
+      const done = record();
+      const wait = replayedWait(done, name, this.runId);
+      const paused = this.h.boundary({
+        event: () => ({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result: done, ...(location ? { location } : {}) } }),
+      });
+      if (paused) await paused;
+      return wait.timedOut ? undefined : this.eventValue(name, wait.data, schema);
+    }
+    const redone = journaled !== undefined;
+    const snapshot = (result?: unknown): StepSnapshot => ({
+      idx,
+      name,
+      replayed: false,
+      redone,
+      ...(result !== undefined ? { result } : {}),
+      ...(location ? { location } : {}),
+    });
+    let paused = this.h.boundary({
+      stopFirst: true,
+      fault: { point: 'step:before', target: name },
+      event: () => ({ kind: 'step:before', step: snapshot() }),
+      stopAfter: true,
+    });
+    if (paused) await paused;
+    this.d.writer.stepStarted(idx, name, redone);
+    if (redone) this.d.stats.stepsRedone++;
+    else this.d.stats.stepsRun++;
+    // The deadline an earlier attempt journaled when this wait started (null: no timeout); undefined: not started yet.
+    let deadline = redone ? journaledDeadline(record(), name) : undefined;
+    const pending = (): InboxRow | undefined => this.read(() => this.d.reader.inbox.pending(this.runId, name, deadline ?? Number.MAX_SAFE_INTEGER));
+    this.runningSteps.set(idx, name);
+    try {
+      for (;;) {
+        const ev = pending();
+        if (ev) {
+          const taken = await this.takeEvent(idx, name, ev, schema);
+          if (!taken) continue;
+          paused = this.h.boundary({
+            fault: { point: 'event:after-deliver', target: name },
+            event: () => ({ kind: 'step:after', step: snapshot(taken.record) }),
+          });
+          if (paused) await paused;
+          return taken.value;
+        }
+        if (deadline === undefined) {
+          deadline = timeoutMs === undefined ? null : Date.now() + timeoutMs;
+          this.d.writer.waitStarted(idx, name, JSON.stringify({ waitFor: name, deadline, timeout: timeoutMs ?? null }));
+        }
+        if (deadline !== null && Date.now() >= deadline) {
+          const timedOut = { waitFor: name, timedOut: true, deadline };
+          this.d.writer.waitTimedOut(idx, JSON.stringify(timedOut), { name, deadline });
+          paused = this.h.boundary({ event: () => ({ kind: 'step:after', step: snapshot(timedOut) }) });
+          if (paused) await paused;
+          return undefined;
+        }
+        const until = deadline;
+        paused = this.h.boundary({ stopFirst: true, event: () => ({ kind: 'event:wait', step: snapshot(), wait: { name, deadline: until } }) });
+        if (paused) {
+          await paused;
+          if (pending()) continue;
+        }
+        // A stop asked while the host paused, or another branch that stopped the run, goes first: nothing is written.
+        this.h.boundary({ stopFirst: true });
+        if (!this.d.writer.waiting('waiting', name, deadline, { step: idx, name, deadline })) continue;
+        this.h.status = 'waiting';
+        const why = `waits for event ${JSON.stringify(name)}${deadline === null ? '' : ` until ${new Date(deadline).toISOString()}`}`;
+        return this.suspend(new RunSuspended('waiting', why, undefined, deadline ?? undefined, name));
+      }
+    } finally {
+      this.runningSteps.delete(idx);
+    }
+  }
+
+  /**
+   * Takes event `ev` for the wait at step `idx`: its step completes with the data as sent (in the same transaction as
+   * the taking), and the script gets the schema's output. One the schema refuses is taken as refused (shown by `show`,
+   * never lost), and the wait goes on: undefined.
+   */
+  private async takeEvent(
+    idx: number,
+    name: string,
+    ev: InboxRow,
+    schema: StandardSchema | undefined,
+  ): Promise<{ value: unknown; record: unknown } | undefined> {
+    const data =
+      ev.data === null ? null : this.read(() => fromJournalJson(ev.data, () => ({ runId: this.runId, table: 'inbox', seq: ev.seq, name, column: 'data' })));
+    const checked = schema ? await validate(schema, data) : ({ ok: true, value: data } as const);
+    if (!checked.ok) {
+      this.d.writer.eventRefused(idx, ev.seq, JSON.stringify({ message: checked.message }));
+      this.d.log(
+        `run.waitFor(${JSON.stringify(name)}): event ${JSON.stringify(ev.id)} does not match its schema (${checked.message}); it is kept as refused, and the run waits for the next one.`,
+      );
+      return undefined;
+    }
+    const record = { waitFor: name, event: { id: ev.id, seq: ev.seq, sentAt: ev.sent_at, by: ev.sent_by }, data };
+    this.d.writer.eventDelivered(idx, ev.seq, JSON.stringify(record));
+    return { value: checked.value, record };
+  }
+
+  /** A replayed event's data through the wait's schema again (the checkpoint holds the data as sent). */
+  private async eventValue(name: string, data: unknown, schema: StandardSchema | undefined): Promise<unknown> {
+    if (!schema) return data;
+    const v = await validate(schema, data);
+    if (v.ok) return v.value;
+    throw new LogbookError(
+      ErrorCodes.NONDETERMINISM,
+      `run.waitFor(${JSON.stringify(name)}): the event journaled for this wait no longer matches its schema (${v.message}): the schema changed since the run took it.`,
+      'Keep the schema the run took the event with until in-flight runs finish, or start a new run.',
+      { runId: this.runId },
+    );
   }
 
   // ---- actions -------------------------------------------------------------------------------------------
@@ -635,26 +761,60 @@ export class RunSession {
     );
   }
 
-  /** An approval gate: execute once approved; otherwise wait for the host or suspend in awaiting-approval. */
+  /**
+   * An approval gate: a wait for the event `logbook approve` sends (approvalEventName), taken as run.waitFor takes its
+   * events. Execute once approved; otherwise take a decision already sent, ask the host, or stop awaiting-approval
+   * (released), unless a decision arrived meanwhile.
+   */
   private async gate<S extends StandardSchema, R>(c: ActionCall<S, R>): Promise<R> {
     const { def, na, args, row, location } = c;
     this.h.boundary({ stopFirst: true });
     if (row?.approval === 'approved') return this.bracket.execute(c, null);
     if (!row) this.d.writer.awaitingApproval(na);
     const current = row ?? this.read(() => this.d.reader.action(this.runId, na.id));
+    const name = approvalEventName(na.id);
+    const decide = (approved: boolean, note: string | undefined, fromInbox?: number): Promise<R> => {
+      this.d.writer.approval(na.stepIdx, na.id, approved, note ?? null, fromInbox);
+      if (!approved) throw new ApprovalRejectedError(na.type, na.id, note);
+      return this.bracket.execute({ ...c, row: current }, null);
+    };
+    const sent = (): { approved: boolean; note: string | undefined; seq: number } | undefined => {
+      const ev = this.read(() => this.d.reader.inbox.pending(this.runId, name));
+      return ev ? { ...this.read(() => approvalDecision(ev, this.runId)), seq: ev.seq } : undefined;
+    };
+    let inbox = sent();
+    if (inbox) return decide(inbox.approved, inbox.note, inbox.seq);
     const ev = { kind: 'action:approval' as const, run: this.h.runSnapshot(), action: actionSnapshot(def, na, args, 'awaiting-approval', current, location) };
     const paused = this.h.boundary({ event: () => ({ kind: 'action:approval', action: ev.action }) });
     if (paused) await paused;
     const decided = this.d.hooks?.approval ? await this.d.hooks.approval(ev) : undefined;
-    if (decided) {
-      this.d.writer.approval(na.stepIdx, na.id, decided.approved, decided.note ?? null);
-      if (!decided.approved) throw new ApprovalRejectedError(na.type, na.id, decided.note);
-      return this.bracket.execute({ ...c, row: current }, null);
-    }
+    if (decided) return decide(decided.approved, decided.note);
     this.h.status = 'awaiting-approval';
-    this.d.writer.runStatus('awaiting-approval', { data: { actionId: na.id, type: na.type } });
+    while (!this.d.writer.waiting('awaiting-approval', name, null, { actionId: na.id, type: na.type })) {
+      inbox = sent();
+      if (inbox) return decide(inbox.approved, inbox.note, inbox.seq);
+    }
     return this.suspend(new RunSuspended('awaiting-approval', `${na.type} ${na.id} waits for approval.`, na.id));
   }
+}
+
+/** The step at `idx` is another in the journal than in the script: nothing new runs. */
+function stepMismatch(runId: string, idx: number, name: string, journaled: string): LogbookError {
+  return new LogbookError(
+    ErrorCodes.NONDETERMINISM,
+    `Step #${idx + 1} is ${JSON.stringify(name)} in the script, but the journal of run ${runId} has ${JSON.stringify(journaled)} at that position: the script's steps changed since the run started. Nothing new was executed.`,
+    'Restore the original step order (new steps may only be added after the last journaled one), or start a new run with `logbook run`.',
+    { position: idx + 1, journaled, current: name },
+  );
+}
+
+/** A decision sent to a gate (`logbook approve`): `{ approved, note }`, or LB_JOURNAL_INVALID naming the event. */
+function approvalDecision(ev: InboxRow, runId: string): { approved: boolean; note: string | undefined } {
+  const place = () => ({ runId, table: 'inbox', seq: ev.seq, name: ev.name, column: 'data' }) as const;
+  const d = fromJournalJson(ev.data, place) as { approved?: unknown; note?: unknown } | null | undefined;
+  if (typeof d !== 'object' || d === null || typeof d.approved !== 'boolean' || (d.note != null && typeof d.note !== 'string'))
+    throw journalInvalid(place(), 'is not an approval decision ({ approved, note })');
+  return { approved: d.approved, note: typeof d.note === 'string' ? d.note : undefined };
 }
 
 /** What run.do returns for an action decided happened with no result given: the definition's word for it, or undefined. */

@@ -15,6 +15,9 @@ export const RUN_STATUSES = [
   'cancelled',
   // run.sleep under a worker: no lease held; a worker claims it again when `runs.wake_at` has passed.
   'sleeping',
+  // run.waitFor with no event yet: no lease held; `runs.waiting_for` names the event, `runs.wake_at` its timeout. A
+  // `logbook send` (or a worker, once the event is in the inbox or the timeout passed) continues it.
+  'waiting',
 ] as const;
 export type StoredRunStatus = (typeof RUN_STATUSES)[number];
 /** `interrupted` is derived: a run marked running whose lease holder is gone. */

@@ -21,7 +21,7 @@ export function warnSecretFields(value: unknown, root: string, what: string, log
     if (warned?.has(field)) continue;
     warned?.add(field);
     log(
-      `warning: ${at} is named like a secret, and ${what} is journaled in plain text (a resume reads it back); its value is not shown. Keep secrets in the environment and read them where they are used (process.env inside execute), not in ${root === 'input' ? 'the input' : 'the args'}.`,
+      `warning: ${at} is named like a secret, and ${what} is journaled in plain text (a resume reads it back); its value is not shown. Keep secrets in the environment and read them where they are used (process.env inside execute), not in ${root === 'input' ? 'the input' : root === 'data' ? "an event's data" : 'the args'}.`,
     );
   }
 }

@@ -2,7 +2,7 @@
 
 import { z } from 'zod';
 import { DefiniteFailure, defineAction, defineAgent, type ActionDefinition, type AgentDefinition, type EffectContext, type RunApi } from 'agent-logbook';
-import { actionType, sleepName, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
+import { actionType, eventName, sleepName, stepName, type ActionJ, type AgentJ, type FieldKind, type When } from './spec';
 import { STEP_KINDS } from './steps';
 import { graphAgentRun } from './graphStep';
 import type { Sabotage, World } from './world';
@@ -26,6 +26,8 @@ export interface Host {
 }
 
 export const AGENT_NAME = 'checker';
+
+const EventData = z.object({ name: z.string(), k: z.number().int() });
 
 const Args = z.object({ n: z.number().int(), amount: z.number(), tag: z.string() });
 export type Args = z.infer<typeof Args>;
@@ -138,6 +140,11 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       if (graph) return { input, steps: await graph(run, args, from) };
       const steps: unknown[] = [];
       for (const [j, s] of spec.steps.entries()) {
+        // A wait is a step of its own: what it returns (the event's data) is part of the output, as a step's result is.
+        if (s.kind === 'wait') {
+          steps.push((await run.waitFor(eventName(s.event ?? 0), { schema: EventData })) ?? null);
+          continue;
+        }
         const kind = STEP_KINDS[s.kind];
         if (!kind) throw new Error(`checker: no step kind ${s.kind}`);
         if (s.sleepMs !== undefined) await nap(run, j, host.proc.sleepMs?.(s.sleepMs) ?? s.sleepMs, host.world.sabotage);

@@ -25,7 +25,7 @@ const call: fc.Arbitrary<CallJ> = fc.record({
 });
 
 const plainStep: fc.Arbitrary<StepJ> = fc.record({
-  kind: weighted<string>(['seq', 4], ['all', 2], ['ai', 1], ['agents', 1]),
+  kind: weighted<string>(['seq', 4], ['all', 2], ['ai', 1], ['agents', 1], ['wait', 1]),
   calls: fc.array(call, { minLength: 1, maxLength: 3 }),
 });
 
@@ -45,6 +45,8 @@ export function normalizeAgent(a: AgentJ): AgentJ {
     return { ...x, verify: false, compensate: false, approval: 'none', fail: x.fail === 'transient-after' ? 'transient-before' : x.fail };
   });
   const steps = a.steps.map((s): StepJ => {
+    // A wait makes no calls; its first call's n picks one of two event names, so two waits may share one.
+    if (s.kind === 'wait') return { kind: 'wait', calls: [], event: (s.calls[0]?.n ?? 0) % 2 };
     const calls = s.calls
       .map((c) => ({ ...c, action: c.action % actions.length }))
       .map((c) => {

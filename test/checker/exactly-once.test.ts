@@ -148,6 +148,61 @@ describe('exactly-once checker', function () {
     }
   });
 
+  it('run.waitFor in the schedules: agents that wait, events sent early, late, twice, racing a resume, by a killed CLI; each delivered once, none lost', async () => {
+    // Agents with at least one wait; schedules as generated, plus sends. The fixed-seed run above draws waits too.
+    const agent = agentArb.filter((a) => a.steps.some((st) => st.kind === 'wait'));
+    const withSend = scheduleArb.map((sc) => ({ ...sc, ops: [...sc.ops, { op: 'send' }] }));
+    const cases = fc
+      .record({ agent, schedule: fc.oneof(scheduleArb, withSend) })
+      .map((c) => ({ ...c, schedule: c.schedule.fork === undefined ? c.schedule : { ...c.schedule, fork: c.schedule.fork % c.agent.steps.length } }));
+    const r = await check({ seed: SEED, runs: 60, arbitrary: cases, shrinkMs: 15_000, shrinkKinds: 2 });
+    assert.equal(r.violating, 0, `\n${r.text}`);
+    const p = await check({
+      seed: SEED,
+      runs: 4,
+      processes: true,
+      arbitrary: fc.record({
+        agent: agent.map((a) => ({ ...a, steps: a.steps.map((st) => (st.kind === 'ai' || st.kind === 'agents' ? { ...st, kind: 'seq' } : st)) })),
+        schedule: fc.record({ crash: fc.boolean() }).map(({ crash }) => ({ ops: [{ op: 'cli-run' }, { op: 'cli-send', crash }] })),
+      }),
+      shrinkMs: 30_000,
+      shrinkKinds: 1,
+    });
+    assert.equal(p.violating, 0, `\n${p.text}`);
+  });
+
+  it('negative control: catches a runtime that delivers an event without taking it from the inbox (event-held-not-taken)', async () => {
+    // Sabotage: the wait's step completes with the event, but the event stays pending, so a later wait of the same name
+    // takes it again.
+    const real = Object.getOwnPropertyDescriptor(RunWriter.prototype, 'eventDelivered');
+    Object.defineProperty(RunWriter.prototype, 'eventDelivered', {
+      configurable: true,
+      value: function (this: RunWriter, idx: number, _seq: number, result: string): void {
+        this.stepCompleted(idx, result);
+      },
+    });
+    try {
+      const agent = agentArb.map((a) => ({
+        ...a,
+        actions: a.actions.map((x) => ({ ...x, approval: 'none' as const, fail: 'none' as const })),
+        steps: [...a.steps, { kind: 'wait', calls: [], event: 0 }, { kind: 'wait', calls: [], event: 0 }],
+      }));
+      const r = await check({
+        seed: SEED,
+        runs: 20,
+        arbitrary: fc.record({ agent, schedule: fc.constant({ ops: [{ op: 'start', via: 'api' }] }) }),
+        kinds: ['event-held-not-taken', 'event-delivered-twice'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+      assert.ok(r.shrunk[0], `a runtime that does not take the events it delivers went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+      assert.ok(r.kinds.has('event-delivered-twice'), `the second wait took the same event: ${r.text}`);
+    } finally {
+      if (real) Object.defineProperty(RunWriter.prototype, 'eventDelivered', real);
+    }
+  });
+
   for (const control of [
     {
       name: 'an action declared idempotent whose provider does not dedupe by key',

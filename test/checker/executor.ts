@@ -161,6 +161,15 @@ export class Exec {
           .join(' ');
         if (compensating) await this.call(`compensate${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.compensate('api', runId, decisions));
         else await this.call(`resume${words ? ` --decide ${words}` : ''} (host API)`, runId, () => d.resume('api', runId, decisions));
+      } else if (status === 'waiting') {
+        // The event it waits for, as its sender would send it: the next of that name, counting those its waits took
+        // (a fork's inherited waits included) and those kept for it.
+        // One kept for it already (sent after it stopped to wait) is taken by the resume: nothing more is sent.
+        const name = this.observer.run(runId)?.waiting_for ?? '';
+        const k = this.observer.nextEvent(runId, name);
+        if (!this.observer.inbox(runId).some((e) => e.name === name && e.status === 'pending'))
+          await this.call(`send ${name}#${k} (journal.send)`, runId, () => d.send(runId, name, k));
+        await this.call('resume (host API)', runId, () => d.resume('api', runId));
       } else if (status === 'failed') {
         if (failedResumes++ >= 2 + calls) return;
         await this.call('resume the failed run (host API)', runId, () => d.resume('api', runId));

@@ -113,6 +113,7 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
         );
     }
   }
+  checkEvents(x, runId, status);
 
   if (status === 'completed') {
     const open = [...rows.values()].filter((a) => a.status === 'started' || (a.status === 'awaiting-approval' && a.approval === 'pending'));
@@ -157,4 +158,50 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
   const output = row?.output ? (JSON.parse(row.output) as unknown) : undefined;
   if (isDeepStrictEqual(output, baseline.output)) return;
   x.violation('output-differs', `${where} returned ${JSON.stringify(output)}, the uncrashed run ${JSON.stringify(baseline.output)}`);
+}
+
+/**
+ * Each event delivered at most once, none lost: a wait's checkpoint names the event it took (its inbox seq), and the
+ * inbox says which wait took it, in the same transaction. So no event is held by two waits, every event a wait holds
+ * is marked taken by that wait (one still pending could be taken again), every event marked taken is held by the
+ * wait it names, and a run that completed left no event pending (the schedule sends only events its waits take).
+ * A fork's steps before its fork point are its origin's (their events were sent to the origin).
+ */
+function checkEvents(x: Exec, runId: string, status: string | undefined): void {
+  const where = `run ${runId} (${status ?? 'absent'})`;
+  const run = x.observer.run(runId);
+  const inherited = run?.forked_from ? (run.forked_at_step ?? 0) : 0;
+  const inbox = new Map(x.observer.inbox(runId).map((e) => [e.seq, e]));
+  const heldBy = new Map<number, number[]>();
+  for (const st of x.observer.steps(runId)) {
+    if (st.status !== 'completed' || st.result === null || st.idx < inherited) continue;
+    const r = JSON.parse(st.result) as { waitFor?: unknown; event?: { seq?: unknown } };
+    if (typeof r.waitFor !== 'string' || typeof r.event?.seq !== 'number') continue;
+    heldBy.set(r.event.seq, [...(heldBy.get(r.event.seq) ?? []), st.idx]);
+  }
+  for (const [seq, steps] of heldBy) {
+    if (steps.length > 1)
+      x.violation('event-delivered-twice', `event #${seq} was taken by the waits at steps ${steps.map((i) => `#${i + 1}`).join(', ')}; ${where}`);
+    const e = inbox.get(seq);
+    if (e?.status !== 'delivered' || e.step_idx !== steps[0])
+      x.violation(
+        'event-held-not-taken',
+        `the wait at step #${(steps[0] ?? 0) + 1} holds event #${seq} (${e?.name ?? '?'}), but the inbox has it ${e ? `${e.status}${e.step_idx !== null ? ` at step #${e.step_idx + 1}` : ''}` : 'nowhere'}: it could be delivered again; ${where}`,
+      );
+  }
+  const gates = new Map(x.observer.actions(runId).map((a) => [`logbook:approval:${a.id}`, a]));
+  for (const e of inbox.values()) {
+    // A gate's decision (`logbook approve`) is taken by its action's row, not by a wait.
+    const gate = gates.get(e.name);
+    if (gate) {
+      if (e.status === 'delivered' && gate.approval === 'pending')
+        x.violation('event-lost', `the decision ${e.id} for ${gate.id} is marked taken, but its gate is still pending; ${where}`);
+    } else if (e.status === 'delivered' && !heldBy.get(e.seq)?.includes(e.step_idx ?? -1))
+      x.violation(
+        'event-lost',
+        `event #${e.seq} ${e.name} (${e.id}) is marked taken by the wait at step #${(e.step_idx ?? 0) + 1}, which does not hold it; ${where}`,
+      );
+    if (e.status === 'pending' && status === 'completed')
+      x.violation('event-lost', `event #${e.seq} ${e.name} (${e.id}) was kept for run ${runId}, which completed without taking it; ${where}`);
+  }
 }

@@ -2,7 +2,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { openStore, type Store } from '../../src/runtime';
-import type { ActionRow, EventRow, RunRow, StepRow } from '../../src/runtime/store';
+import type { ActionRow, EventRow, InboxRow, RunRow, StepRow } from '../../src/runtime/store';
 import type { RunStatus } from '../../src/runtime/types';
 
 export interface RunSnapshot {
@@ -10,6 +10,8 @@ export interface RunSnapshot {
   readonly steps: readonly StepRow[];
   readonly actions: readonly ActionRow[];
   readonly events: readonly EventRow[];
+  /** The events sent to the run (its inbox). */
+  readonly inbox: readonly InboxRow[];
 }
 
 /** What the journal told anyone it holds: completed steps and committed actions with their results, and its events. */
@@ -50,6 +52,21 @@ export class Observer {
     return this.store.reader.events(runId, 0, ALL);
   }
 
+  inbox(runId: string): InboxRow[] {
+    return this.store.reader.inbox.ofRun(runId, 0, ALL);
+  }
+
+  /**
+   * Which event of a name a sender sends next (spec.ts's eventOf): one past those the run's waits took (a fork's
+   * inherited waits included) and those kept for it.
+   */
+  nextEvent(runId: string, name: string): number {
+    const took = this.steps(runId).filter(
+      (st) => st.status === 'completed' && st.result !== null && (JSON.parse(st.result) as { waitFor?: unknown }).waitFor === name,
+    ).length;
+    return took + this.inbox(runId).filter((e) => e.name === name && e.status === 'pending').length;
+  }
+
   /** Whether the last driver that took the run was compensating it (a stop for a decision then belongs to compensation). */
   compensating(runId: string): boolean {
     const acquired = this.events(runId).filter((e) => e.kind === 'run.lease-acquired');
@@ -65,7 +82,7 @@ export class Observer {
       const { lease_expires: _e, updated_at: _u, ...rest } = row;
       run = rest;
     }
-    return { run, steps: this.steps(runId), actions: this.actions(runId), events: this.events(runId) };
+    return { run, steps: this.steps(runId), actions: this.actions(runId), events: this.events(runId), inbox: this.inbox(runId) };
   }
 
   /**
@@ -87,6 +104,7 @@ export class Observer {
       const before = new Map(a.actions.map((x) => [x.id, x]));
       for (const x of b.actions) if (!isDeepStrictEqual(before.get(x.id), x)) out.push(`action ${x.id} ${before.get(x.id)?.status ?? '(new)'} → ${x.status}`);
     }
+    if (!isDeepStrictEqual(a.inbox, b.inbox)) out.push(`the inbox changed (${a.inbox.length} → ${b.inbox.length} events)`);
     if (a.events.length !== b.events.length)
       out.push(
         `events ${b.events

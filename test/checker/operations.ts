@@ -1,7 +1,7 @@
 // Schedule operations: what a schedule can do to a run. A new surface (a worker, a timer, a graph) plugs in here.
 
 import fc from 'fast-check';
-import { actionType, describeCrash, type AgentJ, type Crash, type OpJ, type When } from './spec';
+import { actionType, describeCrash, eventName, type AgentJ, type Crash, type OpJ, type When } from './spec';
 import { PROCESS_OPERATIONS } from './processOps';
 import { WORKER_OPERATIONS } from './workerOps';
 import type { Exec } from './executor';
@@ -65,16 +65,37 @@ const SECOND = {
   resume: 'journal.resume of the same run',
   'resume-other-journal': 'journal.resume from a second openJournal on the same file',
   compensate: 'journal.compensate of the same run',
+  send: 'journal.send of every event the script waits for',
 } as const;
 type Second = keyof typeof SECOND;
 const race = (op: string): fc.Arbitrary<OpJ> =>
-  fc.record({ op: fc.constant(op), second: fc.constantFrom<Second>('resume', 'resume-other-journal', 'compensate'), at: fc.nat(3), when });
+  fc.record({ op: fc.constant(op), second: fc.constantFrom<Second>('resume', 'resume-other-journal', 'compensate', 'send'), at: fc.nat(3), when });
+
+/**
+ * Sends every event the script waits for (the k-th wait for a name gets that name's k-th event), as early as the
+ * schedule puts it: before the run waits, while it runs, or again (a duplicate id, which must change nothing).
+ */
+async function sendAll(x: Exec, d: Driver, runId: string, holder = false): Promise<Ended> {
+  const seen = new Map<string, number>();
+  let last: Ended = { kind: 'outcome', status: 'nothing to send' };
+  for (const s of x.target.agent.steps) {
+    if (s.kind !== 'wait') continue;
+    const name = eventName(s.event ?? 0);
+    const k = seen.get(name) ?? 0;
+    seen.set(name, k + 1);
+    const before = x.observer.snapshot(runId);
+    last = await d.send(runId, name, k);
+    x.after(`send ${name}#${k} (journal.send)`, runId, last, before, holder);
+  }
+  return last;
+}
 
 async function second(d: Driver, which: Second, runId: string, x?: Exec): Promise<Ended> {
   if (which === 'cancel' || which === 'cancel-compensate') {
     return x ? cancelNoted(x, d, 'api', which === 'cancel-compensate') : d.cancel('api', runId, which === 'cancel-compensate');
   }
   if (which === 'compensate') return d.compensate('api', runId);
+  if (which === 'send') return x ? sendAll(x, d, runId, true) : Promise.resolve({ kind: 'outcome', status: 'not sent' });
   if (which === 'resume-other-journal') return d.resume('api', runId, {}, d.openJournal());
   return d.resume('api', runId);
 }
@@ -246,6 +267,15 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   'start-sleep-cancel': cancelAsleepOp('start'),
   'resume-sleep-cancel': cancelAsleepOp('resume'),
+  send: {
+    starts: false,
+    weight: 1,
+    arbitrary: () => fc.constant({ op: 'send' }),
+    describe: () => 'send every event the script waits for (journal.send), waiting or not',
+    run: async (x) => {
+      await sendAll(x, x.driver(), x.runId);
+    },
+  },
   approve: {
     starts: false,
     weight: 1,

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
 import { rawInput } from './agent';
-import { actionType, sleepName, stepName, type AgentJ, type OpJ } from './spec';
+import { actionType, eventName, eventOf, sleepName, stepName, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
 import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
@@ -41,7 +41,14 @@ export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const point = POINTS[c.point % POINTS.length] as FaultPoint;
   // A sleep is a step too: killed at its step:after-checkpoint, the run dies in its sleep, its wake time journaled.
   const sleeps = agent.steps.flatMap((s, j) => (s.sleepMs !== undefined ? [sleepName(j)] : []));
-  const targets = point.startsWith('step:') ? [...agent.steps.map((_, j) => stepName(j)), ...sleeps] : agent.actions.map((a, i) => actionType(a, i));
+  const waits = agent.steps.filter((s) => s.kind === 'wait').map((s) => eventName(s.event ?? 0));
+  const targets = point.startsWith('step:')
+    ? [...agent.steps.map((_, j) => stepName(j)), ...sleeps]
+    : point.startsWith('event:')
+      ? waits.length
+        ? waits
+        : [eventName(0)]
+      : agent.actions.map((a, i) => actionType(a, i));
   return formatCrashSpec({ point, target: targets[c.target % targets.length] ?? 's0', occurrence: c.occurrence });
 }
 
@@ -202,7 +209,41 @@ const simple = (op: 'run' | 'resume' | 'compensate', starts: boolean, weight: nu
   },
 });
 
+/**
+ * `logbook send` of the event the run waits for (or, not waiting, of its script's first wait), which continues the run
+ * in that process; maybe killed right after the event was delivered (--crash-at <name>@event:after-deliver).
+ */
+const cliSend: Operation = {
+  starts: false,
+  processes: true,
+  weight: 1,
+  arbitrary: () => fc.record({ op: fc.constant('cli-send'), crash: fc.boolean() }),
+  describe: (o) => `logbook send of the event the run waits for (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
+  run: async (x, o) => {
+    const first = x.target.agent.steps.find((s) => s.kind === 'wait');
+    const name = x.observer.run(x.runId)?.waiting_for ?? eventName(first?.event ?? 0);
+    const ev = eventOf(name, x.observer.nextEvent(x.runId, name));
+    const crash = o.crash ? `${name}@event:after-deliver` : undefined;
+    const args = [
+      CLI,
+      'send',
+      x.runId,
+      name,
+      '--data',
+      JSON.stringify(ev.data),
+      '--id',
+      ev.id,
+      ...(crash ? ['--crash-at', crash] : []),
+      '--journal',
+      x.target.db,
+      '--json',
+    ];
+    await x.call(`logbook send ${name} --id ${ev.id}${crash ? ` --crash-at ${crash}` : ''} (a child process)`, x.runId, () => Promise.resolve(cli(x, args)));
+  },
+};
+
 export const PROCESS_OPERATIONS: Record<string, Operation> = {
+  'cli-send': cliSend,
   'cli-run': simple('run', true, 3),
   'cli-race-run': {
     starts: true,

@@ -138,11 +138,16 @@ export class SimProcess implements ProcPort {
   }
 
   async point(when: When, call: { readonly type: string; readonly key: string }): Promise<void> {
+    // In flight from the moment execute is called: parallel actions of a step are all past their boundary before the
+    // first of them reaches its provider, so a cancel made then lets each of them land (the runtime's rule).
+    if (when === 'before-effect') SimProcess.inFlight.add(call.key);
     // A yield, as a real request would: other drivers of this process run in between.
     await new Promise<void>((r) => setImmediate(r));
-    if (!this.alive) throw new SimulatedCrash(`(process ${this.name} is dead: ${call.type} was never sent)`);
+    if (!this.alive) {
+      SimProcess.inFlight.delete(call.key);
+      throw new SimulatedCrash(`(process ${this.name} is dead: ${call.type} was never sent)`);
+    }
     if (when === 'before-effect') this.providerCalls++;
-    if (when === 'before-effect') SimProcess.inFlight.add(call.key);
     else SimProcess.inFlight.delete(call.key);
     const n = this.providerCalls - 1;
     const p = this.pauseAt;

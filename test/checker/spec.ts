@@ -31,11 +31,26 @@ export interface CallJ {
 }
 
 export interface StepJ {
-  /** A key of STEP_KINDS (steps.ts): how the step makes its calls. */
+  /** A key of STEP_KINDS (steps.ts): how the step makes its calls; or `wait`: a run.waitFor of its own, no calls. */
   readonly kind: string;
   readonly calls: readonly CallJ[];
   /** A durable sleep (`run.sleep`) of this many ms before the step, named sleepName(j). */
   readonly sleepMs?: number;
+  /** For a `wait`: which event it waits for (eventName). Two waits may wait for the same name: each takes one event. */
+  readonly event?: number;
+}
+
+/** The event a `wait` step waits for. */
+export function eventName(n: number): string {
+  return `e${n}`;
+}
+
+/**
+ * The data of the k-th event of a name (its dedupe id says the same): whoever sends it, the operator, an early send or
+ * a race, sends the same, so a run takes the same events in the same order (first in, first out) on every schedule.
+ */
+export function eventOf(name: string, k: number): { readonly id: string; readonly data: { readonly name: string; readonly k: number } } {
+  return { id: `${name}#${k}`, data: { name, k } };
 }
 
 /**
@@ -119,6 +134,10 @@ export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => s
     lines.push(`  action ${actionType(x, i)}: ${traits.join(', ')}`);
   });
   a.steps.forEach((s, j) => {
+    if (s.kind === 'wait') {
+      lines.push(`  step ${stepName(j)}: run.waitFor("${eventName(s.event ?? 0)}")`);
+      return;
+    }
     const calls = s.calls.map(
       (k) => `${actionType(a.actions[k.action] ?? ({ effect: 'read-only' } as ActionJ), k.action)}(n=${k.n}${k.mode !== 'use' ? `, ${k.mode}` : ''})`,
     );
@@ -127,7 +146,7 @@ export function describeCase(c: CaseJ, describeOp: (op: OpJ, agent: AgentJ) => s
   });
   lines.push('schedule:');
   c.schedule.ops.forEach((op, i) => lines.push(`  ${i + 1}. ${describeOp(op, a)}`));
-  lines.push(`  ${c.schedule.ops.length + 1}. drive the run to its end (resume, approve, decide from the provider's record)`);
+  lines.push(`  ${c.schedule.ops.length + 1}. drive the run to its end (resume, approve, decide from the provider's record, send the event it waits for)`);
   if (c.schedule.fork !== undefined)
     lines.push(`  ${c.schedule.ops.length + 2}. fork the finished run at step #${c.schedule.fork + 1} (logbook fork) and drive the fork to its end`);
   if (c.schedule.travel !== undefined)

@@ -8,7 +8,7 @@ import { cancelRunAndWait } from '../../src/runtime/cancel';
 import { buildAgent } from './agent';
 import { rawInput } from './agent';
 import type { AgentDefinition } from '../../src/runtime';
-import type { AgentJ } from './spec';
+import { eventOf, type AgentJ } from './spec';
 import { SimProcess } from './sim';
 import type { World } from './world';
 
@@ -99,6 +99,12 @@ export class Driver {
       this.agent(); // defines the action types whose inverses a compensation finds by the journaled type
       return cancelRunAndWait(this.store(), runId, { compensate, reason: 'checker', role: this.proc.role });
     });
+  }
+
+  /** journal.send: an event for the run, kept in its inbox; its report's outcome (kept, duplicate) is the status. */
+  async send(runId: string, name: string, k: number): Promise<Ended> {
+    const ev = eventOf(name, k);
+    return this.ended(() => Promise.resolve({ status: this.journal().send(runId, name, ev.data, { id: ev.id }).outcome }));
   }
 
   async approve(runId: string, actionId: string, approved: boolean): Promise<Ended> {

@@ -60,6 +60,7 @@ const EXPECTED_FILES = [
   'dist/types/runtime/policy.d.ts',
   'dist/types/runtime/public.d.ts',
   'dist/types/runtime/schema.d.ts',
+  'dist/types/runtime/sendReport.d.ts',
   'dist/types/runtime/trace/options.d.ts',
   'dist/types/runtime/trace/pending.d.ts',
   'dist/types/runtime/types.d.ts',

@@ -196,7 +196,7 @@ describe('the two schemas agree (store/migrations.ts and store/pg/pgMigrations.t
     const { sqlite, postgres } = fresh();
     assert.deepEqual(
       Object.keys(sqlite).sort(),
-      ['actions', 'events', 'graph_blobs', 'graph_checkpoints', 'graph_writes', 'runs', 'steps', 'workers'],
+      ['actions', 'events', 'graph_blobs', 'graph_checkpoints', 'graph_writes', 'inbox', 'runs', 'steps', 'workers'],
       'the introspection sees the tables',
     );
     assert.ok(sqlite.actions!.indexes.length >= 3 && postgres.actions!.indexes.length >= 3, 'and their indexes');

@@ -23,6 +23,7 @@ export const RUN_LOOK: Record<RunDisplay, { word: string; icon: string; color: s
   interrupted: { word: RUN_WORDS['interrupted'].word, icon: 'debug-disconnect', color: 'charts.orange' },
   cancelled: { word: RUN_WORDS['cancelled'].word, icon: 'circle-slash', color: 'testing.iconFailed' },
   sleeping: { word: RUN_WORDS['sleeping'].word, icon: 'clock', color: 'descriptionForeground' },
+  waiting: { word: RUN_WORDS['waiting'].word, icon: 'mail', color: 'charts.yellow' },
 };
 
 export const STEP_LOOK: Record<StepDisplay, { word: string; icon: string; color: string }> = {
@@ -63,6 +64,7 @@ export function runFlags(n: RunNode): Flag[] {
   if (r.canCancel) flags.push(FLAG.cancellable);
   if (r.inDoubt > 0) flags.push(FLAG.inDoubt);
   if (r.awaitingApproval > 0) flags.push(FLAG.awaitingApproval);
+  if (r.status === 'waiting') flags.push(FLAG.waiting);
   return flags;
 }
 
@@ -116,6 +118,10 @@ function runItem(n: RunNode): vscode.TreeItem {
         ? `_Asleep until ${new Date(r.wakeAt).toISOString()}: no process holds it; a worker wakes it when it is due (or \`logbook resume ${r.id}\`, \`--now\` to wake it at once)._`
         : `_Waiting in its process until ${new Date(r.wakeAt).toISOString()}._`,
     );
+  if (r.waitingFor) {
+    const until = r.waitingFor.until === null ? '' : ` until ${new Date(r.waitingFor.until).toLocaleString()}`;
+    md.appendMarkdown(`_Waits for event \`${r.waitingFor.event}\`${until}: "Send Event…" delivers it and continues the run._`);
+  }
   item.tooltip = md;
   item.id = n.key;
   return item;

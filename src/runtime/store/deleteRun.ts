@@ -25,6 +25,8 @@ export function deleteRun(db: Db, reader: JournalReader, runId: string): Deleted
       );
     }
     const events = db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
+    // Events sent to it (schema version 7: every journal this process writes is migrated to it).
+    db.prepare('DELETE FROM inbox WHERE run_id = ?').run(runId);
     const actions = db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;
     const steps = db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId).changes;
     // The LangGraph thread runGraph drove for this run (its thread id is the run id) goes with it.

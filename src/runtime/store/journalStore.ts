@@ -9,6 +9,7 @@
 import type { JournalConnection } from './db';
 import type { DeletedCounts } from './deleteRun';
 import type { CancelRequest, CancelResult } from './cancel';
+import type { NewEvent, SendResult } from './inbox';
 import type { AcquireOptions, NewRun } from './lease';
 import type { JournalOverview } from './overview';
 import type { LeaseFields, Owner } from './owner';
@@ -50,6 +51,11 @@ export interface JournalStore {
    * holder, through the run's row, to stop at its next boundary. LB_RUN_NOT_CANCELLABLE (nothing changed) once it ended.
    */
   cancelRun(runId: string, req: CancelRequest): CancelResult;
+  /**
+   * Keeps an event for run `runId` in its inbox until a run.waitFor (or an approval gate) takes it; a second event with
+   * the same id changes nothing (`duplicate`). LB_EVENT_REFUSED (nothing written) once the run ended. It never drives the run.
+   */
+  sendEvent(runId: string, ev: NewEvent): SendResult;
 
   /** Notes a worker as seen (its heartbeat), so `logbook ls` can say why a run waits. */
   recordWorker(w: WorkerInfo): void;

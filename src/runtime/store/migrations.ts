@@ -160,6 +160,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_waking ON runs(wake_at) WHERE status = 'sleeping';
     `,
   },
+  // 6 is format v2's (another branch): versions are increasing and unique, not contiguous.
+  {
+    version: 7,
+    name: 'events sent to runs (run.waitFor, approvals): the inbox, and the event a waiting run waits for',
+    // One row per event sent; `status` moves from pending to delivered (or refused) in the transaction that journals
+    // the step (or the approval) that takes it, which is what makes delivery exactly once across a kill.
+    sql: `
+      CREATE TABLE inbox (
+        seq INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        id TEXT NOT NULL,
+        data TEXT,
+        sent_at INTEGER NOT NULL,
+        sent_by TEXT NOT NULL,
+        status TEXT NOT NULL,
+        step_idx INTEGER,
+        attempt INTEGER,
+        taken_at INTEGER,
+        error TEXT
+      );
+      CREATE UNIQUE INDEX inbox_by_id ON inbox(run_id, id);
+      CREATE INDEX inbox_pending ON inbox(run_id, name, seq) WHERE status = 'pending';
+      ALTER TABLE runs ADD COLUMN waiting_for TEXT;
+      CREATE INDEX runs_waiting ON runs(wake_at) WHERE status = 'waiting';
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

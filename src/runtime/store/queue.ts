@@ -70,9 +70,12 @@ export interface Claimed {
   readonly row: RunRow;
 }
 
-/** Queued runs, and runs left running or compensating whose lease was released or expired: what a worker may take. */
-// A sleeping run is due by its wake time on the clock that wrote it (Date.now(), ms); the first `?` is the claimer's.
-const CLAIMABLE = `(status = 'queued' OR (status = 'sleeping' AND wake_at <= ?) OR (status IN ('running', 'compensating') AND (lease_token IS NULL OR lease_expires < ?)))`;
+/**
+ * Queued runs, and runs left running or compensating whose lease was released or expired: what a worker may take. A
+ * sleeping or waiting run is due by its wake time (a wait's timeout) on the clock that wrote it (Date.now(), ms; the
+ * first `?` is the claimer's); a waiting one (or one awaiting approval) also once an event it can take is in its inbox.
+ */
+const CLAIMABLE = `(status = 'queued' OR (status IN ('sleeping', 'waiting') AND wake_at <= ?) OR (status IN ('running', 'compensating') AND (lease_token IS NULL OR lease_expires < ?)) OR (status IN ('waiting', 'awaiting-approval') AND EXISTS (SELECT 1 FROM inbox WHERE inbox.run_id = runs.id AND inbox.name = runs.waiting_for AND inbox.status = 'pending' AND (runs.wake_at IS NULL OR inbox.sent_at <= runs.wake_at))))`;
 
 function knownClause(known: readonly Known[]): { sql: string; params: string[] } {
   return { sql: known.map(() => '(agent = ? AND script_version = ?)').join(' OR '), params: known.flatMap((k) => [k.agent, k.version]) };
@@ -127,7 +130,14 @@ export function claimRun(
             owner: owner.label,
             epoch,
             previousStatus: row.status,
-            previousLease: row.status === 'sleeping' ? 'asleep until due' : row.lease_token ? 'expired' : 'released',
+            previousLease:
+              row.status === 'sleeping'
+                ? 'asleep until due'
+                : row.status === 'waiting' || row.status === 'awaiting-approval'
+                  ? `waiting for ${row.waiting_for ?? 'an event'}: it came, or the wait timed out`
+                  : row.lease_token
+                    ? 'expired'
+                    : 'released',
           };
     db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)').run(
       row.id,
@@ -208,6 +218,12 @@ export function waitingReason(db: Db, row: RunRow, leaseLive: boolean): string |
   if (row.status === 'sleeping') {
     const at = row.wake_at ?? 0;
     return `sleeping until ${new Date(at).toISOString()}${at <= Date.now() ? ' (due: a worker wakes it, or `logbook resume`)' : ''}`;
+  }
+  if (row.status === 'waiting') {
+    const at = row.wake_at ?? null;
+    const until =
+      at === null ? ' (no timeout)' : ` until ${new Date(at).toISOString()}${at <= Date.now() ? ' (timed out: a worker goes on, or `logbook resume`)' : ''}`;
+    return `waiting for event ${JSON.stringify(row.waiting_for ?? '?')}${until}`;
   }
   const queued = row.status === 'queued';
   const takeable = queued || ((row.status === 'running' || row.status === 'compensating') && !leaseLive);

@@ -6,6 +6,7 @@ import { leaseIsLive } from './owner';
 import { effectiveStatus } from '../policy';
 import type { RunStatus } from '../types';
 import { journalTextDamage, type JournalPlace } from '../json';
+import { InboxReader } from './inbox';
 
 /**
  * What a command reads back of a run before it writes anything, so a damaged value among them is found first: the
@@ -37,11 +38,14 @@ export type RunView = RunRow & { readonly effectiveStatus: RunStatus; readonly l
 
 export class JournalReader {
   private readonly q;
+  /** The events sent to runs (run.waitFor, approval decisions): read on first use. */
+  readonly inbox: InboxReader;
 
   constructor(
     private readonly db: Db,
     readonly target: string,
   ) {
+    this.inbox = new InboxReader(db, target);
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
     this.q = {

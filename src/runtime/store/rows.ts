@@ -35,6 +35,8 @@ export const RunRow = z.object({
   cancel_requested: z.optional(z.nullable(text)),
   /** When a sleeping run is due (ms since the epoch, this machine's clock); absent before schema version 5. */
   wake_at: z.optional(z.nullable(int)),
+  /** The event a waiting run (or one awaiting approval) waits for; absent before schema version 7. */
+  waiting_for: z.optional(z.nullable(text)),
 });
 export type RunRow = z.infer<typeof RunRow>;
 
@@ -98,6 +100,28 @@ export const EventRow = z.object({
 });
 export type EventRow = z.infer<typeof EventRow>;
 
+export const INBOX_STATUSES = ['pending', 'delivered', 'refused'] as const;
+
+/** An event sent to a run (schema version 7): pending until a run.waitFor (or an approval gate) takes it. */
+export const InboxRow = z.object({
+  seq: int,
+  run_id: text,
+  name: text,
+  /** The dedupe id: given by the sender, or generated. */
+  id: text,
+  data: z.nullable(text),
+  sent_at: int,
+  sent_by: text,
+  status: z.enum(INBOX_STATUSES),
+  /** The step that took it (delivered, or refused by its schema). */
+  step_idx: z.nullable(int),
+  attempt: z.nullable(int),
+  taken_at: z.nullable(int),
+  /** Why the run's schema refused it. */
+  error: z.nullable(text),
+});
+export type InboxRow = z.infer<typeof InboxRow>;
+
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const isText = (v: unknown): v is string => typeof v === 'string';
 const isTextOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
@@ -145,8 +169,8 @@ export function checked<T>(schema: z.ZodMiniType<T>, row: unknown, what: string,
   const key = what === 'step' && typeof o.idx === 'number' ? ` #${o.idx + 1}` : what === 'action' && typeof o.id === 'string' ? ` ${JSON.stringify(o.id)}` : '';
   throw new LogbookError(
     ErrorCodes.JOURNAL_INVALID,
-    `The journal ${file} holds a ${what} row${key}${runId === undefined ? '' : ` of run ${runId}`} that does not match the schema (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); it was edited or damaged.`,
+    `The journal ${file} holds ${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what} row${key}${runId === undefined ? '' : ` of run ${runId}`} that does not match the schema (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); it was edited or damaged.`,
     `Restore the file from a backup (do not edit journal rows by hand)${runId === undefined ? ', or move it aside to start a fresh journal' : `, or go on without the run: \`logbook delete ${runId}\``}.`,
-    { ...(runId === undefined ? {} : { runId }), table: `${what}s` },
+    { ...(runId === undefined ? {} : { runId }), table: what === 'inbox' ? what : `${what}s` },
   );
 }

@@ -4,6 +4,7 @@
 import type { Db, JournalConnection } from './db';
 import { deleteRun, type DeletedCounts } from './deleteRun';
 import { cancelRun, type CancelRequest, type CancelResult } from './cancel';
+import { sendEvent, type NewEvent, type SendResult } from './inbox';
 import type { JournalStore } from './journalStore';
 import { acquireRun, createRun, type AcquireOptions, type NewRun } from './lease';
 import { JournalOverview } from './overview';
@@ -68,6 +69,10 @@ export class SqlJournal implements JournalStore {
 
   cancelRun(runId: string, req: CancelRequest): CancelResult {
     return cancelRun(this.conn, this.reader, runId, req);
+  }
+
+  sendEvent(runId: string, ev: NewEvent): SendResult {
+    return sendEvent(this.conn, this.target, runId, ev);
   }
 
   recordWorker(w: WorkerInfo): void {

@@ -12,6 +12,7 @@ import type { Effect, EffectContext } from '../define';
 import { leaseMarginMs, monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
 import { parseCancelRequest, type CancelRequest } from './cancelRequest';
+import type { Statement } from './db';
 
 export interface Lease {
   readonly runId: string;
@@ -110,6 +111,8 @@ export class RunWriter {
   private status: StoredRunStatus | undefined;
 
   private readonly db: Db;
+  /** The inbox's statements (run.waitFor, approval decisions), prepared when a run first waits. */
+  private waits: Record<'step' | 'waiting' | 'take', Statement> | undefined;
 
   constructor(
     conn: Db | JournalConnection,
@@ -661,10 +664,98 @@ export class RunWriter {
     });
   }
 
-  approval(stepIdx: number, id: string, approved: boolean, note: string | null): void {
+  /** A gate's decision; `fromInbox`: the sent event (`logbook approve`) it came as, taken in the same transaction. */
+  approval(stepIdx: number, id: string, approved: boolean, note: string | null, fromInbox?: number): void {
     this.write(true, (now) => {
+      if (fromInbox !== undefined) this.take(now, fromInbox, 'delivered', stepIdx, null);
       this.s.actionApproval.run(approved ? 'approved' : 'rejected', note, approved ? 'awaiting-approval' : 'rejected', this.lease.runId, id);
       this.event(now, approved ? 'action.approved' : 'action.rejected', stepIdx, id, note ? { note } : undefined);
+    });
+  }
+
+  // ---- run.waitFor and approval gates: events sent to the run (store/inbox.ts) -----------------------------------
+
+  private waitStatements(): Record<'step' | 'waiting' | 'take', Statement> {
+    this.waits ??= {
+      // The step's row holds what it waits for (name, timeout) until it completes: a resume reads the deadline back.
+      step: this.db.prepare(
+        "INSERT INTO steps (run_id, idx, name, status, attempt, started_at, result) VALUES (?, ?, ?, 'started', ?, ?, ?) " +
+          "ON CONFLICT (run_id, idx) DO UPDATE SET status = 'started', attempt = excluded.attempt, error = NULL, result = excluded.result",
+      ),
+      // Only when nothing the wait could take is pending: a send commits under the same row lock (store/inbox.ts).
+      waiting: this.db.prepare(
+        'UPDATE runs SET status = ?, waiting_for = ?, wake_at = ?, error = NULL WHERE id = ? AND NOT EXISTS ' +
+          "(SELECT 1 FROM inbox WHERE run_id = ? AND name = ? AND status = 'pending' AND sent_at <= ?)",
+      ),
+      take: this.db.prepare(
+        "UPDATE inbox SET status = ?, step_idx = ?, attempt = ?, taken_at = ?, error = ? WHERE run_id = ? AND seq = ? AND status = 'pending'",
+      ),
+    };
+    return this.waits;
+  }
+
+  /** Marks a sent event taken, inside the caller's transaction; only this lease's holder takes events, so it is pending. */
+  private take(now: number, seq: number, status: 'delivered' | 'refused', stepIdx: number, error: string | null): void {
+    const r = this.waitStatements().take.run(status, stepIdx, this.lease.attempt, now, error, this.lease.runId, seq);
+    if (r.changes !== 1)
+      throw new LogbookError(
+        ErrorCodes.JOURNAL_INVALID,
+        `Event #${seq} sent to run ${this.lease.runId} is no longer pending in the inbox of ${this.db.name}, though this session read it so: the journal was edited or damaged. Nothing was written.`,
+        `Restore the journal from a backup, or see what it holds with \`logbook show ${this.lease.runId}\`.`,
+        { runId: this.lease.runId, table: 'inbox', seq },
+      );
+    this.event(now, `inbox.${status}`, stepIdx, null, { seq, ...(error === null ? {} : { error: JSON.parse(error) as unknown }) });
+  }
+
+  /** run.waitFor begins to wait (durably: its timeout counts from now across attempts), as step `idx` with `wait` (JSON). */
+  waitStarted(idx: number, name: string, wait: string): void {
+    this.write(true, (now) => {
+      this.waitStatements().step.run(this.lease.runId, idx, name, this.lease.attempt, now, wait);
+      this.event(now, 'wait.started', idx, null, JSON.parse(wait));
+    });
+  }
+
+  /**
+   * The run stops to wait (status `waiting`, or `awaiting-approval` at a gate) for event `name` until `until` (or for
+   * good), released; unless an event it could take is already pending: then nothing is written and false is returned.
+   */
+  waiting(status: 'waiting' | 'awaiting-approval', name: string, until: number | null, data: unknown): boolean {
+    if (this.status !== undefined) requireTransition(this.lease.runId, this.status, status);
+    let written = false;
+    this.write(
+      true,
+      (now) => {
+        const { runId } = this.lease;
+        if (this.waitStatements().waiting.run(status, name, until, runId, runId, name, until ?? Number.MAX_SAFE_INTEGER).changes !== 1) return;
+        this.status = status;
+        written = true;
+        this.event(now, `run.${status}`, null, null, data);
+      },
+      true,
+    );
+    return written;
+  }
+
+  /** run.waitFor took event `seq`: its step completes with `result` (the checkpoint replay returns) in the same transaction. */
+  eventDelivered(idx: number, seq: number, result: string): void {
+    this.write(true, (now) => {
+      this.take(now, seq, 'delivered', idx, null);
+      this.s.stepEnd.run('completed', result, null, now, this.lease.runId, idx);
+      this.event(now, 'step.completed', idx, null, { bytes: result.length });
+    });
+  }
+
+  /** run.waitFor's schema refused event `seq` (`error`: JSON of the issues): the wait goes on for the next one. */
+  eventRefused(idx: number, seq: number, error: string): void {
+    this.write(true, (now) => this.take(now, seq, 'refused', idx, error));
+  }
+
+  /** run.waitFor's timeout passed first: its step completes with `result`, and `wait.timed-out` says which wait. */
+  waitTimedOut(idx: number, result: string, data: unknown): void {
+    this.write(true, (now) => {
+      this.s.stepEnd.run('completed', result, null, now, this.lease.runId, idx);
+      this.event(now, 'step.completed', idx, null, { bytes: result.length });
+      this.event(now, 'wait.timed-out', idx, null, data);
     });
   }
 

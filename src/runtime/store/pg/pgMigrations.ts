@@ -157,4 +157,29 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_waking ON runs(wake_at) WHERE status = 'sleeping';
     `,
   },
+  // 6 is format v2's (another branch): versions are increasing and unique, not contiguous.
+  {
+    version: 7,
+    name: 'events sent to runs (run.waitFor, approvals): the inbox, and the event a waiting run waits for',
+    sql: `
+      CREATE TABLE inbox (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        id TEXT NOT NULL,
+        data TEXT,
+        sent_at BIGINT NOT NULL,
+        sent_by TEXT NOT NULL,
+        status TEXT NOT NULL,
+        step_idx BIGINT,
+        attempt BIGINT,
+        taken_at BIGINT,
+        error TEXT
+      );
+      CREATE UNIQUE INDEX inbox_by_id ON inbox(run_id, id);
+      CREATE INDEX inbox_pending ON inbox(run_id, name, seq) WHERE status = 'pending';
+      ALTER TABLE runs ADD COLUMN waiting_for TEXT;
+      CREATE INDEX runs_waiting ON runs(wake_at) WHERE status = 'waiting';
+    `,
+  },
 ];
