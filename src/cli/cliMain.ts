@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
-import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
+import { actionRegistry, runTimeActionTypePrefixes, type AgentDefinition } from '../runtime/define';
 import { isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
 import type { DecisionInput } from '../runtime/decisions';
 import { runExitCode } from '../runtime/policy';
-import { loadScript } from '../loader/loadScript';
+import { agentNamed, loadScript } from '../loader/loadScript';
 import { listRuns, showRun, type Damage } from './inspect';
 import { paint, runStatusWord } from './format';
 import { dbPath, setStateDir, type Io } from './journalOption';
@@ -37,7 +37,8 @@ Usage:
 ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
-  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop
+  after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop |
+  child:after-start | child:after-end (these two name the child's agent)
   (e.g. email.send#30@after-execute; after-execute-throw makes execute throw after its effect instead of crashing)
 Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision or approval,
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
@@ -255,6 +256,12 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
   return outcomeExit(r.status);
 }
 
+/** The agent that drives run `runId`: the script's default one, or one it imports (a child run journals its parent's script). */
+async function agentFor(store: Store, runId: string, override: unknown): Promise<AgentDefinition> {
+  const script = await scriptFor(store, runId, override);
+  return agentNamed(script, store.reader.run(runId)?.agent ?? script.agent.name);
+}
+
 async function scriptFor(store: Store, runId: string, override: unknown): ReturnType<typeof loadScript> {
   if (typeof override === 'string') return loadScript(override);
   const row = store.reader.run(runId);
@@ -355,10 +362,10 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
       case 'resume': {
         const t = parseRunTarget(rest);
         return await withStore(t.db, async (store) => {
-          const script = await scriptFor(store, t.runId, t.script);
+          const agent = await agentFor(store, t.runId, t.script);
           checkTargets(t.faults);
           const sleep = t.now ? { sleep: { wakeNow: true } } : {};
-          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults, ...sleep }), t.json, t.faults);
+          return printOutcome(io, await resumeRun(store, agent, t.runId, { decisions: t.decisions, faults: t.faults, ...sleep }), t.json, t.faults);
         });
       }
       case 'compensate': {
@@ -381,12 +388,12 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
         return await withStore(db, async (store) => {
           const faults = faultsFrom(values['crash-at'], runId);
           // The script is loaded (and the crash targets checked) before the decision is written.
-          const script = values['no-resume'] ? undefined : await scriptFor(store, runId, values.script);
-          if (script) checkTargets(faults);
+          const agent = values['no-resume'] ? undefined : await agentFor(store, runId, values.script);
+          if (agent) checkTargets(faults);
           recordApproval(store, runId, actionId, command === 'approve', values.note ?? null);
           if (!values.json) io.out(`${command === 'approve' ? 'approved' : 'rejected'} ${actionId} in run ${runId}`);
-          if (!script) return EXIT.ok;
-          return printOutcome(io, await resumeRun(store, script.agent, runId, { faults }), values.json === true, faults);
+          if (!agent) return EXIT.ok;
+          return printOutcome(io, await resumeRun(store, agent, runId, { faults }), values.json === true, faults);
         });
       }
       case 'ls': {

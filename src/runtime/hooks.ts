@@ -29,6 +29,8 @@ export type PauseKind =
   | 'compensate:after-start'
   | 'compensate:after-execute'
   | 'compensate:committed'
+  | 'child:start'
+  | 'child:end'
   | 'run:end';
 
 export interface RunSnapshot {
@@ -74,6 +76,17 @@ export interface ActionSnapshot {
   readonly location?: SourceLocation;
 }
 
+/** A child run (run.child) as its parent's step sees it, at child:start and child:end. */
+export interface ChildSnapshot {
+  readonly runId: string;
+  readonly agent: string;
+  /** `start`: a new run; `attach`: the journal already has it (a resumed parent re-attaches instead of starting another). */
+  readonly how: 'start' | 'attach';
+  /** The child's status when the parent starts waiting (child:start) or goes on (child:end). */
+  readonly status?: RunStatus;
+  readonly output?: unknown;
+}
+
 /**
  * One boundary, as facts: the host words it (the runtime writes no sentences). `plan` is the policy's reconciliation of
  * an in-doubt action (at action:reconcile, action:decision and an action:failed that left it in doubt); `redoInverse` says
@@ -86,6 +99,12 @@ export interface PauseEvent {
   readonly action?: ActionSnapshot;
   readonly plan?: ReconcilePlan;
   readonly redoInverse?: boolean;
+  readonly child?: ChildSnapshot;
+  /**
+   * In a child run's events: the parent's child:start boundary (its run, and the step that called run.child), itself
+   * with the grandparent's, and so on. A debugger stacks the child's frames on these.
+   */
+  readonly caller?: PauseEvent;
 }
 
 export interface RuntimeHooks {

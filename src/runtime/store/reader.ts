@@ -6,6 +6,7 @@ import { leaseIsLive } from './owner';
 import { effectiveStatus } from '../policy';
 import type { RunStatus } from '../types';
 import { journalTextDamage, type JournalPlace } from '../json';
+import { ChildReads } from './children';
 
 /**
  * What a command reads back of a run before it writes anything, so a damaged value among them is found first: the
@@ -37,11 +38,13 @@ export type RunView = RunRow & { readonly effectiveStatus: RunStatus; readonly l
 
 export class JournalReader {
   private readonly q;
+  private readonly childReads: ChildReads;
 
   constructor(
     private readonly db: Db,
     readonly target: string,
   ) {
+    this.childReads = new ChildReads(db, target);
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
     this.q = {
@@ -301,6 +304,16 @@ export class JournalReader {
 
   nextActionSeq(runId: string): number {
     return (this.q.nextActionSeq.get(runId) as { n: number }).n;
+  }
+
+  /** The runs `parentId` started with run.child, by the place of the call (none in a journal from before child runs). */
+  children(parentId: string): RunRow[] {
+    return this.childReads.of(parentId);
+  }
+
+  /** The seq of a run's first event (a child's start, in the transaction of its parent's record of it). */
+  firstEventSeq(runId: string): number | undefined {
+    return this.childReads.firstEventSeq(runId);
   }
 }
 

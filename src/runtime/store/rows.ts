@@ -35,6 +35,9 @@ export const RunRow = z.object({
   cancel_requested: z.optional(z.nullable(text)),
   /** When a sleeping run is due (ms since the epoch, this machine's clock); absent before schema version 5. */
   wake_at: z.optional(z.nullable(int)),
+  /** The run that started this one with run.child, and the index of the step it did it in; absent before the child-runs migration. */
+  parent_id: z.optional(z.nullable(text)),
+  parent_step: z.optional(z.nullable(int)),
 });
 export type RunRow = z.infer<typeof RunRow>;
 
