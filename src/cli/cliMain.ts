@@ -230,9 +230,12 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): nu
   if (o.error) io.out(paint('red', `  error    ${o.error.code ? `[${o.error.code}] ` : ''}${o.error.message}`));
   if (o.compensation) printCompensation(io, o.compensation, false);
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
+  // A stop of its child (run.child): the person acts on the child, then the parent goes on with its output.
+  const where = o.waitingOn?.runId ?? o.runId;
+  const then = o.waitingOn?.runId ? `; then: logbook resume ${o.runId}` : '';
   if (o.status === 'needs-decision' && o.waitingOn)
-    io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]`);
-  if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+    io.out(`  next     logbook resume ${where} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]${then}`);
+  if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${where} ${o.waitingOn.actionId}   (or reject)${then}`);
   for (const d of s.leftInDoubt)
     io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
   if (o.status === 'failed') io.out(`  next     fix the cause, then: logbook resume ${o.runId}   (or: logbook compensate ${o.runId})`);
@@ -251,6 +254,8 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
   for (const c of r.compensated) io.out(`    undone        ${c.type} ${c.id}${c.redone ? ' (its inverse was in doubt; ran again with the same key)' : ''}`);
   for (const i of r.irreversible) io.out(paint('red', `    irreversible  ${i.type} ${i.id} (no compensate defined: handle it by hand)`));
   for (const s of r.settled) io.out(`    settled       ${s.type} ${s.id}: ${s.outcome}`);
+  for (const c of r.children ?? [])
+    io.out(`    child run     ${c.runId} (${c.agent}): ${runStatusWord(c.status)}${c.compensated ? `, ${c.compensated} inverse(s) applied` : ''}`);
   if (r.waitingOn) io.out(paint('yellow', `    waiting       ${r.waitingOn.reason}`));
   if (r.error) io.out(paint('red', `    error         ${r.error.message}`));
   return outcomeExit(r.status);

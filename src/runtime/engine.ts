@@ -386,7 +386,8 @@ async function driveSession(
     }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
-      return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason } } : {}) };
+      const child = err.childRunId ? { runId: err.childRunId } : {};
+      return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason, ...child } } : {}) };
     }
     const record = errorRecord(err);
     const error = { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) };
