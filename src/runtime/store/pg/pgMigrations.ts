@@ -159,7 +159,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    name: 'child runs: the run and step that started a run with run.child, and an index of a run\'s children',
+    name: "child runs: the run and step that started a run with run.child, and an index of a run's children",
     sql: `
       ALTER TABLE runs ADD COLUMN parent_id TEXT;
       ALTER TABLE runs ADD COLUMN parent_step BIGINT;
