@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CLI, FIXTURES } from '../helpers';
-import { baseEnv, cliSync, effectCounts, ledger, withStore, type Env } from '../pg/workers';
+import { baseEnv, cliSync, effectCounts, ledger, startWorker, stopWorker, withStore, type Env } from '../pg/workers';
 import type { RunRow } from '../../src/runtime/store/rows';
 
 export const CHILD_FOLDER = path.join(FIXTURES, 'child');
@@ -70,8 +70,8 @@ export function parsedOutput(e: Env, id: string): unknown {
 }
 
 /** Starts the campaign whose child holds `holdMs` in its first step, and SIGKILLs the process while the child holds. */
-export async function killParentWhileChildRuns(e: Env, runId: string, holdMs = 30_000): Promise<void> {
-  const p = start(e, ['run', CAMPAIGN, '--run-id', runId, '--input', JSON.stringify({ holdMs })]);
+export async function killParentWhileChildRuns(e: Env, runId: string, holdMs = 30_000, holdAttempts = 1): Promise<void> {
+  const p = start(e, ['run', CAMPAIGN, '--run-id', runId, '--input', JSON.stringify({ holdMs, holdAttempts })]);
   const pid = await waitFor('the child to start holding', () => takeMarker(e, 'child-holding'));
   assert.equal(pid, p.child.pid, 'the child runs in its parent’s process');
   p.child.kill('SIGKILL');
@@ -112,7 +112,7 @@ export async function parentKilledWhileChildRuns(e: Env): Promise<void> {
  * parent, resumed meanwhile, waits for it; that process is killed too, and the parent resumes the child itself.
  */
 export async function childKilledWhileParentWaits(e: Env): Promise<void> {
-  await killParentWhileChildRuns(e, 'p');
+  await killParentWhileChildRuns(e, 'p', 30_000, 2);
   const b = start(e, ['resume', 'p.child-2']);
   const pidB = await waitFor('the second driver of the child to hold', () => takeMarker(e, 'child-holding'));
   assert.equal(pidB, b.child.pid);
@@ -126,12 +126,13 @@ export async function childKilledWhileParentWaits(e: Env): Promise<void> {
   assert.equal(runRow(e, 'p.child-2')?.attempt, 2, 'the parent did not take the child from its live driver');
   b.child.kill('SIGKILL');
   await b.exited;
-  // The parent finds its child's driver gone and resumes the child itself (attempt 3): its step holds again.
-  const pidC = await waitFor('the parent to resume its child', () => takeMarker(e, 'child-holding'));
-  assert.equal(pidC, c.child.pid, 'the waiting parent resumed the child in its own process');
+  // The parent finds its child's driver gone and resumes the child itself (attempt 3), in its own process.
   const done = await c.exited;
   assert.equal(done.code, 0, done.out + done.err);
   assert.equal(runRow(e, 'p.child-2')?.attempt, 3);
+  const took = withStore(e, (s) => s.reader.events('p.child-2').filter((ev) => ev.kind === 'run.lease-acquired' && ev.attempt === 3));
+  assert.equal(took.length, 1);
+  assert.match(took[0]?.data ?? '', new RegExp(`pid ${c.child.pid} `), 'the waiting parent’s process took its child over');
   assert.equal(childrenOf(e, 'p').length, 1);
   assertOnce(e);
 }
@@ -159,7 +160,7 @@ export async function secondDriverOnChildRefused(e: Env): Promise<void> {
 
 /** A parent resumed twice at once drives one child: one resume holds the parent, the other is refused. */
 export async function parentResumedTwice(e: Env): Promise<void> {
-  await killParentWhileChildRuns(e, 'p', 1500);
+  await killParentWhileChildRuns(e, 'p', 3000, 2);
   const a = start(e, ['resume', 'p']);
   const b = start(e, ['resume', 'p']);
   const [ra, rb] = await Promise.all([a.exited, b.exited]);
@@ -251,4 +252,31 @@ export async function cancelReachesChild(e: Env, compensate: boolean): Promise<v
     compensate ? ['email.send email:p:boss@example.com', 'email.retract compensate:email:p:boss@example.com'] : ['email.send email:p:boss@example.com'],
   );
   assertOnce(e);
+}
+
+/** Under workers: one claims the parent and drives its child in its own process; killed, another finishes both, once. */
+export async function workerKilledMidChild(e: Env): Promise<void> {
+  const q = cli(e, ['run', '--detach', CAMPAIGN, '--run-id', 'w', '--input', JSON.stringify({ holdMs: 30_000 })]);
+  assert.equal(q.status, 0, q.stdout + q.stderr);
+  const a = startWorker(e, 'wa', [], CHILD_FOLDER);
+  let b;
+  try {
+    await a.waitLine(/has drafter/);
+    const pid = await waitFor('the child to start holding', () => takeMarker(e, 'child-holding'));
+    assert.equal(pid, a.child.pid, 'the worker that claimed the parent drives its child');
+    a.child.kill('SIGKILL');
+    await a.exited;
+    b = startWorker(e, 'wb', [], CHILD_FOLDER);
+    await b.waitLine(/w completed/);
+  } finally {
+    await stopWorker(a);
+    if (b) await stopWorker(b);
+  }
+  assert.equal(runRow(e, 'w')?.status, 'completed');
+  assert.deepEqual(
+    childrenOf(e, 'w').map((k) => [k.id, k.status, k.attempt]),
+    [['w.child-2', 'completed', 2]],
+  );
+  assertOnce(e);
+  assert.equal(ledger(e).length, 3, ledger(e).join('\n'));
 }

@@ -27,3 +27,10 @@ describe('run.child (SQLite, real processes)', function () {
   it('cancelling the parent stops its running child too', () => s.cancelReachesChild(sqlite(), false));
   it('cancel --compensate of the parent compensates its child with it', () => s.cancelReachesChild(sqlite(), true));
 });
+
+describe('run.child under `logbook worker` (SQLite)', function () {
+  this.timeout(180_000);
+
+  it('the worker that claims the parent drives the child; killed mid-child, another worker finishes both, every effect once', () =>
+    s.workerKilledMidChild(sqlite()));
+});
