@@ -69,6 +69,8 @@ export class JournalQueries {
       output: clip(row.output),
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
+      parentId: row.parent_id ?? null,
+      parentStep: row.parent_step ?? null,
     };
   }
 
@@ -77,7 +79,8 @@ export class JournalQueries {
     return settled ? 0 : this.reader.inDoubtAfterError(runId).length;
   }
 
-  stepDto(s: StepRow, run: RunRow, leaseLive: boolean): StepDto {
+  /** `children`: the run's children (run.child), read once for a page of its steps. */
+  stepDto(s: StepRow, run: RunRow, leaseLive: boolean, children: readonly RunRow[] = this.reader.children(s.run_id)): StepDto {
     return {
       runId: s.run_id,
       idx: s.idx,
@@ -89,6 +92,7 @@ export class JournalQueries {
       actionCount: this.q.actionsInStep(s.run_id, s.idx),
       error: errorMessage(s.error),
       hasResult: s.result !== null,
+      childCount: children.filter((c) => c.parent_step === s.idx).length,
     };
   }
 
@@ -122,7 +126,13 @@ export class JournalQueries {
   }
 
   runs(p: Params<'runs'>): Result<'runs'> {
+    if (p.topLevel) return { total: this.q.topLevelRunCount(), runs: this.q.topLevelRuns(p.limit, p.offset).map((r) => this.runDto(r)) };
     return { total: this.reader.runCount(), runs: this.reader.runs(p.limit, p.offset).map((r) => this.runDto(r)) };
+  }
+
+  children(p: Params<'children'>): Result<'children'> {
+    const rows = this.reader.children(p.runId);
+    return (p.stepIdx === undefined ? rows : rows.filter((c) => c.parent_step === p.stepIdx)).map((r) => this.runDto(r));
   }
 
   run(p: Params<'run'>): Result<'run'> {
@@ -135,7 +145,8 @@ export class JournalQueries {
     if (!row) return { total: 0, steps: [] };
     const live = this.reader.view(row).leaseLive;
     const steps = this.reader.steps(p.runId, p.from, p.from + p.limit);
-    return { total: this.reader.stepCount(p.runId), steps: steps.map((s) => this.stepDto(s, row, live)) };
+    const children = this.reader.children(p.runId);
+    return { total: this.reader.stepCount(p.runId), steps: steps.map((s) => this.stepDto(s, row, live, children)) };
   }
 
   actions(p: Params<'actions'>): Result<'actions'> {

@@ -91,6 +91,7 @@ function runItem(n: RunNode): vscode.TreeItem {
     `| | |\n|---|---|\n| run | \`${r.id}\` |\n| attempts | ${r.attempt} |\n| steps | ${r.stepCount} |\n| actions | ${r.actionCount}${r.inDoubt ? ` (${r.inDoubt} in doubt)` : ''} |\n| started | ${new Date(r.createdAt).toLocaleString()} |\n| updated | ${new Date(r.updatedAt).toLocaleString()} |\n`,
   );
   if (r.owner) md.appendMarkdown(`| held by | ${r.owner} |\n`);
+  if (r.parentId) md.appendMarkdown(`| started by | \`${r.parentId}\`, step ${(r.parentStep ?? 0) + 1} (run.child) |\n`);
   md.appendMarkdown(`\n\nscript: \`${r.script}\`\n\n`);
   if (r.input) md.appendMarkdown(`input:\n${code(r.input)}\n\n`);
   if (r.output) md.appendMarkdown(`output:\n${code(r.output)}\n\n`);
@@ -107,9 +108,15 @@ function stepItem(n: StepNode): vscode.TreeItem {
   const look = STEP_LOOK[s.status];
   const item = new vscode.TreeItem(
     `${s.idx + 1}. ${s.name}`,
-    s.actionCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    s.actionCount + s.childCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
   );
-  item.description = [look.word, s.actionCount ? `${s.actionCount} action${s.actionCount === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
+  item.description = [
+    look.word,
+    s.childCount ? `${s.childCount} child run${s.childCount === 1 ? '' : 's'}` : '',
+    s.actionCount ? `${s.actionCount} action${s.actionCount === 1 ? '' : 's'}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   item.iconPath = icon(look.icon, look.color);
   const flags: Flag[] = [FLAG.hasSource];
   if (s.hasResult) flags.push(FLAG.checkpoint);
