@@ -119,7 +119,9 @@ function check(ok: boolean, text: string, count: string): [string, string, strin
 function byTarget(campaigns: readonly CampaignResult[]): string {
   const rows = new Map<string, CampaignResult[]>();
   for (const c of campaigns) {
-    const key = `${c.point.point.startsWith('step:') ? 'step' : c.point.point.startsWith('compensate:') ? 'inverse' : 'action'}\u0000${c.point.target}`;
+    const point = c.point.point;
+    const kind = point.startsWith('step:') ? 'step' : point.startsWith('compensate:') ? 'inverse' : point.startsWith('child:') ? 'child run' : 'action';
+    const key = `${kind}\u0000${c.point.target}`;
     rows.set(key, [...(rows.get(key) ?? []), c]);
   }
   return table(

@@ -108,9 +108,35 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
   return def;
 }
 
+/** The agent a `child` step starts with run.child: one step making that step's calls, one after another. */
+export const CHILD_AGENT_NAME = 'checker-child';
+
+const children = new WeakMap<AgentDefinition, AgentDefinition>();
+
+/** The child agent (run.child) built with `parent`: a host registers both (openJournal's agents). */
+export function childAgentOf(parent: AgentDefinition): AgentDefinition {
+  const c = children.get(parent);
+  if (!c) throw new Error('checker: no child agent built with this agent');
+  return c;
+}
+
+const ChildInput = z.object({ step: z.number().int(), base: z.number(), tag: z.string() });
+
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
-  return defineAgent({
+  // Defined when the script loads, beside the parent, so the CLI and a worker find it in the parent's script too.
+  const child = defineAgent({
+    name: CHILD_AGENT_NAME,
+    input: ChildInput,
+    async run(run, input) {
+      const calls = spec.steps[input.step]?.calls ?? [];
+      const args = (n: number): Args => ({ n, amount: input.base + n, tag: input.tag });
+      const seq = STEP_KINDS.seq;
+      if (!seq) throw new Error('checker: no step kind seq');
+      return run.step('c0', () => seq.run({ run, defs, actions: spec.actions, args, calls, index: input.step }));
+    },
+  });
+  const parent = defineAgent({
     name: AGENT_NAME,
     input: inputSchema(spec.fields),
     onFailure: spec.onFailure,
@@ -122,6 +148,12 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       const args = (n: number): Args => ({ n, amount: base + n, tag });
       const steps: unknown[] = [];
       for (const [j, s] of spec.steps.entries()) {
+        if (s.kind === 'child') {
+          // run.child is a step of its own: the child run makes this step's calls with its own keys.
+          const id = host.world.sabotage.childIdPerAttempt ? { id: `${run.id}-c${j}-a${run.attempt}` } : undefined;
+          steps.push(await run.child(child, { step: j, base, tag }, id));
+          continue;
+        }
         const kind = STEP_KINDS[s.kind];
         if (!kind) throw new Error(`checker: no step kind ${s.kind}`);
         steps.push(await run.step(stepName(j), () => kind.run({ run, defs, actions: spec.actions, args, calls: s.calls, index: j })));
@@ -129,4 +161,6 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       return { input, steps };
     },
   });
+  children.set(parent, child);
+  return parent;
 }

@@ -99,6 +99,8 @@ export interface Sabotage {
   readonly acceptsRepeats?: boolean;
   /** An execute that sends without checking its lease first (the check README advises right before the request). */
   readonly noLeaseCheck?: boolean;
+  /** A script that names its child run by the attempt (run.child's `id`), so a resumed parent starts another child. */
+  readonly childIdPerAttempt?: boolean;
 }
 
 export class World {

@@ -280,3 +280,32 @@ export async function workerKilledMidChild(e: Env): Promise<void> {
   assertOnce(e);
   assert.equal(ledger(e).length, 3, ledger(e).join('\n'));
 }
+
+/**
+ * A child stopped for a decision (its action without verify, killed after the effect) stops its parent too: exit 3,
+ * naming the child and the action; decided on the child, resuming the parent goes on with the child's output.
+ */
+export function childNeedsDecision(e: Env): void {
+  const killed = cli(e, ['run', CAMPAIGN, '--run-id', 'p', '--input', '{"verify":false}', '--crash-at', 'draft.keep#1@after-execute']);
+  assert.equal(killed.status, null, killed.stdout + killed.stderr);
+  const stop = cli(e, ['resume', 'p', '--json']);
+  assert.equal(stop.status, 3, stop.stdout + stop.stderr);
+  const o = JSON.parse(stop.stdout) as { status: string; waitingOn: { actionId: string; runId: string } };
+  assert.equal(o.status, 'needs-decision');
+  assert.deepEqual(o.waitingOn && { actionId: o.waitingOn.actionId, runId: o.waitingOn.runId }, { actionId: 'keep:p.child-2:spring', runId: 'p.child-2' });
+  const text = cli(e, ['resume', 'p']);
+  assert.equal(text.status, 3);
+  assert.match(
+    text.stdout,
+    /next {5}logbook resume p\.child-2 --decide keep:p\.child-2:spring=happened\|not-happened \[--result JSON\]; then: logbook resume p/,
+  );
+  const plan = cli(e, ['plan', 'p']);
+  assert.match(plan.stdout, /stops {8}for a decision on draft\.keep keep:p\.child-2:spring of child run p\.child-2/);
+  const decided = cli(e, ['resume', 'p.child-2', '--decide', 'keep:p.child-2:spring=happened']);
+  assert.equal(decided.status, 0, decided.stdout + decided.stderr);
+  assert.equal(runRow(e, 'p')?.status, 'needs-decision', 'the parent waits until it is resumed');
+  const done = cli(e, ['resume', 'p']);
+  assert.equal(done.status, 0, done.stdout + done.stderr);
+  assert.deepEqual(parsedOutput(e, 'p'), { sent: 'a draft about spring' });
+  assertOnce(e);
+}

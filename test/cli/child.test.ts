@@ -24,6 +24,7 @@ describe('run.child (SQLite, real processes)', function () {
   it('compensating the parent undoes the child in the same walk, newest first; killed in the child’s inverse, it finishes once', () =>
     s.compensationOfParentAndChildren(sqlite()));
   it('a failing child makes run.child throw LB_CHILD_FAILED naming the child; resuming the parent resumes the child', () => s.failingChild(sqlite()));
+  it('a child stopped for a decision stops its parent (exit 3, naming the child); decided there, the parent goes on', () => s.childNeedsDecision(sqlite()));
   it('cancelling the parent stops its running child too', () => s.cancelReachesChild(sqlite(), false));
   it('cancel --compensate of the parent compensates its child with it', () => s.cancelReachesChild(sqlite(), true));
 });
