@@ -62,7 +62,13 @@ export function errorTable(): string {
   const codes = Object.values(ErrorCodes) as string[];
   // The errors a script meets as values: thrown into it (a rejected approval) or by it (an action's own failure), or
   // the end of a compensation whose inverse threw. Not refusals: they are outcomes of the run.
-  const outcomes: string[] = [ErrorCodes.APPROVAL_REJECTED, ErrorCodes.ACTION_FAILED, ErrorCodes.COMPENSATE_FAILED, ErrorCodes.RUN_CANCELLED];
+  const outcomes: string[] = [
+    ErrorCodes.APPROVAL_REJECTED,
+    ErrorCodes.ACTION_FAILED,
+    ErrorCodes.COMPENSATE_FAILED,
+    ErrorCodes.RUN_CANCELLED,
+    ErrorCodes.CHILD_FAILED,
+  ];
   const groups: Array<{ kind: string; does: string; codes: string[] }> = [
     {
       kind: 'the journal or its storage failed (exit 5)',
@@ -81,7 +87,7 @@ export function errorTable(): string {
     },
     {
       kind: "the run's own outcome",
-      does: "an error the script sees or throws (`ApprovalRejectedError` at a rejected gate, `ActionFailedError` from an `execute`): the script's failure unless it catches it, so `onFailure` applies; an inverse that threw ends the compensation `compensation-failed` (compensate again once fixed); the cancel code is ctx.signal's reason once `logbook cancel` reached the run, which stops at its next boundary, `cancelled`, whatever the script threw",
+      does: "an error the script sees or throws (`ApprovalRejectedError` at a rejected gate, `ActionFailedError` from an `execute`): the script's failure unless it catches it, so `onFailure` applies; an inverse that threw ends the compensation `compensation-failed` (compensate again once fixed); the cancel code is ctx.signal's reason once `logbook cancel` reached the run, which stops at its next boundary, `cancelled`, whatever the script threw; `ChildRunFailedError` is run.child's when the child failed, was cancelled or compensated",
       codes: outcomes,
     },
     {

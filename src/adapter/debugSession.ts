@@ -27,7 +27,7 @@ import { FILTERS } from '../link/filters';
 import { parseLaunchConfig, resolveLaunch, type ResolvedLaunch } from './launchConfig';
 import type { FromRunner, Outcome, Postmortem, StepMode, StopContext } from '../link/runnerProtocol';
 import { RunnerProcess } from './runnerProcess';
-import { framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
+import { callerContext, framesOf, scopeEntries, scopeRoot, scopesOf, sourceName, type FrameView, type ScopeName } from './stopView';
 import { childPath, children, isExpandable, preview, typeOf } from './values';
 import { SecretMask } from '../shared/secrets';
 import { isPostgresUrl, urlPassword } from '../shared/pgUrl';
@@ -48,7 +48,8 @@ interface Stop {
   readonly frames: FrameView[];
 }
 
-const FRAMES_PER_STOP = 8;
+/** Frame ids are the stop's seq times this, plus the frame's index: room for a deep chain of run.child calls. */
+const FRAMES_PER_STOP = 64;
 const CONFIG_DONE_WAIT_MS = 2000;
 const TERMINATE_GRACE_MS = 10_000;
 const DISCONNECT_GRACE_MS = 3000;
@@ -306,7 +307,7 @@ export class LogbookDebugSession extends DebugSession {
           text: m.text,
           exceptionId: m.exceptionId,
           context: m.context,
-          frames: framesOf(m.context),
+          frames: framesOf(m.context).slice(0, FRAMES_PER_STOP),
         };
         const ev: DebugProtocol.StoppedEvent = new StoppedEvent(m.reason, this.threadId(), m.text);
         ev.body.description = m.description;
@@ -592,14 +593,16 @@ export class LogbookDebugSession extends DebugSession {
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
     const frame = this.frameOf(args.frameId);
-    const ctx = this.paused?.context;
+    const stopped = this.paused?.context;
+    // A caller's frame (run.child) shows that run and its step.
+    const ctx = stopped && frame && frame.depth > 0 ? callerContext(stopped, frame.depth) : stopped;
     if (!frame || !ctx) {
       response.body = { scopes: [] };
       this.sendResponse(response);
       return;
     }
     response.body = {
-      scopes: scopesOf(frame.kind, ctx).map((name) => {
+      scopes: scopesOf(frame.kind, ctx, frame.depth).map((name) => {
         if (name === 'Journal') {
           const scope = new Scope(
             `Journal (${ctx.journalEntries} entries)`,

@@ -10,6 +10,8 @@ export type FrameKind = 'action' | 'step' | 'sleep' | 'run';
 
 export interface FrameView {
   readonly kind: FrameKind;
+  /** 0 for the stopped run's frames; n for those of the run n run.child calls above it (StopContext.callers[n - 1]). */
+  readonly depth: number;
   readonly name: string;
   readonly location: Loc | undefined;
   readonly subtle: boolean;
@@ -20,7 +22,7 @@ export interface FrameView {
 }
 
 export function framesOf(ctx: StopContext): FrameView[] {
-  const frames: FrameView[] = [];
+  const frames: Array<Omit<FrameView, 'depth'> & { depth?: number }> = [];
   const replayed = ctx.step?.replayed === true;
   if (ctx.action) {
     const a = ctx.action;
@@ -52,24 +54,65 @@ export function framesOf(ctx: StopContext): FrameView[] {
       location: s.location,
       subtle: replayed,
       library: false,
-      canRestart: true,
+      // Restarting forks the session's run: a child's step is not one of its.
+      canRestart: !ctx.callers?.length,
     });
   }
   const r = ctx.run;
+  const callers = ctx.callers ?? [];
+  // A child run's frame sits at its current step's line (its agent is in another file), or at the call that started it.
+  const childAt = ctx.step?.location ?? callers[0]?.step?.location;
   frames.push({
     kind: 'run',
-    name: `run ${r.id} (${r.agent}, attempt ${r.attempt}${ctx.compensating ? ', compensating' : ''})`,
-    location: ctx.runLocation ?? { file: ctx.program, line: 1, column: 1 },
+    name: `${callers.length ? 'child ' : ''}run ${r.id} (${r.agent}, attempt ${r.attempt}${ctx.compensating ? ', compensating' : ''})`,
+    location: callers.length && childAt ? childAt : (ctx.runLocation ?? { file: ctx.program, line: 1, column: 1 }),
     subtle: false,
     library: false,
     canRestart: false,
   });
-  return frames.map((f) => (f.location && isLibraryFile(f.location.file) ? { ...f, subtle: true, library: true } : f));
+  // The runs that called it (run.child), each at the step that made the call: the child's frames stack on theirs.
+  callers.forEach((c, i) => {
+    const depth = i + 1;
+    const outer = callers[i + 1]?.step?.location;
+    if (c.step)
+      frames.push({
+        kind: 'step',
+        depth,
+        name: `step ${c.step.idx + 1} "${c.step.name}" → child run ${i === 0 ? r.id : (callers[i - 1]?.run.id ?? '')}`,
+        location: c.step.location,
+        subtle: true,
+        library: false,
+        canRestart: false,
+      });
+    frames.push({
+      kind: 'run',
+      depth,
+      name: `${i + 1 < callers.length ? 'child ' : ''}run ${c.run.id} (${c.run.agent}, attempt ${c.run.attempt})`,
+      location: i + 1 < callers.length && outer ? outer : (ctx.runLocation ?? { file: ctx.program, line: 1, column: 1 }),
+      subtle: true,
+      library: false,
+      canRestart: false,
+    });
+  });
+  return frames.map((f) => {
+    const view: FrameView = { ...f, depth: f.depth ?? 0 };
+    return view.location && isLibraryFile(view.location.file) ? { ...view, subtle: true, library: true } : view;
+  });
+}
+
+/** The stop as a caller frame sees it: that run and its step that called run.child (no action, journal or checkpoint of its own here). */
+export function callerContext(ctx: StopContext, depth: number): StopContext {
+  const c = ctx.callers?.[depth - 1];
+  if (!c) return ctx;
+  const { action: _action, step: _step, ...rest } = ctx;
+  return { ...rest, run: c.run, ...(c.step ? { step: c.step } : {}), compensating: false };
 }
 
 export type ScopeName = 'Action' | 'Step' | 'Sleep' | 'Run' | 'Checkpoint' | 'Journal';
 
-export function scopesOf(kind: FrameKind, ctx: StopContext): ScopeName[] {
+export function scopesOf(kind: FrameKind, ctx: StopContext, depth = 0): ScopeName[] {
+  // A caller's frames (run.child) show that run and its step; the journal scopes are the stopped run's.
+  if (depth > 0) return kind === 'step' ? ['Step', 'Run'] : ['Run'];
   const base: ScopeName[] = ['Run', 'Checkpoint', 'Journal'];
   if (kind === 'action') return [...(ctx.action ? (['Action'] as ScopeName[]) : []), ...(ctx.step ? (['Step'] as ScopeName[]) : []), ...base];
   if (kind === 'step') return ['Step', ...base];

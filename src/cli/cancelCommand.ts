@@ -57,6 +57,8 @@ export const cancelCommand: CommandModule = {
           'finished-first': `run ${runId} ended ${runStatusWord(report.status)} before it reached a boundary: it was not cancelled`,
         };
         io.out(lines[report.how]);
+        for (const ch of report.children ?? [])
+          io.out(`  child run ${ch.runId}: ${ch.how === 'at-once' ? 'cancelled with it' : 'asked to stop with it, at its next boundary'}`);
         const c = report.compensation;
         if (!c && report.how !== 'finished-first' && report.how !== 'requested' && report.status !== 'cancelled')
           io.out(`  then its own process compensated it: ${runStatusWord(report.status)}`);

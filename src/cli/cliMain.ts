@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, ErrorCodes, LogbookError, describe, exitCodeOf, isStorageCode } from '../runtime/errors';
 import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCrashPoints, type CrashSpec, type FaultHit } from '../runtime/faults';
-import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
+import { actionRegistry, runTimeActionTypePrefixes, type AgentDefinition } from '../runtime/define';
 import { isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
 import { continueAfterSend, sendEvent, sendReportLine, type Continued, type SendReport } from '../runtime/send';
@@ -12,7 +12,7 @@ import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
 import type { DecisionInput } from '../runtime/decisions';
 import { runExitCode } from '../runtime/policy';
-import { loadScript } from '../loader/loadScript';
+import { agentNamed, loadScript } from '../loader/loadScript';
 import { listRuns, showRun, type Damage } from './inspect';
 import { paint, runStatusWord } from './format';
 import { dbPath, setStateDir, type Io } from './journalOption';
@@ -41,6 +41,7 @@ Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
   after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop |
   event:after-deliver (e.g. email.send#30@after-execute; reply@event:after-deliver; after-execute-throw makes execute
+  child:after-start | child:after-end (these two name the child's agent)
   throw after its effect instead of crashing)
 Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision, an approval or an event,
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
@@ -232,9 +233,12 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): nu
   if (o.error) io.out(paint('red', `  error    ${o.error.code ? `[${o.error.code}] ` : ''}${o.error.message}`));
   if (o.compensation) printCompensation(io, o.compensation, false);
   if (o.waitingOn) io.out(paint('yellow', `  waiting  ${o.waitingOn.reason}`));
+  // A stop of its child (run.child): the person acts on the child, then the parent goes on with its output.
+  const where = o.waitingOn?.runId ?? o.runId;
+  const then = o.waitingOn?.runId ? `; then: logbook resume ${o.runId}` : '';
   if (o.status === 'needs-decision' && o.waitingOn)
-    io.out(`  next     logbook resume ${o.runId} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]`);
-  if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${o.runId} ${o.waitingOn.actionId}   (or reject)`);
+    io.out(`  next     logbook resume ${where} --decide ${o.waitingOn.actionId}=happened|not-happened [--result JSON]${then}`);
+  if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${where} ${o.waitingOn.actionId}   (or reject)${then}`);
   if (o.status === 'waiting' && o.waitingFor) {
     const until = o.waitingFor.until === null ? 'no timeout' : `until ${new Date(o.waitingFor.until).toISOString()}, then the wait times out`;
     io.out(paint('yellow', `  waiting  for event ${JSON.stringify(o.waitingFor.event)} (${until}); no process holds the run`));
@@ -258,9 +262,17 @@ function printCompensation(io: Io, r: CompensationReport, json: boolean): number
   for (const c of r.compensated) io.out(`    undone        ${c.type} ${c.id}${c.redone ? ' (its inverse was in doubt; ran again with the same key)' : ''}`);
   for (const i of r.irreversible) io.out(paint('red', `    irreversible  ${i.type} ${i.id} (no compensate defined: handle it by hand)`));
   for (const s of r.settled) io.out(`    settled       ${s.type} ${s.id}: ${s.outcome}`);
+  for (const c of r.children ?? [])
+    io.out(`    child run     ${c.runId} (${c.agent}): ${runStatusWord(c.status)}${c.compensated ? `, ${c.compensated} inverse(s) applied` : ''}`);
   if (r.waitingOn) io.out(paint('yellow', `    waiting       ${r.waitingOn.reason}`));
   if (r.error) io.out(paint('red', `    error         ${r.error.message}`));
   return outcomeExit(r.status);
+}
+
+/** The agent that drives run `runId`: the script's default one, or one it imports (a child run journals its parent's script). */
+async function agentFor(store: Store, runId: string, override: unknown): Promise<AgentDefinition> {
+  const script = await scriptFor(store, runId, override);
+  return agentNamed(script, store.reader.run(runId)?.agent ?? script.agent.name);
 }
 
 async function scriptFor(store: Store, runId: string, override: unknown): ReturnType<typeof loadScript> {
@@ -363,10 +375,10 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
       case 'resume': {
         const t = parseRunTarget(rest);
         return await withStore(t.db, async (store) => {
-          const script = await scriptFor(store, t.runId, t.script);
+          const agent = await agentFor(store, t.runId, t.script);
           checkTargets(t.faults);
           const sleep = t.now ? { sleep: { wakeNow: true } } : {};
-          return printOutcome(io, await resumeRun(store, script.agent, t.runId, { decisions: t.decisions, faults: t.faults, ...sleep }), t.json, t.faults);
+          return printOutcome(io, await resumeRun(store, agent, t.runId, { decisions: t.decisions, faults: t.faults, ...sleep }), t.json, t.faults);
         });
       }
       case 'compensate': {
@@ -389,12 +401,12 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
         return await withStore(db, async (store) => {
           const faults = faultsFrom(values['crash-at'], runId);
           // The script is loaded (and the crash targets checked) before the decision is written.
-          const script = values['no-resume'] ? undefined : await scriptFor(store, runId, values.script);
-          if (script) checkTargets(faults);
+          const agent = values['no-resume'] ? undefined : await agentFor(store, runId, values.script);
+          if (agent) checkTargets(faults);
           recordApproval(store, runId, actionId, command === 'approve', values.note ?? null);
           if (!values.json) io.out(`${command === 'approve' ? 'approved' : 'rejected'} ${actionId} in run ${runId}`);
-          if (!script) return EXIT.ok;
-          return printOutcome(io, await resumeRun(store, script.agent, runId, { faults }), values.json === true, faults);
+          if (!agent) return EXIT.ok;
+          return printOutcome(io, await resumeRun(store, agent, runId, { faults }), values.json === true, faults);
         });
       }
       case 'send': {

@@ -55,8 +55,31 @@ export function runJson(store: Store, row: RunRow, damage: Damage = []): Record<
       ? { waitingFor: { event: row.waiting_for, until: row.wake_at == null ? null : new Date(row.wake_at).toISOString() } }
       : {}),
     forkedFrom: f.forkedFrom,
+    // run.child: the run and step that started this one, and the runs it started (left out when it has none).
+    parent: row.parent_id ? { runId: row.parent_id, step: (row.parent_step ?? 0) + 1 } : null,
+    ...childrenJson(store, row.id),
     ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at).toISOString() } } : {}),
   };
+}
+
+function childrenJson(store: Store, runId: string): { children?: Array<Record<string, unknown>> } {
+  const kids = store.reader.children(runId);
+  if (kids.length === 0) return {};
+  return { children: kids.map((c) => ({ runId: c.id, agent: c.agent, step: (c.parent_step ?? 0) + 1, status: store.reader.view(c).effectiveStatus })) };
+}
+
+/** A page of runs with each child right after its parent (when both are on the page), and how deep it sits. */
+function nested(rows: readonly RunRow[]): Array<{ row: RunRow; depth: number }> {
+  const onPage = new Set(rows.map((r) => r.id));
+  const kids = new Map<string, RunRow[]>();
+  for (const r of rows) if (r.parent_id && onPage.has(r.parent_id)) kids.set(r.parent_id, [...(kids.get(r.parent_id) ?? []), r]);
+  const out: Array<{ row: RunRow; depth: number }> = [];
+  const add = (r: RunRow, depth: number): void => {
+    out.push({ row: r, depth });
+    for (const k of (kids.get(r.id) ?? []).sort((a, b) => (a.parent_step ?? 0) - (b.parent_step ?? 0))) add(k, depth + 1);
+  };
+  for (const r of rows) if (!(r.parent_id && onPage.has(r.parent_id))) add(r, 0);
+  return out;
 }
 
 export function stepJson(s: StepRow, damage: Damage = []): Record<string, unknown> {
@@ -128,13 +151,16 @@ export function listRuns(store: Store, json: boolean, limit: number, damage: Dam
   if (rows.length === 0) return 'No runs yet. Start one with `logbook run <script>`.';
   return table(
     ['RUN', 'AGENT', 'STATUS', 'ATTEMPTS', 'STEPS', 'ACTIONS', 'STARTED', 'HELD BY / WAITS'],
-    rows.map((r) => {
+    nested(rows).map(({ row: r, depth }) => {
       const v = store.reader.view(r);
       // Who drives it (a worker's name, host and pid), or why no worker has taken it yet.
       const stopping = v.leaseLive && r.cancel_requested && r.status === 'running' ? ', cancel asked: stops at its next boundary' : '';
       const holder = v.leaseLive ? `${r.lease_owner ?? '?'} (epoch ${r.lease_epoch})${stopping}` : (store.waitingReason(r, false) ?? '');
+      // A child run sits under its parent (run.child); one whose parent is off the page says whose child it is.
+      const id = depth > 0 ? `${'  '.repeat(depth - 1)}└ ${r.id}` : r.id;
+      const whose = depth === 0 && r.parent_id ? ` (child of ${r.parent_id})` : '';
       return [
-        r.id,
+        `${id}${whose}`,
         r.agent,
         runStatusWord(v.effectiveStatus),
         String(r.attempt),
@@ -178,6 +204,7 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   if (row.output !== null) lines.push(`  output  ${clip(row.output, 100)}`);
   if (row.error) lines.push(`  error   ${clip(journaledError(row.error).message, 200)}`);
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
+  if (row.parent_id) lines.push(`  parent  ${row.parent_id} (run.child at its step #${(row.parent_step ?? 0) + 1}): resuming the parent resumes this run too`);
   if (row.status === 'sleeping') lines.push(`  ${store.waitingReason(row, false) ?? 'sleeping'}: no process holds it`);
   if (row.status === 'waiting')
     lines.push(
@@ -206,6 +233,21 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
       ]),
     ),
   );
+  const kids = store.reader.children(runId);
+  if (kids.length > 0) {
+    lines.push('');
+    lines.push(
+      table(
+        ['CHILD RUN', 'AGENT', 'STATUS', 'STEP'],
+        kids.map((c) => [
+          c.id,
+          c.agent,
+          runStatusWord(store.reader.view(c).effectiveStatus),
+          clipChars(printable(stepName.get(c.parent_step ?? -1) ?? ''), 30),
+        ]),
+      ),
+    );
+  }
   if (actions.length > 0) {
     lines.push('');
     lines.push(

@@ -52,12 +52,19 @@ export function renderResumePlan(p: ResumePlan): string {
   out.push(
     `  first time   ${known.length ? `${known.join(', ')}; then ` : ''}whatever the script does after step #${p.unjournaledFrom} (not in the journal yet)`,
   );
+  for (const c of p.children) out.push(`  child run    #${c.step + 1} child ${c.agent} → ${c.runId} (${runStatusWord(c.status)}): ${c.detail}`);
   if (p.stops) {
+    const s = p.stops;
+    const on = s.childRunId ? ` of child run ${s.childRunId}` : '';
+    const where = s.childRunId ?? p.runId;
+    const how =
+      s.kind === 'needs-decision'
+        ? s.childRunId
+          ? `\`logbook resume ${where} --decide ${s.actionId}=happened|not-happened\`, then resume this run`
+          : `add --decide ${s.actionId}=happened|not-happened`
+        : `\`logbook approve ${where} ${s.actionId}\`${s.childRunId ? ', then resume this run' : ''}`;
     out.push(
-      paint(
-        'yellow',
-        `  stops        ${p.stops.kind === 'needs-decision' ? `for a decision on ${p.stops.type} ${p.stops.actionId}: add --decide ${p.stops.actionId}=happened|not-happened` : `at the approval gate of ${p.stops.type} ${p.stops.actionId}: \`logbook approve ${p.runId} ${p.stops.actionId}\``}`,
-      ),
+      paint('yellow', `  stops        ${s.kind === 'needs-decision' ? 'for a decision' : 'at the approval gate'} on ${s.type} ${s.actionId}${on}: ${how}`),
     );
   }
   return out.join('\n');
@@ -70,9 +77,16 @@ export function renderCompensationPlan(p: CompensationPlan): string {
   for (const s of p.settleFirst) out.push(`  settle       ${s.type} ${s.id}: ${s.detail}`);
   for (const a of p.rejectApprovals) out.push(`  reject       ${a.type} ${a.id}: its pending approval is rejected`);
   if (p.inverses.length === 0) out.push('  inverses     none to apply');
-  p.inverses.forEach((i, n) =>
-    out.push(`  ${n === 0 ? 'inverses    ' : '            '} ${n + 1}. ${i.type} ${i.id}${i.when === 'always' ? '' : ` (${i.detail})`}`),
-  );
+  p.inverses.forEach((i, n) => {
+    out.push(`  ${n === 0 ? 'inverses    ' : '            '} ${n + 1}. ${i.type} ${i.id}${i.when === 'always' && !i.child ? '' : ` (${i.detail})`}`);
+    // A child run's own inverses, in its walk's order, under its place in the parent's.
+    const nested = (c: CompensationPlan, depth: number): void =>
+      c.inverses.forEach((j, m) => {
+        out.push(`  ${' '.repeat(13 + 3 * depth)}${n + 1}.${m + 1} ${j.type} ${j.id}${j.when === 'always' && !j.child ? '' : ` (${j.detail})`}`);
+        if (j.child) nested(j.child, depth + 1);
+      });
+    if (i.child) nested(i.child, 1);
+  });
   for (const i of p.irreversible) out.push(paint('red', `  irreversible ${i.type} ${i.id}: ${i.detail}; handle it by hand`));
   if (p.alreadyCompensated.length) out.push(`  done before  ${p.alreadyCompensated.length} inverse(s) already applied: not repeated`);
   if (p.stops)

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadScript, type LoadedScript } from '../loader/loadScript';
+import { agentNamed, loadScript, type LoadedScript } from '../loader/loadScript';
 import { EXIT, ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { driveClaimed } from '../runtime/engine';
 import { endSession, openStore, processOwner, withNewSession, type Claimed, type Known, type Store } from '../runtime/store';
@@ -90,7 +90,10 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
   const role = `worker ${o.name}`;
   // The worker's identity for `ls`; each claim is a driving session of its own, with its own lease token.
   const owner = processOwner(role);
-  const known: Known[] = [...agents.values()].map((s) => ({ agent: s.agent.name, version: s.version }));
+  // Each script's own agent, and the agents it starts with run.child: a child run journals its parent's script and
+  // version, so a worker with that script takes the child over too (once its parent's process is gone).
+  const known: Known[] = [...agents.values()].flatMap((s) => [...s.agents.keys()].map((agent) => ({ agent, version: s.version })));
+  const byVersion = new Map([...agents.values()].map((s) => [s.version, s]));
   const info = {
     name: o.name,
     owner: owner.label,
@@ -134,12 +137,12 @@ export async function runWorker(store: Store, agents: Map<string, LoadedScript>,
   io.out(`worker: ${owner.label} claims runs of ${known.map((k) => `${k.agent} ${k.version.slice(0, 8)}`).join(', ')} (concurrency ${o.concurrency})`);
 
   const start = (claimed: Claimed): void => {
-    const script = agents.get(claimed.row.agent);
+    const script = byVersion.get(claimed.row.script_version ?? '') ?? agents.get(claimed.row.agent);
     const { runId, epoch } = claimed.lease;
     io.out(`worker: claimed ${runId} to ${claimed.kind} (epoch ${epoch}, attempt ${claimed.lease.attempt})`);
     const done = (async () => {
       if (!script) throw new Error(`claimed ${runId} of an agent this worker does not have`);
-      const outcome = await driveClaimed(store, script.agent, claimed, {
+      const outcome = await driveClaimed(store, agentNamed(script, claimed.row.agent), claimed, {
         faults: o.faults,
         role,
         log: (l) => io.err(l),

@@ -167,6 +167,11 @@ export const StopContext = z.object({
     awaitingApproval: z.array(z.object({ id: z.string(), type: z.string(), stepIdx: z.int() })),
   }),
   journalEntries: z.int(),
+  /**
+   * When the stop is in a child run (run.child): the runs that called it, innermost first, each with the step of its
+   * that called run.child. The debugger stacks the child's frames on theirs, in the same session.
+   */
+  callers: z.optional(z.array(z.object({ run: RunView, step: z.optional(StepView) }))),
 });
 export type StopContext = z.infer<typeof StopContext>;
 

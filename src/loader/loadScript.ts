@@ -7,7 +7,7 @@ import Module from 'node:module';
 import * as path from 'node:path';
 import * as runtime from '../runtime/public';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
-import { isAgent, type AgentDefinition } from '../runtime/define';
+import { agentsDefinedSince, definedAgentCount, isAgent, type AgentDefinition } from '../runtime/define';
 
 const RUNTIME_ID = '\0agent-logbook-runtime';
 
@@ -81,6 +81,11 @@ function installRuntimeAlias(): void {
 export interface LoadedScript {
   readonly path: string;
   readonly agent: AgentDefinition;
+  /**
+   * Every agent the script's bundle defines, by name: its default one and those it imports (the agents it starts with
+   * run.child), so a child run, which journals its parent's script, is resumed with its own agent.
+   */
+  readonly agents: ReadonlyMap<string, AgentDefinition>;
   /** A hash of the bundled script (its own code and relative imports; packages are external): a worker only claims runs of versions it has. */
   readonly version: string;
 }
@@ -132,6 +137,7 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
   installRuntimeAlias();
   scriptDirs.add(path.dirname(abs));
   process.setSourceMapsEnabled(true);
+  const definedBefore = definedAgentCount();
   const m = new Module(abs);
   m.filename = abs;
   m.paths = internals._nodeModulePaths(path.dirname(abs));
@@ -155,5 +161,12 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
       { script: abs },
     );
   }
-  return { path: abs, agent, version: scriptVersion(code) };
+  const agents = new Map<string, AgentDefinition>(agentsDefinedSince(definedBefore).map((a) => [a.name, a]));
+  agents.set(agent.name, agent);
+  return { path: abs, agent, agents, version: scriptVersion(code) };
+}
+
+/** The agent of a run journaled with this script: its default agent, or one it imports (a child run's). */
+export function agentNamed(script: LoadedScript, name: string): AgentDefinition {
+  return script.agents.get(name) ?? script.agent;
 }

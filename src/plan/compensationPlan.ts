@@ -13,6 +13,8 @@ export interface PlannedInverse {
   /** `if-found`: the action is in doubt; its inverse runs only if verify finds that it happened. */
   readonly when: 'always' | 'if-found' | 'again-in-doubt';
   readonly detail: string;
+  /** Set for a child run (run.child) undone at this place in the walk: `id` is its run id, and this its own plan. */
+  readonly child?: CompensationPlan;
 }
 
 export interface CompensationPlan {
@@ -71,7 +73,34 @@ export function planCompensation(store: Store, runId: string, defs: Definitions,
   // Settled in journal order, each committing as it goes: the last one settled is the newest, so it is undone first.
   const inverses: PlannedInverse[] = [...first.reverse()];
   const alreadyCompensated: Array<{ id: string; type: string }> = [];
+  // Its children (run.child) at their places in the walk: by the seq of their start against the commit order.
+  const children = store.reader
+    .children(runId)
+    .map((row) => ({ row, seq: store.reader.firstEventSeq(row.id) ?? 0 }))
+    .sort((a, b) => b.seq - a.seq);
+  const childrenNewerThan = (seq: number): void => {
+    for (let next = children[0]; next && next.seq > seq; next = children[0]) {
+      children.shift();
+      const c = next.row;
+      if (c.status === 'queued') continue;
+      if (c.status === 'compensated') {
+        alreadyCompensated.push({ id: c.id, type: 'child run' });
+        continue;
+      }
+      const inner = planCompensation(store, c.id, defs, scriptLoaded);
+      inverses.push({
+        id: c.id,
+        type: 'child run',
+        step: c.parent_step ?? 0,
+        when: 'always',
+        detail: `child run of ${c.agent} (${inner.status}): ${inner.inverses.length} inverse(s) of its own, newest first`,
+        child: inner,
+      });
+      stops ??= inner.stops;
+    }
+  };
   for (const a of store.reader.committedNewestFirst(runId)) {
+    childrenNewerThan(a.commit_seq ?? 0);
     if (a.effect === 'read-only') continue;
     if (a.compensation === 'committed') alreadyCompensated.push({ id: a.id, type: a.type });
     else if (a.compensation === 'irreversible') irreversible.push({ id: a.id, type: a.type, detail: `${a.type} has no compensate (already reported)` });
@@ -79,6 +108,7 @@ export function planCompensation(store: Store, runId: string, defs: Definitions,
       inverses.push({ id: a.id, type: a.type, step: a.step_idx, when: 'again-in-doubt', detail: 'its inverse was in doubt: it runs again with the same key' });
     else inverseOf(a, 'always', 'committed', inverses);
   }
+  childrenNewerThan(-1);
   return {
     runId,
     agent: row.agent,

@@ -71,8 +71,25 @@ export interface ResumePlan {
   readonly firstTime: readonly PlannedAction[];
   /** Steps at this index and after are not in the journal: whatever they do runs for the first time. */
   readonly unjournaledFrom: number;
-  /** Where the resume will stop, as far as the journal tells. */
-  readonly stops: { readonly kind: 'needs-decision' | 'awaiting-approval'; readonly actionId: string; readonly type: string } | null;
+  /** Where the resume will stop, as far as the journal tells; `childRunId` when it is its child (run.child) that stops. */
+  readonly stops: {
+    readonly kind: 'needs-decision' | 'awaiting-approval';
+    readonly actionId: string;
+    readonly type: string;
+    readonly childRunId?: string;
+  } | null;
+  /** The runs it started with run.child, and what the resume does with each when it reaches its step. */
+  readonly children: readonly ChildPlan[];
+}
+
+export interface ChildPlan {
+  readonly runId: string;
+  readonly agent: string;
+  readonly step: number;
+  readonly status: RunStatus;
+  /** `replayed`: its step completed, so its output is returned from the journal and the child is not looked at. */
+  readonly does: 'replayed' | 'returns-output' | 'waits' | 'resumes' | 'throws';
+  readonly detail: string;
 }
 
 export type Definitions = (type: string) => ActionDefinition | undefined;
@@ -216,6 +233,18 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
         break;
     }
   }
+  const children: ChildPlan[] = [];
+  for (const c of store.reader.children(runId)) {
+    const step = c.parent_step ?? 0;
+    const cv = store.reader.view(c);
+    const p = childPlan(c.id, cv.effectiveStatus, cv.leaseLive ? (c.lease_owner ?? 'another process') : null, redoIdx.has(step));
+    children.push({ runId: c.id, agent: c.agent, step, status: cv.effectiveStatus, ...p });
+    // A child that stops for a person stops its parent too, which names it.
+    if (p.does === 'resumes' && (c.status === 'needs-decision' || c.status === 'awaiting-approval') && !stops) {
+      const inner = planResume(store, c.id, defs, scriptLoaded).stops;
+      if (inner) stops = { ...inner, childRunId: inner.childRunId ?? c.id };
+    }
+  }
   return {
     runId,
     agent: row.agent,
@@ -237,5 +266,25 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
     firstTime,
     unjournaledFrom: count,
     stops,
+    children,
   };
+}
+
+/** What run.child does when a resume reaches (or replays) the step of a child the journal holds. */
+function childPlan(childId: string, status: RunStatus, holder: string | null, redone: boolean): Pick<ChildPlan, 'does' | 'detail'> {
+  if (!redone) return { does: 'replayed', detail: 'its step completed: its output is returned from the journal' };
+  if (holder) return { does: 'waits', detail: `${holder} drives it: the parent waits for it, then goes on with its output` };
+  switch (status) {
+    case 'completed':
+      return { does: 'returns-output', detail: 'it completed: its output is returned, and it is not run again' };
+    case 'cancelled':
+    case 'compensated':
+    case 'compensating':
+    case 'compensation-failed':
+      return { does: 'throws', detail: `it is ${status}: run.child throws ChildRunFailedError naming it` };
+    case 'queued':
+      return { does: 'waits', detail: 'it is queued: the parent waits for a worker to run it' };
+    default:
+      return { does: 'resumes', detail: `it is ${status}: the parent resumes it (see \`logbook plan ${childId}\`), and is not started again` };
+  }
 }

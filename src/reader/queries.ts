@@ -87,6 +87,8 @@ export class JournalQueries {
       forkedFrom: row.forked_from,
       forkedAtStep: row.forked_from === null ? null : row.forked_at_step,
       waitingFor: row.status === 'waiting' && row.waiting_for != null ? { event: row.waiting_for, until: row.wake_at ?? null } : null,
+      parentId: row.parent_id ?? null,
+      parentStep: row.parent_step ?? null,
     };
   }
 
@@ -108,7 +110,8 @@ export class JournalQueries {
     return settled ? 0 : this.reader.inDoubtAfterError(runId).length;
   }
 
-  stepDto(s: StepRow, run: RunRow, leaseLive: boolean): StepDto {
+  /** `children`: the run's children (run.child), read once for a page of its steps. */
+  stepDto(s: StepRow, run: RunRow, leaseLive: boolean, children: readonly RunRow[] = this.reader.children(s.run_id)): StepDto {
     return {
       runId: s.run_id,
       idx: s.idx,
@@ -121,6 +124,7 @@ export class JournalQueries {
       error: errorMessage(s.error),
       hasResult: s.result !== null,
       ...sleepFields(s.status === 'completed' ? sleepOf(s.result) : undefined),
+      childCount: children.filter((c) => c.parent_step === s.idx).length,
     };
   }
 
@@ -154,7 +158,13 @@ export class JournalQueries {
   }
 
   runs(p: Params<'runs'>): Result<'runs'> {
+    if (p.topLevel) return { total: this.q.topLevelRunCount(), runs: this.q.topLevelRuns(p.limit, p.offset).map((r) => this.runDto(r)) };
     return { total: this.reader.runCount(), runs: this.reader.runs(p.limit, p.offset).map((r) => this.runDto(r)) };
+  }
+
+  children(p: Params<'children'>): Result<'children'> {
+    const rows = this.reader.children(p.runId);
+    return (p.stepIdx === undefined ? rows : rows.filter((c) => c.parent_step === p.stepIdx)).map((r) => this.runDto(r));
   }
 
   run(p: Params<'run'>): Result<'run'> {
@@ -167,7 +177,8 @@ export class JournalQueries {
     if (!row) return { total: 0, steps: [] };
     const live = this.reader.view(row).leaseLive;
     const steps = this.reader.steps(p.runId, p.from, p.from + p.limit);
-    return { total: this.reader.stepCount(p.runId), steps: steps.map((s) => this.stepDto(s, row, live)) };
+    const children = this.reader.children(p.runId);
+    return { total: this.reader.stepCount(p.runId), steps: steps.map((s) => this.stepDto(s, row, live, children)) };
   }
 
   actions(p: Params<'actions'>): Result<'actions'> {

@@ -198,6 +198,7 @@ function listen(url: string): () => void {
 
 const EMPTY: { [M in Method]?: unknown } = {
   runs: { total: 0, runs: [] },
+  children: [],
   run: null,
   steps: { total: 0, steps: [] },
   actions: { total: 0, actions: [] },

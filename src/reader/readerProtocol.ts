@@ -64,6 +64,9 @@ export const RunDto = z.object({
   forkedAtStep: z.nullable(int),
   /** A waiting run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
   waitingFor: z.optional(z.nullable(z.object({ event: str, until: z.nullable(int) }))),
+  /** The run that started this one with run.child, and the index of its step that did (null for a run of its own). */
+  parentId: nstr,
+  parentStep: z.nullable(int),
 });
 export type RunDto = z.infer<typeof RunDto>;
 
@@ -82,6 +85,8 @@ export const StepDto = z.object({
   wakeAt: z.nullable(int),
   /** A run.sleep's step: how long it sleeps (ms). */
   sleepMs: z.nullable(int),
+  /** Runs this step started with run.child: shown under it, before its actions. */
+  childCount: int,
 });
 export type StepDto = z.infer<typeof StepDto>;
 
@@ -186,9 +191,12 @@ export type ScriptStatus = z.infer<typeof ScriptStatus>;
 export const METHODS = {
   open: { params: z.object({ db: str }), result: z.object({ exists: z.boolean(), file: str }) },
   runs: {
-    params: z.object({ offset: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }),
+    /** `topLevel`: only runs no other run started (the tree's root); their children come with `children`. */
+    params: z.object({ offset: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)), topLevel: z.optional(z.boolean()) }),
     result: z.object({ total: int, runs: z.array(RunDto) }),
   },
+  /** The runs a run started with run.child, by the place of the call; only those of one step when `stepIdx` is given. */
+  children: { params: z.object({ runId: str, stepIdx: z.optional(int) }), result: z.array(RunDto) },
   run: { params: z.object({ runId: str }), result: z.nullable(RunDto) },
   steps: {
     params: z.object({ runId: str, from: int.check(z.minimum(0)), limit: int.check(z.minimum(1), z.maximum(1000)) }),

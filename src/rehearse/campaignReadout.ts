@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import { isPostgresUrl, openStore, type Store } from '../runtime/store';
-import type { ActionRow, EventRow } from '../runtime/store/rows';
+import type { ActionRow, EventRow, RunRow } from '../runtime/store/rows';
 import type { StoredRunStatus } from '../runtime/types';
 
 export interface RunState {
@@ -11,6 +11,8 @@ export interface RunState {
   readonly compensating: boolean;
   /** The action named by the latest needs-decision stop. */
   readonly decisionFor: string | null;
+  /** The run that action is in: the run itself, or its child (run.child) whose stop stopped it. */
+  readonly decisionRun: string | null;
   /** How many processes had an armed throw point fire (execute threw after its effect). */
   readonly injected: number;
 }
@@ -61,15 +63,28 @@ export function readRunState(db: string, runId: string): RunState | undefined {
     if (!row) return undefined;
     let compensating = false;
     let decisionFor: string | null = null;
-    const injected = new Set<number>();
+    let decisionRun: string | null = null;
+    const injected = new Set<string>();
     for (const e of allEvents(store, runId)) {
-      if (e.kind === 'fault.injected') injected.add(e.attempt);
+      if (e.kind === 'fault.injected') injected.add(`${runId}#${e.attempt}`);
       const data = eventData(e);
       if (e.kind === 'run.lease-acquired') compensating = data.status === 'compensating';
-      if (e.kind === 'run.needs-decision' && typeof data.actionId === 'string') decisionFor = data.actionId;
+      if (e.kind === 'run.needs-decision' && typeof data.actionId === 'string') {
+        decisionFor = data.actionId;
+        decisionRun = typeof data.childRunId === 'string' ? data.childRunId : runId;
+      }
     }
-    return { status: row.status, compensating, decisionFor, injected: injected.size };
+    // A throw point armed in a child run (run.child) fires in the child's journal.
+    for (const c of descendants(store, runId)) for (const e of allEvents(store, c.id)) if (e.kind === 'fault.injected') injected.add(`${c.id}#${e.attempt}`);
+    return { status: row.status, compensating, decisionFor, decisionRun, injected: injected.size };
   });
+}
+
+/** The runs `runId` started with run.child, and theirs. */
+function descendants(store: Store, runId: string): RunRow[] {
+  const out: RunRow[] = [];
+  for (const c of store.reader.children(runId)) out.push(c, ...descendants(store, c.id));
+  return out;
 }
 
 export function readSummary(db: string, runId: string): JournalSummary | undefined {
@@ -84,7 +99,8 @@ export function readSummary(db: string, runId: string): JournalSummary | undefin
       status: row.status,
       output: row.output === null ? null : (JSON.parse(row.output) as unknown),
       steps: store.reader.stepCount(runId),
-      actions: [...store.reader.allActions(runId)],
+      // Its children's too (run.child): an effect a child ran twice is the run's.
+      actions: [runId, ...descendants(store, runId).map((c) => c.id)].flatMap((id) => [...store.reader.allActions(id)]),
       restartsByAttempt,
       error: runError(row.error),
     };
@@ -95,8 +111,13 @@ export function actionOf(db: string, runId: string, id: string): ActionRow | und
   return withReader(db, (store) => store.reader.action(runId, id));
 }
 
+/** The gates waiting for a person in the run and its children (run.child), each with its run_id. */
 export function pendingApprovals(db: string, runId: string): ActionRow[] {
-  return withReader(db, (store) => store.reader.pendingApprovals(runId).filter((a) => a.approval === 'pending')) ?? [];
+  return (
+    withReader(db, (store) =>
+      [runId, ...descendants(store, runId).map((c) => c.id)].flatMap((id) => store.reader.pendingApprovals(id).filter((a) => a.approval === 'pending')),
+    ) ?? []
+  );
 }
 
 /** Effects that were durable when a kill struck, per action type: what a restart from scratch would repeat. */

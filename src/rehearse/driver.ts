@@ -100,15 +100,28 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   for (;;) {
     const state = readRunState(db, o.runId);
     let command: Command;
+    /** The run the command is for: the rehearsed run, or its child that waits for a decision. */
+    let target = o.runId;
     const extra: string[] = [];
     if (!state) {
       if (processes > 0) return result('not-started', `the run was not created: its first process died before writing it (it ${lastExit})`);
       command = 'run';
     } else if (TERMINAL.includes(state.status) && !(resumeFailed && state.status === 'failed')) {
       return result(state.status);
+    } else if (
+      state.status === 'needs-decision' &&
+      state.decisionRun &&
+      state.decisionRun !== o.runId &&
+      !state.compensating &&
+      readRunState(db, state.decisionRun)?.status !== 'needs-decision'
+    ) {
+      // Its child (run.child) was decided and went on: resuming the run re-attaches to it.
+      command = 'resume';
     } else if (state.status === 'needs-decision') {
       const id = state.decisionFor;
-      const action = id === null ? undefined : actionOf(db, o.runId, id);
+      // A child's doubt (run.child) is decided on the child, which then goes on; the next round resumes this run.
+      const on = state.decisionRun ?? o.runId;
+      const action = id === null ? undefined : actionOf(db, on, id);
       if (!id || !action) return result(state.status, 'the run needs a decision, but the journal does not say for which action');
       const record = await o.probe();
       const seen = record?.keys[action.type];
@@ -120,6 +133,8 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
       extra.push('--decide', `${id}=${decision}`);
       if (withResult) extra.push('--result', JSON.stringify(results?.get(id)));
       command = state.compensating ? 'compensate' : 'resume';
+      // A compensation takes the decisions down to its children itself.
+      if (on !== o.runId && !state.compensating) target = on;
     } else if (state.status === 'waiting') {
       // As the person or system the run waits for would: the event given for it, sent once (its id dedupes a repeat).
       const store = openStore(db);
@@ -140,9 +155,9 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
       const store = openStore(db);
       try {
         for (const a of pendingApprovals(db, o.runId)) {
-          recordApproval(store, o.runId, a.id, true, 'approved automatically by logbook rehearse', 'rehearsal');
+          recordApproval(store, a.run_id, a.id, true, 'approved automatically by logbook rehearse', 'rehearsal');
           approvals.push({ type: a.type, id: a.id });
-          commands.push(['approve', o.runId, a.id, '--no-resume']);
+          commands.push(['approve', a.run_id, a.id, '--no-resume']);
         }
       } finally {
         store.close();
@@ -154,7 +169,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     resumeFailed = false;
     processes++;
     if (processes > (o.maxProcesses ?? 40)) return result(state?.status ?? 'not-started', `the run did not end after ${processes - 1} processes`);
-    const args = command === 'run' ? [o.script, '--input', JSON.stringify(o.input ?? {}), '--run-id', o.runId] : [o.runId];
+    const args = command === 'run' ? [o.script, '--input', JSON.stringify(o.input ?? {}), '--run-id', o.runId] : [target];
     const ctx: ProcessContext = { index: processes, command, args: [...args, ...extra, '--journal', db, '--json'], kills: kills.length };
     const spec = await o.arm?.(ctx);
     const trace = o.traceFile?.(ctx);

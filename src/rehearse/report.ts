@@ -119,8 +119,17 @@ function check(ok: boolean, text: string, count: string): [string, string, strin
 function byTarget(campaigns: readonly CampaignResult[]): string {
   const rows = new Map<string, CampaignResult[]>();
   for (const c of campaigns) {
-    const p = c.point.point;
-    const key = `${p.startsWith('step:') ? 'step' : p.startsWith('compensate:') ? 'inverse' : p.startsWith('event:') ? 'event' : 'action'}\u0000${c.point.target}`;
+    const point = c.point.point;
+    const kind = point.startsWith('step:')
+      ? 'step'
+      : point.startsWith('compensate:')
+        ? 'inverse'
+        : point.startsWith('child:')
+          ? 'child run'
+          : point.startsWith('event:')
+            ? 'event'
+            : 'action';
+    const key = `${kind}\u0000${c.point.target}`;
     rows.set(key, [...(rows.get(key) ?? []), c]);
   }
   return table(

@@ -37,8 +37,9 @@ export class BoundaryQueue {
       await new Promise<void>((resolve) => setImmediate(resolve));
       this.lastYield = performance.now();
     }
-    this.builder.trackStep(kind, ev.step);
-    if (kind === 'run:entry') {
+    const callers = callerChain(ev);
+    this.builder.trackStep(kind, ev.step, ev.run.id);
+    if (kind === 'run:entry' && callers.length === 0) {
       if (this.state.current && ev.run.input !== undefined) this.state.current.input = ev.run.input;
       this.onEntry(ev.run);
       detail = this.builder.entryDetail(ev.run, detail);
@@ -48,7 +49,7 @@ export class BoundaryQueue {
     const action = ev.action ? this.builder.withCompensateLocation(kind, ev.action) : undefined;
     if (action) detail = this.builder.reconciliationDetail(kind, action, detail);
     const step = ev.step ?? (action ? this.builder.stepFor(ev.run.id, action.stepIdx) : undefined);
-    const at: Boundary = { kind, detail, step, action, ...(ev.sleep ? { sleep: ev.sleep } : {}) };
+    const at: Boundary = { kind, detail, step, action, runId: ev.run.id, ...(callers.length ? { callers } : {}), ...(ev.sleep ? { sleep: ev.sleep } : {}) };
     this.lastRun = ev.run;
     const stop = policy.decide(at);
     if (stop) await this.stopAt(at, ev.run, stop);
@@ -59,4 +60,11 @@ export class BoundaryQueue {
     const mode = await this.gate.hold(at, run, () => this.state.send({ type: 'stopped', ...stop, context }));
     this.state.policy?.resumed(mode, at);
   }
+}
+
+/** The run.child calls that led to this boundary's run, innermost first. */
+function callerChain(ev: PauseEvent): PauseEvent[] {
+  const out: PauseEvent[] = [];
+  for (let c = ev.caller; c; c = c.caller) out.push(c);
+  return out;
 }

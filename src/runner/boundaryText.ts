@@ -36,9 +36,23 @@ export function boundaryText(ev: PauseEvent): string {
   const { step, action: a } = ev;
   switch (ev.kind) {
     case 'run:entry':
+      if (ev.caller) return `child run ${ev.run.id} (${ev.run.agent}) of run ${ev.caller.run.id}, attempt ${ev.run.attempt}: about to start`;
       return ev.run.attempt > 1 ? `attempt ${ev.run.attempt}: the script runs again from the top, replaying the journal` : 'the run is about to start';
     case 'run:end':
-      return 'the run completed';
+      return ev.caller ? `child run ${ev.run.id} completed; its output goes back to run ${ev.caller.run.id}` : 'the run completed';
+    case 'child:start': {
+      const c = ev.child;
+      if (!c) break;
+      if (c.how === 'start') return `run.child: child run ${c.runId} (${c.agent}) is journaled; it runs next, in this session (step in to follow it)`;
+      return `run.child: the journal already has child run ${c.runId} (${c.agent}, ${c.status ?? 'found'}): this run re-attaches to it instead of starting another`;
+    }
+    case 'child:end': {
+      const c = ev.child;
+      if (!c) break;
+      return c.status === 'completed'
+        ? `run.child: child run ${c.runId} completed; its output is this step's result`
+        : `run.child: child run ${c.runId} is ${c.status ?? 'stopped'}`;
+    }
     case 'step:before':
       if (!step) break;
       if (step.replayed) return `replay: step "${step.name}" completed in an earlier attempt; its checkpointed result is returned`;

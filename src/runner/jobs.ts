@@ -1,7 +1,7 @@
 // The job loop: loads the script, opens the journal, then runs, resumes, compensates or forks, and any follow-up job.
 
 import * as fs from 'node:fs';
-import { loadScript } from '../loader/loadScript';
+import { agentNamed, loadScript, type LoadedScript } from '../loader/loadScript';
 import { compensateRun } from '../runtime/compensate';
 import { actionRegistry, runTimeActionTypePrefixes } from '../runtime/define';
 import { forkRun, startRun, resumeRun, newRunId } from '../runtime/engine';
@@ -84,6 +84,7 @@ export class JobLoop {
         : job.kind === 'resume'
           ? { kind: 'resume', runId: this.resolveRunId(job.runId) }
           : { kind: 'compensate', runId: this.resolveRunId(job.runId), fromRequest: false };
+    if (work.kind !== 'launch') state.agent = this.agentOf(script, work.runId);
     state.driving = true;
     try {
       for (;;) {
@@ -104,6 +105,12 @@ export class JobLoop {
       state.driving = false;
       store.close();
     }
+  }
+
+  /** A child run journals its parent's script: resumed from it, it is driven by the agent it imports. */
+  private agentOf(script: LoadedScript, runId: string): LoadedScript['agent'] {
+    const row = this.state.store?.reader.run(runId);
+    return row ? agentNamed(script, row.agent) : script.agent;
   }
 
   private resolveRunId(id: string): string {

@@ -42,7 +42,8 @@ export class RequestHandler {
   private handle(req: RunnerRequest): unknown {
     const reader = this.state.store?.reader;
     const current = this.state.current;
-    const runId = current?.runId;
+    // Stopped in a child run (run.child), its journal is the one shown.
+    const runId = this.gate.current?.run.id ?? current?.runId;
     switch (req.op) {
       case 'evaluate': {
         const s = this.gate.current;
@@ -84,6 +85,12 @@ export class RequestHandler {
         if (!s) throw this.notStopped('restarting a frame');
         if (this.state.compensating)
           throw new LogbookError(ErrorCodes.USAGE, 'A run being compensated cannot be forked.', 'Fork from a stop in a forward run.');
+        if (s.at.callers?.length)
+          throw new LogbookError(
+            ErrorCodes.USAGE,
+            `The stop is in child run ${s.run.id}, which its parent started with run.child: this session forks the run it drives, not a child.`,
+            'Restart a frame of the parent’s run, or debug the child on its own (a launch configuration that resumes its run id).',
+          );
         const at = s.at.step?.idx;
         if (at === undefined || req.stepIdx > at)
           throw new LogbookError(

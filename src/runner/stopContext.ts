@@ -15,7 +15,7 @@ import { actionView, checkpointView, evalScope, runView, sleepView, stepView } f
 
 export class StopContextBuilder {
   /** Steps in flight (parallel steps can be), by index. */
-  private readonly steps = new Map<number, StepSnapshot>();
+  private readonly steps = new Map<string, StepSnapshot>();
   /** In-doubt actions between their reconcile boundary and the outcome, and decisions given in this session. */
   private readonly reconciling = new Set<string>();
   private readonly decided = new Map<string, Decision>();
@@ -31,11 +31,13 @@ export class StopContextBuilder {
     this.steps.clear();
   }
 
-  trackStep(kind: BoundaryKind, step: StepSnapshot | undefined): void {
+  /** `runId`: a child run's steps (run.child) are kept apart from its parent's, whose indexes they share. */
+  trackStep(kind: BoundaryKind, step: StepSnapshot | undefined, runId = ''): void {
     // A sleep's step was checkpointed before it waits: not in flight.
     if (!step || kind === 'sleep:waiting') return;
-    if (kind === 'step:after') this.steps.delete(step.idx);
-    else this.steps.set(step.idx, step);
+    const key = `${runId}\u0000${step.idx}`;
+    if (kind === 'step:after') this.steps.delete(key);
+    else this.steps.set(key, step);
   }
 
   noteDecision(actionId: string, d: Decision): void {
@@ -82,7 +84,7 @@ export class StopContextBuilder {
   }
 
   stepFor(runId: string, idx: number): StepSnapshot | undefined {
-    const known = this.steps.get(idx);
+    const known = this.steps.get(`${runId}\u0000${idx}`);
     if (known) return known;
     const row = this.state.store?.reader.step(runId, idx);
     if (!row) return undefined;
@@ -118,7 +120,9 @@ export class StopContextBuilder {
   context(at: Boundary, run: RunSnapshot): StopContext {
     const reader = this.state.store?.reader;
     const program = this.state.config?.program ?? '';
+    const callers = (at.callers ?? []).map((c) => ({ run: runView(c.run, undefined), ...(c.step ? { step: stepView(c.step) } : {}) }));
     return {
+      ...(callers.length ? { callers } : {}),
       kind: at.kind,
       detail: at.detail,
       run: runView(run, this.state.current?.forkedFrom),

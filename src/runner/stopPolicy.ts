@@ -1,6 +1,6 @@
 // Whether the run stops at a boundary: breakpoints (conditions, hit counts), exception filters, stepping, pause.
 
-import type { ActionSnapshot, PauseKind, SleepSnapshot, SourceLocation, StepSnapshot } from '../runtime/hooks';
+import type { ActionSnapshot, PauseEvent, PauseKind, SleepSnapshot, SourceLocation, StepSnapshot } from '../runtime/hooks';
 import { DEFAULT_FILTERS, FILTERS } from '../link/filters';
 import { parseHitCondition, type HitCondition } from '../link/hitCondition';
 import type { Breakpoints, ExceptionFilter, FunctionBreakpoint, LineBreakpoint, StepMode } from '../link/runnerProtocol';
@@ -16,7 +16,14 @@ export interface Boundary {
   readonly action?: ActionSnapshot | undefined;
   /** At `sleep:waiting`: the sleep, its wake time and what is left. */
   readonly sleep?: SleepSnapshot | undefined;
+  /** In a child run (run.child): the calls that led to it, innermost first (its depth is their number). */
+  readonly callers?: readonly PauseEvent[] | undefined;
+  /** The run the boundary is in. */
+  readonly runId?: string;
 }
+
+/** How deep in run.child calls a boundary is: 0 in the run the session drives. */
+const depthOf = (at: Boundary): number => at.callers?.length ?? 0;
 
 export interface StopDecision {
   readonly reason: string;
@@ -26,7 +33,15 @@ export interface StopDecision {
   readonly hitBreakpointIds: number[];
 }
 
-type Mode = { kind: 'continue' | 'next' | 'stepIn' | 'restart' } | { kind: 'stepOut'; stepIdx: number } | { kind: 'stepOutInverse'; actionId: string };
+/**
+ * How the run goes on. `depth` is where the stepping started, in run.child calls: `next` steps over a child run (its
+ * boundaries are deeper), and `stepOut` of a child's step stops back in that child, or in its caller once it ends.
+ */
+type Mode =
+  | { kind: 'continue' | 'stepIn' | 'restart' }
+  | { kind: 'next'; depth: number }
+  | { kind: 'stepOut'; stepIdx: number; depth: number }
+  | { kind: 'stepOutInverse'; actionId: string };
 
 interface Armed<B> {
   readonly bp: B;
@@ -84,19 +99,26 @@ export class StopPolicy {
 
   /** The next step boundary stops (a compensation started from the debugger stops at its first inverse). */
   stopAtNextBoundary(): void {
-    this.mode = { kind: 'next' };
+    this.mode = { kind: 'next', depth: 0 };
   }
 
   /** Sets how the run goes on after a stop at `at`. */
   resumed(how: StepMode, at: Boundary): void {
     this.pauseRequested = false;
+    const depth = depthOf(at);
+    if (how === 'next') {
+      this.mode = { kind: 'next', depth };
+      return;
+    }
     if (how !== 'stepOut') {
       this.mode = { kind: how };
       return;
     }
     if (at.kind.startsWith('compensate:') && at.kind !== 'compensate:entry' && at.action) this.mode = { kind: 'stepOutInverse', actionId: at.action.id };
-    else if (at.step && at.kind !== 'step:after' && !at.step.replayed) this.mode = { kind: 'stepOut', stepIdx: at.step.idx };
-    else this.mode = { kind: 'next' };
+    else if (at.step && at.kind !== 'step:after' && !at.step.replayed) this.mode = { kind: 'stepOut', stepIdx: at.step.idx, depth };
+    // Out of a child run's entry or end: back in its caller.
+    else if (depth > 0 && (at.kind === 'run:entry' || at.kind === 'run:end')) this.mode = { kind: 'next', depth: depth - 1 };
+    else this.mode = { kind: 'next', depth };
   }
 
   private conditionHolds(a: Armed<LineBreakpoint | FunctionBreakpoint>, at: Boundary): boolean {
@@ -175,7 +197,8 @@ export class StopPolicy {
     if (filter) return { reason: 'exception', exceptionId: filter.filter, text: filter.label, description: at.detail, hitBreakpointIds: [] };
     if (lineHits.length > 0) return { reason: 'breakpoint', description: `breakpoint: ${at.detail}`, hitBreakpointIds: lineHits };
     if (fnHits.length > 0) return { reason: 'function breakpoint', description: `function breakpoint: ${at.detail}`, hitBreakpointIds: fnHits };
-    if ((at.kind === 'run:entry' || at.kind === 'compensate:entry') && this.opts.stopOnEntry)
+    // A child run's entry (run.child) is not the session's: stopOnEntry stops where the session's own run starts.
+    if ((at.kind === 'run:entry' || at.kind === 'compensate:entry') && this.opts.stopOnEntry && depthOf(at) === 0)
       return { reason: 'entry', description: at.detail, hitBreakpointIds: [] };
     if (this.pauseRequested) return { reason: 'pause', description: `paused: ${at.detail}`, hitBreakpointIds: [] };
     return this.stepStop(at);
@@ -189,12 +212,18 @@ export class StopPolicy {
       case 'stepIn':
         return at.kind === 'run:entry' || at.kind === 'compensate:entry' ? undefined : step;
       case 'next':
-        return STEP_BOUNDARIES.has(at.kind) ? step : undefined;
+        // Over a child run: its own boundaries are deeper than where the stepping started.
+        return STEP_BOUNDARIES.has(at.kind) && depthOf(at) <= this.mode.depth ? step : undefined;
       case 'restart':
         return undefined;
-      case 'stepOut':
+      case 'stepOut': {
+        const d = depthOf(at);
+        // A child run started inside the step runs within it: stepping out of the step steps over it.
+        if (d > this.mode.depth) return undefined;
+        if (d < this.mode.depth) return STEP_BOUNDARIES.has(at.kind) || at.kind === 'child:end' ? step : undefined;
         if (at.kind === 'step:after' && at.step?.idx === this.mode.stepIdx) return step;
         return at.kind === 'run:end' || (at.kind === 'step:before' && at.step?.idx !== this.mode.stepIdx) ? step : undefined;
+      }
       case 'stepOutInverse':
         if (at.kind === 'compensate:committed' && at.action?.id === this.mode.actionId) return step;
         return at.kind === 'compensate:before' ? step : undefined;

@@ -3,7 +3,7 @@
 import { ErrorCodes, LogbookError, runNotFound } from './errors';
 import { compensateRun } from './compensate';
 import { canCancel } from './policy';
-import { processOwner, type CancelRequest, type Store } from './store';
+import { processOwner, type CancelRequest, type CancelResult, type Store } from './store';
 import { requireWellFormed } from './wellFormed';
 import type { CancelOptions, CancelReport } from './cancelOptions';
 
@@ -19,9 +19,29 @@ export async function cancelRunAndWait(store: Store, runId: string, opts: Cancel
   const reason = opts.reason ?? null;
   const req: CancelRequest = { reason, compensate: opts.compensate === true, at: Date.now(), by: processOwner(opts.role ?? 'cli').label };
   const first = store.cancelRun(runId, req);
-  if (first.kind === 'cancelled') return finish(store, runId, req, 'at-once');
-  if (opts.wait === false) return { runId, how: 'requested', status: first.status, reason };
+  const children = first.children.length ? { children: first.children } : {};
   const pollMs = opts.pollMs ?? 100;
+  if (opts.wait === false && first.kind === 'requested') return { runId, how: 'requested', status: first.status, reason, ...children };
+  const report = await stopped(store, runId, req, first, pollMs);
+  // Its children asked to stop (run.child) stop at their next boundary too: waited for, so none is still going.
+  if (opts.wait !== false) await childrenStopped(store, first.children, pollMs);
+  return { ...report, ...children };
+}
+
+async function childrenStopped(store: Store, children: CancelResult['children'], pollMs: number): Promise<void> {
+  for (const c of children) {
+    if (c.how !== 'requested') continue;
+    for (;;) {
+      const row = store.reader.run(c.runId);
+      if (!row || !store.reader.view(row).leaseLive) break;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+}
+
+async function stopped(store: Store, runId: string, req: CancelRequest, first: CancelResult, pollMs: number): Promise<CancelReport> {
+  const reason = req.reason;
+  if (first.kind === 'cancelled') return finish(store, runId, req, 'at-once');
   for (;;) {
     await new Promise((r) => setTimeout(r, pollMs));
     const row = store.reader.run(runId);

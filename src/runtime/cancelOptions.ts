@@ -23,4 +23,6 @@ export interface CancelReport {
   readonly status: RunStatus;
   readonly reason: string | null;
   readonly compensation?: CompensationReport;
+  /** Its child runs (run.child) that had not ended: cancelled at once, or asked to stop (and waited for, unless `wait: false`). */
+  readonly children?: ReadonlyArray<{ readonly runId: string; readonly how: 'at-once' | 'requested' }>;
 }

@@ -12,11 +12,12 @@ import { journaledError, settleInDoubt, settlePlan } from './settle';
 import { decisionAsker } from './carryOut';
 import { endSession, withNewSession } from './store';
 import type { Lease } from './store';
-import type { ActionRow } from './store/rows';
+import type { ActionRow, RunRow } from './store/rows';
 import type { Store } from './store';
 import { journaledDecisions, type DecisionInput } from './decisions';
 import type { CompensationReport } from './outcomes';
 import { afterAttempt } from './trace/attempt';
+import type { RunStatus } from './types';
 import type { TraceExportConfig } from './trace/config';
 
 export type { CompensationReport } from './outcomes';
@@ -52,6 +53,17 @@ export async function compensateRun(store: Store, runId: string, opts: Compensat
  * definition, or whose inverse, it does not have. Reads only; returns the inverses by action id.
  */
 export function checkCompensable(store: Store, runId: string): Map<string, ActionDefinition | null> {
+  // Its children are undone in the same walk: each must be compensable here too, and none driven right now.
+  for (const child of childrenToUndo(store, runId)) {
+    if (store.reader.view(child).leaseLive)
+      throw new LogbookError(
+        ErrorCodes.LEASE_HELD,
+        `Child run ${child.id} of run ${runId} is being driven by ${child.lease_owner ?? 'another process'}, and compensating ${runId} undoes its children too.`,
+        `Wait for it to stop (or cancel it with \`logbook cancel ${child.id}\`), then compensate ${runId} again.`,
+        { runId, childRunId: child.id, owner: child.lease_owner },
+      );
+    checkCompensable(store, child.id);
+  }
   const inverses = new Map<string, ActionDefinition | null>();
   for (const a of store.reader.committedNewestFirst(runId)) {
     if (a.effect !== 'read-only' && a.compensation !== 'committed' && a.compensation !== 'irreversible') inverses.set(a.id, inverseDefinition(store, runId, a));
@@ -59,6 +71,24 @@ export function checkCompensable(store: Store, runId: string): Map<string, Actio
   for (const a of store.reader.inDoubt(runId)) definition(a.type);
   for (const a of store.reader.failedMayHaveHappened(runId)) definition(a.type);
   return inverses;
+}
+
+/** A run's children that compensating it undoes: all but those already compensated and those that never started. */
+function childrenToUndo(store: Store, runId: string): RunRow[] {
+  return store.reader.children(runId).filter((c) => c.status !== 'compensated' && c.status !== 'queued');
+}
+
+/**
+ * A run's children in the order its compensation undoes them, each with its place in the run's walk: the seq of its
+ * start, which was journaled in the same transaction as the parent's record of it. Compared with the parent's commit
+ * order, a child started after an action committed is undone before that action, and one that started before an
+ * action committed (the parent waited for it) after it: newest first, as one walk.
+ */
+function childUnits(store: Store, runId: string): Array<{ readonly row: RunRow; readonly seq: number }> {
+  return store.reader
+    .children(runId)
+    .map((row) => ({ row, seq: store.reader.firstEventSeq(row.id) ?? 0 }))
+    .sort((a, b) => b.seq - a.seq);
 }
 
 function definition(type: string): ActionDefinition {
@@ -103,6 +133,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
   const compensated: Array<{ id: string; type: string; redone: boolean }> = [];
   const irreversible: Array<{ id: string; type: string }> = [];
   const settled: Array<{ id: string; type: string; outcome: string }> = [];
+  const children: Array<{ runId: string; agent: string; status: RunStatus; compensated: number }> = [];
   let alreadyCompensated = 0;
   const run = store.reader.run(runId);
   const input = run ? journaledInput(run).value : undefined;
@@ -112,7 +143,14 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     if (!hooks?.pause) return;
     await hooks.pause({ kind, run: runSnap(), action: snapshot(a, def), ...(redoInverse ? { redoInverse } : {}) });
   };
-  const base = (): Omit<CompensationReport, 'status'> => ({ runId, compensated, alreadyCompensated, irreversible, settled });
+  const base = (): Omit<CompensationReport, 'status'> => ({
+    runId,
+    compensated,
+    alreadyCompensated,
+    irreversible,
+    settled,
+    ...(children.length ? { children } : {}),
+  });
   /** Stopped between inverses at the host's request: the lease is released and `compensate` again finishes it. */
   const stopped = (): CompensationReport => {
     writer.note('compensation.stopped', { reason: 'the host asked the compensation to stop', compensated: compensated.length });
@@ -160,8 +198,47 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     }
     for (const a of store.reader.pendingApprovals(runId)) writer.approval(a.step_idx, a.id, false, 'the run was compensated before approval');
 
-    // 2. Inverses, newest-first by commit order.
+    // 2. Inverses, newest-first by commit order, with the run's children (run.child) at their places in that order.
+    const units = childUnits(store, runId);
+    const undoChildrenNewerThan = async (seq: number): Promise<CompensationReport | undefined> => {
+      for (let next = units[0]; next && next.seq > seq; next = units[0]) {
+        units.shift();
+        const stopped = await undoChild(next.row);
+        if (stopped) return stopped;
+      }
+      return undefined;
+    };
+    const undoChild = async (row: RunRow): Promise<CompensationReport | undefined> => {
+      if (row.status === 'compensated') {
+        children.push({ runId: row.id, agent: row.agent, status: 'compensated', compensated: 0 });
+        return undefined;
+      }
+      if (row.status === 'queued') return undefined;
+      if (hooks?.shouldStop?.()) return stopped();
+      const childLease = withNewSession(opts.role ?? 'cli', (owner) =>
+        store.acquireRun(row.id, owner, { status: 'compensating', newAttempt: true, purpose: `compensate (with its parent ${runId})` }),
+      );
+      writer.note('child.compensating', { runId: row.id, agent: row.agent });
+      const report = await afterAttempt(compensateWithLease(store, childLease, { ...opts, onDriving: undefined }), store, childLease, opts);
+      children.push({ runId: row.id, agent: row.agent, status: report.status, compensated: report.compensated.length });
+      writer.note('child.compensated', { runId: row.id, status: report.status, compensated: report.compensated.length });
+      if (report.status === 'compensated') return undefined;
+      if (report.status === 'needs-decision') {
+        const reason = `child run ${row.id}: ${report.waitingOn?.reason ?? 'needs a decision'}`;
+        writer.runStatus('needs-decision', { data: { childRunId: row.id, actionId: report.waitingOn?.actionId ?? null, reason } });
+        return { ...base(), status: 'needs-decision', waitingOn: { actionId: report.waitingOn?.actionId ?? '', reason, runId: row.id } };
+      }
+      if (report.status === 'interrupted') return { ...base(), status: 'interrupted', ...(report.error ? { error: report.error } : {}) };
+      throw new LogbookError(
+        ErrorCodes.COMPENSATE_FAILED,
+        `The compensation of child run ${row.id} (agent ${row.agent}) ended ${report.status}${report.error ? `: ${report.error.message}` : ''}.`,
+        `Fix the cause and run \`logbook compensate ${runId}\` again: finished inverses, and children already compensated, are not repeated.`,
+        { childRunId: row.id },
+      );
+    };
     for (const a of store.reader.committedNewestFirst(runId)) {
+      const early = await undoChildrenNewerThan(a.commit_seq ?? 0);
+      if (early) return early;
       if (a.effect === 'read-only') continue;
       if (a.compensation === 'committed') {
         alreadyCompensated++;
@@ -214,7 +291,16 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
       compensated.push({ id: a.id, type: a.type, redone });
       await pause('compensate:committed', a, def);
     }
-    writer.runStatus('compensated', { data: { compensated: compensated.length, alreadyCompensated, irreversible: irreversible.map((i) => i.id) } });
+    const last = await undoChildrenNewerThan(-1);
+    if (last) return last;
+    writer.runStatus('compensated', {
+      data: {
+        compensated: compensated.length,
+        alreadyCompensated,
+        irreversible: irreversible.map((i) => i.id),
+        ...(children.length ? { children: children.map((c) => ({ runId: c.runId, status: c.status })) } : {}),
+      },
+    });
     return { ...base(), status: 'compensated' };
   } catch (err) {
     const record = errorRecord(err);

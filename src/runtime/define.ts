@@ -215,7 +215,26 @@ export function defineAgent(given: unknown): AgentDefinition {
   if (spec.onFailure !== undefined && spec.onFailure !== 'stop' && spec.onFailure !== 'compensate') {
     bad(`defineAgent(${JSON.stringify(spec.name)}): "onFailure" is ${JSON.stringify(spec.onFailure)}.`, 'Use "stop" or "compensate".');
   }
-  return Object.freeze({ ...spec, [AGENT_BRAND]: true as const });
+  const def = Object.freeze({ ...spec, [AGENT_BRAND]: true as const });
+  agentsDefined.push(def);
+  return def;
+}
+
+const AGENTS_KEY = Symbol.for('agent-logbook.agents-defined');
+const agentGlobals = globalThis as { [AGENTS_KEY]?: AgentDefinition[] };
+/** Every agent defined in this process, in order (on globalThis, as the action registry is). */
+const agentsDefined = (agentGlobals[AGENTS_KEY] ??= []);
+
+/**
+ * How many agents this process has defined so far, and those defined since `from`: the loader learns the agents a
+ * script's bundle defines (its default one and the children it imports), so a child run is resumed by its own.
+ */
+export function definedAgentCount(): number {
+  return agentsDefined.length;
+}
+
+export function agentsDefinedSince(from: number): readonly AgentDefinition[] {
+  return agentsDefined.slice(from);
 }
 
 export function isAgent(v: unknown): v is AgentDefinition {
@@ -265,12 +284,30 @@ export interface RunApi extends RunInfo {
    * (a foreground `logbook run` exits 3), and `logbook send` or a worker continues it.
    */
   waitFor<S extends StandardSchema = StandardSchema<unknown>>(name: string, options?: WaitForOptions<S>): Promise<InferOutput<S> | undefined>;
+  /**
+   * Starts `agent` as a run of its own, with its own journal entries, and returns that run's output. Like run.sleep, it
+   * is a step of this run (named `child <agent name>`), outside any other step. The child's id is derived from this
+   * run's id and the step's place (or is `options.id`): a resumed parent re-attaches to the same child instead of
+   * starting another, waits for it while another process drives it, and resumes it when it was interrupted. A child
+   * that fails, is cancelled or compensated makes this throw ChildRunFailedError, naming the child's run id.
+   */
+  child<S extends StandardSchema, O>(agent: AgentDefinition<S, O>, input: InferInput<S>, options?: ChildOptions): Promise<O>;
   /** The step the caller is in (its position and name), or undefined outside a step: integrations key actions by it. */
   currentStep(): StepPlace | undefined;
   /** Journals a note in the current step (what a model had streamed, say): shown by the debugger, never replayed. */
   note(kind: string, data: unknown): void;
   /** A line for the person running the agent (not an error): the CLI prints it on stderr, the debugger in its console. */
   log(line: string): void;
+}
+
+/** run.child's options. */
+export interface ChildOptions {
+  /**
+   * The child's run id (letters, digits, `. _ : -`, up to 128 characters). Default: derived from the parent's id and
+   * the place of the call, e.g. `run-1.child-3` for a call that is the parent's step #3. A run of that id that is not
+   * this parent's child at this place is refused.
+   */
+  readonly id?: string;
 }
 
 /** How an integration tells the debugger where the user asked for an action (see docs/integrations.md). */

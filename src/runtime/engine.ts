@@ -7,7 +7,8 @@ import { Faults } from './faults';
 import { journalInvalid, toJournalJson } from './json';
 import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './input';
 import { requireWellFormed } from './wellFormed';
-import { announceDriving, type OnDriving, type RuntimeHooks } from './hooks';
+import { announceDriving, type OnDriving, type PauseEvent, type RuntimeHooks } from './hooks';
+import type { ChildEngine } from './child';
 import { RunSession, emptyStats } from './session';
 import {
   endSession,
@@ -55,6 +56,8 @@ export interface EngineOptions {
   readonly traceContext?: CallerContext;
   /** How run.sleep waits: a worker releases long sleeps; `resume --now` wakes at once. */
   readonly sleep?: SleepPolicy;
+  /** Set by run.child for the session that drives a child: the parent's child:start boundary (see PauseEvent.caller). */
+  readonly caller?: PauseEvent;
 }
 
 export function newRunId(): string {
@@ -297,6 +300,8 @@ async function driveSession(
     log,
     journal: store.target,
     ...(opts.sleep ? { sleep: opts.sleep } : {}),
+    children: childEngine(store, opts),
+    ...(opts.caller ? { caller: opts.caller } : {}),
   });
   const stopHeartbeat = writer.keepAlive();
   const base = { runId: lease.runId, agent: agent.name, attempt: lease.attempt, stats };
@@ -384,7 +389,8 @@ async function driveSession(
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
       const waitingFor = err.status === 'waiting' && err.event !== undefined ? { waitingFor: { event: err.event, until: err.wakeAt ?? null } } : {};
-      return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason } } : {}), ...waitingFor };
+      const child = err.childRunId ? { runId: err.childRunId } : {};
+      return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason, ...child } } : {}), ...waitingFor };
     }
     const record = errorRecord(err);
     const error = { name: record.name, message: record.message, ...(record.code ? { code: record.code } : {}) };
@@ -451,6 +457,36 @@ async function driveSession(
       }
     }
   }
+}
+
+/**
+ * What run.child needs of the engine: a child is driven in this process, by a session of its own (its own lease and
+ * writer), with this session's options but not its host's onDriving or the caller's trace context; its boundaries
+ * reach this session's host with the parent's child:start as their caller.
+ */
+function childEngine(store: Store, opts: EngineOptions): ChildEngine {
+  const { onDriving: _onDriving, traceContext: _traceContext, caller: _caller, hooks, ...rest } = opts;
+  const forChild = (caller: PauseEvent): EngineOptions => ({ ...rest, caller, ...(hooks ? { hooks: withCaller(hooks, caller) } : {}) });
+  return {
+    store,
+    role: opts.role ?? 'cli',
+    log: maskedLog(opts.log),
+    faults: opts.faults ?? new Faults(),
+    start: (agent, lease, input, caller) => drive(store, agent, lease, input, forChild(caller)),
+    resume: (agent, runId, caller) => resumeRun(store, agent, runId, forChild(caller)),
+  };
+}
+
+/** The host's hooks for a child's session: every boundary it pauses at carries the parent's call as its caller. */
+function withCaller(hooks: RuntimeHooks, caller: PauseEvent): RuntimeHooks {
+  const pause = hooks.pause?.bind(hooks);
+  return {
+    ...(hooks.captureLocations !== undefined ? { captureLocations: hooks.captureLocations } : {}),
+    ...(pause ? { pause: (ev: PauseEvent) => pause(ev.caller ? ev : { ...ev, caller }) } : {}),
+    ...(hooks.shouldStop ? { shouldStop: hooks.shouldStop.bind(hooks) } : {}),
+    ...(hooks.approval ? { approval: hooks.approval.bind(hooks) } : {}),
+    ...(hooks.decision ? { decision: hooks.decision.bind(hooks) } : {}),
+  };
 }
 
 /**

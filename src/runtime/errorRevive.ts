@@ -1,7 +1,7 @@
 // Rebuilds a journaled step failure as the error the script caught in the attempt where it happened.
 
 import * as z from 'zod/mini';
-import { ActionFailedError, ApprovalRejectedError, ErrorCodes, LogbookError, type ErrorCode, type ErrorRecord } from './errors';
+import { ActionFailedError, ApprovalRejectedError, ChildRunFailedError, ErrorCodes, LogbookError, type ErrorCode, type ErrorRecord } from './errors';
 import { fromJournalJson, journalInvalid, type JournalPlace } from './json';
 
 const Record_ = z.object({
@@ -19,6 +19,7 @@ const LOGBOOK_CLASSES: Record<string, abstract new (...args: never[]) => Logbook
   LogbookError,
   ApprovalRejectedError,
   ActionFailedError,
+  ChildRunFailedError,
 };
 
 /** JavaScript's own error classes: a TypeError caught in the first attempt is a TypeError on replay. */

@@ -95,6 +95,8 @@ const CODES = {
   CRASH_TARGET_UNKNOWN: { code: 'LB_CRASH_TARGET_UNKNOWN', exit: EXIT.usage },
   /** A journaled model call's parameters (prompt, tools, settings) changed since it was recorded. */
   MODEL_DRIFT: { code: 'LB_MODEL_DRIFT', exit: EXIT.failed, scriptBug: true },
+  /** run.child's error when the child run failed, was cancelled or compensated: it names the child's run id. */
+  CHILD_FAILED: { code: 'LB_CHILD_FAILED', exit: EXIT.failed },
 } as const satisfies Record<string, CodeRow>;
 
 type Codes = typeof CODES;
@@ -151,6 +153,41 @@ export class ApprovalRejectedError extends LogbookError {
 }
 
 /**
+ * What `run.child` throws when the child run ended without its output: it failed (its error is `childError`), was
+ * cancelled, or was compensated. `childRunId` names the child, so `logbook show` finds it.
+ */
+export class ChildRunFailedError extends LogbookError {
+  constructor(
+    parentRunId: string,
+    childRunId: string,
+    agent: string,
+    status: string,
+    childError: { readonly name: string; readonly message: string; readonly code?: string } | undefined,
+  ) {
+    const what = status === 'failed' ? `failed: ${(childError?.message ?? 'no error was journaled').replace(/\.$/, '')}` : `is ${status}, so it has no output`;
+    super(
+      ErrorCodes.CHILD_FAILED,
+      `Child run ${childRunId} (agent ${agent}) ${what}.`,
+      status === 'failed'
+        ? `Catch ChildRunFailedError in the parent to take another path, or fix the cause and run \`logbook resume ${parentRunId}\`: it resumes the child.`
+        : `See it with \`logbook show ${childRunId}\`; catch ChildRunFailedError in the parent to take another path.`,
+      { parentRunId, childRunId, agent, status, ...(childError ? { childError: { ...childError } } : {}) },
+    );
+    this.name = 'ChildRunFailedError';
+  }
+
+  /** The child run's id (also in `details`, so a replayed error has it too). */
+  get childRunId(): string {
+    return String(this.details.childRunId);
+  }
+
+  /** How the child ended: `failed`, `cancelled`, `compensated`, … */
+  get childStatus(): string {
+    return String(this.details.status);
+  }
+}
+
+/**
  * Public for scripts: an action's `execute` may throw it to say the outside system refused. The runtime never throws
  * it and gives it no special meaning: like any error from execute, the action is journaled `failed` and the error
  * reaches the step.
@@ -202,6 +239,8 @@ export class RunSuspended extends Error {
     readonly wakeAt?: number,
     /** For `waiting`: the name of the event the run waits for. */
     readonly event?: string,
+    /** Set when the run stops because its child run did (run.child): the child's id; `actionId` is then the child's. */
+    readonly childRunId?: string,
   ) {
     super(reason);
     this.name = 'RunSuspended';

@@ -16,6 +16,10 @@ export const FAULT_POINTS = [
   'cancel:after-stop',
   // run.waitFor took an event (its step's checkpoint and the event's taking are one commit), before the next step (target: the event's name).
   'event:after-deliver',
+  // run.child (target: the child's agent name): its run row and the parent's record of it durable, before it runs; and
+  // the child ended (its output known), before the parent's step records it.
+  'child:after-start',
+  'child:after-end',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
@@ -24,6 +28,9 @@ export interface CrashSpec {
   readonly occurrence: number;
   readonly point: FaultPoint;
 }
+
+/** Points written with their prefix in a crash spec (the others by their phase alone, e.g. `after-start`). */
+const PREFIXED = /^(compensate|cancel|event|child):/;
 
 const SHORT: Record<string, FaultPoint> = {
   before: 'step:before',
@@ -43,7 +50,7 @@ export function parseCrashSpec(spec: string): CrashSpec {
     throw new LogbookError(
       ErrorCodes.BAD_CRASH_SPEC,
       `--crash-at ${JSON.stringify(spec)} is not <target>#<n>@<phase>.`,
-      `Use an action type or step name, an occurrence and one of: ${[...Object.keys(SHORT), ...FAULT_POINTS.filter((p) => p.startsWith('compensate:') || p.startsWith('cancel:') || p.startsWith('event:'))].join(', ')}; e.g. email.send#30@after-execute.`,
+      `Use an action type or step name, an occurrence and one of: ${[...Object.keys(SHORT), ...FAULT_POINTS.filter((p) => PREFIXED.test(p))].join(', ')}; e.g. email.send#30@after-execute.`,
     );
   }
   const occurrence = m[2] === undefined ? 1 : Number(m[2]);
@@ -57,8 +64,7 @@ export function parseCrashSpec(spec: string): CrashSpec {
 }
 
 export function formatCrashSpec(s: CrashSpec): string {
-  const phase =
-    s.point.startsWith('compensate:') || s.point.startsWith('cancel:') || s.point.startsWith('event:') ? s.point : s.point.slice(s.point.indexOf(':') + 1);
+  const phase = PREFIXED.test(s.point) ? s.point : s.point.slice(s.point.indexOf(':') + 1);
   return `${s.target}#${s.occurrence}@${phase}`;
 }
 
@@ -170,7 +176,9 @@ export function unreachedCrashPoints(faults: Faults): string[] {
         ? `run of agent ${s.target}`
         : s.point.startsWith('event:')
           ? `run.waitFor of event ${JSON.stringify(s.target)}`
-          : `step ${JSON.stringify(s.target)}`;
+          : s.point.startsWith('child:')
+            ? `child run of agent ${s.target}`
+            : `step ${JSON.stringify(s.target)}`;
     return `--crash-at ${formatCrashSpec(s)} was never reached: ${seen === 0 ? `no ${where} passed ${s.point}` : `${where} passed ${s.point} only ${seen} time(s), not ${s.occurrence}`}; the run went on without a crash.`;
   });
 }

@@ -31,6 +31,8 @@ export type PauseKind =
   | 'compensate:after-start'
   | 'compensate:after-execute'
   | 'compensate:committed'
+  | 'child:start'
+  | 'child:end'
   | 'run:end'
   // run.sleep, its wake time journaled, about to wait for what is left (again after a host interrupted the wait).
   | 'sleep:waiting';
@@ -93,6 +95,17 @@ export interface ActionSnapshot {
   readonly location?: SourceLocation;
 }
 
+/** A child run (run.child) as its parent's step sees it, at child:start and child:end. */
+export interface ChildSnapshot {
+  readonly runId: string;
+  readonly agent: string;
+  /** `start`: a new run; `attach`: the journal already has it (a resumed parent re-attaches instead of starting another). */
+  readonly how: 'start' | 'attach';
+  /** The child's status when the parent starts waiting (child:start) or goes on (child:end). */
+  readonly status?: RunStatus;
+  readonly output?: unknown;
+}
+
 /**
  * One boundary, as facts: the host words it (the runtime writes no sentences). `plan` is the policy's reconciliation of
  * an in-doubt action (at action:reconcile, action:decision and an action:failed that left it in doubt); `redoInverse` says
@@ -108,6 +121,12 @@ export interface PauseEvent {
   readonly sleep?: SleepSnapshot;
   /** At event:wait: the event the run waits for, and when its wait times out (ms since the epoch; null: never). */
   readonly wait?: { readonly name: string; readonly deadline: number | null };
+  readonly child?: ChildSnapshot;
+  /**
+   * In a child run's events: the parent's child:start boundary (its run, and the step that called run.child), itself
+   * with the grandparent's, and so on. A debugger stacks the child's frames on these.
+   */
+  readonly caller?: PauseEvent;
 }
 
 export interface RuntimeHooks {

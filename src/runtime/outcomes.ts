@@ -26,8 +26,10 @@ export interface CompensationReport {
   readonly irreversible: ReadonlyArray<{ id: string; type: string }>;
   /** In-doubt actions settled before compensating: verified, decided, or found not to have happened. */
   readonly settled: ReadonlyArray<{ id: string; type: string; outcome: string }>;
-  readonly waitingOn?: { readonly actionId: string; readonly reason: string };
+  readonly waitingOn?: { readonly actionId: string; readonly reason: string; readonly runId?: string };
   readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
+  /** The child runs (run.child) this compensation undid with the run, in the walk's order, and how each ended. */
+  readonly children?: ReadonlyArray<{ readonly runId: string; readonly agent: string; readonly status: RunStatus; readonly compensated: number }>;
 }
 
 export interface RunOutcome {
@@ -37,8 +39,11 @@ export interface RunOutcome {
   readonly attempt: number;
   readonly output?: unknown;
   readonly error?: { readonly code?: string; readonly name: string; readonly message: string };
-  /** What the run waits for when it stopped in needs-decision or awaiting-approval. */
-  readonly waitingOn?: { readonly actionId: string; readonly reason: string };
+  /**
+   * What the run waits for when it stopped in needs-decision or awaiting-approval. `runId` is set when the action is
+   * its child's (run.child): decide or approve it there, then resume this run.
+   */
+  readonly waitingOn?: { readonly actionId: string; readonly reason: string; readonly runId?: string };
   /** When a run released `sleeping` is due (ms since the epoch). */
   readonly wakeAt?: number;
   /** What a run released `waiting` waits for (run.waitFor): the event's name, and when the wait times out (null: never). */

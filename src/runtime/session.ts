@@ -27,6 +27,8 @@ import type { AttemptStats } from './outcomes';
 import { approvalEventName, checkWaitCall, journaledDeadline, replayedWait } from './wait';
 import { validate } from './schema';
 import type { InboxRow } from './store/rows';
+import { ChildCalls, checkChildCall, type ChildEngine } from './child';
+import type { PauseEvent } from './hooks';
 
 export type { AttemptStats } from './outcomes';
 
@@ -85,6 +87,10 @@ export interface SessionDeps {
   /** The journal's target (safe to print): integrations that keep their own records beside the run's find it on the run object. */
   readonly journal?: string;
   readonly sleep?: SleepPolicy;
+  /** What run.child needs of the engine (driving and resuming child runs); absent, run.child is refused. */
+  readonly children?: ChildEngine;
+  /** When this run is itself a child: its parent's child:start boundary (see PauseEvent.caller). */
+  readonly caller?: PauseEvent;
 }
 
 /** The key of the journal target on a run object, shared by every copy of the runtime (agent-logbook/langgraph reads it). */
@@ -129,6 +135,7 @@ export class RunSession {
       do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
       sleep: (name, duration) => this.track(this.sleep(name, duration)),
       waitFor: (name: string, options?: unknown) => this.track(this.waitFor(name, options)) as Promise<never>,
+      child: <O>(agent: unknown, input: unknown, options?: unknown) => this.track(this.child(agent, input, options)) as Promise<O>,
       currentStep: () => {
         const frame = this.currentFrame();
         return frame ? { index: frame.idx, name: frame.name } : undefined;
@@ -202,6 +209,33 @@ export class RunSession {
     }
     this.h.boundary({ stopFirst: true });
   }
+
+  /**
+   * run.child: a step named after the child's agent, whose checkpoint is the child's output (a replay returns it). Its
+   * body starts the child, or re-attaches to the one the journal holds at this place (see child.ts).
+   */
+  private async child(agent: unknown, input: unknown, options: unknown): Promise<unknown> {
+    const c = checkChildCall(agent, options);
+    const engine = this.d.children;
+    if (!engine)
+      throw new LogbookError(ErrorCodes.STEP_MISUSE, 'run.child is not available in this run.', 'Start the run with the engine (logbook run, the host API).');
+    this.childCalls ??= new ChildCalls(engine, {
+      host: this.h,
+      writer: this.d.writer,
+      caller: this.d.caller,
+      suspend: (s) => this.suspend(s),
+      read: (fn) => this.read(fn),
+    });
+    const calls = this.childCalls;
+    return this.api.step(`child ${c.agent.name}`, () => {
+      const frame = this.currentFrame();
+      if (!frame) throw new Error('internal: run.child ran outside its step');
+      const step = { idx: frame.idx, name: frame.name, replayed: false, redone: frame.redone, ...(frame.location ? { location: frame.location } : {}) };
+      return calls.call({ step, agent: c.agent, input, id: c.id });
+    });
+  }
+
+  private childCalls: ChildCalls | undefined;
 
   /** Set when any branch suspended the run: every later step or action call stops before doing anything. */
   get suspended(): RunSuspended | undefined {

@@ -123,11 +123,37 @@ async function nap(run: RunApi, j: number, ms: number, sabotage: Sabotage): Prom
 /** A graph agent's time travel (runGraph's config): the thread and checkpoint it starts from. */
 const From = z.object({ thread: z.string(), checkpoint: z.string() });
 
+/** The agent a `child` step starts with run.child: one step making that step's calls, one after another. */
+export const CHILD_AGENT_NAME = 'checker-child';
+
+const children = new WeakMap<AgentDefinition, AgentDefinition>();
+
+/** The child agent (run.child) built with `parent`: a host registers both (openJournal's agents). */
+export function childAgentOf(parent: AgentDefinition): AgentDefinition {
+  const c = children.get(parent);
+  if (!c) throw new Error('checker: no child agent built with this agent');
+  return c;
+}
+
+const ChildInput = z.object({ step: z.number().int(), base: z.number(), tag: z.string() });
+
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
   const graph = spec.graph ? graphAgentRun(spec, defs) : undefined;
   const fields = inputSchema(spec.fields);
-  return defineAgent({
+  // Defined when the script loads, beside the parent, so the CLI and a worker find it in the parent's script too.
+  const child = defineAgent({
+    name: CHILD_AGENT_NAME,
+    input: ChildInput,
+    async run(run, input) {
+      const calls = spec.steps[input.step]?.calls ?? [];
+      const args = (n: number): Args => ({ n, amount: input.base + n, tag: input.tag });
+      const seq = STEP_KINDS.seq;
+      if (!seq) throw new Error('checker: no step kind seq');
+      return run.step('c0', () => seq.run({ run, defs, actions: spec.actions, args, calls, index: input.step }));
+    },
+  });
+  const parent = defineAgent({
     name: AGENT_NAME,
     input: graph ? (fields as z.ZodObject).extend({ from: From.optional() }) : fields,
     onFailure: spec.onFailure,
@@ -145,6 +171,12 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
           steps.push((await run.waitFor(eventName(s.event ?? 0), { schema: EventData })) ?? null);
           continue;
         }
+        if (s.kind === 'child') {
+          // run.child is a step of its own: the child run makes this step's calls with its own keys.
+          const id = host.world.sabotage.childIdPerAttempt ? { id: `${run.id}-c${j}-a${run.attempt}` } : undefined;
+          steps.push(await run.child(child, { step: j, base, tag }, id));
+          continue;
+        }
         const kind = STEP_KINDS[s.kind];
         if (!kind) throw new Error(`checker: no step kind ${s.kind}`);
         if (s.sleepMs !== undefined) await nap(run, j, host.proc.sleepMs?.(s.sleepMs) ?? s.sleepMs, host.world.sabotage);
@@ -154,4 +186,6 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       return { input, steps };
     },
   });
+  children.set(parent, child);
+  return parent;
 }

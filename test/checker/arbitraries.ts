@@ -25,7 +25,7 @@ const call: fc.Arbitrary<CallJ> = fc.record({
 });
 
 const plainStep: fc.Arbitrary<StepJ> = fc.record({
-  kind: weighted<string>(['seq', 4], ['all', 2], ['ai', 1], ['agents', 1], ['wait', 1]),
+  kind: weighted<string>(['seq', 4], ['all', 2], ['ai', 1], ['agents', 1], ['wait', 1], ['child', 1]),
   calls: fc.array(call, { minLength: 1, maxLength: 3 }),
 });
 

@@ -9,6 +9,7 @@ import { runCase } from './executor';
 import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
+import { JournalReader } from '../../src/runtime/store/reader';
 
 /** Reproducible in CI; `npm run check:exactly-once -- --runs 10000` tries many more, with a fresh seed each time. */
 const SEED = 19;
@@ -61,6 +62,79 @@ describe('exactly-once checker', function () {
       ),
       r.log.join('\n'),
     );
+  });
+
+  /** Agents with at least one run.child step, whose actions neither fail nor wait at a gate (so every case ends). */
+  const withChild = (effects: boolean): fc.Arbitrary<AgentJ> =>
+    agentArb
+      .map((a) =>
+        effects
+          ? {
+              ...a,
+              actions: a.actions.map((x) => ({ ...x, effect: 'non-idempotent' as const, compensate: true, approval: 'none' as const, fail: 'none' as const })),
+            }
+          : a,
+      )
+      .filter((a) => a.steps.some((st) => st.kind === 'child' && st.calls.length > 0));
+
+  it('finds no violation in 60 generated schedules of agents that start child runs (run.child)', async () => {
+    // As caseArbOf does: a fork's step is one the agent has.
+    const cases = fc
+      .record({ agent: withChild(false), schedule: scheduleArb })
+      .map((c) => ({ ...c, schedule: c.schedule.fork === undefined ? c.schedule : { ...c.schedule, fork: c.schedule.fork % c.agent.steps.length } }));
+    const r = await check({ seed: SEED, runs: 60, arbitrary: cases, shrinkMs: 15_000, shrinkKinds: 3 });
+    assert.equal(r.schedules, 60);
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  it('negative control: catches a parent that names its child by the attempt, so a resume starts a second one (child-twice)', async () => {
+    const schedule: fc.Arbitrary<ScheduleJ> = fc.nat(3).map((n) => ({
+      ops: [
+        { op: 'start', via: 'api', crash: { at: 'provider', n, when: 'after-effect' } },
+        { op: 'resume', via: 'api' },
+      ],
+    }));
+    const r = await check({
+      seed: SEED,
+      runs: 40,
+      sabotage: { childIdPerAttempt: true },
+      arbitrary: fc.record({ agent: withChild(true), schedule }),
+      kinds: ['child-twice'],
+      firstOnly: true,
+      shrinkKinds: 1,
+      shrinkMs: 10_000,
+    });
+    assert.ok(r.shrunk[0], `a second child at the same place went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+  });
+
+  it('negative control: catches a compensation that forgets the children (effect-not-compensated)', async () => {
+    const real = Object.getOwnPropertyDescriptor(JournalReader.prototype, 'children');
+    Object.defineProperty(JournalReader.prototype, 'children', { configurable: true, writable: true, value: () => [] });
+    try {
+      const schedule: fc.Arbitrary<ScheduleJ> = fc.constant({
+        ops: [
+          { op: 'start', via: 'api' },
+          { op: 'compensate', via: 'api' },
+        ],
+      });
+      const r = await check({
+        seed: SEED,
+        runs: 30,
+        arbitrary: fc.record({ agent: withChild(true), schedule }),
+        kinds: ['effect-not-compensated'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+      const s = r.shrunk[0];
+      assert.ok(s, `a compensation that leaves children undone went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+      assert.ok(
+        s.result.violations.some((v) => v.kind === 'effect-not-compensated' && /\.child-\d+:/.test(v.detail)),
+        r.text,
+      );
+    } finally {
+      if (real) Object.defineProperty(JournalReader.prototype, 'children', real);
+    }
   });
 
   it('negative control: catches a runtime that ignores a cancel (effect-after-cancel)', async () => {

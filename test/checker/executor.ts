@@ -146,16 +146,32 @@ export class Exec {
         if (failedResumes++ >= 2 + calls) return;
         await this.call('compensate again (host API)', runId, () => d.compensate('api', runId));
       } else if (status === 'awaiting-approval') {
-        for (const a of this.observer.actions(runId).filter((x) => x.status === 'awaiting-approval' && x.approval === 'pending')) {
-          // An Agents SDK run's gate (logbookRunAgent) is `approval:<the action's key>`: the person answers as for the action.
-          const type = a.type === 'agents.approval' ? a.id.replace(/^approval:/, '').split(':')[0] : a.type;
-          const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === type);
-          const yes = spec?.approval !== 'reject';
-          await this.call(`${yes ? 'approve' : 'reject'} ${a.id} (host API)`, runId, () => d.approve(runId, a.id, yes));
+        // The gate may be its child's (run.child): the run waits for it, named in its status; a gate is answered where it is.
+        for (const r of this.observer.family(runId)) {
+          for (const a of this.observer.actions(r.id).filter((x) => x.status === 'awaiting-approval' && x.approval === 'pending')) {
+            // An Agents SDK run's gate (logbookRunAgent) is `approval:<the action's key>`: the person answers as for the action.
+            const type = a.type === 'agents.approval' ? a.id.replace(/^approval:/, '').split(':')[0] : a.type;
+            const spec = this.target.agent.actions.find((x, j) => actionType(x, j) === type);
+            const yes = spec?.approval !== 'reject';
+            await this.call(`${yes ? 'approve' : 'reject'} ${a.id} (host API)`, r.id, () => d.approve(r.id, a.id, yes));
+          }
         }
         await this.call('resume (host API)', runId, () => d.resume('api', runId));
       } else if (status === 'needs-decision' || status === 'interrupted' || status === 'sleeping') {
-        const decisions = status === 'needs-decision' ? this.decisions(runId) : {};
+        // A child (run.child) stopped for a decision stops its parent too: a person decides it on the child, which
+        // resuming then goes on (a compensation takes the decisions down to its children itself).
+        if (!compensating)
+          for (const c of this.observer.family(runId).slice(1).reverse()) {
+            if (this.observer.status(c.id) !== 'needs-decision' || this.observer.compensating(c.id)) continue;
+            const kid = this.decisions(c.id);
+            await this.call(`resume child run ${c.id} --decide (host API)`, c.id, () => d.resume('api', c.id, kid));
+          }
+        const decisions =
+          status !== 'needs-decision'
+            ? {}
+            : compensating
+              ? (Object.assign({}, ...this.observer.family(runId).map((r) => this.decisions(r.id))) as Record<string, DecisionInput>)
+              : this.decisions(runId);
         const words = Object.entries(decisions)
           .map(([k, v]) => `${k}=${typeof v === 'string' ? v : `${v.decision} --result …`}`)
           .join(' ');

@@ -5,6 +5,7 @@ import type { Exec, Finished } from './executor';
 import { actionType } from './spec';
 import type { Landed } from './world';
 import { isSleepCheckpoint } from '../../src/runtime/sleep';
+import type { RunRow } from '../../src/runtime/store';
 
 export interface Violation {
   readonly kind: string;
@@ -44,13 +45,42 @@ export function matches(x: Exec, runId: string, b: Finished): boolean {
   return status === b.status && (status !== 'completed' || isDeepStrictEqual(row?.output ? (JSON.parse(row.output) as unknown) : undefined, b.output));
 }
 
+/**
+ * One child per place: each run.child call (a step of its parent) names one child run, the same on every attempt; a
+ * resumed parent re-attaches to it, never starts a second. And a child's place is a step its parent journaled.
+ */
+function checkChildren(x: Exec, family: readonly RunRow[]): void {
+  for (const parent of family) {
+    const kids = family.filter((r) => r.parent_id === parent.id);
+    const byStep = new Map<number, RunRow[]>();
+    for (const k of kids) byStep.set(k.parent_step ?? -1, [...(byStep.get(k.parent_step ?? -1) ?? []), k]);
+    for (const [step, at] of byStep) {
+      if (at.length > 1)
+        x.violation('child-twice', `run ${parent.id} started ${at.length} child runs at its step #${step + 1}: ${at.map((k) => k.id).join(', ')}`);
+    }
+    const steps = new Map(x.observer.steps(parent.id).map((s) => [s.idx, s]));
+    for (const k of kids) {
+      const s = steps.get(k.parent_step ?? -1);
+      if (!s?.name.startsWith('child '))
+        x.violation(
+          'child-without-place',
+          `child run ${k.id} names step #${(k.parent_step ?? -1) + 1} of run ${parent.id}, which is ${s ? `"${s.name}"` : 'not journaled'}`,
+        );
+    }
+  }
+}
+
 export function checkRun(x: Exec, runId: string, baselines: readonly Finished[], o: { readonly compensated: boolean }): void {
   const baseline = baselines[0] ?? { status: undefined, output: undefined };
   const status = x.observer.status(runId);
-  const rows = new Map(x.observer.actions(runId).map((a) => [a.id, a]));
+  // The run and its child runs (run.child) are one unit of effects: a parent's outcome covers its children's.
+  const family = x.observer.family(runId);
+  const ofFamily = new Set(family.map((r) => r.id));
+  const rows = new Map(family.flatMap((r) => x.observer.actions(r.id)).map((a) => [a.id, a]));
   const world = x.target.world.all();
-  const dos = world.filter((e) => e.kind === 'do' && runOfKey(e.key) === runId);
-  const undos = world.filter((e) => e.kind === 'undo' && e.of !== null && runOfKey(e.of) === runId);
+  const dos = world.filter((e) => e.kind === 'do' && ofFamily.has(runOfKey(e.key) ?? ''));
+  const undos = world.filter((e) => e.kind === 'undo' && e.of !== null && ofFamily.has(runOfKey(e.of) ?? ''));
+  checkChildren(x, family);
   const hasInverse = (type: string): boolean => x.target.agent.actions.some((a, i) => actionType(a, i) === type && a.compensate);
   const where = `run ${runId} (${status ?? 'absent'})`;
 
@@ -98,7 +128,7 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
     const late = x.target.world
       .all()
       .slice(c.landed)
-      .filter((e) => e.kind === 'do' && runOfKey(e.key) === runId && !c.inFlight.has(e.key));
+      .filter((e) => e.kind === 'do' && ofFamily.has(runOfKey(e.key) ?? '') && !c.inFlight.has(e.key));
     for (const e of late) x.violation('effect-after-cancel', `${e.key} landed after the run was asked to cancel, and was not in flight then; ${where}`);
   }
 
@@ -116,6 +146,11 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
   checkEvents(x, runId, status);
 
   if (status === 'completed') {
+    // A parent completes with the outputs of its children: each completed.
+    for (const c of family.slice(1)) {
+      const cs = x.observer.status(c.id);
+      if (cs !== 'completed') x.violation('completed-with-child-unfinished', `${where} completed, but its child run ${c.id} is ${cs ?? 'absent'}`);
+    }
     const open = [...rows.values()].filter((a) => a.status === 'started' || (a.status === 'awaiting-approval' && a.approval === 'pending'));
     if (open.length) x.violation('completed-with-doubt', `${where} completed holding ${open.map((a) => `${a.id} (${a.status})`).join(', ')}`);
     if (undos.length) x.violation('undone-but-completed', `${where} completed, but inverses landed for ${undos.map((e) => e.of).join(', ')}`);

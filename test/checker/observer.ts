@@ -44,6 +44,23 @@ export class Observer {
     return this.store.reader.actions(runId, 0, ALL);
   }
 
+  /**
+   * The run and the runs it started with run.child, and theirs: read from the runs' rows, not through the reader's
+   * own children query, so a control that breaks that query cannot hide them here.
+   */
+  family(runId: string): RunRow[] {
+    const all = this.store.reader.runs(ALL);
+    const out: RunRow[] = [];
+    const add = (id: string): void => {
+      const row = all.find((r) => r.id === id);
+      if (!row) return;
+      out.push(row);
+      for (const c of all.filter((r) => r.parent_id === id)) add(c.id);
+    };
+    add(runId);
+    return out;
+  }
+
   steps(runId: string): StepRow[] {
     return this.store.reader.steps(runId, 0, ALL);
   }

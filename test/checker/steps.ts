@@ -60,6 +60,11 @@ export const STEP_KINDS: Record<string, StepKind> = {
   graph: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c) },
   /** The negative control of `graph`: its first node makes its effect itself, not through logbookDo. */
   'graph-raw-first': { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: (c) => graphStep(c, { rawFirst: true }) },
+  /**
+   * A child run (run.child) that makes the calls in a step of its own: the agent runs it outside any step (see
+   * agent.ts); this body is never called there.
+   */
+  child: { run: () => Promise.reject(new Error('checker: a child step is made with run.child, not inside a step')) },
   /** A Runner turn of the OpenAI Agents SDK through agent-logbook/openai-agents: the step's actions as its tools. */
   agents: { accepts: (a) => a.fail === 'none' || a.fail === 'definite', run: agentsStep },
   /** An Agents SDK run through logbookRunAgent: gated calls pause it (its RunState journaled) until a person answers. */

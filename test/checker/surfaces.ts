@@ -5,7 +5,7 @@ import { openJournal, type Journal } from '../../src/runtime/journal';
 import type { DecisionInput } from '../../src/runtime/decisions';
 import { main } from '../../src/cli/cliMain';
 import { cancelRunAndWait } from '../../src/runtime/cancel';
-import { buildAgent } from './agent';
+import { buildAgent, childAgentOf } from './agent';
 import { rawInput } from './agent';
 import type { AgentDefinition } from '../../src/runtime';
 import { eventOf, type AgentJ } from './spec';
@@ -56,7 +56,8 @@ export class Driver {
 
   /** Another openJournal on the same target in the same process (a second module of one server). */
   openJournal(): Journal {
-    return this.proc.own(openJournal({ journal: this.t.db, agents: [this.agent()], role: this.proc.role, log: quiet }));
+    // The child agent too (run.child): a host resumes a child run by its own agent.
+    return this.proc.own(openJournal({ journal: this.t.db, agents: [this.agent(), childAgentOf(this.agent())], role: this.proc.role, log: quiet }));
   }
 
   private store() {

@@ -103,6 +103,8 @@ export interface Sabotage {
   readonly sleepNoWait?: boolean;
   /** A hand-rolled sleep that waits its wake time out with a timer, deaf to a cancel (as a `setTimeout` in a step is). */
   readonly sleepDeaf?: boolean;
+  /** A script that names its child run by the attempt (run.child's `id`), so a resumed parent starts another child. */
+  readonly childIdPerAttempt?: boolean;
 }
 
 export class World {

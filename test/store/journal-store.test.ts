@@ -116,6 +116,37 @@ function journalStoreCases(fresh: () => string): void {
     assert.equal(store.reader.nextActionSeq('w1'), 4);
   });
 
+  it('records a child run and its parent’s record of it in one fenced transaction: a parent taken over starts none', () => {
+    const lease = store.createRun({ id: 'par', agent: 'a', script: 's.ts', input: null }, live('par'));
+    const w = store.openWriter(lease);
+    w.stepStarted(0, 'child b', false);
+    const child = { id: 'par.child-1', agent: 'b', script: 's.ts', scriptVersion: 'v1', input: '{"y":2}', parentId: 'par', parentStep: 0 };
+    const kid = w.childStarted(0, child, live('kid'));
+    assert.deepEqual([kid.runId, kid.epoch, kid.attempt, kid.status], ['par.child-1', 1, 1, 'running']);
+    const row = store.reader.run('par.child-1');
+    assert.deepEqual([row?.parent_id, row?.parent_step, row?.agent, row?.script_version, row?.input], ['par', 0, 'b', 'v1', '{"y":2}']);
+    assert.equal(store.leaseIsLive(row!, store.leaseClock()), true, 'held by the session that drives it');
+    assert.deepEqual(
+      store.reader.children('par').map((c) => c.id),
+      ['par.child-1'],
+    );
+    const started = store.reader.events('par').find((e) => e.kind === 'child.started');
+    assert.equal(started?.step_idx, 0);
+    assert.ok((store.reader.firstEventSeq('par.child-1') ?? 0) > (started?.seq ?? Infinity) - 2, 'the child starts in its parent’s transaction');
+    w.release();
+    // Taken over by another session, the first writer is fenced: it writes no child.
+    store.acquireRun('par', live('rival'), { status: 'running', newAttempt: true, purpose: 'resume' });
+    assert.equal(
+      code(() => w.childStarted(1, { ...child, id: 'par.child-2', parentStep: 1 }, live('kid2'))),
+      ErrorCodes.LEASE_LOST,
+    );
+    assert.equal(store.reader.run('par.child-2'), undefined);
+    assert.deepEqual(
+      store.reader.children('par').map((c) => c.id),
+      ['par.child-1'],
+    );
+  });
+
   it('renews a lease with the writer’s heartbeat, and refuses an illegal status change', () => {
     const lease = store.createRun({ id: 'h1', agent: 'a', script: 's.ts', input: null }, live('h1'));
     const w = store.openWriter(lease);

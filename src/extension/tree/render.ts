@@ -102,6 +102,7 @@ function runItem(n: RunNode): vscode.TreeItem {
   );
   if (r.owner) md.appendMarkdown(`| held by | ${r.owner} |\n`);
   if (r.forkedFrom) md.appendMarkdown(`| forked from | \`${r.forkedFrom}\`${r.forkedAtStep !== null ? ` at step ${r.forkedAtStep + 1}` : ''} |\n`);
+  if (r.parentId) md.appendMarkdown(`| started by | \`${r.parentId}\`, step ${(r.parentStep ?? 0) + 1} (run.child) |\n`);
   md.appendMarkdown(`\n\nscript: \`${r.script}\`\n\n`);
   if (r.input) md.appendMarkdown(`input:\n${code(r.input)}\n\n`);
   if (r.output) md.appendMarkdown(`output:\n${code(r.output)}\n\n`);
@@ -151,9 +152,15 @@ function stepItem(n: StepNode): vscode.TreeItem {
   const look = STEP_LOOK[s.status];
   const item = new vscode.TreeItem(
     `${s.idx + 1}. ${s.name}`,
-    s.actionCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    s.actionCount + s.childCount > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
   );
-  item.description = [look.word, s.actionCount ? `${s.actionCount} action${s.actionCount === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
+  item.description = [
+    look.word,
+    s.childCount ? `${s.childCount} child run${s.childCount === 1 ? '' : 's'}` : '',
+    s.actionCount ? `${s.actionCount} action${s.actionCount === 1 ? '' : 's'}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   item.iconPath = icon(look.icon, look.color);
   const flags: Flag[] = [FLAG.hasSource];
   if (s.hasResult) flags.push(FLAG.checkpoint);

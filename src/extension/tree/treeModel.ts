@@ -61,10 +61,11 @@ export class TreeModel {
     return this.cache.get(key);
   }
 
-  runNode(run: RunDto): RunNode {
+  /** A run's node: at the root, or under the step of its parent that started it (run.child). */
+  runNode(run: RunDto, parent?: StepNode): RunNode {
     const n = this.node<RunNode>(
       runKey(run.id),
-      () => ({ kind: 'run', key: runKey(run.id), parent: undefined, run, stepsShown: PAGE.steps }),
+      () => ({ kind: 'run', key: runKey(run.id), parent, run, stepsShown: PAGE.steps }),
       (x) => (x.run = run),
     );
     n.paused = this.pausedRuns.get(run.id);
@@ -90,7 +91,8 @@ export class TreeModel {
     let total = 0;
     try {
       while (runs.length < this.runsShown) {
-        const page = await this.source.request('runs', { offset: runs.length, limit: Math.min(1000, this.runsShown - runs.length) });
+        // Child runs (run.child) are not roots: each sits under the step of its parent that started it.
+        const page = await this.source.request('runs', { offset: runs.length, limit: Math.min(1000, this.runsShown - runs.length), topLevel: true });
         total = page.total;
         runs.push(...page.runs);
         if (page.runs.length === 0 || runs.length >= total) break;
@@ -161,6 +163,8 @@ export class TreeModel {
   private async actions(step: StepNode): Promise<Node[]> {
     const runId = step.step.runId;
     const out: Node[] = [];
+    // The runs this step started with run.child come first: the step waits for them before it ends.
+    if (step.step.childCount > 0) for (const c of await this.source.request('children', { runId, stepIdx: step.step.idx })) out.push(this.runNode(c, step));
     let total = 0;
     let afterSeq = 0;
     while (out.length < step.actionsShown) {
@@ -170,9 +174,10 @@ export class TreeModel {
         out.push(this.actionNode(step, a));
         afterSeq = a.seq;
       }
-      if (page.actions.length === 0 || out.length >= total) break;
+      if (page.actions.length === 0 || out.length >= total + step.step.childCount) break;
     }
-    if (total > out.length) out.push(this.more(`more:${step.key}`, step, total - out.length));
+    const actionsShown = out.filter((x) => x.kind === 'action').length;
+    if (total > actionsShown) out.push(this.more(`more:${step.key}`, step, total - actionsShown));
     return out;
   }
 
@@ -265,7 +270,13 @@ export class TreeModel {
     if (run?.kind !== 'run') {
       const dto = await this.source.request('run', { runId });
       if (!dto) return undefined;
-      run = this.runNode(dto);
+      // A child run is found under its parent's step, so reveal opens the way down to it.
+      if (dto.parentId !== null && dto.parentStep !== null) {
+        const step = await this.locate(dto.parentId, dto.parentStep);
+        if (step?.kind === 'step') await this.actions(step);
+        const found = this.cache.get(runKey(runId));
+        run = found?.kind === 'run' ? found : this.runNode(dto);
+      } else run = this.runNode(dto);
     }
     if (stepIdx === undefined) return run;
     if (run.stepsShown <= stepIdx) run.stepsShown = (Math.floor(stepIdx / PAGE.steps) + 1) * PAGE.steps;

@@ -13,10 +13,20 @@ import type { CancelRequest } from './cancelRequest';
 
 export { parseCancelRequest, type CancelRequest } from './cancelRequest';
 
-/** What a cancel did: the run is cancelled now (nobody drove it), or its live holder was asked to stop at its next boundary. */
-export type CancelResult =
+/** A child run (run.child) the cancel of its parent reached: cancelled at once, or its live holder asked to stop. */
+export interface ChildCancelled {
+  readonly runId: string;
+  readonly how: 'at-once' | 'requested';
+}
+
+/**
+ * What a cancel did: the run is cancelled now (nobody drove it), or its live holder was asked to stop at its next
+ * boundary; and the same for each of its children (and theirs) that had not ended.
+ */
+export type CancelResult = (
   | { readonly kind: 'cancelled'; readonly previous: StoredRunStatus }
-  | { readonly kind: 'requested'; readonly holder: string | null; readonly status: StoredRunStatus };
+  | { readonly kind: 'requested'; readonly holder: string | null; readonly status: StoredRunStatus }
+) & { readonly children: readonly ChildCancelled[] };
 
 /**
  * One transaction, under the run row's lock (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE), so a resume or a worker's
@@ -27,6 +37,7 @@ export function cancelRun(conn: Db | JournalConnection, reader: JournalReader, r
   const db = dbOf(conn);
   const locked = db.prepare(`SELECT * FROM runs WHERE id = ?${db.dialect.forUpdate}`);
   let result: CancelResult | undefined;
+  const told: Array<{ runId: string; json: string }> = [];
   const tx = db.transaction(() => {
     const found = locked.get(runId);
     const row = found === undefined ? undefined : checked(RunRow, found, 'run', reader.target);
@@ -34,28 +45,50 @@ export function cancelRun(conn: Db | JournalConnection, reader: JournalReader, r
     if (!canCancel(row.status)) throw notCancellable(row.id, row.status);
     const now = Date.now();
     const clock = db.leaseClock(now);
-    const json = JSON.stringify(req);
     const event = db.prepare('INSERT INTO events (run_id, attempt, at, kind, data) VALUES (?, ?, ?, ?, ?)');
-    if (row.lease_token && leaseIsLive(row, clock, db.dialect.leaseByExpiry)) {
-      // Its holder reads this with its next fenced write or heartbeat, and stops itself: it alone settles what it has in flight.
-      db.prepare('UPDATE runs SET cancel_requested = ?, updated_at = ? WHERE id = ?').run(json, now, runId);
-      event.run(runId, row.attempt, now, 'run.cancel-requested', JSON.stringify({ reason: req.reason, compensate: req.compensate, by: req.by }));
-      result = { kind: 'requested', holder: row.lease_owner, status: row.status };
-      return;
-    }
-    requireTransition(runId, row.status, 'cancelled');
-    // A new epoch: a holder this process judged dead (or a stale session) can write nothing after this.
-    db.prepare(
-      "UPDATE runs SET status = 'cancelled', cancel_requested = ?, wake_at = NULL, updated_at = ?, lease_token = NULL, lease_expires = NULL, lease_epoch = ? WHERE id = ?",
-    ).run(json, now, row.lease_epoch + 1, runId);
-    event.run(runId, row.attempt, now, 'run.cancelled', JSON.stringify({ reason: req.reason, by: req.by, previousStatus: row.status }));
-    result = { kind: 'cancelled', previous: row.status };
+    /** Cancels one run: at once when no live session drives it, else asks its holder; says which. */
+    const cancelOne = (r: RunRow, q: CancelRequest): 'requested' | 'at-once' => {
+      const json = JSON.stringify(q);
+      if (r.lease_token && leaseIsLive(r, clock, db.dialect.leaseByExpiry)) {
+        // Its holder reads this with its next fenced write or heartbeat, and stops itself: it alone settles what it has in flight.
+        db.prepare('UPDATE runs SET cancel_requested = ?, updated_at = ? WHERE id = ?').run(json, now, r.id);
+        event.run(r.id, r.attempt, now, 'run.cancel-requested', JSON.stringify({ reason: q.reason, compensate: q.compensate, by: q.by }));
+        told.push({ runId: r.id, json });
+        return 'requested';
+      }
+      requireTransition(r.id, r.status, 'cancelled');
+      // A new epoch: a holder this process judged dead (or a stale session) can write nothing after this.
+      db.prepare(
+        "UPDATE runs SET status = 'cancelled', cancel_requested = ?, wake_at = NULL, updated_at = ?, lease_token = NULL, lease_expires = NULL, lease_epoch = ? WHERE id = ?",
+      ).run(json, now, r.lease_epoch + 1, r.id);
+      event.run(r.id, r.attempt, now, 'run.cancelled', JSON.stringify({ reason: q.reason, by: q.by, previousStatus: r.status }));
+      return 'at-once';
+    };
+    const how = cancelOne(row, req);
+    // Its children (run.child), and theirs, in the same transaction: a parent cancelled goes on with none of them. They
+    // are not compensated on their own: compensating the parent undoes them, in the order of its walk.
+    const children: ChildCancelled[] = [];
+    const childReq: CancelRequest = { ...req, compensate: false, reason: `its parent run ${runId} was cancelled${req.reason ? `: ${req.reason}` : ''}` };
+    const kids = db.prepare(`SELECT * FROM runs WHERE parent_id = ? ORDER BY parent_step${db.dialect.forUpdate}`);
+    const walk = (parentId: string): void => {
+      for (const k of kids.all(parentId)) {
+        const c = checked(RunRow, k, 'run', reader.target);
+        if (canCancel(c.status)) children.push({ runId: c.id, how: cancelOne(c, childReq) });
+        walk(c.id);
+      }
+    };
+    walk(runId);
+    result =
+      how === 'requested'
+        ? { kind: 'requested', holder: row.lease_owner, status: row.status, children }
+        : { kind: 'cancelled', previous: row.status, children };
   });
   tx.immediate();
   db.changed(runId);
   if (!result) throw runNotFound(runId);
-  // Committed: a session of this very process that drives the run hears it now (others read the row).
-  if (result.kind === 'requested') tellLocalWriters(runId, JSON.stringify(req));
+  for (const c of result.children) db.changed(c.runId);
+  // Committed: a session of this very process that drives the run (or a child of it) hears it now (others read the row).
+  for (const t of told) tellLocalWriters(t.runId, t.json);
   return result;
 }
 

@@ -187,6 +187,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_waiting ON runs(wake_at) WHERE status = 'waiting';
     `,
   },
+  {
+    version: 8,
+    name: "child runs: the run and step that started a run with run.child, and an index of a run's children",
+    sql: `
+      ALTER TABLE runs ADD COLUMN parent_id TEXT;
+      ALTER TABLE runs ADD COLUMN parent_step INTEGER;
+      CREATE INDEX runs_by_parent ON runs(parent_id, parent_step) WHERE parent_id IS NOT NULL;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

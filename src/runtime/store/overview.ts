@@ -1,7 +1,7 @@
 // The reads behind the sidebar's reader process: counts and pages of a run's rows, a script's latest run, and what
 // changed since a position (the dialect's data version, new events, leases), as domain calls with their SQL here.
 
-import type { Db } from './db';
+import type { Db, Statement } from './db';
 import { ActionRow, RunRow, checked, type StepRow } from './rows';
 
 /** What a run's action rows of one type, status and compensation add up to. */
@@ -25,9 +25,11 @@ export interface LeasedRun {
 
 export class JournalOverview {
   private readonly q;
+  /** The sidebar's root: runs no other run started (run.child), prepared on first use; null in a journal from before child runs. */
+  private roots: { readonly page: Statement; readonly count: Statement } | null | undefined;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly target: string,
   ) {
     this.q = {
@@ -94,6 +96,31 @@ export class JournalOverview {
   /** Up to 1001 runs with events after `seq`, each saying whether it was created there. */
   runsChangedSince(seq: number): Array<{ run_id: string; created: number }> {
     return this.q.changedRuns.all(seq) as Array<{ run_id: string; created: number }>;
+  }
+
+  private get topLevel(): { readonly page: Statement; readonly count: Statement } | null {
+    if (this.roots !== undefined) return this.roots;
+    try {
+      this.roots = {
+        page: this.db.prepare(`SELECT * FROM runs WHERE parent_id IS NULL ORDER BY created_at DESC, id LIMIT ? OFFSET ?`),
+        count: this.db.prepare('SELECT COUNT(*) FROM runs WHERE parent_id IS NULL').pluck(),
+      };
+    } catch {
+      this.roots = null;
+    }
+    return this.roots;
+  }
+
+  /** A page of the runs no other run started, newest first (every run, in a journal from before child runs). */
+  topLevelRuns(limit: number, offset: number): RunRow[] {
+    const q = this.topLevel;
+    const rows = q ? q.page.all(limit, offset) : this.db.prepare('SELECT * FROM runs ORDER BY created_at DESC, id LIMIT ? OFFSET ?').all(limit, offset);
+    return rows.map((r) => checked(RunRow, r, 'run', this.target));
+  }
+
+  topLevelRunCount(): number {
+    const q = this.topLevel;
+    return q ? (q.count.get() as number) : this.runCount();
   }
 
   leasedRuns(): LeasedRun[] {

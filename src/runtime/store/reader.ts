@@ -7,6 +7,7 @@ import { effectiveStatus } from '../policy';
 import type { RunStatus } from '../types';
 import { journalTextDamage, type JournalPlace } from '../json';
 import { InboxReader } from './inbox';
+import { ChildReads } from './children';
 
 /**
  * What a command reads back of a run before it writes anything, so a damaged value among them is found first: the
@@ -40,12 +41,14 @@ export class JournalReader {
   private readonly q;
   /** The events sent to runs (run.waitFor, approval decisions): read on first use. */
   readonly inbox: InboxReader;
+  private readonly childReads: ChildReads;
 
   constructor(
     private readonly db: Db,
     readonly target: string,
   ) {
     this.inbox = new InboxReader(db, target);
+    this.childReads = new ChildReads(db, target);
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
     this.q = {
@@ -305,6 +308,16 @@ export class JournalReader {
 
   nextActionSeq(runId: string): number {
     return (this.q.nextActionSeq.get(runId) as { n: number }).n;
+  }
+
+  /** The runs `parentId` started with run.child, by the place of the call (none in a journal from before child runs). */
+  children(parentId: string): RunRow[] {
+    return this.childReads.of(parentId);
+  }
+
+  /** The seq of a run's first event (a child's start, in the transaction of its parent's record of it). */
+  firstEventSeq(runId: string): number | undefined {
+    return this.childReads.firstEventSeq(runId);
   }
 }
 

@@ -37,6 +37,9 @@ export const RunRow = z.object({
   wake_at: z.optional(z.nullable(int)),
   /** The event a waiting run (or one awaiting approval) waits for; absent before schema version 7. */
   waiting_for: z.optional(z.nullable(text)),
+  /** The run that started this one with run.child, and the index of the step it did it in; absent before the child-runs migration. */
+  parent_id: z.optional(z.nullable(text)),
+  parent_step: z.optional(z.nullable(int)),
 });
 export type RunRow = z.infer<typeof RunRow>;
 

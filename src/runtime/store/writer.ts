@@ -13,6 +13,8 @@ import { leaseMarginMs, monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
 import { parseCancelRequest, type CancelRequest } from './cancelRequest';
 import type { Statement } from './db';
+import { insertChildRun, type NewChild } from './children';
+import type { Owner } from './owner';
 
 export interface Lease {
   readonly runId: string;
@@ -531,6 +533,22 @@ export class RunWriter {
       },
       true,
     );
+  }
+
+  /**
+   * run.child: the child's run row, held by a session of `owner` (epoch 1, attempt 1), and this run's `child.started`
+   * in step `stepIdx`, in one fenced, durable transaction: a kill leaves both or neither, so no kill makes a second
+   * child or loses one. Returns the child's lease, for the session that drives it.
+   */
+  childStarted(stepIdx: number, child: NewChild, owner: Owner): Lease {
+    const sentAt = monoNow();
+    const expires = this.db.leaseClock(Date.now()) + LEASE_TTL_MS;
+    this.write(true, (now) => {
+      insertChildRun(this.db, child, owner, now, expires);
+      this.event(now, 'child.started', stepIdx, null, { runId: child.id, agent: child.agent });
+    });
+    this.db.changed(child.id);
+    return { runId: child.id, token: owner.token, epoch: 1, attempt: 1, sentAt, status: 'running' };
   }
 
   note(kind: string, data: unknown, stepIdx: number | null = null, actionId: string | null = null): void {
