@@ -1,6 +1,8 @@
 // Finds the user's source line of a run.step / run.do call, or of an integration's entry, from a stack trace.
 
+import { findSourceMap, type SourceMap, type SourceMapping } from 'node:module';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { SourceLocation } from './hooks';
 
 const runtimeDir = path.dirname(__filename);
@@ -9,8 +11,6 @@ const runtimeDir = path.dirname(__filename);
 const packageRoot = path.basename(runtimeDir) === 'dist' ? path.dirname(runtimeDir) : path.dirname(path.dirname(runtimeDir));
 const OWN_DIRS = [runtimeDir, path.join(packageRoot, 'dist'), path.join(packageRoot, 'src')].map((d) => d + path.sep);
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
-// A path right after `at ` or `(`: never the tail of `node:internal/…`, which is no file of the user's.
-const FRAME = /(?:^|[\s(])((?:file:\/\/)?\/[^():]+|[A-Za-z]:\\[^():]+):(\d+):(\d+)\)?$/;
 /** Deep enough for an SDK's own frames between the user's call and the integration (the AI SDK has about a dozen). */
 const DEPTH = 60;
 
@@ -19,28 +19,88 @@ export function isLibraryFile(file: string): boolean {
   return file === __filename || file.includes(NODE_MODULES) || OWN_DIRS.some((d) => file.startsWith(d));
 }
 
-function firstUserFrame(stack: string | undefined): SourceLocation | undefined {
-  for (const line of (stack ?? '').split('\n').slice(1)) {
-    const m = FRAME.exec(line.trim());
-    if (!m?.[1]) continue;
-    const file = m[1].startsWith('file://') ? new URL(m[1]).pathname : m[1];
-    if (isLibraryFile(file)) continue;
-    return { file, line: Number(m[2]), column: Number(m[3]) };
+/** V8's structured call site (the stack trace API); only what locating a frame needs. */
+interface CallSite {
+  getFileName(): string | undefined | null;
+  getLineNumber(): number | null;
+  getColumnNumber(): number | null;
+}
+
+/**
+ * Where a call site is, as a formatted stack would print it: through the file's source map when the module was compiled
+ * with one (a script loadScript bundled, a transpiled file), else the generated position. Same arithmetic as Node's
+ * own source-mapped stack frames (its prepare_stack_trace.js), so a location reads as it did from the printed stack.
+ */
+function siteLocation(site: CallSite, maps: Map<string, SourceMap | undefined>): SourceLocation | undefined {
+  const name = site.getFileName();
+  const line = site.getLineNumber();
+  const column = site.getColumnNumber();
+  if (!name || line === null || column === null) return undefined;
+  let sm = maps.get(name);
+  if (sm === undefined && !maps.has(name)) {
+    sm = sourceMapOf(name);
+    maps.set(name, sm);
+  }
+  // Node returns {} where no mapping covers the position.
+  const entry: Partial<SourceMapping> | undefined = sm?.findEntry(line - 1, column - 1);
+  if (entry?.originalSource !== undefined && entry.originalLine !== undefined && entry.originalColumn !== undefined) {
+    return { file: filePath(entry.originalSource), line: entry.originalLine + 1, column: entry.originalColumn + 1 };
+  }
+  return { file: filePath(name), line, column };
+}
+
+function sourceMapOf(file: string): SourceMap | undefined {
+  try {
+    return findSourceMap(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function filePath(name: string): string {
+  if (!name.startsWith('file://')) return name;
+  try {
+    return fileURLToPath(name);
+  } catch {
+    return name;
+  }
+}
+
+/**
+ * The first frame of the user's own code below `below`. The stack is taken as V8's call sites, not as text: only the
+ * frames walked are mapped, one lookup each, where a printed stack maps and formats every frame (about 100 µs with
+ * source maps on, for each step and action of a debugger's run).
+ */
+function firstUserFrame(below: (...args: never[]) => unknown): SourceLocation | undefined {
+  const maps = new Map<string, SourceMap | undefined>();
+  for (const site of callSites(below)) {
+    const loc = siteLocation(site, maps);
+    if (!loc || !path.isAbsolute(loc.file) || isLibraryFile(loc.file)) continue;
+    return loc;
   }
   return undefined;
 }
 
-function stackFrom(below: (...args: never[]) => unknown): string | undefined {
-  const holder: { stack?: string } = {};
+function callSites(below: (...args: never[]) => unknown): readonly CallSite[] {
+  const holder: { stack?: unknown } = {};
   const limit = Error.stackTraceLimit;
+  // Whatever the process installed (source-map-support, say) is set back at once: only this capture sees the sites.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be put back, never called here
+  const prepare = Error.prepareStackTrace;
   Error.stackTraceLimit = DEPTH;
-  Error.captureStackTrace(holder, below);
-  Error.stackTraceLimit = limit;
-  return holder.stack;
+  Error.prepareStackTrace = (_err, sites) => sites;
+  try {
+    Error.captureStackTrace(holder, below);
+    const sites = holder.stack;
+    return Array.isArray(sites) ? (sites as CallSite[]) : [];
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
 }
 
 export function callerLocation(): SourceLocation | undefined {
-  return firstUserFrame(stackFrom(callerLocation));
+  return firstUserFrame(callerLocation);
 }
 
 /**
@@ -51,8 +111,9 @@ export function callerLocation(): SourceLocation | undefined {
  * process where no driver shows locations (a CLI run, a worker: nothing would read it).
  */
 export function callSite(): SourceLocation | undefined {
-  // A stack capture costs about 100 µs with source maps on; only a process whose driver shows locations pays it.
-  return locationsWanted ? firstUserFrame(stackFrom(callSite)) : undefined;
+  // A stack capture costs a few µs and a source-map lookup per frame walked; only a process whose driver shows
+  // locations pays it.
+  return locationsWanted ? firstUserFrame(callSite) : undefined;
 }
 
 /** Set once a session that shows source locations (the debugger's runner) exists in this process; never unset. */
