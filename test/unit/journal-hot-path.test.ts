@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
-import { ReplayActionRow, ReplayStepRow, replayActionRow, replayStepRow } from '../../src/runtime/store/rows';
 import { READ_AHEAD_BYTES, ReadAhead } from '../../src/runtime/readAhead';
+import { ReplayActionRow, ReplayStepHead, ReplayStepRow, replayActionRow, replayStepHead, replayStepRow } from '../../src/runtime/store/rows';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
 import { beginSession } from '../../src/runtime/store/owner';
 import { buildJournal } from '../../bench/journalBuilder';
@@ -165,6 +165,30 @@ describe("replay's row guards", () => {
         ours = undefined;
       }
       if (zodOk) assert.deepEqual(ours, { idx, name, status, result, error, attempt }, JSON.stringify(row));
+      else if (ours !== undefined) assert.fail(`the guard let through ${JSON.stringify(row)}, which zod refuses`);
+    }
+  });
+
+  it('accept exactly the step headers the zod schema accepts', () => {
+    for (const row of [
+      ...variants([3, 'step 3', 'completed', '{"a":1}', null, 2]),
+      ...variants([0, '', 'completed', '#{90000', null, 1]),
+      [1, 'x', 'completed', '#[', null, 1],
+    ]) {
+      const [idx, name, status, value, error, attempt] = row;
+      const long = typeof value === 'string' && value.startsWith('#') ? /^#(\D*)(\d+)$/.exec(value) : undefined;
+      const head = long
+        ? { idx, name, status, result: null, large: Number(long[2]), lead: long[1], error, attempt }
+        : { idx, name, status, result: value, large: long === null ? Number.NaN : null, lead: null, error, attempt };
+      const zodOk = row.length === 6 && ReplayStepHead.safeParse(head).success;
+      let ours: unknown;
+      try {
+        ours = replayStepHead(row, 'f');
+      } catch (err) {
+        assert.ok(err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID, String(err));
+        ours = undefined;
+      }
+      if (zodOk) assert.deepEqual(ours, head, JSON.stringify(row));
       else if (ours !== undefined) assert.fail(`the guard let through ${JSON.stringify(row)}, which zod refuses`);
     }
   });

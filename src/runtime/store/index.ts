@@ -49,7 +49,7 @@ export type { DeletedCounts } from './deleteRun';
 export type { GraphCheckpoints, GraphCheckpointRow, GraphBlob, GraphWrite, GraphValue, GraphListQuery } from './graph';
 export type { CancelRequest, CancelResult } from './cancel';
 export { parseCancelRequest } from './cancel';
-export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow } from './rows';
+export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayStepHead, ReplayActionRow } from './rows';
 export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
 export { isStorageError, storageError } from './storageError';
 export { createSchema as createScratchSchema, dropSchemasStartingWith as dropScratchSchemas } from './pg/scratchSchemas';
