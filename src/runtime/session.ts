@@ -16,10 +16,11 @@ import { carryOut, decisionAsker } from './carryOut';
 import { callerLocation, validSite, wantLocations } from './location';
 import { StepActions } from './stepActions';
 import { StepCursor } from './stepCursor';
+import { LAZY_ABOVE_BYTES, lazyJournalValue, settledWith } from './lazyValue';
 import { AttemptHost, actionSnapshot } from './attemptHost';
 import { Bracket, type ActionCall } from './bracket';
 import { actionKey, checkActionCall, checkStepCall, checkedArgs, checkedNote, keyConflict } from './apiChecks';
-import type { ActionRow } from './store/rows';
+import type { ActionRow, ReplayStepHead } from './store/rows';
 import type { JournalReader } from './store';
 import type { NewAction, RunWriter } from './store';
 import type { RunApi } from './types';
@@ -252,7 +253,25 @@ export class RunSession {
     if (journaled?.status !== 'completed' || journaled.name !== name || this.currentFrame()) return undefined;
     const idx = this.stepCounter++;
     this.d.stats.stepsReplayed++;
+    // A large checkpoint is read and parsed when the script first uses it (lazyValue.ts); damaged, it stops the run then.
+    if (journaled.large !== null) return this.largeResult<T>(journaled, idx, name);
     return Promise.resolve(fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result')) as T);
+  }
+
+  private largeResult<T>(journaled: ReplayStepHead, idx: number, name: string): Promise<T> {
+    const place = (): JournalPlace => this.stepPlace(idx, name, 'result');
+    const lead = journaled.large !== null && journaled.large >= LAZY_ABOVE_BYTES ? journaled.lead : undefined;
+    if (lead === '{' || lead === '[')
+      return settledWith(
+        lazyJournalValue(
+          lead,
+          () => this.cursor.result(journaled) ?? 'null',
+          place,
+          (err) => this.readFailed(err),
+        ) as T,
+      );
+    }
+    return Promise.resolve(fromJournalJson(this.cursor.result(journaled), place) as T);
   }
 
   private stepPlace(idx: number, name: string, column: 'result' | 'error'): JournalPlace {
@@ -274,7 +293,7 @@ export class RunSession {
     }
     if (journaled?.status === 'completed') {
       this.d.stats.stepsReplayed++;
-      const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
+      const result = this.read(() => fromJournalJson(this.cursor.result(journaled), () => this.stepPlace(idx, name, 'result'))) as T;
       const paused = this.h.boundary({
         event: () => ({ kind: 'step:before', step: { idx, name, replayed: true, redone: false, result, ...(location ? { location } : {}) } }),
       });
