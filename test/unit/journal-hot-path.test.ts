@@ -471,6 +471,57 @@ describe('a read-only action', () => {
   });
 });
 
+describe("run.do's journal lookup", () => {
+  it('is skipped for an id this attempt never started in a run that had no action, and made for any other', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const ran: string[] = [];
+    const send = defineAction({
+      type: 'lookup.send',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({ to: z.string() }),
+      key: (a, run) => `send:${run.id}:${a.to}`,
+      execute: (a) => {
+        ran.push(a.to);
+        return { to: a.to };
+      },
+      verify: () => undefined,
+    });
+    let stopAfter = Infinity;
+    const agent = defineAgent({
+      name: 'lookups',
+      input: z.object({}),
+      async run(run) {
+        const out: unknown[] = [];
+        for (const to of ['a', 'b', 'a', 'c']) {
+          if (ran.length >= stopAfter) throw new Error('stop');
+          out.push(await run.step(`to ${to}`, () => run.do(send, { to })));
+        }
+        return out;
+      },
+    });
+    const lookups = countCalls(store.reader, 'action');
+    stopAfter = 2;
+    const first = await startRun(store, agent, { script: 'l.ts', input: {}, ...quiet });
+    assert.equal(first.status, 'failed');
+    assert.deepEqual(ran, ['a', 'b']);
+    assert.equal(lookups.n, 0, 'a new run: its new ids are not looked up');
+    stopAfter = Infinity;
+    const second = await resumeRun(store, agent, first.runId, quiet);
+    assert.equal(second.status, 'completed', second.error?.message);
+    assert.deepEqual(second.output, [{ to: 'a' }, { to: 'b' }, { to: 'a' }, { to: 'c' }]);
+    assert.deepEqual(ran, ['a', 'b', 'c'], "the second 'a' is the journaled one, in a resumed run too");
+    assert.ok(lookups.n >= 2, `a run with actions journaled before: new ids are looked up (${lookups.n})`);
+    lookups.n = 0;
+    ran.length = 0;
+    const third = await startRun(store, agent, { script: 'l.ts', input: {}, ...quiet });
+    assert.equal(third.status, 'completed');
+    assert.deepEqual(ran, ['a', 'b', 'c'], 'within one new attempt, an id it started is found again');
+    assert.equal(lookups.n, 1, "only the id this attempt started ('a', again) was looked up");
+    store.close();
+  });
+});
+
 describe('the lease fence and lazy commits', () => {
   it('refuses the next write, lazy or durable, once another process has taken the run', () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
