@@ -13,6 +13,8 @@ const OWN_DIRS = [runtimeDir, path.join(packageRoot, 'dist'), path.join(packageR
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 /** Deep enough for an SDK's own frames between the user's call and the integration (the AI SDK has about a dozen). */
 const DEPTH = 60;
+/** Where run.step's and run.do's caller is: a capture this shallow costs a third of a deep one. */
+const NEAR = 8;
 
 /** True for a file of agent-logbook itself or of a package in node_modules: never the line a user wants to see. */
 export function isLibraryFile(file: string): boolean {
@@ -27,34 +29,50 @@ interface CallSite {
 }
 
 /**
+ * Source maps by generated file, as findSourceMap gives them (undefined: none), kept because its lookup converts the
+ * path to a URL each time. A module compiled again under the same name has a new map: loadScript says so
+ * (sourceMapsChanged), and the kept ones are dropped.
+ */
+const maps = new Map<string, SourceMap | undefined>();
+
+/** Called when a module was compiled (again) with a source map: locations look the maps up afresh. */
+export function sourceMapsChanged(): void {
+  maps.clear();
+}
+
+function sourceMapOf(name: string): SourceMap | undefined {
+  if (maps.has(name)) return maps.get(name);
+  let sm: SourceMap | undefined;
+  try {
+    sm = findSourceMap(name);
+  } catch {
+    sm = undefined;
+  }
+  maps.set(name, sm);
+  return sm;
+}
+
+/**
  * Where a call site is, as a formatted stack would print it: through the file's source map when the module was compiled
  * with one (a script loadScript bundled, a transpiled file), else the generated position. Same arithmetic as Node's
  * own source-mapped stack frames (its prepare_stack_trace.js), so a location reads as it did from the printed stack.
+ * Undefined for a frame of no file, and for one of a library file (see isLibraryFile), which is not mapped: its source
+ * is the library's too.
  */
-function siteLocation(site: CallSite, maps: Map<string, SourceMap | undefined>): SourceLocation | undefined {
+function userLocation(site: CallSite): SourceLocation | undefined {
   const name = site.getFileName();
   const line = site.getLineNumber();
   const column = site.getColumnNumber();
   if (!name || line === null || column === null) return undefined;
-  let sm = maps.get(name);
-  if (sm === undefined && !maps.has(name)) {
-    sm = sourceMapOf(name);
-    maps.set(name, sm);
-  }
+  const generated = filePath(name);
+  if (!path.isAbsolute(generated) || isLibraryFile(generated)) return undefined;
   // Node returns {} where no mapping covers the position.
-  const entry: Partial<SourceMapping> | undefined = sm?.findEntry(line - 1, column - 1);
-  if (entry?.originalSource !== undefined && entry.originalLine !== undefined && entry.originalColumn !== undefined) {
-    return { file: filePath(entry.originalSource), line: entry.originalLine + 1, column: entry.originalColumn + 1 };
-  }
-  return { file: filePath(name), line, column };
-}
-
-function sourceMapOf(file: string): SourceMap | undefined {
-  try {
-    return findSourceMap(file);
-  } catch {
-    return undefined;
-  }
+  const entry: Partial<SourceMapping> | undefined = sourceMapOf(name)?.findEntry(line - 1, column - 1);
+  const loc =
+    entry?.originalSource !== undefined && entry.originalLine !== undefined && entry.originalColumn !== undefined
+      ? { file: filePath(entry.originalSource), line: entry.originalLine + 1, column: entry.originalColumn + 1 }
+      : { file: generated, line, column };
+  return path.isAbsolute(loc.file) && !isLibraryFile(loc.file) ? loc : undefined;
 }
 
 function filePath(name: string): string {
@@ -68,26 +86,31 @@ function filePath(name: string): string {
 
 /**
  * The first frame of the user's own code below `below`. The stack is taken as V8's call sites, not as text: only the
- * frames walked are mapped, one lookup each, where a printed stack maps and formats every frame (about 100 µs with
- * source maps on, for each step and action of a debugger's run).
+ * user's frames are mapped, where a printed stack maps and formats every frame (about 100 µs with source maps on, for
+ * each step and action of a debugger's run); and first only the nearest frames, where run.step's and run.do's caller
+ * is, then, if none is the user's (an SDK's frames between, for an integration), deep enough for those.
  */
 function firstUserFrame(below: (...args: never[]) => unknown): SourceLocation | undefined {
-  const maps = new Map<string, SourceMap | undefined>();
-  for (const site of callSites(below)) {
-    const loc = siteLocation(site, maps);
-    if (!loc || !path.isAbsolute(loc.file) || isLibraryFile(loc.file)) continue;
-    return loc;
+  const near = callSites(below, NEAR);
+  for (const site of near) {
+    const loc = userLocation(site);
+    if (loc) return loc;
+  }
+  if (near.length < NEAR) return undefined;
+  for (const site of callSites(below, DEPTH).slice(NEAR)) {
+    const loc = userLocation(site);
+    if (loc) return loc;
   }
   return undefined;
 }
 
-function callSites(below: (...args: never[]) => unknown): readonly CallSite[] {
+function callSites(below: (...args: never[]) => unknown, depth: number): readonly CallSite[] {
   const holder: { stack?: unknown } = {};
   const limit = Error.stackTraceLimit;
   // Whatever the process installed (source-map-support, say) is set back at once: only this capture sees the sites.
   // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be put back, never called here
   const prepare = Error.prepareStackTrace;
-  Error.stackTraceLimit = DEPTH;
+  Error.stackTraceLimit = depth;
   Error.prepareStackTrace = (_err, sites) => sites;
   try {
     Error.captureStackTrace(holder, below);
