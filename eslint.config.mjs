@@ -59,6 +59,7 @@ export default tseslint.config(
       'test/fixtures/**',
       '**/*.mjs',
       '**/*.js',
+      '**/*.cjs',
     ],
   },
   js.configs.recommended,

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import * as runtime from '../runtime/public';
 import { ErrorCodes, LogbookError, describe } from '../runtime/errors';
 import { agentsDefinedSince, definedAgentCount, isAgent, type AgentDefinition } from '../runtime/define';
+import { sourceMapsChanged } from '../runtime/location';
 
 const RUNTIME_ID = '\0agent-logbook-runtime';
 
@@ -143,6 +144,7 @@ export async function loadScript(scriptPath: string): Promise<LoadedScript> {
   m.paths = internals._nodeModulePaths(path.dirname(abs));
   try {
     (m as unknown as { _compile(code: string, file: string): void })._compile(code, abs);
+    sourceMapsChanged();
   } catch (err) {
     throw new LogbookError(
       ErrorCodes.SCRIPT_LOAD_FAILED,

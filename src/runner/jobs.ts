@@ -151,7 +151,8 @@ export class JobLoop {
     policy.setBreakpoints(state.breakpoints);
     const hooks: RuntimeHooks = {
       captureLocations: true,
-      pause: (ev) => this.queue.boundary(ev, ev.kind, boundaryText(ev)),
+      writesPendingOnStop: true,
+      pause: (ev) => this.queue.boundary(ev, ev.kind, () => boundaryText(ev)),
       shouldStop: () => state.stopRequested,
       approval: (ev) => Promise.resolve(this.mailbox.takeApproval(ev.action?.id)),
       decision: (ev) => this.decisionHook(ev),
@@ -224,7 +225,8 @@ export class JobLoop {
     await this.queue.boundary(
       { kind: 'run:entry', run },
       'compensate:entry',
-      `compensation of run ${work.runId}: ${inverses} inverse(s) will run newest-first${irreversible ? `, ${irreversible} action(s) have no inverse and will be reported irreversible` : ''}; in-doubt actions are settled first`,
+      () =>
+        `compensation of run ${work.runId}: ${inverses} inverse(s) will run newest-first${irreversible ? `, ${irreversible} action(s) have no inverse and will be reported irreversible` : ''}; in-doubt actions are settled first`,
     );
     const report = await compensateRun(store, work.runId, { ...common, decisions: this.state.config?.decide ?? {} });
     return outcomeOfCompensation(report, this.state.current?.attempt ?? 0);
@@ -251,7 +253,7 @@ export class JobLoop {
     const id = ev.action?.id;
     const early = this.mailbox.takeDecision(id);
     if (early || this.state.stopRequested || this.state.cancelling) return early;
-    await this.queue.boundary(ev, 'decision', decisionText(ev));
+    await this.queue.boundary(ev, 'decision', () => decisionText(ev));
     return this.mailbox.takeDecision(id);
   }
 }

@@ -74,13 +74,14 @@ export class StopContextBuilder {
    * The runtime has no boundary of its own for "verify found nothing" or "re-execute": when an in-doubt action's
    * next boundary is before-start, say which reconciliation led there, so stepping shows the whole path.
    */
-  reconciliationDetail(kind: BoundaryKind, action: ActionSnapshot, detail: string): string {
+  reconciliationDetail(kind: BoundaryKind, action: ActionSnapshot, detail: () => string): () => string {
     if (kind === 'action:reconcile') {
       this.reconciling.add(action.id);
       return detail;
     }
     if (!this.reconciling.delete(action.id) || kind !== 'action:before-start') return detail;
-    return reconciledText(action, this.decided.get(action.id) ?? this.state.config?.decide[action.id], detail);
+    const decided = this.decided.get(action.id) ?? this.state.config?.decide[action.id];
+    return () => reconciledText(action, decided, detail());
   }
 
   stepFor(runId: string, idx: number): StepSnapshot | undefined {

@@ -4,7 +4,7 @@ import { ErrorCodes, LogbookError, describe } from './errors';
 import { isAction, type ActionDefinition } from './define';
 import { requireWellFormed } from './wellFormed';
 import { toJournalJson } from './json';
-import { validate, type InferOutput, type StandardSchema } from './schema';
+import { validateNow, type InferOutput, type StandardSchema, type Validated } from './schema';
 import { SECRET_FIELD_HINT, warnSecretFields } from './warnings';
 import type { RunApi } from './types';
 
@@ -52,14 +52,28 @@ export function checkActionCall<F>(action: unknown, frame: F | undefined): asser
   }
 }
 
-/** The args of run.do checked against the action's schema and the journal's JSON; a field named like a secret is warned about once. */
-export async function checkedArgs<S extends StandardSchema, R>(
+/**
+ * The args of run.do checked against the action's schema and the journal's JSON; a field named like a secret is warned
+ * about once. Synchronous when the schema is (a promise only for an async one), so run.do takes no extra turn.
+ */
+export function checkedArgs<S extends StandardSchema, R>(
   action: ActionDefinition<S, R>,
   args: unknown,
   log: (line: string) => void,
   warned: Set<string>,
-): Promise<{ readonly parsed: InferOutput<S>; readonly json: string }> {
-  const v = await validate(action.args, args);
+): CheckedArgs<S> | Promise<CheckedArgs<S>> {
+  const v = validateNow(action.args, args);
+  return v instanceof Promise ? v.then((r) => journaledArgs(action, r, log, warned)) : journaledArgs(action, v, log, warned);
+}
+
+type CheckedArgs<S extends StandardSchema> = { readonly parsed: InferOutput<S>; readonly json: string };
+
+function journaledArgs<S extends StandardSchema, R>(
+  action: ActionDefinition<S, R>,
+  v: Validated<unknown>,
+  log: (line: string) => void,
+  warned: Set<string>,
+): CheckedArgs<S> {
   if (!v.ok) {
     throw new LogbookError(
       ErrorCodes.INVALID_ARGS,

@@ -40,6 +40,8 @@ export class AttemptHost {
   status: RunStatus = 'running';
   readonly runId: string;
   readonly attempt: number;
+  /** What a pause event carries for a host that writes the records held behind only where it stops. */
+  private readonly writePending = (): void => this.d.writer.writePending();
 
   constructor(private readonly d: AttemptHostDeps) {
     this.runId = d.writer.lease.runId;
@@ -62,8 +64,9 @@ export class AttemptHost {
     if (b.stopFirst) this.checkStop();
     if (b.fault) this.d.faults.hit(b.fault.point, b.fault.target);
     if (b.event && this.d.hooks?.pause) {
-      const ev = b.event();
-      return b.stopAfter ? this.pauseThenCheck(ev) : this.pause(ev);
+      const waits = this.pause(b.event());
+      // A host that answered at once (it does not stop here) costs no turn of the event loop either.
+      if (waits) return b.stopAfter ? waits.then(() => this.checkStop()) : waits;
     }
     if (b.stopAfter) this.checkStop();
     return undefined;
@@ -96,15 +99,13 @@ export class AttemptHost {
     return { idempotencyKey: id, runId: this.runId, attempt: this.attempt, ...this.d.writer.leaseChecks };
   }
 
-  private async pause(ev: Omit<PauseEvent, 'run'>): Promise<void> {
-    // A host that stops here shows the journal: the records written behind go in first.
-    this.d.writer.writePending();
-    await this.d.hooks?.pause?.({ ...ev, run: this.runSnapshot() });
-  }
-
-  private async pauseThenCheck(ev: Omit<PauseEvent, 'run'>): Promise<void> {
-    await this.pause(ev);
-    this.checkStop();
+  /** The host's pause: a promise only when the host returned one (it may stop here). */
+  private pause(ev: Omit<PauseEvent, 'run'>): Promise<void> | undefined {
+    // A host that stops here shows the journal: the records written behind go in first (or where it stops, by its word).
+    if (!this.d.hooks?.writesPendingOnStop) this.d.writer.writePending();
+    const waits: unknown = this.d.hooks?.pause?.({ ...ev, run: this.runSnapshot(), writePending: this.writePending });
+    if (waits instanceof Promise) return waits as Promise<void>;
+    return typeof (waits as { then?: unknown } | undefined)?.then === 'function' ? Promise.resolve(waits as PromiseLike<void>) : undefined;
   }
 }
 

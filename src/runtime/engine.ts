@@ -5,6 +5,7 @@ import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScript
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
 import { journalInvalid, toJournalJson } from './json';
+import { LAZY_ABOVE_BYTES } from './lazyValue';
 import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './input';
 import { requireWellFormed } from './wellFormed';
 import { announceDriving, type OnDriving, type PauseEvent, type RuntimeHooks } from './hooks';
@@ -90,7 +91,7 @@ export async function forkRun(
   const runId = opts.runId ?? newRunId();
   checkRunId(runId);
   // What the fork inherits is read back first: a damaged checkpoint before the fork point is refused, not replayed.
-  const input = readBackFirst(store.reader, origin, { steps: opts.stepIdx, actions: 'none' });
+  const input = readBackFirst(store.reader, origin, { steps: opts.stepIdx, actions: 'none', deferAbove: LAZY_ABOVE_BYTES });
   const forkedFrom: ForkPoint = { runId: opts.from, stepIdx: opts.stepIdx, ...(opts.seeds ? { seeds: opts.seeds } : {}) };
   return createAndDrive(store, agent, runId, input, opts, forkedFrom);
 }
@@ -146,10 +147,14 @@ export async function driveClaimed(store: Store, agent: AgentDefinition, claimed
   return drive(store, agent, lease, input, opts);
 }
 
-/** What each kind of attempt reads back of the journal before it writes (see ReadScope). */
+/**
+ * What each kind of attempt reads back of the journal before it writes (see ReadScope). A replayed checkpoint too
+ * large to parse unless used is checked where it is used (lazyValue.ts), as a damaged value found while the script
+ * runs always is: the run stops as a journal failure, resumable, and nothing derived from the value was written.
+ */
 const READS: Record<'start' | 'resume' | 'compensate', ReadScope> = {
   start: { steps: 0, actions: 'none' },
-  resume: { steps: Number.MAX_SAFE_INTEGER, actions: 'open' },
+  resume: { steps: Number.MAX_SAFE_INTEGER, actions: 'open', deferAbove: LAZY_ABOVE_BYTES },
   compensate: { steps: 0, actions: 'all' },
 };
 

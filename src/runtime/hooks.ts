@@ -127,11 +127,23 @@ export interface PauseEvent {
    * with the grandparent's, and so on. A debugger stacks the child's frames on these.
    */
   readonly caller?: PauseEvent;
+  /**
+   * Writes the records the run holds behind (a step's start, a read-only action's record: see the writer), so that the
+   * journal read at this boundary has them. Only a host with `writesPendingOnStop` need call it; for the others the
+   * runtime already did, before the pause.
+   */
+  readonly writePending?: () => void;
 }
 
 export interface RuntimeHooks {
   /** Capture the user's source location of each run.step / run.do call (costs a stack trace per call). */
   readonly captureLocations?: boolean;
+  /**
+   * The host reads the journal only where it stops, and calls PauseEvent.writePending there first; the runtime then
+   * leaves the records held behind for the run's next transaction instead of writing them before every pause. A
+   * debugger with no breakpoint pauses at every boundary and stops at none: this saves it a transaction per step.
+   */
+  readonly writesPendingOnStop?: boolean;
   /** Called at every boundary; the runtime waits while the returned promise is pending. */
   pause?(ev: PauseEvent): void | Promise<void>;
   /** Asked at boundaries: true makes the run stop there gracefully (lease released, resumable). */

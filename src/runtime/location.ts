@@ -1,6 +1,8 @@
 // Finds the user's source line of a run.step / run.do call, or of an integration's entry, from a stack trace.
 
+import { findSourceMap, type SourceMap, type SourceMapping } from 'node:module';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { SourceLocation } from './hooks';
 
 const runtimeDir = path.dirname(__filename);
@@ -9,38 +11,119 @@ const runtimeDir = path.dirname(__filename);
 const packageRoot = path.basename(runtimeDir) === 'dist' ? path.dirname(runtimeDir) : path.dirname(path.dirname(runtimeDir));
 const OWN_DIRS = [runtimeDir, path.join(packageRoot, 'dist'), path.join(packageRoot, 'src')].map((d) => d + path.sep);
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
-// A path right after `at ` or `(`: never the tail of `node:internal/…`, which is no file of the user's.
-const FRAME = /(?:^|[\s(])((?:file:\/\/)?\/[^():]+|[A-Za-z]:\\[^():]+):(\d+):(\d+)\)?$/;
 /** Deep enough for an SDK's own frames between the user's call and the integration (the AI SDK has about a dozen). */
 const DEPTH = 60;
+/** Where run.step's and run.do's caller is: a capture this shallow costs a third of a deep one. */
+const NEAR = 8;
 
 /** True for a file of agent-logbook itself or of a package in node_modules: never the line a user wants to see. */
 export function isLibraryFile(file: string): boolean {
   return file === __filename || file.includes(NODE_MODULES) || OWN_DIRS.some((d) => file.startsWith(d));
 }
 
-function firstUserFrame(stack: string | undefined): SourceLocation | undefined {
-  for (const line of (stack ?? '').split('\n').slice(1)) {
-    const m = FRAME.exec(line.trim());
-    if (!m?.[1]) continue;
-    const file = m[1].startsWith('file://') ? new URL(m[1]).pathname : m[1];
-    if (isLibraryFile(file)) continue;
-    return { file, line: Number(m[2]), column: Number(m[3]) };
+/** V8's structured call site (the stack trace API); only what locating a frame needs. */
+interface CallSite {
+  getFileName(): string | undefined | null;
+  getLineNumber(): number | null;
+  getColumnNumber(): number | null;
+}
+
+/**
+ * Source maps by generated file, as findSourceMap gives them (undefined: none), kept because its lookup converts the
+ * path to a URL each time. A module compiled again under the same name has a new map: loadScript says so
+ * (sourceMapsChanged), and the kept ones are dropped.
+ */
+const maps = new Map<string, SourceMap | undefined>();
+
+/** Called when a module was compiled (again) with a source map: locations look the maps up afresh. */
+export function sourceMapsChanged(): void {
+  maps.clear();
+}
+
+function sourceMapOf(name: string): SourceMap | undefined {
+  if (maps.has(name)) return maps.get(name);
+  let sm: SourceMap | undefined;
+  try {
+    sm = findSourceMap(name);
+  } catch {
+    sm = undefined;
+  }
+  maps.set(name, sm);
+  return sm;
+}
+
+/**
+ * Where a call site is, as a formatted stack would print it: through the file's source map when the module was compiled
+ * with one (a script loadScript bundled, a transpiled file), else the generated position. Same arithmetic as Node's
+ * own source-mapped stack frames (its prepare_stack_trace.js), so a location reads as it did from the printed stack.
+ * Undefined for a frame of no file, and for one of a library file (see isLibraryFile), which is not mapped: its source
+ * is the library's too.
+ */
+function userLocation(site: CallSite): SourceLocation | undefined {
+  const name = site.getFileName();
+  const line = site.getLineNumber();
+  const column = site.getColumnNumber();
+  if (!name || line === null || column === null) return undefined;
+  const generated = filePath(name);
+  if (!path.isAbsolute(generated) || isLibraryFile(generated)) return undefined;
+  // Node returns {} where no mapping covers the position.
+  const entry: Partial<SourceMapping> | undefined = sourceMapOf(name)?.findEntry(line - 1, column - 1);
+  const loc =
+    entry?.originalSource !== undefined && entry.originalLine !== undefined && entry.originalColumn !== undefined
+      ? { file: filePath(entry.originalSource), line: entry.originalLine + 1, column: entry.originalColumn + 1 }
+      : { file: generated, line, column };
+  return path.isAbsolute(loc.file) && !isLibraryFile(loc.file) ? loc : undefined;
+}
+
+function filePath(name: string): string {
+  if (!name.startsWith('file://')) return name;
+  try {
+    return fileURLToPath(name);
+  } catch {
+    return name;
+  }
+}
+
+/**
+ * The first frame of the user's own code below `below`. The stack is taken as V8's call sites, not as text: only the
+ * user's frames are mapped, where a printed stack maps and formats every frame (about 100 µs with source maps on, for
+ * each step and action of a debugger's run); and first only the nearest frames, where run.step's and run.do's caller
+ * is, then, if none is the user's (an SDK's frames between, for an integration), deep enough for those.
+ */
+function firstUserFrame(below: (...args: never[]) => unknown): SourceLocation | undefined {
+  const near = callSites(below, NEAR);
+  for (const site of near) {
+    const loc = userLocation(site);
+    if (loc) return loc;
+  }
+  if (near.length < NEAR) return undefined;
+  for (const site of callSites(below, DEPTH).slice(NEAR)) {
+    const loc = userLocation(site);
+    if (loc) return loc;
   }
   return undefined;
 }
 
-function stackFrom(below: (...args: never[]) => unknown): string | undefined {
-  const holder: { stack?: string } = {};
+function callSites(below: (...args: never[]) => unknown, depth: number): readonly CallSite[] {
+  const holder: { stack?: unknown } = {};
   const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = DEPTH;
-  Error.captureStackTrace(holder, below);
-  Error.stackTraceLimit = limit;
-  return holder.stack;
+  // Whatever the process installed (source-map-support, say) is set back at once: only this capture sees the sites.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be put back, never called here
+  const prepare = Error.prepareStackTrace;
+  Error.stackTraceLimit = depth;
+  Error.prepareStackTrace = (_err, sites) => sites;
+  try {
+    Error.captureStackTrace(holder, below);
+    const sites = holder.stack;
+    return Array.isArray(sites) ? (sites as CallSite[]) : [];
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
 }
 
 export function callerLocation(): SourceLocation | undefined {
-  return firstUserFrame(stackFrom(callerLocation));
+  return firstUserFrame(callerLocation);
 }
 
 /**
@@ -51,8 +134,9 @@ export function callerLocation(): SourceLocation | undefined {
  * process where no driver shows locations (a CLI run, a worker: nothing would read it).
  */
 export function callSite(): SourceLocation | undefined {
-  // A stack capture costs about 100 µs with source maps on; only a process whose driver shows locations pays it.
-  return locationsWanted ? firstUserFrame(stackFrom(callSite)) : undefined;
+  // A stack capture costs a few µs and a source-map lookup per frame walked; only a process whose driver shows
+  // locations pays it.
+  return locationsWanted ? firstUserFrame(callSite) : undefined;
 }
 
 /** Set once a session that shows source locations (the debugger's runner) exists in this process; never unset. */

@@ -42,8 +42,17 @@ export function formatIssues(issues: ReadonlyArray<StandardIssue>): string {
 export type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
 
 export async function validate<T>(schema: StandardSchema<unknown, T>, value: unknown): Promise<Validated<T>> {
-  let result = schema['~standard'].validate(value);
-  if (result instanceof Promise) result = await result;
+  return validateNow(schema, value);
+}
+
+/** validate, without a turn of the event loop when the schema answers synchronously (zod's do, unless refined async). */
+export function validateNow<T>(schema: StandardSchema<unknown, T>, value: unknown): Validated<T> | Promise<Validated<T>> {
+  const result = schema['~standard'].validate(value);
+  if (result instanceof Promise) return result.then(validated);
+  return validated(result);
+}
+
+function validated<T>(result: { readonly value: T; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardIssue> }): Validated<T> {
   if (result.issues) return { ok: false, message: formatIssues(result.issues) };
   return { ok: true, value: result.value };
 }

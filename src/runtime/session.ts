@@ -16,10 +16,11 @@ import { carryOut, decisionAsker } from './carryOut';
 import { callerLocation, validSite, wantLocations } from './location';
 import { StepActions } from './stepActions';
 import { StepCursor } from './stepCursor';
+import { LAZY_ABOVE_BYTES, lazyJournalValue, settledWith } from './lazyValue';
 import { AttemptHost, actionSnapshot } from './attemptHost';
 import { Bracket, type ActionCall } from './bracket';
 import { actionKey, checkActionCall, checkStepCall, checkedArgs, checkedNote, keyConflict } from './apiChecks';
-import type { ActionRow } from './store/rows';
+import type { ActionRow, ReplayStepHead } from './store/rows';
 import type { JournalReader } from './store';
 import type { NewAction, RunWriter } from './store';
 import type { RunApi } from './types';
@@ -93,6 +94,9 @@ export interface SessionDeps {
   readonly caller?: PauseEvent;
 }
 
+/** How many action ids a session keeps to skip looking up new ones (see RunSession.journaledHere); past it, it looks up. */
+const JOURNALED_HERE_MAX = 100_000;
+
 /** The key of the journal target on a run object, shared by every copy of the runtime (agent-logbook/langgraph reads it). */
 export const RUN_JOURNAL = Symbol.for('agent-logbook.run-journal');
 
@@ -119,6 +123,12 @@ export class RunSession {
   private readonly runningSteps = new Map<number, string>();
   /** Fields of args named like a secret already warned about in this attempt: one warning per field. */
   private readonly warnedFields = new Set<string>();
+  /**
+   * The action ids this attempt started, in a run that held no action when it began: any other id is certainly not
+   * journaled (no one else writes to a run whose lease this session holds), so run.do does not look it up. Undefined
+   * when that is not known: the run had actions before, or this attempt started more than JOURNALED_HERE_MAX.
+   */
+  private journaledHere: Set<string> | undefined;
 
   constructor(private readonly d: SessionDeps) {
     if (d.hooks?.captureLocations) wantLocations();
@@ -127,12 +137,13 @@ export class RunSession {
     this.runId = this.h.runId;
     this.attempt = this.h.attempt;
     this.cursor = new StepCursor(d.reader, this.runId, this.attempt, d.reader.stepCount(this.runId));
+    this.journaledHere = d.reader.nextActionSeq(this.runId) === 1 ? new Set() : undefined;
     const api: RunApi = {
       id: this.runId,
       agent: d.agent.name,
       attempt: this.attempt,
       step: (name, fn, options) => this.replayFast(name, fn) ?? this.track(this.step(name, fn, options)),
-      do: (action, args, options) => this.skipFast(action, args) ?? this.inStep(this.track(this.doAction(action, args, options))),
+      do: (action, args, options) => this.skipFast(action, args) ?? this.trackAction(this.doAction(action, args, options)),
       sleep: (name, duration) => this.track(this.sleep(name, duration)),
       waitFor: (name: string, options?: unknown) => this.track(this.waitFor(name, options)) as Promise<never>,
       child: <O>(agent: unknown, input: unknown, options?: unknown) => this.track(this.child(agent, input, options)) as Promise<O>,
@@ -254,19 +265,25 @@ export class RunSession {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Ties an action to the step it was started in, so that step cannot end while the action is unsettled. */
-  private inStep<T>(p: Promise<T>): Promise<T> {
+  /**
+   * An action call in flight: tracked as every call is (track), and tied to the step it was started in, so that step
+   * cannot end while the action is unsettled. One settle handler for both: an action pays for one, not two.
+   */
+  private trackAction<T>(p: Promise<T>): Promise<T> {
     const actions = this.currentFrame()?.actions;
-    if (actions) {
-      actions.inFlight.add(p);
-      p.then(
-        () => void actions.inFlight.delete(p),
-        (err: unknown) => {
-          if (err instanceof RunSuspended) actions.stopped ??= err;
-          actions.inFlight.delete(p);
-        },
-      );
-    }
+    this.inFlight.add(p);
+    actions?.inFlight.add(p);
+    p.then(
+      () => {
+        this.inFlight.delete(p);
+        actions?.inFlight.delete(p);
+      },
+      (err: unknown) => {
+        if (actions && err instanceof RunSuspended) actions.stopped ??= err;
+        this.inFlight.delete(p);
+        actions?.inFlight.delete(p);
+      },
+    );
     return p;
   }
 
@@ -331,7 +348,24 @@ export class RunSession {
     if (journaled?.status !== 'completed' || journaled.name !== name || this.currentFrame()) return undefined;
     const idx = this.stepCounter++;
     this.d.stats.stepsReplayed++;
+    // A large checkpoint is read and parsed when the script first uses it (lazyValue.ts); damaged, it stops the run then.
+    if (journaled.large !== null) return this.largeResult<T>(journaled, idx, name);
     return Promise.resolve(fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result')) as T);
+  }
+
+  private largeResult<T>(journaled: ReplayStepHead, idx: number, name: string): Promise<T> {
+    const place = (): JournalPlace => this.stepPlace(idx, name, 'result');
+    const lead = journaled.large !== null && journaled.large >= LAZY_ABOVE_BYTES ? journaled.lead : undefined;
+    if (lead === '{' || lead === '[')
+      return settledWith(
+        lazyJournalValue(
+          lead,
+          () => this.cursor.result(journaled) ?? 'null',
+          place,
+          (err) => this.readFailed(err),
+        ) as T,
+      );
+    return Promise.resolve(fromJournalJson(this.cursor.result(journaled), place) as T);
   }
 
   private stepPlace(idx: number, name: string, column: 'result' | 'error'): JournalPlace {
@@ -347,7 +381,7 @@ export class RunSession {
     if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
     if (journaled?.status === 'completed') {
       this.d.stats.stepsReplayed++;
-      const result = this.read(() => fromJournalJson(journaled.result, () => this.stepPlace(idx, name, 'result'))) as T;
+      const result = this.read(() => fromJournalJson(this.cursor.result(journaled), () => this.stepPlace(idx, name, 'result'))) as T;
       const paused = this.h.boundary({
         event: () => ({
           kind: 'step:before',
@@ -586,7 +620,8 @@ export class RunSession {
     checkActionCall(action, frame);
     // An integration names the user's line it acted for; else the first frame of the user's own code calls run.do.
     const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
-    const { parsed, json: argsJson } = await checkedArgs(action, args, this.d.log, this.warnedFields);
+    const checked = checkedArgs(action, args, this.d.log, this.warnedFields);
+    const { parsed, json: argsJson } = checked instanceof Promise ? await checked : checked;
     const key = actionKey(action, parsed, this.api);
     const same = this.running.get(key);
     if (same) {
@@ -620,7 +655,7 @@ export class RunSession {
     location: SourceLocation | undefined,
   ): Promise<R> {
     if (this.d.writer.holdsPending(na.id)) this.d.writer.writePending();
-    const row = this.read(() => this.d.reader.action(this.runId, na.id));
+    const row = this.journaledHere?.has(na.id) === false ? undefined : this.read(() => this.d.reader.action(this.runId, na.id));
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);
       frame.open.delete(na.id);
@@ -674,6 +709,9 @@ export class RunSession {
       }
     }
     const c = { def, na, args, row: undefined, location };
+    // From here on, a row of this id may be journaled.
+    if (this.journaledHere && this.journaledHere.size >= JOURNALED_HERE_MAX) this.journaledHere = undefined;
+    this.journaledHere?.add(na.id);
     if (def.effect === 'read-only') return this.bracket.observe(c);
     if (def.approval) return this.gate(c);
     return this.bracket.execute(c, null);

@@ -241,6 +241,39 @@ function contract(backend: () => Backend): void {
     assert.equal(store.reader.run('d1')?.id, 'd1');
   });
 
+  it("reads replay's step headers without large results, each of those alone, and can leave them out of the damage check", () => {
+    createRun(dbOf(store.db), store.reader, { id: 'h1', agent: 'a', script: 's.ts', input: '{}' }, deadOwner('heads'));
+    const big = JSON.stringify({ text: 'x'.repeat(5000) });
+    const step = dbOf(store.db).prepare("INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at) VALUES ('h1', ?, ?, ?, ?, ?, 1, 0)");
+    step.run(0, 'small', 'completed', '{"ok":1}', null);
+    step.run(1, 'big', 'completed', big, null);
+    step.run(2, 'none', 'failed', null, '{"message":"m"}');
+    step.run(3, 'list', 'completed', `[${big}]`, null);
+    const heads = store.reader.replayStepHeads('h1', 0, 10, 100);
+    assert.deepEqual(
+      heads.map((h) => [h.idx, h.name, h.status, h.result, h.large, h.lead, h.error]),
+      [
+        [0, 'small', 'completed', '{"ok":1}', null, null, null],
+        [1, 'big', 'completed', null, big.length, '{', null],
+        [2, 'none', 'failed', null, null, null, '{"message":"m"}'],
+        [3, 'list', 'completed', null, big.length + 2, '[', null],
+      ],
+    );
+    assert.equal(store.reader.stepResult('h1', 1), big);
+    assert.equal(store.reader.stepResult('h1', 2), null);
+    assert.equal(store.reader.stepResult('h1', 9), undefined);
+    const scope = { steps: Number.MAX_SAFE_INTEGER, actions: 'none' } as const;
+    dbOf(store.db).prepare('UPDATE steps SET result = ? WHERE run_id = ? AND idx = 1').run(big.slice(0, -1), 'h1');
+    assert.deepEqual(store.reader.firstDamage('h1', scope), { runId: 'h1', table: 'steps', idx: 1, name: 'big', column: 'result' });
+    assert.equal(store.reader.firstDamage('h1', { ...scope, deferAbove: 100 }), undefined, 'a large result is left to replay');
+    dbOf(store.db).prepare("UPDATE steps SET result = '{' WHERE run_id = 'h1' AND idx = 0").run();
+    assert.deepEqual(store.reader.firstDamage('h1', { ...scope, deferAbove: 100 }), { runId: 'h1', table: 'steps', idx: 0, name: 'small', column: 'result' });
+    dbOf(store.db).prepare("UPDATE steps SET result = '{\"ok\":1}' WHERE run_id = 'h1' AND idx = 0").run();
+    dbOf(store.db).prepare("UPDATE steps SET error = '{' WHERE run_id = 'h1' AND idx = 2").run();
+    assert.deepEqual(store.reader.firstDamage('h1', { ...scope, deferAbove: 100 }), { runId: 'h1', table: 'steps', idx: 2, name: 'none', column: 'error' });
+    assert.equal(store.reader.run('h1')?.id, 'h1');
+  });
+
   it('refuses a journal of a newer schema, untouched', () => {
     createRun(dbOf(store.db), store.reader, { id: 'n1', agent: 'a', script: 's.ts', input: null }, deadOwner('w'));
     if (dbOf(store.db).kind === 'sqlite') sqliteOf(dbOf(store.db)).pragma(`user_version = ${LATEST_VERSION + 1}`);

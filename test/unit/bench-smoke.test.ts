@@ -142,7 +142,19 @@ describe('bench: npm run bench, tiny configuration', function () {
     const json = path.join(dir, 'bench.json');
     const r = spawnSync(
       process.execPath,
-      ['--expose-gc', '--require', 'tsx/cjs', path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', md, '--json', json, '--dir', path.join(dir, 'work')],
+      [
+        '--expose-gc',
+        '--require',
+        path.join(ROOT, 'bench', 'register.cjs'),
+        path.join(ROOT, 'bench', 'run.ts'),
+        '--quick',
+        '--out',
+        md,
+        '--json',
+        json,
+        '--dir',
+        path.join(dir, 'work'),
+      ],
       {
         cwd: ROOT,
         encoding: 'utf8',

@@ -6,8 +6,9 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
-import { ReplayActionRow, ReplayStepRow, replayActionRow, replayStepRow } from '../../src/runtime/store/rows';
-import { READ_AHEAD_BYTES, ReadAhead } from '../../src/runtime/readAhead';
+import { ReplayActionRow, ReplayStepHead, ReplayStepRow, replayActionRow, replayStepHead, replayStepRow } from '../../src/runtime/store/rows';
+import { INLINE_RESULT_BYTES } from '../../src/runtime/stepCursor';
+import { ReadAhead } from '../../src/runtime/readAhead';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
 import { beginSession } from '../../src/runtime/store/owner';
 import { buildJournal } from '../../bench/journalBuilder';
@@ -169,6 +170,30 @@ describe("replay's row guards", () => {
     }
   });
 
+  it('accept exactly the step headers the zod schema accepts', () => {
+    for (const row of [
+      ...variants([3, 'step 3', 'completed', '{"a":1}', null, 2]),
+      ...variants([0, '', 'completed', '#{90000', null, 1]),
+      [1, 'x', 'completed', '#[', null, 1],
+    ]) {
+      const [idx, name, status, value, error, attempt] = row;
+      const long = typeof value === 'string' && value.startsWith('#') ? /^#(\D*)(\d+)$/.exec(value) : undefined;
+      const head = long
+        ? { idx, name, status, result: null, large: Number(long[2]), lead: long[1], error, attempt }
+        : { idx, name, status, result: value, large: long === null ? Number.NaN : null, lead: null, error, attempt };
+      const zodOk = row.length === 6 && ReplayStepHead.safeParse(head).success;
+      let ours: unknown;
+      try {
+        ours = replayStepHead(row, 'f');
+      } catch (err) {
+        assert.ok(err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID, String(err));
+        ours = undefined;
+      }
+      if (zodOk) assert.deepEqual(ours, head, JSON.stringify(row));
+      else if (ours !== undefined) assert.fail(`the guard let through ${JSON.stringify(row)}, which zod refuses`);
+    }
+  });
+
   it('accept exactly the action rows the zod schema accepts', () => {
     for (const row of variants(['k:1', 4, 'email.send', 1, '{"to":"a"}', 'committed', '{"id":1}', 1])) {
       const [id, seq, type, version, args, status, result, attempt] = row;
@@ -201,7 +226,7 @@ describe('read-ahead of journal rows', () => {
     assert.equal(a.rows, 1);
   });
 
-  it('keeps each replay read of big checkpoints near its byte budget instead of 512 rows at once', async () => {
+  it('reads big checkpoints one at a time, only for the steps whose value the script uses, never with the headers', async () => {
     const store = openStore(path.join(tmpDir(), 'j.db'));
     const big = 'x'.repeat(600 * 1024);
     const agent = (n: number) =>
@@ -210,25 +235,41 @@ describe('read-ahead of journal rows', () => {
         input: z.object({}),
         async run(run) {
           let total = 0;
-          for (let i = 0; i < n; i++) total += (await run.step(`s${i}`, () => ({ i, big }))).i;
+          // Every other step's value is used: the others are never read.
+          for (let i = 0; i < n; i++) {
+            const v = await run.step(`s${i}`, () => ({ i, big }));
+            if (i % 2 === 0) total += v.i;
+          }
           return total;
         },
       });
     const first = await startRun(store, agent(40), { script: 'b.ts', input: {}, ...quiet });
     dbOf(store.db).prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run(first.runId);
-    const reads: Array<{ rows: number; bytes: number }> = [];
-    const original = store.reader.replaySteps.bind(store.reader);
-    store.reader.replaySteps = (runId, from, to) => {
-      const rows = original(runId, from, to);
-      reads.push({ rows: rows.length, bytes: rows.reduce((n, r) => n + (r.result?.length ?? 0), 0) });
+    const heads: number[] = [];
+    const heads0 = store.reader.replayStepHeads.bind(store.reader);
+    store.reader.replayStepHeads = (runId, from, to, inline) => {
+      const rows = heads0(runId, from, to, inline);
+      heads.push(rows.reduce((n, r) => n + (r.result?.length ?? 0), 0));
       return rows;
+    };
+    const values: number[] = [];
+    const value0 = store.reader.stepResult.bind(store.reader);
+    store.reader.stepResult = (runId, idx) => {
+      values.push(idx);
+      return value0(runId, idx);
     };
     const second = await resumeRun(store, agent(41), first.runId, quiet);
     store.close();
     assert.equal(second.status, 'completed', second.error?.message);
+    assert.equal(second.output, (first.output as number) + 40);
     assert.equal(second.stats.stepsReplayed, 40);
-    assert.ok(reads.length >= 3, `${reads.length} reads: 40 big rows must not come back in one`);
-    for (const r of reads.slice(1)) assert.ok(r.bytes <= 2 * READ_AHEAD_BYTES, `a read of ${r.rows} rows held ${r.bytes} bytes`);
+    for (const bytes of heads) assert.ok(bytes <= 40 * INLINE_RESULT_BYTES, `a read of headers held ${bytes} bytes of results`);
+    assert.ok(heads.length <= 2, `${heads.length} reads of headers for 40 steps`);
+    assert.deepEqual(
+      values,
+      Array.from({ length: 20 }, (_, i) => i * 2),
+      'each used value read once, by itself; the unused ones never',
+    );
   });
 });
 
@@ -426,6 +467,57 @@ describe('a read-only action', () => {
     const commit = store.reader.events(out.runId).find((e) => e.kind === 'action.committed');
     assert.equal(commit?.seq, row?.commit_seq);
     assert.equal(commit?.data, JSON.stringify({ readOnly: true }));
+    store.close();
+  });
+});
+
+describe("run.do's journal lookup", () => {
+  it('is skipped for an id this attempt never started in a run that had no action, and made for any other', async () => {
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    const ran: string[] = [];
+    const send = defineAction({
+      type: 'lookup.send',
+      version: 1,
+      effect: 'non-idempotent',
+      args: z.object({ to: z.string() }),
+      key: (a, run) => `send:${run.id}:${a.to}`,
+      execute: (a) => {
+        ran.push(a.to);
+        return { to: a.to };
+      },
+      verify: () => undefined,
+    });
+    let stopAfter = Infinity;
+    const agent = defineAgent({
+      name: 'lookups',
+      input: z.object({}),
+      async run(run) {
+        const out: unknown[] = [];
+        for (const to of ['a', 'b', 'a', 'c']) {
+          if (ran.length >= stopAfter) throw new Error('stop');
+          out.push(await run.step(`to ${to}`, () => run.do(send, { to })));
+        }
+        return out;
+      },
+    });
+    const lookups = countCalls(store.reader, 'action');
+    stopAfter = 2;
+    const first = await startRun(store, agent, { script: 'l.ts', input: {}, ...quiet });
+    assert.equal(first.status, 'failed');
+    assert.deepEqual(ran, ['a', 'b']);
+    assert.equal(lookups.n, 0, 'a new run: its new ids are not looked up');
+    stopAfter = Infinity;
+    const second = await resumeRun(store, agent, first.runId, quiet);
+    assert.equal(second.status, 'completed', second.error?.message);
+    assert.deepEqual(second.output, [{ to: 'a' }, { to: 'b' }, { to: 'a' }, { to: 'c' }]);
+    assert.deepEqual(ran, ['a', 'b', 'c'], "the second 'a' is the journaled one, in a resumed run too");
+    assert.ok(lookups.n >= 2, `a run with actions journaled before: new ids are looked up (${lookups.n})`);
+    lookups.n = 0;
+    ran.length = 0;
+    const third = await startRun(store, agent, { script: 'l.ts', input: {}, ...quiet });
+    assert.equal(third.status, 'completed');
+    assert.deepEqual(ran, ['a', 'b', 'c'], 'within one new attempt, an id it started is found again');
+    assert.equal(lookups.n, 1, "only the id this attempt started ('a', again) was looked up");
     store.close();
   });
 });

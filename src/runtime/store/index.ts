@@ -50,7 +50,7 @@ export type { GraphCheckpoints, GraphCheckpointRow, GraphBlob, GraphWrite, Graph
 export type { CancelRequest, CancelResult } from './cancel';
 export type { NewEvent, SendResult, InboxReader } from './inbox';
 export { parseCancelRequest } from './cancel';
-export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayActionRow, InboxRow } from './rows';
+export type { RunRow, StepRow, ActionRow, EventRow, ReplayStepRow, ReplayStepHead, ReplayActionRow, InboxRow } from './rows';
 export { beginSession, endSession, withNewSession, processOwner, holderOnThisNode, type Owner } from './owner';
 export { isStorageError, storageError } from './storageError';
 export { createSchema as createScratchSchema, dropSchemasStartingWith as dropScratchSchemas } from './pg/scratchSchemas';

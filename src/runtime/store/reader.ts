@@ -1,7 +1,19 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
 import type { Db } from './db';
-import { ActionRow, EventRow, RunRow, StepRow, checked, replayActionRow, replayStepRow, type ReplayActionRow, type ReplayStepRow } from './rows';
+import {
+  ActionRow,
+  EventRow,
+  RunRow,
+  StepRow,
+  checked,
+  replayActionRow,
+  replayStepHead,
+  replayStepRow,
+  type ReplayActionRow,
+  type ReplayStepHead,
+  type ReplayStepRow,
+} from './rows';
 import { leaseIsLive } from './owner';
 import { effectiveStatus } from '../policy';
 import type { RunStatus } from '../types';
@@ -17,6 +29,11 @@ import { ChildReads } from './children';
 export interface ReadScope {
   readonly steps: number;
   readonly actions: 'none' | 'open' | 'all';
+  /**
+   * Step results longer than this many bytes are left to replay, which checks each when the script uses it (a resume
+   * then reads no large checkpoint it does not need); undefined checks every one here.
+   */
+  readonly deferAbove?: number;
 }
 
 const STEP_JSON = ['result', 'error'] as const;
@@ -60,6 +77,17 @@ export class JournalReader {
       // Replay reads every journaled row back, so its two queries return raw arrays: better-sqlite3 builds a row object
       // property by property, which costs more than the query (1.8 vs 1.1 µs a step row, measured by the bench).
       replaySteps: db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx').raw(true),
+      // Step headers for replay: a result of up to ? bytes comes inline; a longer one as '#', its first character (what
+      // kind of JSON value it is) and its size, in the same column (no JSON text starts with '#'). Both databases know
+      // the size without reading the value (SQLite's octet_length reads no overflow page, PostgreSQL's no TOAST), and
+      // the first character costs little in a scan; each expression per row costs about as much as a column read, and
+      // a 1M-step resume reads a million headers.
+      replayStepHeads: db
+        .prepare(
+          "SELECT idx, name, status, CASE WHEN octet_length(result) <= ? THEN result ELSE '#' || substr(result, 1, 1) || octet_length(result) END, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
+        )
+        .raw(true),
+      stepResult: db.prepare('SELECT result FROM steps WHERE run_id = ? AND idx = ?').raw(true),
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
@@ -104,15 +132,22 @@ export class JournalReader {
    */
   firstDamage(runId: string, scope: ReadScope): JournalPlace | undefined {
     const q = this.q;
-    if (q.stepDamage.kind === 'find' && q.actionDamage.kind === 'find' && q.openActionDamage.kind === 'find') {
-      const step = scope.steps > 0 ? (q.stepDamage.stmt.get(runId, scope.steps) as { idx: number; name: string; col: string } | undefined) : undefined;
+    const deferring = scope.deferAbove !== undefined;
+    const stepStmt = deferring ? q.smallStepDamage : q.stepDamage;
+    const stepDamage = (stmt: DamageQuery['stmt']): unknown => {
+      if (!deferring) return stmt.get(runId, scope.steps);
+      // The search names the bound twice (in its CASE and its WHERE), the cast once.
+      return stepStmt.kind === 'find' ? stmt.get(scope.deferAbove, runId, scope.steps, scope.deferAbove) : stmt.get(scope.deferAbove, runId, scope.steps);
+    };
+    if (stepStmt.kind === 'find' && q.actionDamage.kind === 'find' && q.openActionDamage.kind === 'find') {
+      const step = scope.steps > 0 ? (stepDamage(stepStmt.stmt) as { idx: number; name: string; col: string } | undefined) : undefined;
       if (step) return { runId, table: 'steps', idx: step.idx, name: step.name, column: step.col as 'result' | 'error' };
       const stmt = scope.actions === 'all' ? q.actionDamage.stmt : scope.actions === 'open' ? q.openActionDamage.stmt : undefined;
       const a = stmt?.get(runId, ...(scope.actions === 'open' ? [runId, runId] : [])) as { id: string; step_idx: number; col: string } | undefined;
       return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
     }
     try {
-      if (scope.steps > 0) q.stepDamage.stmt.get(runId, scope.steps);
+      if (scope.steps > 0) stepDamage(stepStmt.stmt);
       if (scope.actions === 'all') q.actionDamage.stmt.get(runId);
       if (scope.actions === 'open') q.openActionDamage.stmt.get(runId, runId, runId);
       return undefined;
@@ -131,6 +166,7 @@ export class JournalReader {
         if (st.status !== 'completed') unfinished.add(st.idx);
         if (st.idx >= scope.steps) continue;
         for (const column of STEP_JSON) {
+          if (column === 'result' && scope.deferAbove !== undefined && st.result !== null && Buffer.byteLength(st.result) > scope.deferAbove) continue;
           const place: JournalPlace = { runId, table: 'steps', idx: st.idx, name: st.name, column };
           if (journalTextDamage(st[column], () => place)) return place;
         }
@@ -178,6 +214,24 @@ export class JournalReader {
   /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
   replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
     return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map((r) => replayStepRow(r, this.target));
+  }
+
+  /**
+   * Replay's reading of steps [from, to): each step's header, with its result when that is at most `inline` bytes;
+   * for a longer one `result` is null, `large` says how long it is and `lead` its first character (read it with
+   * stepResult when it is needed).
+   */
+  replayStepHeads(runId: string, from: number, to: number, inline: number): ReplayStepHead[] {
+    return (this.q.replayStepHeads.all(inline, runId, from, to) as unknown[][]).map((r) => replayStepHead(r, this.target));
+  }
+
+  /** One step's result, as journaled (null: none); undefined when the run has no such step. */
+  stepResult(runId: string, idx: number): string | null | undefined {
+    const row = this.q.stepResult.get(runId, idx) as unknown[] | undefined;
+    if (row === undefined) return undefined;
+    const [text] = row;
+    if (text === null || typeof text === 'string') return text;
+    return checked(StepRow.shape.result, text, 'step', this.target);
   }
 
   step(runId: string, idx: number): StepRow | undefined {
@@ -324,7 +378,7 @@ export class JournalReader {
 type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: ReturnType<Db['prepare']> };
 
 /** firstDamage's statements: with the dialect's not-JSON test, each finds the first damaged value; without it, each casts. */
-function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQuery; openActionDamage: DamageQuery } {
+function damageQueries(db: Db): { stepDamage: DamageQuery; smallStepDamage: DamageQuery; actionDamage: DamageQuery; openActionDamage: DamageQuery } {
   const bad = db.dialect.notJson;
   if (bad) {
     const which = (cols: readonly string[]): string =>
@@ -335,10 +389,18 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQ
     const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
     const actions = (index: string, where: string): string =>
       `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ?${where} AND ${any(ACTION_JSON)}`;
+    // With ReadScope.deferAbove: only results of at most ? bytes (octet_length reads no overflow page).
+    const badSmallResult = `(octet_length(result) <= ? AND ${bad('result')})`;
     return {
       stepDamage: {
         kind: 'find',
         stmt: db.prepare(`SELECT idx, name, ${which(STEP_JSON)} FROM steps WHERE run_id = ? AND idx < ? AND ${any(STEP_JSON)} ORDER BY idx LIMIT 1`),
+      },
+      smallStepDamage: {
+        kind: 'find',
+        stmt: db.prepare(
+          `SELECT idx, name, CASE WHEN ${badSmallResult} THEN 'result' ELSE 'error' END AS col FROM steps WHERE run_id = ? AND idx < ? AND (${badSmallResult} OR ${bad('error')}) ORDER BY idx LIMIT 1`,
+        ),
       },
       actionDamage: { kind: 'find', stmt: db.prepare(`${actions('', '')} ORDER BY seq LIMIT 1`) },
       openActionDamage: {
@@ -353,6 +415,12 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; actionDamage: DamageQ
   const casts = (cols: readonly string[]): string => cols.map((c) => `COUNT(${c}::json)`).join(' + ');
   return {
     stepDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(STEP_JSON)} AS n FROM steps WHERE run_id = ? AND idx < ?`) },
+    smallStepDamage: {
+      kind: 'cast',
+      stmt: db.prepare(
+        'SELECT COUNT(CASE WHEN octet_length(result) <= ? THEN result::json END) + COUNT(error::json) AS n FROM steps WHERE run_id = ? AND idx < ?',
+      ),
+    },
     actionDamage: { kind: 'cast', stmt: db.prepare(`SELECT ${casts(ACTION_JSON)} AS n FROM actions WHERE run_id = ?`) },
     openActionDamage: {
       kind: 'cast',

@@ -60,6 +60,22 @@ export type StepRow = z.infer<typeof StepRow>;
 export const ReplayStepRow = z.pick(StepRow, { idx: true, name: true, status: true, result: true, error: true, attempt: true });
 export type ReplayStepRow = z.infer<typeof ReplayStepRow>;
 
+/**
+ * A step's header as replay reads it: its result inline only up to a size, else null, with `large` saying how long it
+ * is and `lead` its first character.
+ */
+export const ReplayStepHead = z.object({
+  idx: int,
+  name: text,
+  status: z.enum(STEP_STATUSES),
+  result: z.nullable(text),
+  large: z.nullable(int),
+  lead: z.nullable(text),
+  error: z.nullable(text),
+  attempt: int,
+});
+export type ReplayStepHead = z.infer<typeof ReplayStepHead>;
+
 export const ActionRow = z.object({
   run_id: text,
   id: text,
@@ -142,6 +158,27 @@ export function replayStepRow(row: readonly unknown[], file: string): ReplayStep
   if (row.length === 6 && isInt(idx) && isText(name) && STEP_STATUS.has(status) && isTextOrNull(result) && isTextOrNull(error) && isInt(attempt))
     return r as ReplayStepRow;
   return checked(ReplayStepRow, r, 'step', file);
+}
+
+/** As replayStepRow, for a header (ReplayStepHead): its result column is the text, or '#', the first character and the size. */
+export function replayStepHead(row: readonly unknown[], file: string): ReplayStepHead {
+  const [idx, name, status, value, error, attempt] = row;
+  const long = typeof value === 'string' && value.charCodeAt(0) === 0x23 ? /^#(\D*)(\d+)$/.exec(value) : undefined;
+  const r = long
+    ? { idx, name, status, result: null, large: Number(long[2]), lead: long[1] ?? '', error, attempt }
+    : { idx, name, status, result: value, large: long === null ? Number.NaN : null, lead: null, error, attempt };
+  if (
+    row.length === 6 &&
+    isInt(idx) &&
+    isText(name) &&
+    STEP_STATUS.has(status) &&
+    isTextOrNull(r.result) &&
+    (r.large === null || isInt(r.large)) &&
+    isTextOrNull(error) &&
+    isInt(attempt)
+  )
+    return r as ReplayStepHead;
+  return checked(ReplayStepHead, r, 'step', file);
 }
 
 export function replayActionRow(row: readonly unknown[], file: string): ReplayActionRow {
