@@ -1,5 +1,6 @@
 // Example: a follow-up agent. It emails a lead, sleeps three days, then waits up to a week for their reply (an event
-// `logbook send <run-id> reply --data '{"text": "…"}'` delivers), and answers the reply or sends one reminder.
+// `logbook send <run-id> reply --data '{"text": "…"}'` delivers), hands the drafting of its answer (or of one reminder)
+// to a child agent, and sends it. `logbook cancel <run-id>` stops it at any point, asleep or waiting.
 
 import { z } from 'zod';
 import { defineAction, defineAgent } from 'agent-logbook';
@@ -17,6 +18,19 @@ const sendEmail = defineAction({
 
 const Reply = z.object({ text: z.string().min(1) });
 
+/** The drafting agent: a run of its own (`<parent>.child-<step>`), resumed with its parent, never started twice. */
+export const drafter = defineAgent({
+  name: 'follow-up-drafter',
+  input: z.object({ to: z.string(), reply: z.string().nullable() }),
+  async run(run, input) {
+    // A model call would go here (agent-logbook/ai journals it); a template keeps the example offline.
+    const body = await run.step('draft', () =>
+      input.reply === null ? `Hello ${input.to}, just checking in once more.` : `Thanks for your reply: "${input.reply}". Talk soon!`,
+    );
+    return { body };
+  },
+});
+
 export default defineAgent({
   name: 'follow-up',
   input: z.object({ to: z.string().email(), pause: z.string().default('3d'), patience: z.string().default('7d') }),
@@ -26,12 +40,10 @@ export default defineAgent({
     await run.sleep('give them time', input.pause);
     // The run stops `waiting` here (a foreground `logbook run` exits 3) until the reply comes or the week passes.
     const reply = await run.waitFor('reply', { timeout: input.patience, schema: Reply });
-    if (reply === undefined) {
-      await run.step('remind', () => run.do(sendEmail, { to: input.to, body: 'Just checking in once more.', kind: 'reminder' }));
-      return { replied: false };
-    }
-    await run.step('answer', () => run.do(sendEmail, { to: input.to, body: `Thanks for your reply: "${reply.text}"`, kind: 'answer' }));
-    return { replied: true, reply: reply.text };
+    const { body } = await run.child(drafter, { to: input.to, reply: reply?.text ?? null });
+    const kind = reply === undefined ? 'reminder' : 'answer';
+    await run.step(kind, () => run.do(sendEmail, { to: input.to, body, kind }));
+    return reply === undefined ? { replied: false } : { replied: true, reply: reply.text };
   },
   probe: () => ({ 'email.send': outbox.record().sent.map((s) => s.key) }),
 });

@@ -267,16 +267,31 @@ describe('run.waitFor and logbook send (SQLite, real processes)', function () {
     assert.match(cli(dir, ['show', 'r', '--json'], env).stdout, /«secret»/);
   });
 
-  it('examples/follow-up.ts: emails, sleeps, waits for the reply (exit 3), and answers it once the reply is sent', () => {
+  it('examples/follow-up.ts: emails, sleeps, waits for the reply (exit 3), hands drafting to a child run, and answers once, across a kill in the child', () => {
     const dir = tmpDir('logbook-events-');
     const first = cliJson(dir, ['run', FOLLOW_UP, '--run-id', 'f', '--input', '{"to":"ada@example.com","pause":"0s"}']);
     assert.equal(first.status, 3, first.stderr);
     assert.equal(first.json.waitingFor.event, 'reply');
-    const done = cliJson(dir, ['send', 'f', 'reply', '--data', '{"text":"Tuesday works"}']);
+    // The reply continues the run; it dies inside the drafting child, its draft checkpointed, before the child ends.
+    const killed = cli(dir, ['send', 'f', 'reply', '--data', '{"text":"Tuesday works"}', '--crash-at', 'draft#1@after-checkpoint']);
+    assert.equal(killed.status, 137, killed.stdout + killed.stderr);
+    const kids = (cliJson(dir, ['ls']).json as Array<{ id: string; parent: { runId: string } | null }>).filter((r) => r.id !== 'f');
+    assert.deepEqual(
+      kids.map((k) => k.parent?.runId),
+      ['f'],
+      'one child run, started by f',
+    );
+    const child = kids[0]?.id ?? '';
+    assert.equal(runStatus(dir, child), 'interrupted');
+    const done = cliJson(dir, ['resume', 'f']);
     assert.equal(done.status, 0, done.stderr);
-    assert.deepEqual(done.json.outcome.output, { replied: true, reply: 'Tuesday works' });
+    assert.deepEqual(done.json.output, { replied: true, reply: 'Tuesday works' });
+    assert.equal(runStatus(dir, child), 'completed', 'the parent re-attached to its child and resumed it');
+    assert.equal((cliJson(dir, ['ls']).json as unknown[]).length, 2, 'one child, never a second');
     const sent = (JSON.parse(fs.readFileSync(path.join(dir, 'email-outbox.json'), 'utf8')) as { sent: Array<{ key: string }> }).sent.map((e) => e.key);
     assert.deepEqual(sent, ['email:f:intro', 'email:f:answer']);
+    const bodies = (show(dir, 'f').actions as Array<{ args: { body: string } }>).map((a) => a.args.body);
+    assert.deepEqual(bodies.slice(1), ['Thanks for your reply: "Tuesday works". Talk soon!'], "the child's draft is what was sent");
   });
 
   it('logbook rehearse: --event feeds a waiting run, event:after-deliver is a kill point, and a rehearsal without it says which event to pass', () => {
