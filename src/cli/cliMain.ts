@@ -40,9 +40,9 @@ ${COMMAND_MODULES.map((c) => `  ${c.usage}`).join('\n')}
 Common options: --journal F (default .logbook/journal.db, or $LOGBOOK_JOURNAL)
 Crash specs: <action type or step name>#<n>@<phase>, phase = before | after-checkpoint | before-start | after-start |
   after-execute | after-execute-throw | after-commit | compensate:after-start | compensate:after-execute | cancel:after-stop |
-  event:after-deliver (e.g. email.send#30@after-execute; reply@event:after-deliver; after-execute-throw makes execute
-  child:after-start | child:after-end (these two name the child's agent)
-  throw after its effect instead of crashing)
+  sleep:after-start | event:after-deliver | child:after-start | child:after-end (the last two name the child's agent)
+  (e.g. email.send#30@after-execute; nap#1@sleep:after-start; reply@event:after-deliver; after-execute-throw makes
+  execute throw after its effect instead of crashing)
 Exit codes: 0 completed or compensated, 1 failed or interrupted, 2 bad usage or input, 3 stopped for a decision, an approval or an event,
   4 busy (another live process drives the run), 5 stopped by a journal/storage error (locked, disk full, read-only,
   damaged); the run is resumable.`;

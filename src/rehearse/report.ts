@@ -128,7 +128,9 @@ function byTarget(campaigns: readonly CampaignResult[]): string {
           ? 'child run'
           : point.startsWith('event:')
             ? 'event'
-            : 'action';
+            : point.startsWith('sleep:')
+              ? 'sleep'
+              : 'action';
     const key = `${kind}\u0000${c.point.target}`;
     rows.set(key, [...(rows.get(key) ?? []), c]);
   }

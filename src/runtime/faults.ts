@@ -14,6 +14,8 @@ export const FAULT_POINTS = [
   'compensate:after-execute',
   // A cancelled run, its status written, before the compensation `--compensate` asked for begins (target: the agent's name).
   'cancel:after-stop',
+  // run.sleep (target: the sleep's name): its wake time journaled, before it waits (only when it starts, not on replay).
+  'sleep:after-start',
   // run.waitFor took an event (its step's checkpoint and the event's taking are one commit), before the next step (target: the event's name).
   'event:after-deliver',
   // run.child (target: the child's agent name): its run row and the parent's record of it durable, before it runs; and
@@ -30,7 +32,7 @@ export interface CrashSpec {
 }
 
 /** Points written with their prefix in a crash spec (the others by their phase alone, e.g. `after-start`). */
-const PREFIXED = /^(compensate|cancel|event|child):/;
+const PREFIXED = /^(compensate|cancel|sleep|event|child):/;
 
 const SHORT: Record<string, FaultPoint> = {
   before: 'step:before',
@@ -174,11 +176,13 @@ export function unreachedCrashPoints(faults: Faults): string[] {
       ? `action ${s.target}`
       : s.point.startsWith('cancel:')
         ? `run of agent ${s.target}`
-        : s.point.startsWith('event:')
-          ? `run.waitFor of event ${JSON.stringify(s.target)}`
-          : s.point.startsWith('child:')
-            ? `child run of agent ${s.target}`
-            : `step ${JSON.stringify(s.target)}`;
+        : s.point.startsWith('sleep:')
+          ? `run.sleep ${JSON.stringify(s.target)}`
+          : s.point.startsWith('event:')
+            ? `run.waitFor of event ${JSON.stringify(s.target)}`
+            : s.point.startsWith('child:')
+              ? `child run of agent ${s.target}`
+              : `step ${JSON.stringify(s.target)}`;
     return `--crash-at ${formatCrashSpec(s)} was never reached: ${seen === 0 ? `no ${where} passed ${s.point}` : `${where} passed ${s.point} only ${seen} time(s), not ${s.occurrence}`}; the run went on without a crash.`;
   });
 }

@@ -194,6 +194,8 @@ export class RunSession {
         'Give the sleep a name of its own, or start a new run.',
         { runId: this.runId },
       );
+    // The wake time is durable: a kill here leaves a sleep the resume waits out from its first start.
+    if (fresh) this.h.boundary({ fault: { point: 'sleep:after-start', target: name } });
     const policy = this.d.sleep ?? {};
     const waits = (): boolean => wakeAt > Date.now() && !policy.wakeNow;
     const lease = this.d.writer.leaseChecks.signal;

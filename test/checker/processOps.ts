@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
-import { rawInput } from './agent';
+import { CHILD_AGENT_NAME, rawInput } from './agent';
 import { actionType, eventName, eventOf, sleepName, stepName, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
 import type { RunSnapshot } from './observer';
@@ -44,11 +44,17 @@ export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const waits = agent.steps.filter((s) => s.kind === 'wait').map((s) => eventName(s.event ?? 0));
   const targets = point.startsWith('step:')
     ? [...agent.steps.map((_, j) => stepName(j)), ...sleeps]
-    : point.startsWith('event:')
-      ? waits.length
-        ? waits
-        : [eventName(0)]
-      : agent.actions.map((a, i) => actionType(a, i));
+    : point.startsWith('sleep:')
+      ? sleeps.length
+        ? sleeps
+        : [sleepName(0)]
+      : point.startsWith('event:')
+        ? waits.length
+          ? waits
+          : [eventName(0)]
+        : point.startsWith('child:')
+          ? [CHILD_AGENT_NAME]
+          : agent.actions.map((a, i) => actionType(a, i));
   return formatCrashSpec({ point, target: targets[c.target % targets.length] ?? 's0', occurrence: c.occurrence });
 }
 

@@ -100,6 +100,23 @@ describe('run.sleep', function () {
     assert.ok(out.wokeAt >= wakeAt, `the step after the sleep ran at ${out.wokeAt}, not before the wake time ${wakeAt}`);
   });
 
+  it('--crash-at nap#1@sleep:after-start kills the run with its wake time durable; the resume waits out that wake time, and a replayed sleep never hits the point again', () => {
+    const dir = tmpDir('logbook-sleep-');
+    const file = path.join(dir, 'journal.db');
+    const killed = cli(dir, ['run', SCRIPT, '--run-id', 'r', '--input', JSON.stringify({ sleep: '2s' }), '--crash-at', 'nap#1@sleep:after-start']);
+    assert.equal(killed.status, 137, killed.stdout + killed.stderr);
+    assert.match(killed.stderr, /--crash-at nap#1@sleep:after-start reached in run r/);
+    const wakeAt = napWake(file, 'r');
+    assert.ok(wakeAt !== undefined, 'the wake time was durable before the kill');
+    // Armed again, the point is not reached: a replayed sleep does not start anew.
+    const r = cli(dir, ['resume', 'r', '--json', '--crash-at', 'nap#1@sleep:after-start']);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stderr, /--crash-at nap#1@sleep:after-start was never reached: no run.sleep "nap" passed sleep:after-start/);
+    assert.equal(napWake(file, 'r'), wakeAt, "the first start's wake time stands");
+    const out = JSON.parse(runRow(file, 'r')?.output ?? 'null') as { wokeAt: number };
+    assert.ok(out.wokeAt >= wakeAt, `the step after the sleep ran at ${out.wokeAt}, not before the wake time ${wakeAt}`);
+  });
+
   it('`logbook resume --now` of a run killed in a one-hour sleep goes on at once', async () => {
     const dir = tmpDir('logbook-sleep-');
     const wakeAt = await killMidSleep(dir, '1h');
