@@ -64,7 +64,7 @@ export function renderResumePlan(p: ResumePlan): string {
           : `add --decide ${s.actionId}=happened|not-happened`
         : `\`logbook approve ${where} ${s.actionId}\`${s.childRunId ? ', then resume this run' : ''}`;
     out.push(
-      paint('yellow', `  stops        ${s.kind === 'needs-decision' ? 'for a decision' : 'at the approval gate'} on ${s.type} ${s.actionId}${on}: ${how}`),
+      paint('yellow', `  stops        ${s.kind === 'needs-decision' ? 'for a decision on' : 'at the approval gate of'} ${s.type} ${s.actionId}${on}: ${how}`),
     );
   }
   return out.join('\n');

@@ -155,7 +155,7 @@ describe('dap: launch failures and process control', function () {
       assert.equal(init.body?.supportsRestartFrame, true);
       assert.deepEqual(
         init.body?.exceptionBreakpointFilters?.map((f) => f.filter),
-        ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation', 'sleep'],
+        ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation', 'sleep', 'eventWait'],
       );
       await dc.stop();
     } finally {
