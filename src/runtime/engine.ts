@@ -393,8 +393,8 @@ async function driveSession(
     }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
-      const waitingFor = err.status === 'waiting' && err.event !== undefined ? { waitingFor: { event: err.event, until: err.wakeAt ?? null } } : {};
       const child = err.childRunId ? { runId: err.childRunId } : {};
+      const waitingFor = err.status === 'waiting' && err.event !== undefined ? { waitingFor: { event: err.event, until: err.wakeAt ?? null, ...child } } : {};
       return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason, ...child } } : {}), ...waitingFor };
     }
     const record = errorRecord(err);
