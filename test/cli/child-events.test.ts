@@ -88,6 +88,46 @@ describe('run.child whose child waits for an event (SQLite, real processes)', fu
     assertNotes(e, 'p');
   });
 
+  it('killed at every point of the child+wait path (run, then send), resumed: every effect once, the event taken once, one child', () => {
+    const e = sqlite();
+    const points = [
+      ['run', 'listener#1@child:after-start'],
+      ['run', 'reply#1@step:before'],
+      ['send', 'reply#1@event:after-deliver'],
+      ['send', 'listener#1@child:after-end'],
+      ['send', 'hold#1@step:before'],
+      ['send', 'heard#1@step:after-checkpoint'],
+      ['send', 'note.send#1@after-execute'],
+      ['send', 'close#1@step:before'],
+    ] as const;
+    for (const [i, [when, spec]] of points.entries()) {
+      const id = `k${i}`;
+      const crash = ['--crash-at', spec];
+      const r = cli(e, ['run', INQUIRER, '--run-id', id, ...(when === 'run' ? crash : [])]);
+      if (when === 'run') {
+        assert.equal(r.status, null, `${spec}: killed in the run: ${r.stdout}${r.stderr}`);
+        assert.equal(cli(e, ['resume', id]).status, 3, `${spec}: resumed, it waits`);
+      } else assert.equal(r.status, 3);
+      const s = cli(e, ['send', `${id}.child-2`, 'reply', '--data', REPLY, ...(when === 'send' ? crash : [])]);
+      assert.equal(s.status, when === 'send' ? null : 0, `${spec}: ${s.stdout}${s.stderr}`);
+      if (when === 'send') {
+        const again = cli(e, ['resume', id]);
+        assert.equal(again.status, 0, `${spec}: ${again.stdout}${again.stderr}`);
+      }
+      assert.equal(runRow(e, id)?.status, 'completed', spec);
+      assert.equal(childrenOf(e, id).length, 1, spec);
+      assert.deepEqual(inbox(e, `${id}.child-2`), [{ name: 'reply', status: 'delivered' }], spec);
+      assert.deepEqual(
+        ledger(e)
+          .filter((l) => l.includes(`:${id}:`) || l.includes(`:${id}.`))
+          .sort(),
+        [`note.send note:${id}.child-2:heard`, `note.send note:${id}.child-2:ready`, `note.send note:${id}:close`, `note.send note:${id}:open`].sort(),
+        spec,
+      );
+    }
+    assertOnce(e);
+  });
+
   it('under a worker: the event sent to the child continues both', async () => {
     const e = sqlite();
     assert.equal(cli(e, ['run', '--detach', INQUIRER, '--run-id', 'w']).status, 0);
