@@ -3,7 +3,11 @@
 // a worker), a child that sleeps under a worker, cancels of a parent whose child waits, and kills at every fault point.
 
 import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { CLI } from '../helpers';
+import { baseEnv } from '../pg/workers';
+import { GITHUB_TOKEN, assertNoSecret } from '../secrets/plant';
 import { tmpDir } from '../helpers';
 import { startWorker, stopWorker, withStore, type Env } from '../pg/workers';
 import { CHILD_FOLDER, assertOnce, childrenOf, cli, runRow } from '../child/harness';
@@ -126,6 +130,23 @@ describe('run.child whose child waits for an event (SQLite, real processes)', fu
       );
     }
     assertOnce(e);
+  });
+
+  it('a planted secret in a child’s input and in an event’s data: masked in run, send, show, ls and plan output (a preview that cuts it too)', () => {
+    const e = sqlite();
+    const withSecret = (args: string[]): { status: number | null; out: string } => {
+      const r = spawnSync(process.execPath, [CLI, ...args, '--journal', e.db], { cwd: e.dir, encoding: 'utf8', env: baseEnv(e, { GITHUB_TOKEN }) });
+      return { status: r.status, out: r.stdout + r.stderr };
+    };
+    const run = withSecret(['run', INQUIRER, '--run-id', 's', '--input', JSON.stringify({ secret: GITHUB_TOKEN })]);
+    assert.equal(run.status, 3, run.out);
+    const sent = withSecret(['send', 's.child-2', 'reply', '--data', JSON.stringify({ text: GITHUB_TOKEN })]);
+    assert.equal(sent.status, 0, sent.out);
+    for (const args of [['show', 's'], ['show', 's.child-2'], ['show', 's.child-2', '--json'], ['ls'], ['plan', 's']]) {
+      const r = withSecret(args);
+      assertNoSecret(r.out, `logbook ${args.join(' ')}`);
+    }
+    assertNoSecret(run.out + sent.out, 'run and send');
   });
 
   it('under a worker: the event sent to the child continues both', async () => {
