@@ -241,8 +241,12 @@ function printOutcome(io: Io, o: RunOutcome, json: boolean, faults?: Faults): nu
   if (o.status === 'awaiting-approval' && o.waitingOn) io.out(`  next     logbook approve ${where} ${o.waitingOn.actionId}   (or reject)${then}`);
   if (o.status === 'waiting' && o.waitingFor) {
     const until = o.waitingFor.until === null ? 'no timeout' : `until ${new Date(o.waitingFor.until).toISOString()}, then the wait times out`;
-    io.out(paint('yellow', `  waiting  for event ${JSON.stringify(o.waitingFor.event)} (${until}); no process holds the run`));
-    io.out(`  next     logbook send ${o.runId} ${shellWord(o.waitingFor.event)} --data JSON`);
+    const kid = o.waitingFor.runId;
+    const whose = kid === undefined ? '' : ` in its child run ${kid}`;
+    io.out(paint('yellow', `  waiting  for event ${JSON.stringify(o.waitingFor.event)}${whose} (${until}); no process holds the run`));
+    io.out(
+      `  next     logbook send ${kid ?? o.runId} ${shellWord(o.waitingFor.event)} --data JSON${kid === undefined ? '' : `   (it continues ${o.runId} too)`}`,
+    );
   }
   for (const d of s.leftInDoubt)
     io.out(paint('yellow', `  in doubt ${d.type} ${d.id}: execute threw (${d.error}), which does not prove nothing happened; the next resume reconciles it`));
@@ -432,7 +436,8 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
           });
           const json = values.json === true;
           if (!json) io.out(sendReportLine(report));
-          const continued = script && report.expect !== 'taken' ? await continueAfterSend(store, script.agent, report, { faults }) : undefined;
+          const continued =
+            script && report.expect !== 'taken' ? await continueAfterSend(store, (name) => agentNamed(script, name), report, { faults }) : undefined;
           return printSent(io, store, report, continued, json, faults);
         });
       }

@@ -206,10 +206,11 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   if (v.leaseLive) lines.push(`  held by ${row.lease_owner ?? '?'}`);
   if (row.parent_id) lines.push(`  parent  ${row.parent_id} (run.child at its step #${(row.parent_step ?? 0) + 1}): resuming the parent resumes this run too`);
   if (row.status === 'sleeping') lines.push(`  ${store.waitingReason(row, false) ?? 'sleeping'}: no process holds it`);
-  if (row.status === 'waiting')
-    lines.push(
-      `  ${store.waitingReason(row, false) ?? 'waiting'}: no process holds it; \`logbook send ${row.id} ${row.waiting_for ?? '<name>'} --data JSON\` continues it`,
-    );
+  if (row.status === 'waiting') {
+    const leaf = store.waitingLeaf(row);
+    const send = leaf ? `\`logbook send ${leaf.runId} ${leaf.event} --data JSON\` continues it` : `\`logbook resume ${row.id}\` goes on`;
+    lines.push(`  ${store.waitingReason(row, false) ?? 'waiting'}: no process holds it; ${send}`);
+  }
   const cancel = runFacts(store, row).cancel;
   if (cancel) {
     const why = cancel.reason ? `: ${cancel.reason}` : '';

@@ -67,9 +67,9 @@ async function loadFolder(dir: string, only: readonly string[] | undefined, io: 
 
 /** A run released in run.waitFor: which event, until when (the worker claims it again when it comes, or then). */
 function waitingWords(o: object): string {
-  const w = 'waitingFor' in o ? (o.waitingFor as { event: string; until: number | null } | undefined) : undefined;
+  const w = 'waitingFor' in o ? (o.waitingFor as { event: string; until: number | null; runId?: string } | undefined) : undefined;
   if (!w) return '';
-  return ` for event ${JSON.stringify(w.event)}${w.until === null ? '' : ` until ${new Date(w.until).toISOString()}`} (lease released)`;
+  return ` for event ${JSON.stringify(w.event)}${w.runId === undefined ? '' : ` of child run ${w.runId}`}${w.until === null ? '' : ` until ${new Date(w.until).toISOString()}`} (lease released)`;
 }
 
 interface InFlight {

@@ -341,7 +341,9 @@ export class Commands {
     const data = text?.trim() ? text.trim() : undefined;
     const session = await this.d.sessions.find(run.id);
     if (session) return session.customRequest('sendEvent', { name, ...(data !== undefined ? { data: JSON.parse(data) as unknown } : {}) });
-    return this.withProgress(`Sending ${name} to ${run.id}…`, ['send', run.id, name, ...(data !== undefined ? ['--data', data] : [])]);
+    // A parent waiting for its child's event: the event goes to the child, and sending it continues both.
+    const to = run.waitingFor?.runId ?? run.id;
+    return this.withProgress(`Sending ${name} to ${to}…`, ['send', to, name, ...(data !== undefined ? ['--data', data] : [])]);
   }
 
   async decide(arg: unknown, decision: 'happened' | 'not-happened', opt?: unknown): Promise<unknown> {

@@ -4,6 +4,7 @@ import { holderOnThisNode, parseCancelRequest, type JournalOverview, type Store 
 import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import { actionDisplay, runAllows } from '../runtime/policy';
 import { isSleepCheckpoint } from '../runtime/sleep';
+import { childOfWait } from '../runtime/childWait';
 import { CLIP, type ActionDto, type AiCallDto, type Params, type Result, type RunDto, type StepDisplay, type StepDto } from './readerProtocol';
 import { buildTimeline } from './timeline';
 import { aiCallLine, aiCallMarkdown, aiCallSummary } from '../ai/view';
@@ -51,6 +52,14 @@ export class JournalQueries {
     this.q = store.overview();
   }
 
+  /** What a waiting run waits for; a parent waiting for its child's event names the event and the child that waits. */
+  private waitingFor(row: RunRow, name: string): { event: string; until: number | null; runId?: string } {
+    const until = row.wake_at ?? null;
+    if (childOfWait(name) === undefined) return { event: name, until };
+    const leaf = this.store.waitingLeaf(row);
+    return leaf ? { event: leaf.event, until, runId: leaf.runId } : { event: name, until };
+  }
+
   private get reader() {
     return this.store.reader;
   }
@@ -86,7 +95,7 @@ export class JournalQueries {
       error: errorMessage(row.error),
       forkedFrom: row.forked_from,
       forkedAtStep: row.forked_from === null ? null : row.forked_at_step,
-      waitingFor: row.status === 'waiting' && row.waiting_for != null ? { event: row.waiting_for, until: row.wake_at ?? null } : null,
+      waitingFor: row.status === 'waiting' && row.waiting_for != null ? this.waitingFor(row, row.waiting_for) : null,
       parentId: row.parent_id ?? null,
       parentStep: row.parent_step ?? null,
     };

@@ -62,8 +62,11 @@ export const RunDto = z.object({
   forkedFrom: nstr,
   /** The step (from 0) of `forkedFrom` the fork branched at: `logbook fork --step`, or LangGraph's time travel. */
   forkedAtStep: z.nullable(int),
-  /** A waiting run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
-  waitingFor: z.optional(z.nullable(z.object({ event: str, until: z.nullable(int) }))),
+  /**
+   * A waiting run (run.waitFor): the event it waits for, and when its wait times out (null: never). `runId`: the child
+   * run (run.child) that waits for it, when the wait is its child's: the event goes there.
+   */
+  waitingFor: z.optional(z.nullable(z.object({ event: str, until: z.nullable(int), runId: z.optional(str) }))),
   /** The run that started this one with run.child, and the index of its step that did (null for a run of its own). */
   parentId: nstr,
   parentStep: z.nullable(int),

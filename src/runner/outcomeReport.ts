@@ -30,7 +30,9 @@ export function outcomeOfRun(o: RunOutcome, cancel?: { readonly reason: string |
     case 'waiting': {
       const w = o.waitingFor;
       const until = w?.until == null ? '' : ` until ${new Date(w.until).toISOString()}`;
-      summary = `run ${o.runId} waits for event ${JSON.stringify(w?.event ?? '?')}${until}, released (no process holds it). ${sendHint(o.runId, w?.event ?? '<name>')}`;
+      // Its child's wait (run.child): the event goes to the child, and sending it continues both.
+      const whose = w?.runId === undefined ? '' : ` in its child run ${w.runId}`;
+      summary = `run ${o.runId} waits for event ${JSON.stringify(w?.event ?? '?')}${whose}${until}, released (no process holds it). ${sendHint(w?.runId ?? o.runId, w?.event ?? '<name>')}`;
       break;
     }
     default:

@@ -13,6 +13,7 @@ import { endSession, withNewSession, type Lease, type RunWriter, type Store } fr
 import type { RunRow } from './store/rows';
 import { journaledError } from './settle';
 import { waitUntil } from './sleep';
+import { childWaitName } from './childWait';
 import type { RunOutcome } from './outcomes';
 import type { RunStatus } from './types';
 
@@ -52,7 +53,7 @@ export interface ChildCall {
 }
 
 /** How a child ended, as far as its parent is concerned: an attempt's outcome, or what the journal holds of it. */
-type ChildEnd = Pick<RunOutcome, 'status' | 'output' | 'error' | 'waitingOn' | 'wakeAt'>;
+type ChildEnd = Pick<RunOutcome, 'status' | 'output' | 'error' | 'waitingOn' | 'wakeAt' | 'waitingFor'>;
 
 /**
  * The id of the child started at step `stepIdx` of run `parentId`: from the run and the place, never a counter or a
@@ -265,6 +266,18 @@ export class ChildCalls {
         h.status = status;
         this.p.writer.runStatus(status, { data: { childRunId: childId, actionId: end.waitingOn?.actionId ?? null, reason } });
         return this.p.suspend(new RunSuspended(status, reason, end.waitingOn?.actionId, undefined, undefined, childId));
+      }
+      case 'waiting': {
+        // The child waits for an event: so does the parent, for its child (not for the event: one sent to the parent is
+        // not the child's), until the child's wait times out; a send to the child continues both, and a worker claims
+        // the parent once the child moves (store/queue.ts).
+        const w = end.waitingFor;
+        const leaf = w?.runId ?? childId;
+        const until = w?.until ?? null;
+        const reason = `child run ${leaf} waits for event ${JSON.stringify(w?.event ?? '?')}`;
+        this.p.writer.waiting('waiting', childWaitName(childId), until, { childRunId: childId, waitingRunId: leaf, event: w?.event ?? null, until, reason });
+        h.status = 'waiting';
+        return this.p.suspend(new RunSuspended('waiting', reason, undefined, until ?? undefined, w?.event, leaf));
       }
       case 'sleeping':
         // Released by a worker until it is due: the parent too, until the same time (a worker then claims both).

@@ -233,7 +233,15 @@ export async function resumeRun(
 ): Promise<RunOutcome> {
   const decisions = journaledDecisions(opts.decisions, 'resume');
   const input = checkResumable(store, agent, runId, decisions);
-  const lease = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
+  let lease: Lease;
+  try {
+    lease = withNewSession(opts.role ?? 'cli', (owner) => store.acquireRun(runId, owner, { status: 'running', newAttempt: true, purpose: 'resume' }));
+  } catch (err) {
+    // Another driver ended the run between the checks above and the lease (a resume racing the one `logbook send`
+    // started, which completed it): the checks, made again, refuse it as they would have; not a bug in Logbook.
+    if (err instanceof LogbookError && err.code === ErrorCodes.ILLEGAL_TRANSITION) checkResumable(store, agent, runId, decisions);
+    throw err;
+  }
   let writer: RunWriter | undefined;
   try {
     writer = store.openWriter(lease, opts.durability);
@@ -393,8 +401,8 @@ async function driveSession(
     }
     if (err instanceof RunSuspended) {
       if (err.status === 'interrupted') writer.note('run.stopped', { reason: err.reason });
-      const waitingFor = err.status === 'waiting' && err.event !== undefined ? { waitingFor: { event: err.event, until: err.wakeAt ?? null } } : {};
       const child = err.childRunId ? { runId: err.childRunId } : {};
+      const waitingFor = err.status === 'waiting' && err.event !== undefined ? { waitingFor: { event: err.event, until: err.wakeAt ?? null, ...child } } : {};
       return { ...base, status: err.status, ...(err.actionId ? { waitingOn: { actionId: err.actionId, reason: err.reason, ...child } } : {}), ...waitingFor };
     }
     const record = errorRecord(err);

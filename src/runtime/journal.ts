@@ -1,5 +1,6 @@
 // The programmatic API for hosts (a server, a queue worker): open a journal, start, resume, compensate, list runs.
 
+import { childOfWait } from './childWait';
 import type { AgentDefinition } from './define';
 import { ErrorCodes, LogbookError, describe } from './errors';
 import { startRun, resumeRun, recordApproval } from './engine';
@@ -92,7 +93,7 @@ export interface RunSummary {
   readonly createdAt: Date;
   readonly updatedAt: Date;
   /** A `waiting` run (run.waitFor): the event it waits for, and when its wait times out (null: never). */
-  readonly waitingFor?: { readonly event: string; readonly until: Date | null };
+  readonly waitingFor?: { readonly event: string; readonly until: Date | null; readonly runId?: string };
   /** The cancel asked of the run (journal.cancel, `logbook cancel`), once one was. */
   readonly cancel?: { readonly reason: string | null; readonly compensate: boolean; readonly by: string; readonly at: Date };
   /**
@@ -207,6 +208,12 @@ export function openJournal(opts: JournalOptions = {}): Journal {
   };
 
   // A damaged value is reported, not thrown: one damaged run must not hide the others (recoverInterrupted lists them all).
+  // A parent waiting for its child's event (childWait.ts): the event, and the child that waits for it.
+  const waitedFor = (row: RunRow, name: string): NonNullable<RunSummary['waitingFor']> => {
+    const until = row.wake_at == null ? null : new Date(row.wake_at);
+    const leaf = childOfWait(name) === undefined ? undefined : store.waitingLeaf(row);
+    return leaf ? { event: leaf.event, until, runId: leaf.runId } : { event: name, until };
+  };
   const summary = (row: RunRow): RunSummary => {
     const f = runFacts(store, row);
     return {
@@ -221,9 +228,7 @@ export function openJournal(opts: JournalOptions = {}): Journal {
       error: f.error,
       createdAt: new Date(f.createdAt),
       updatedAt: new Date(f.updatedAt),
-      ...(row.status === 'waiting' && row.waiting_for != null
-        ? { waitingFor: { event: row.waiting_for, until: row.wake_at == null ? null : new Date(row.wake_at) } }
-        : {}),
+      ...(row.status === 'waiting' && row.waiting_for != null ? { waitingFor: waitedFor(row, row.waiting_for) } : {}),
       ...(f.cancel ? { cancel: { reason: f.cancel.reason, compensate: f.cancel.compensate, by: f.cancel.by, at: new Date(f.cancel.at) } } : {}),
       ...(f.damaged.length ? { damaged: f.damaged.map((d) => d.error) } : {}),
     };

@@ -46,8 +46,11 @@ export interface RunOutcome {
   readonly waitingOn?: { readonly actionId: string; readonly reason: string; readonly runId?: string };
   /** When a run released `sleeping` is due (ms since the epoch). */
   readonly wakeAt?: number;
-  /** What a run released `waiting` waits for (run.waitFor): the event's name, and when the wait times out (null: never). */
-  readonly waitingFor?: { readonly event: string; readonly until: number | null };
+  /**
+   * What a run released `waiting` waits for (run.waitFor): the event's name, and when the wait times out (null: never).
+   * `runId` is set when the wait is its child's (run.child): send the event there, and both go on.
+   */
+  readonly waitingFor?: { readonly event: string; readonly until: number | null; readonly runId?: string };
   readonly stats: AttemptStats;
   readonly compensation?: CompensationReport;
 }

@@ -12,6 +12,7 @@ export type { SendOptions, SendReport, SentBefore };
 import { toJournalJson } from './json';
 import { requireWellFormed } from './wellFormed';
 import { checkEventName } from './wait';
+import { childOfWait } from './childWait';
 import { maskedLog, warnSecretFields } from './warnings';
 import { processOwner, type InboxRow, type RunRow, type Store } from './store';
 import type { RunStatus } from './types';
@@ -33,6 +34,7 @@ export function sendEvent(store: Store, runId: string, name: unknown, data: unkn
   }
   const json = toJournalJson(data, `The data of event ${JSON.stringify(name)}`, 'Send plain JSON: strings, numbers, booleans, null, arrays and plain objects.');
   warnSecretFields(data, 'data', `the data of event ${JSON.stringify(name)}`, maskedLog(opts.log));
+  refuseIfChildWaits(store, runId, name);
   const sent = store.sendEvent(runId, { name, id: opts.id ?? randomUUID(), data: json, by: processOwner(opts.role ?? 'api').label });
   const status = store.reader.view(sent.run).effectiveStatus;
   const waitingFor = sent.run.status === 'waiting' || sent.run.status === 'awaiting-approval' ? (sent.run.waiting_for ?? null) : null;
@@ -43,6 +45,23 @@ export function sendEvent(store: Store, runId: string, name: unknown, data: unkn
     return { ...base, outcome: 'duplicate', ...expect, before };
   }
   return { ...base, outcome: 'kept', ...expectOf(store, sent.run, sent.event) };
+}
+
+/**
+ * An event sent to a parent that waits for its child run, which waits for an event of that very name: meant for the
+ * child. Kept in the parent, no wait would ever take it; so it is refused, naming the run to send it to.
+ */
+function refuseIfChildWaits(store: Store, runId: string, name: string): void {
+  const row = store.reader.run(runId);
+  if (!row || childOfWait(row.waiting_for) === undefined) return;
+  const leaf = store.waitingLeaf(row);
+  if (!leaf || leaf.event !== name) return;
+  throw new LogbookError(
+    ErrorCodes.EVENT_REFUSED,
+    `Run ${runId} does not wait for event ${JSON.stringify(name)} itself: its child run ${leaf.runId} does, so the event was not kept (nothing was written).`,
+    `Send it to the child: \`logbook send ${leaf.runId} ${name}\` (journal.send(${JSON.stringify(leaf.runId)}, …)); that continues ${runId} too.`,
+    { runId, status: row.status, name, childRunId: leaf.runId },
+  );
 }
 
 /** What the run will do with a pending event, from its row as the send found it and the waits its journal holds. */
@@ -94,16 +113,30 @@ export type Continued =
  * itself (its wait reads the inbox, or records that it waits only if no event is pending: RunWriter.waiting), so it is
  * left to it, as when that session (a worker, a racing resume) takes the lease first.
  */
-export async function continueAfterSend(store: Store, agent: AgentDefinition, r: SendReport, opts: EngineOptions): Promise<Continued> {
+export async function continueAfterSend(store: Store, agentOf: (name: string) => AgentDefinition, r: SendReport, opts: EngineOptions): Promise<Continued> {
   const row = store.reader.run(r.runId);
   if (!row) throw runNotFound(r.runId);
   const view = store.reader.view(row);
   if (view.leaseLive) return { how: 'held', owner: row.lease_owner };
   if (row.status !== 'waiting' || row.waiting_for !== r.name) return { how: 'not-waiting', status: view.effectiveStatus };
+  // A child whose parents wait for it: the outermost of them is resumed, which resumes the child in this process, so
+  // the event continues the whole chain (a child resumed alone would leave its parent waiting for nobody).
+  const top = waitingAncestor(store, row);
   try {
-    return { how: 'resumed', outcome: await resumeRun(store, agent, r.runId, opts) };
+    return { how: 'resumed', outcome: await resumeRun(store, agentOf(top.agent), top.id, opts) };
   } catch (err) {
-    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_HELD) return { how: 'held', owner: store.reader.run(r.runId)?.lease_owner ?? null };
+    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_HELD) return { how: 'held', owner: store.reader.run(top.id)?.lease_owner ?? null };
     throw err;
   }
+}
+
+/** The outermost run that waits, through its children, for `row`; `row` itself when its parent does not wait for it. */
+function waitingAncestor(store: Store, row: RunRow): RunRow {
+  let at = row;
+  for (let depth = 0; depth < 64 && at.parent_id; depth++) {
+    const up = store.reader.run(at.parent_id);
+    if (!up || up.status !== 'waiting' || childOfWait(up.waiting_for) !== at.id || store.reader.view(up).leaseLive) break;
+    at = up;
+  }
+  return at;
 }

@@ -7,6 +7,8 @@ export const MASK = '«secret»';
 
 /** Shorter values would mask ordinary words and numbers. */
 const MIN_SECRET = 4;
+/** What a clipped preview ends with (cli/format.ts's clip). */
+const ELLIPSIS = '…';
 /**
  * Values of secret-named variables that are settings (a flag like DEBUG_AUTH=true) or well-known defaults (a local
  * server's PGPASSWORD=postgres): masking them would hide every `postgres://` and every word "password", and they
@@ -185,7 +187,29 @@ export class SecretMask {
   text(text: string): string {
     let out = text;
     for (const f of this.forms) if (out.includes(f)) out = out.split(f).join(MASK);
-    return out;
+    return out.includes(ELLIPSIS) ? this.clipped(out) : out;
+  }
+
+  /**
+   * A secret cut short by a preview (`clip`: its start, then "…") is not the secret's value, yet shows most of it: the
+   * start just before each "…" that begins a secret is masked too.
+   */
+  private clipped(text: string): string {
+    let out = '';
+    let from = 0;
+    for (let at = text.indexOf(ELLIPSIS); at >= 0; at = text.indexOf(ELLIPSIS, at + 1)) {
+      let cut = 0;
+      for (const f of this.forms)
+        for (let k = Math.min(f.length - 1, at - from); k >= MIN_SECRET && k > cut; k--)
+          if (text.startsWith(f.slice(0, k), at - k)) {
+            cut = k;
+            break;
+          }
+      if (cut === 0) continue;
+      out += text.slice(from, at - cut) + MASK;
+      from = at;
+    }
+    return out + text.slice(from);
   }
 
   /** The length of the longest end of `text` that is the start of a secret (not all of it): what may still be written. */

@@ -9,6 +9,16 @@ import { MASK, SecretMask, isSecretEnvName, isSecretFieldName, secretValues } fr
 import { API_KEY, DATABASE_URL, DB_PASSWORD, URL_PASSWORD, assertNoSecret } from './plant';
 
 describe('secrets: the masking rules', () => {
+  it('masks a secret cut short by a preview (its start, then …), not only its whole value', () => {
+    const token = `ghp_${'Tk3Mn'.repeat(8)}`;
+    const mask = SecretMask.of([token]);
+    const clipped = `{"secret":"${token.slice(0, 30)}…`;
+    assert.equal(mask.text(clipped), `{"secret":"${MASK}…`);
+    assert.equal(mask.text(`a ${token.slice(0, 10)}… b ${token}`), `a ${MASK}… b ${MASK}`);
+    // A preview that cuts other text is left as it is.
+    assert.equal(mask.text('{"text":"hello wor…'), '{"text":"hello wor…');
+  });
+
   it('takes an environment value for a secret by its name, and not names that merely contain KEY or AUTH', () => {
     for (const n of [
       'OPENAI_API_KEY',

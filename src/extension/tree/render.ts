@@ -121,7 +121,8 @@ function runItem(n: RunNode): vscode.TreeItem {
     );
   if (r.waitingFor) {
     const until = r.waitingFor.until === null ? '' : ` until ${new Date(r.waitingFor.until).toLocaleString()}`;
-    md.appendMarkdown(`_Waits for event \`${r.waitingFor.event}\`${until}: "Send Event…" delivers it and continues the run._`);
+    const kid = r.waitingFor.runId === undefined ? '' : ` in its child run \`${r.waitingFor.runId}\``;
+    md.appendMarkdown(`_Waits for event \`${r.waitingFor.event}\`${kid}${until}: "Send Event…" delivers it and continues the run._`);
   }
   item.tooltip = md;
   item.id = n.key;

@@ -62,6 +62,8 @@ export interface JournalStore {
   forgetWorker(name: string, owner: string): void;
   /** Why a run a worker could take still waits, in words for `logbook ls`; undefined for runs no worker takes. */
   waitingReason(row: RunRow, leaseLive: boolean): string | undefined;
+  /** The run (this one, or the child it waits for, down the chain) that waits for an event, and that event's name. */
+  waitingLeaf(row: RunRow): { readonly runId: string; readonly event: string } | undefined;
 
   /** The sidebar's reads: counts, a script's latest run, and what changed since a position. */
   overview(): JournalOverview;

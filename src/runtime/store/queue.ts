@@ -9,6 +9,7 @@ import type { RunRow } from './rows';
 import { monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
 import { parseCancelRequest } from './cancelRequest';
+import { CHILD_WAIT_PREFIX, childOfWait } from '../childWait';
 
 export interface QueuedRun {
   readonly id: string;
@@ -74,8 +75,10 @@ export interface Claimed {
  * Queued runs, and runs left running or compensating whose lease was released or expired: what a worker may take. A
  * sleeping or waiting run is due by its wake time (a wait's timeout) on the clock that wrote it (Date.now(), ms; the
  * first `?` is the claimer's); a waiting one (or one awaiting approval) also once an event it can take is in its inbox.
+ * A parent waiting for its child's event (childWait.ts) is claimed once the child no longer waits: its event came, it
+ * was resumed or cancelled; the parent then re-attaches to it (waits for it, or resumes it).
  */
-const CLAIMABLE = `(status = 'queued' OR (status IN ('sleeping', 'waiting') AND wake_at <= ?) OR (status IN ('running', 'compensating') AND (lease_token IS NULL OR lease_expires < ?)) OR (status IN ('waiting', 'awaiting-approval') AND EXISTS (SELECT 1 FROM inbox WHERE inbox.run_id = runs.id AND inbox.name = runs.waiting_for AND inbox.status = 'pending' AND (runs.wake_at IS NULL OR inbox.sent_at <= runs.wake_at))))`;
+const CLAIMABLE = `(status = 'queued' OR (status IN ('sleeping', 'waiting') AND wake_at <= ?) OR (status IN ('running', 'compensating') AND (lease_token IS NULL OR lease_expires < ?)) OR (status IN ('waiting', 'awaiting-approval') AND EXISTS (SELECT 1 FROM inbox WHERE inbox.run_id = runs.id AND inbox.name = runs.waiting_for AND inbox.status = 'pending' AND (runs.wake_at IS NULL OR inbox.sent_at <= runs.wake_at))) OR (status = 'waiting' AND waiting_for LIKE '${CHILD_WAIT_PREFIX}%' AND EXISTS (SELECT 1 FROM runs kid WHERE kid.parent_id = runs.id AND runs.waiting_for = '${CHILD_WAIT_PREFIX}' || kid.id AND kid.status <> 'waiting')))`;
 
 function knownClause(known: readonly Known[]): { sql: string; params: string[] } {
   return { sql: known.map(() => '(agent = ? AND script_version = ?)').join(' OR '), params: known.flatMap((k) => [k.agent, k.version]) };
@@ -223,7 +226,11 @@ export function waitingReason(db: Db, row: RunRow, leaseLive: boolean): string |
     const at = row.wake_at ?? null;
     const until =
       at === null ? ' (no timeout)' : ` until ${new Date(at).toISOString()}${at <= Date.now() ? ' (timed out: a worker goes on, or `logbook resume`)' : ''}`;
-    return `waiting for event ${JSON.stringify(row.waiting_for ?? '?')}${until}`;
+    const kid = childOfWait(row.waiting_for);
+    if (kid === undefined) return `waiting for event ${JSON.stringify(row.waiting_for ?? '?')}${until}`;
+    const leaf = waitingLeaf(db, row);
+    const what = leaf ? `, which waits for event ${JSON.stringify(leaf.event)}${leaf.runId === kid ? '' : ` (in run ${leaf.runId})`}` : '';
+    return `waiting for child run ${kid}${what}${until}`;
   }
   const queued = row.status === 'queued';
   const takeable = queued || ((row.status === 'running' || row.status === 'compensating') && !leaseLive);
@@ -254,4 +261,23 @@ function processAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
+}
+
+/**
+ * The run at the end of a chain of parents waiting for their children (childWait.ts), and the event it waits for; the
+ * row itself when it waits for an event of its own; undefined when the chain ends elsewhere (the child moved on).
+ */
+export function waitingLeaf(db: Db, row: RunRow): { readonly runId: string; readonly event: string } | undefined {
+  const byId = db.prepare('SELECT status, waiting_for FROM runs WHERE id = ?');
+  let at: { id: string; status: string; waiting_for?: string | null | undefined } = row;
+  // A chain longer than this is a damaged journal (a cycle of waits): nothing is claimed of it.
+  for (let depth = 0; depth < 64; depth++) {
+    if (at.status !== 'waiting' || at.waiting_for == null) return undefined;
+    const kid = childOfWait(at.waiting_for);
+    if (kid === undefined) return { runId: at.id, event: at.waiting_for };
+    const next = byId.get(kid) as { status: unknown; waiting_for: unknown } | undefined;
+    if (!next || typeof next.status !== 'string') return undefined;
+    at = { id: kid, status: next.status, waiting_for: typeof next.waiting_for === 'string' ? next.waiting_for : null };
+  }
+  return undefined;
 }

@@ -16,6 +16,7 @@ import {
   recordWorker,
   releaseLease,
   waitingReason,
+  waitingLeaf,
   type Claimed,
   type Known,
   type QueuedRun,
@@ -85,6 +86,10 @@ export class SqlJournal implements JournalStore {
 
   waitingReason(row: RunRow, leaseLive: boolean): string | undefined {
     return waitingReason(this.conn, row, leaseLive);
+  }
+
+  waitingLeaf(row: RunRow): { readonly runId: string; readonly event: string } | undefined {
+    return waitingLeaf(this.conn, row);
   }
 
   overview(): JournalOverview {
