@@ -35,7 +35,10 @@ export function renderResumePlan(p: ResumePlan): string {
         : w.resume === 'times-out'
           ? 'its timeout has passed: resume goes on, and run.waitFor returns undefined'
           : 'resume before it comes stops waiting again (exit 3)';
-    out.push(`  waiting      for event ${JSON.stringify(w.event)} ${until}: \`logbook send ${p.runId} ${w.event} --data JSON\` continues it; ${now}`);
+    const child = w.runId ? ` (its child run ${w.runId} waits for it)` : '';
+    out.push(
+      `  waiting      for event ${JSON.stringify(w.event)}${child} ${until}: \`logbook send ${w.runId ?? p.runId} ${w.event} --data JSON\` continues it; ${now}`,
+    );
   }
   if (!p.scriptLoaded) out.push(paint('yellow', `  the script ${p.script} could not be loaded: reconciliation is shown by effect only`));
   const ranges = p.replay.ranges.map((r) => (r.from === r.to ? `#${r.from + 1} ${r.firstName}` : `#${r.from + 1} ${r.firstName} … #${r.to + 1} ${r.lastName}`));

@@ -3,7 +3,7 @@
 import { runNotFound } from '../runtime/errors';
 import type { ActionDefinition } from '../runtime/define';
 import type { Store } from '../runtime/store';
-import type { ActionRow, StepRow } from '../runtime/store/rows';
+import type { ActionRow, RunRow, StepRow } from '../runtime/store/rows';
 import type { RunStatus } from '../runtime/types';
 import { actionPlan, runAllows, type ReconcileHow } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
@@ -56,6 +56,8 @@ export interface ResumePlan {
     readonly until: number | null;
     readonly resume: 'takes' | 'times-out' | 'waits-again';
     readonly eventId?: string;
+    /** When a child run (run.child) is the one that waits: its id, where the event goes. */
+    readonly runId?: string;
   };
   /** Whether the script was loaded to learn which action types have verify / compensate. */
   readonly scriptLoaded: boolean;
@@ -95,6 +97,13 @@ export interface ChildPlan {
 export type Definitions = (type: string) => ActionDefinition | undefined;
 
 /** What a resume of a waiting run does at its wait: the event kept for it (sent before its timeout), the timeout, or a new stop. */
+/** The wait of a waiting run, or of the child run (run.child) its wait is for: the event goes where the wait is. */
+function waitingOf(store: Store, row: RunRow): NonNullable<ResumePlan['waiting']> {
+  const leaf = store.waitingLeaf(row);
+  if (!leaf || leaf.runId === row.id) return waitingPlan(store, row.id, row.waiting_for ?? '', row.wake_at ?? null);
+  return { ...waitingPlan(store, leaf.runId, leaf.event, store.reader.run(leaf.runId)?.wake_at ?? null), runId: leaf.runId };
+}
+
 function waitingPlan(store: Store, runId: string, event: string, until: number | null): NonNullable<ResumePlan['waiting']> {
   const kept = store.reader.inbox.pending(runId, event, until ?? Number.MAX_SAFE_INTEGER);
   if (kept) return { event, until, resume: 'takes', eventId: kept.id };
@@ -254,7 +263,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
     canResume: allows.canResume,
     blocker,
     ...(row.status === 'sleeping' && row.wake_at != null ? { sleepingUntil: row.wake_at } : {}),
-    ...(row.status === 'waiting' && row.waiting_for != null ? { waiting: waitingPlan(store, runId, row.waiting_for, row.wake_at ?? null) } : {}),
+    ...(row.status === 'waiting' && row.waiting_for != null ? { waiting: waitingOf(store, row) } : {}),
     scriptLoaded,
     replay: { count: replayCount, ranges },
     replayedFailures,

@@ -139,14 +139,18 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
       // As the person or system the run waits for would: the event given for it, sent once (its id dedupes a repeat).
       const store = openStore(db);
       try {
-        const name = store.reader.run(o.runId)?.waiting_for ?? '';
+        // A parent waiting for its child's event (run.child): the event goes to the child that waits for it.
+        const row = store.reader.run(o.runId);
+        const leaf = row ? store.waitingLeaf(row) : undefined;
+        const to = leaf?.runId ?? o.runId;
+        const name = leaf?.event ?? row?.waiting_for ?? '';
         const given = o.events?.[name];
         if (!given?.length) return result(state.status, `the run waits for event ${JSON.stringify(name)}: pass --event ${name}=JSON to rehearse past it`);
-        const k = store.reader.inbox.ofName(o.runId, name).length;
+        const k = store.reader.inbox.ofName(to, name).length;
         const data = given[Math.min(k, given.length - 1)];
         const id = `rehearsal:${name}#${k}`;
-        sendEvent(store, o.runId, name, data, { id, role: 'rehearsal', what: 'logbook rehearse --event' });
-        commands.push(['send', o.runId, name, '--data', JSON.stringify(data), '--id', id, '--no-resume']);
+        sendEvent(store, to, name, data, { id, role: 'rehearsal', what: 'logbook rehearse --event' });
+        commands.push(['send', to, name, '--data', JSON.stringify(data), '--id', id, '--no-resume']);
       } finally {
         store.close();
       }

@@ -43,7 +43,15 @@ export function reproduction(c: CampaignResult, script: string, cwd = process.cw
 
 function testcase(r: RehearsalReport, c: CampaignResult): string {
   const p = c.point.point;
-  const kind = p.startsWith('step:') ? 'step' : p.startsWith('compensate:') ? 'inverse' : p.startsWith('event:') ? 'event' : p.startsWith('sleep:') ? 'sleep' : 'action';
+  const kind = p.startsWith('step:')
+    ? 'step'
+    : p.startsWith('compensate:')
+      ? 'inverse'
+      : p.startsWith('event:')
+        ? 'event'
+        : p.startsWith('sleep:')
+          ? 'sleep'
+          : 'action';
   const name = c.point.process > 1 ? `${c.point.spec} (process ${c.point.process})` : c.point.spec;
   const head = `    <testcase name="${xml(name)}" classname="${xml(`${r.agent}.${kind}.${c.point.target}`)}" time="${secs(c.ms)}"`;
   if (!broken(c)) return `${head}/>`;

@@ -46,6 +46,10 @@ export function childEventScenarios(env: () => Env): void {
     const text = cli(e, ['resume', 'p']);
     assert.equal(text.status, 3, text.stdout + text.stderr);
     assert.match(text.stdout, /logbook send p\.child-2 reply/);
+    // plan says where the event goes, never the parent's internal marker.
+    const plan = cli(e, ['plan', 'p']);
+    assert.match(plan.stdout, /waiting +for event "reply" \(its child run p\.child-2 waits for it\).*`logbook send p\.child-2 reply --data JSON`/);
+    assert.doesNotMatch(plan.stdout, /logbook:child/);
     assert.equal(childrenOf(e, 'p').length, 1);
   });
 

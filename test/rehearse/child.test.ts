@@ -47,4 +47,15 @@ describe('logbook rehearse with a child run', function () {
       { ...report.summary, points: n, finished: n, sameOutput: n, withDuplicates: 0, sameEffects: { matched: n, compared: n }, broken: 0 },
     );
   });
+  it('a child that waits for an event: --event is sent to the child (not its parent), kills at event:after-deliver and in the child, every invariant holds', () => {
+    const dir = tmpDir('logbook-rehearse-child-');
+    const inquirer = path.join(FIXTURES, 'child', 'inquirer.ts');
+    const points = ['reply#1@event:after-deliver', 'listener#1@child:after-end'];
+    const r = rehearse(dir, [inquirer, '--event', 'reply={"text":"yes"}', ...points.flatMap((p) => ['--point', p])]);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const report = r.report as { campaigns: Array<{ point: { spec: string }; kills: string[]; finished: boolean; error: string | null }> };
+    // child:after-end is passed twice: where the child stops waiting (the first process), and where it ends (the second).
+    const expected = [points[1], ...points].map((p) => [p, 1, true, null]).sort();
+    assert.deepEqual(report.campaigns.map((c) => [c.point.spec, c.kills.length, c.finished, c.error]).sort(), expected);
+  });
 });
