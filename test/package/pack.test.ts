@@ -10,12 +10,13 @@ import * as path from 'node:path';
 import { ROOT } from '../helpers';
 
 /** The size the package must stay under: a tripwire for what should not ship (source maps would more than double it,
- *  a bundled dependency). It is ~590 KB packed, ~2.1 MB unpacked: each of the five bundles carries the runtime, and
- *  secret masking went into each (agent-logbook/langgraph's saver opens the journal through the runtime's entry, so
- *  its bundle carries no store: ~45 KB, not ~200 KB), and traces add ~15 KB
- *  (dist/traces.js, loaded only when tracing is on, and its loader in each bundle), and agent-logbook/openai-agents ~55 KB. */
-const MAX_PACKED_BYTES = 640 * 1024;
-const MAX_UNPACKED_BYTES = 2.4 * 1024 * 1024;
+ *  a bundled dependency). It is ~670 KB packed, ~2.6 MB unpacked: each of the five bundles carries the runtime (with
+ *  secret masking; agent-logbook/langgraph's saver opens the journal through the runtime's entry, so its bundle
+ *  carries no store: ~45 KB), traces add ~15 KB (dist/traces.js, loaded only when tracing is on, and its loader in
+ *  each bundle), agent-logbook/openai-agents ~80 KB, and run.sleep, run.waitFor, run.child and cancel ~75 KB in
+ *  each bundle that carries the runtime. */
+const MAX_PACKED_BYTES = 720 * 1024;
+const MAX_UNPACKED_BYTES = 2.8 * 1024 * 1024;
 
 /** Exactly what the package ships: the bundles that run, the public declarations, and the documents. */
 const EXPECTED_FILES = [
