@@ -603,12 +603,13 @@ export class Commands {
     for (let i = 0; ; i++) {
       try {
         await this.d.view.reveal(node, { select: true, focus: false, expand: node.kind === 'action' ? false : 1 });
-        return node;
+        // A refresh of the tree (a live run elsewhere in the journal) can land mid-reveal and drop the selection: check.
+        if (this.d.view.selection.some((n) => n.key === node.key) || i >= 10) return node;
       } catch (err) {
         // Right after the view opens its data may not be there yet ("Data tree node not found"): retry briefly.
         if (i >= 10) throw err;
-        await new Promise((r) => setTimeout(r, 100));
       }
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 }

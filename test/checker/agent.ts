@@ -135,7 +135,8 @@ export function childAgentOf(parent: AgentDefinition): AgentDefinition {
   return c;
 }
 
-const ChildInput = z.object({ step: z.number().int(), base: z.number(), tag: z.string() });
+// `wait`: the event the child waits for (run.waitFor) before its calls, when its step says so (the parent then waits for it).
+const ChildInput = z.object({ step: z.number().int(), base: z.number(), tag: z.string(), wait: z.number().int().optional() });
 
 export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
   const defs = spec.actions.map((a, i) => checkerAction(a, i, host));
@@ -150,7 +151,9 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
       const args = (n: number): Args => ({ n, amount: input.base + n, tag: input.tag });
       const seq = STEP_KINDS.seq;
       if (!seq) throw new Error('checker: no step kind seq');
-      return run.step('c0', () => seq.run({ run, defs, actions: spec.actions, args, calls, index: input.step }));
+      if (input.wait === undefined) return run.step('c0', () => seq.run({ run, defs, actions: spec.actions, args, calls, index: input.step }));
+      const event = (await run.waitFor(eventName(input.wait), { schema: EventData })) ?? null;
+      return { event, calls: await run.step('c0', () => seq.run({ run, defs, actions: spec.actions, args, calls, index: input.step })) };
     },
   });
   const parent = defineAgent({
@@ -174,7 +177,7 @@ export function buildAgent(spec: AgentJ, host: Host): AgentDefinition {
         if (s.kind === 'child') {
           // run.child is a step of its own: the child run makes this step's calls with its own keys.
           const id = host.world.sabotage.childIdPerAttempt ? { id: `${run.id}-c${j}-a${run.attempt}` } : undefined;
-          steps.push(await run.child(child, { step: j, base, tag }, id));
+          steps.push(await run.child(child, { step: j, base, tag, ...(s.event !== undefined ? { wait: s.event } : {}) }, id));
           continue;
         }
         const kind = STEP_KINDS[s.kind];

@@ -56,7 +56,9 @@ export function normalizeAgent(a: AgentJ): AgentJ {
       });
     const accepts = STEP_KINDS[s.kind]?.accepts;
     const kind = accepts && !calls.every((c) => actions[c.action] !== undefined && accepts(actions[c.action] as ActionJ)) ? 'seq' : s.kind;
-    return { kind, calls, ...(s.sleepMs !== undefined ? { sleepMs: s.sleepMs } : {}) };
+    // A child waits for an event before its calls in one case of three (its first call's n is 0): the parent waits for it.
+    const childWaits = kind === 'child' && (s.calls[0]?.n ?? 1) === 0;
+    return { kind, calls, ...(childWaits ? { event: 0 } : {}), ...(s.sleepMs !== undefined ? { sleepMs: s.sleepMs } : {}) };
   });
   return { ...a, actions, steps };
 }

@@ -245,6 +245,79 @@ describe('exactly-once checker', function () {
     assert.equal(p.violating, 0, `\n${p.text}`);
   });
 
+  it('run.child whose child waits for an event: the parent waits for its child; the operator and `logbook send` (killed after the delivery) send to the child; every effect once, each event once', async () => {
+    const childWaits = (a: AgentJ): boolean => a.steps.some((st) => st.kind === 'child' && st.event !== undefined);
+    const agent = agentArb.filter(childWaits);
+    const cases = fc
+      .record({ agent, schedule: scheduleArb })
+      .map((c) => ({ ...c, schedule: c.schedule.fork === undefined ? c.schedule : { ...c.schedule, fork: c.schedule.fork % c.agent.steps.length } }));
+    const r = await check({ seed: SEED, runs: 30, arbitrary: cases, shrinkMs: 15_000, shrinkKinds: 2 });
+    assert.equal(r.violating, 0, `\n${r.text}`);
+    const p = await check({
+      seed: SEED,
+      runs: 3,
+      processes: true,
+      arbitrary: fc.record({
+        agent: agent.map((a) => ({ ...a, steps: a.steps.map((st) => (st.kind === 'ai' || st.kind === 'agents' ? { ...st, kind: 'seq' } : st)) })),
+        schedule: fc.record({ crash: fc.boolean() }).map(({ crash }) => ({ ops: [{ op: 'cli-run' }, { op: 'cli-send', crash }] })),
+      }),
+      shrinkMs: 30_000,
+      shrinkKinds: 1,
+    });
+    assert.equal(p.violating, 0, `\n${p.text}`);
+  });
+
+  it('negative control: an event a child run leaves untaken is caught in the child (event-lost), not only in its parent', async () => {
+    const real = Object.getOwnPropertyDescriptor(RunWriter.prototype, 'eventDelivered');
+    Object.defineProperty(RunWriter.prototype, 'eventDelivered', {
+      configurable: true,
+      value: function (this: RunWriter, idx: number, _seq: number, result: string): void {
+        this.stepCompleted(idx, result);
+      },
+    });
+    try {
+      const c: CaseJ = {
+        agent: {
+          fields: [],
+          onFailure: 'stop',
+          actions: [{ effect: 'idempotent', verify: false, compensate: false, approval: 'none', fail: 'none' }],
+          steps: [{ kind: 'child', calls: [{ action: 0, n: 0, mode: 'use' }], event: 0 }],
+        },
+        schedule: { ops: [{ op: 'start', via: 'api' }] },
+      };
+      const dir = scratchDir();
+      try {
+        const sabotaged = await runCase(c, { dir });
+        assert.ok(
+          sabotaged.violations.some((v) => v.kind === 'event-lost' && /\.child-/.test(v.detail)),
+          `an event left pending in a child went unnoticed: ${JSON.stringify(sabotaged.violations)}\n${sabotaged.log.join('\n')}`,
+        );
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    } finally {
+      if (real) Object.defineProperty(RunWriter.prototype, 'eventDelivered', real);
+    }
+    const dir = scratchDir();
+    try {
+      const honest = await runCase(
+        {
+          agent: {
+            fields: [],
+            onFailure: 'stop',
+            actions: [{ effect: 'idempotent', verify: false, compensate: false, approval: 'none', fail: 'none' }],
+            steps: [{ kind: 'child', calls: [{ action: 0, n: 0, mode: 'use' }], event: 0 }],
+          },
+          schedule: { ops: [{ op: 'start', via: 'api' }] },
+        },
+        { dir },
+      );
+      assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('negative control: catches a runtime that delivers an event without taking it from the inbox (event-held-not-taken)', async () => {
     // Sabotage: the wait's step completes with the event, but the event stays pending, so a later wait of the same name
     // takes it again.

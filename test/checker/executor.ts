@@ -181,10 +181,13 @@ export class Exec {
         // The event it waits for, as its sender would send it: the next of that name, counting those its waits took
         // (a fork's inherited waits included) and those kept for it.
         // One kept for it already (sent after it stopped to wait) is taken by the resume: nothing more is sent.
-        const name = this.observer.run(runId)?.waiting_for ?? '';
-        const k = this.observer.nextEvent(runId, name);
-        if (!this.observer.inbox(runId).some((e) => e.name === name && e.status === 'pending'))
-          await this.call(`send ${name}#${k} (journal.send)`, runId, () => d.send(runId, name, k));
+        // A parent waiting for its child (run.child) is sent nothing: the event goes to the child that waits for it.
+        const to = this.observer.waitTarget(runId) ?? { runId, name: '' };
+        const { name } = to;
+        const k = this.observer.nextEvent(to.runId, name);
+        const where = to.runId === runId ? '' : ` to child run ${to.runId}`;
+        if (!this.observer.inbox(to.runId).some((e) => e.name === name && e.status === 'pending'))
+          await this.call(`send ${name}#${k}${where} (journal.send)`, runId, () => d.send(to.runId, name, k));
         await this.call('resume (host API)', runId, () => d.resume('api', runId));
       } else if (status === 'failed') {
         if (failedResumes++ >= 2 + calls) return;

@@ -143,7 +143,9 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
         );
     }
   }
+  // Each run of the family keeps its own inbox: a child's wait takes its events as a run's own wait does.
   checkEvents(x, runId, status);
+  for (const c of family.slice(1)) checkEvents(x, c.id, x.observer.status(c.id));
 
   if (status === 'completed') {
     // A parent completes with the outputs of its children: each completed.

@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { openStore, type Store } from '../../src/runtime';
 import type { ActionRow, EventRow, InboxRow, RunRow, StepRow } from '../../src/runtime/store';
 import type { RunStatus } from '../../src/runtime/types';
+import { childOfWait } from '../../src/runtime/childWait';
 
 export interface RunSnapshot {
   readonly run: Omit<RunRow, 'lease_expires' | 'updated_at'> | undefined;
@@ -77,6 +78,22 @@ export class Observer {
    * Which event of a name a sender sends next (spec.ts's eventOf): one past those the run's waits took (a fork's
    * inherited waits included) and those kept for it.
    */
+  /**
+   * Where the event a waiting run waits for goes: the run itself, or the child run (run.child) its wait is for, down
+   * the chain (a parent waiting for its child records `logbook:child:<id>`).
+   */
+  waitTarget(runId: string): { readonly runId: string; readonly name: string } | undefined {
+    let id = runId;
+    for (let depth = 0; depth < 16; depth++) {
+      const name = this.run(id)?.waiting_for ?? undefined;
+      if (name === undefined || name === null) return undefined;
+      const child = childOfWait(name);
+      if (child === undefined) return { runId: id, name };
+      id = child;
+    }
+    return undefined;
+  }
+
   nextEvent(runId: string, name: string): number {
     const took = this.steps(runId).filter(
       (st) => st.status === 'completed' && st.result !== null && (JSON.parse(st.result) as { waitFor?: unknown }).waitFor === name,

@@ -41,7 +41,7 @@ export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const point = POINTS[c.point % POINTS.length] as FaultPoint;
   // A sleep is a step too: killed at its step:after-checkpoint, the run dies in its sleep, its wake time journaled.
   const sleeps = agent.steps.flatMap((s, j) => (s.sleepMs !== undefined ? [sleepName(j)] : []));
-  const waits = agent.steps.filter((s) => s.kind === 'wait').map((s) => eventName(s.event ?? 0));
+  const waits = agent.steps.filter((s) => s.kind === 'wait' || (s.kind === 'child' && s.event !== undefined)).map((s) => eventName(s.event ?? 0));
   const targets = point.startsWith('step:')
     ? [...agent.steps.map((_, j) => stepName(j)), ...sleeps]
     : point.startsWith('sleep:')
@@ -227,13 +227,15 @@ const cliSend: Operation = {
   describe: (o) => `logbook send of the event the run waits for (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
   run: async (x, o) => {
     const first = x.target.agent.steps.find((s) => s.kind === 'wait');
-    const name = x.observer.run(x.runId)?.waiting_for ?? eventName(first?.event ?? 0);
-    const ev = eventOf(name, x.observer.nextEvent(x.runId, name));
+    // A parent waiting for its child (run.child): the send goes to the child, which continues both.
+    const to = x.observer.waitTarget(x.runId) ?? { runId: x.runId, name: eventName(first?.event ?? 0) };
+    const name = to.name;
+    const ev = eventOf(name, x.observer.nextEvent(to.runId, name));
     const crash = o.crash ? `${name}@event:after-deliver` : undefined;
     const args = [
       CLI,
       'send',
-      x.runId,
+      to.runId,
       name,
       '--data',
       JSON.stringify(ev.data),

@@ -10,9 +10,11 @@ import { ROOT, api, cli, runItem, shown, stateDir, text, until } from './helpers
 
 const SUPPORT = path.join(ROOT, 'examples', 'openai-agents-support.ts');
 
+/** This run's refunds in the shop's record (the workspace is shared: other tests' runs refund too). */
 function refunds(): string[] {
   const f = path.join(stateDir(), 'shop.json');
-  return fs.existsSync(f) ? (JSON.parse(fs.readFileSync(f, 'utf8')) as { refunds: Array<{ reference: string }> }).refunds.map((r) => r.reference) : [];
+  const all = fs.existsSync(f) ? (JSON.parse(fs.readFileSync(f, 'utf8')) as { refunds: Array<{ reference: string }> }).refunds.map((r) => r.reference) : [];
+  return all.filter((r) => r.includes(':oai-tree:'));
 }
 
 describe('an OpenAI Agents SDK run in the runs tree', function () {

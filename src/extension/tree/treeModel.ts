@@ -276,7 +276,10 @@ export class TreeModel {
         if (step?.kind === 'step') await this.actions(step);
         const found = this.cache.get(runKey(runId));
         run = found?.kind === 'run' ? found : this.runNode(dto);
-      } else run = this.runNode(dto);
+      } else {
+        run = this.runNode(dto);
+        await this.showRoot(runId);
+      }
     }
     if (stepIdx === undefined) return run;
     if (run.stepsShown <= stepIdx) run.stepsShown = (Math.floor(stepIdx / PAGE.steps) + 1) * PAGE.steps;
@@ -289,6 +292,19 @@ export class TreeModel {
       nodes = await this.actions(step);
     }
     return this.cache.get(actionKey(runId, actionId)) ?? step;
+  }
+
+  /**
+   * Pages the roots until a top-level run is among them: the view finds a node to reveal only among the children it
+   * was given, and a run past the first page of roots was not given yet.
+   */
+  private async showRoot(runId: string): Promise<void> {
+    for (let pages = 0; pages < 1000; pages++) {
+      const roots = await this.roots();
+      if (roots.some((n) => n.kind === 'run' && n.run.id === runId) || !roots.some((n) => n.kind === 'more')) return;
+      this.runsShown += PAGE.runs;
+      this.emit([undefined]);
+    }
   }
 
   /** Every cached run node (for the status bar and decorations). */
