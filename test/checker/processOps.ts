@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
 import { CHILD_AGENT_NAME, rawInput } from './agent';
 import { actionType, eventName, eventOf, sleepName, stepName, type AgentJ, type OpJ } from './spec';
@@ -121,6 +122,59 @@ const secondCompensates = (op: OpJ): boolean => op.second === 'compensate';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Whether some connection holds the SQLite journal's write lock now (false for PostgreSQL: no file lock to hold). */
+function writeLocked(db: string): boolean {
+  if (/^postgres(ql)?:/.test(db)) return false;
+  const probe = new Database(db, { timeout: 0 });
+  try {
+    probe.exec('BEGIN IMMEDIATE; ROLLBACK');
+    return false;
+  } catch (e) {
+    if ((e as { code?: string }).code?.startsWith('SQLITE_BUSY')) return true;
+    throw e;
+  } finally {
+    probe.close();
+  }
+}
+
+/** Waits until the kernel shows the process stopped (SIGSTOP delivered), so that nothing it does after counts as before. */
+export async function stopped(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (/^[TtZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) return;
+    } catch {
+      return;
+    }
+    await sleep(5);
+  }
+}
+
+/** Says in the case's log that a freeze was taken again (see freeze): a replay that differs there shows why. */
+export function undone(x: Exec, stops: number): void {
+  if (stops > 0) x.log.push(`(the SIGSTOP caught the process inside a write transaction ${stops} time(s): woken and frozen again)`);
+}
+
+/**
+ * SIGSTOP, and the process stopped outside a write transaction of the SQLite journal. A process frozen inside one holds
+ * SQLite's single write lock, and every other writer waits for it (the busy timeout, then LB_DB_BUSY: nothing lost, and
+ * nothing any process can do while it stays frozen); the schedules freeze it where a lease decides, so a stop that
+ * caught a transaction (a lease renewal in flight) is undone at once and taken again a moment later. Returns how many
+ * stops were undone.
+ */
+export async function freeze(child: ChildProcess, db: string, onStop: () => void = () => undefined): Promise<number> {
+  for (let tries = 0; ; tries++) {
+    onStop();
+    child.kill('SIGSTOP');
+    await stopped(child.pid);
+    if (tries >= 50 || !writeLocked(db)) return tries;
+    child.kill('SIGCONT');
+    await sleep(10 + Math.floor(Math.random() * 40));
+  }
+}
+
 /**
  * The CLI `command` as a child process held in its provider call #at (or finished before it reached it): the run's
  * journal as it was before it started, and its end once it exits.
@@ -185,7 +239,7 @@ async function pausePastLease(x: Exec, op: OpJ): Promise<void> {
   const first = String(op.first);
   const h = await spawnHeld(x, first, op);
   if (!h.done()) {
-    h.child.kill('SIGSTOP');
+    undone(x, await freeze(h.child, x.target.db));
     await sleep(CHILD_TTL_MS * 2);
     const snap = x.observer.snapshot(x.runId);
     x.after(

@@ -8,7 +8,7 @@ import { rawInput } from './agent';
 import type { Exec } from './executor';
 import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
-import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, holdFile, label, sleep, type CrashAt } from './processOps';
+import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, freeze, holdFile, label, sleep, undone, type CrashAt } from './processOps';
 import type { AgentJ, OpJ } from './spec';
 import type { Ended } from './surfaces';
 import { sleepsOf } from './invariants';
@@ -131,19 +131,6 @@ async function takesOver(x: Exec, w: WorkerProc, within: string): Promise<boolea
   }
   await until(() => outcomeWords(w, x.runId) !== undefined || !alive(w), OUTCOME_WAIT_MS);
   return true;
-}
-
-/** Waits until the kernel shows the process stopped (SIGSTOP delivered), so that nothing it does after counts as before. */
-async function stopped(pid: number | undefined): Promise<void> {
-  if (pid === undefined) return;
-  await until(() => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return /^[TtZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-    } catch {
-      return true;
-    }
-  }, 5_000);
 }
 
 /** Whether the worker is in its claim loop (its SIGTERM handler installed): before that, SIGTERM just ends it. */
@@ -289,9 +276,7 @@ async function pauseWorker(x: Exec, op: OpJ): Promise<void> {
     const { key } = JSON.parse(fs.readFileSync(`${hold}.held`, 'utf8')) as { key: string };
     // Requests a checked before this and sends after it wakes went out of the window (the held one, and any call of
     // it the freeze caught between its check and its send): the provider refuses their repeated keys.
-    x.target.world.froze(`pid${a.child.pid ?? '?'}`, Date.now());
-    a.child.kill('SIGSTOP');
-    await stopped(a.child.pid);
+    undone(x, await freeze(a.child, x.target.db, () => x.target.world.froze(`pid${a.child.pid ?? '?'}`, Date.now())));
     // Printed when it claimed the run, before it drove it; read from its pipe by now, or very soon.
     await until(() => claimedAttempt(a, x.runId) !== undefined, 10_000);
     const attempt = claimedAttempt(a, x.runId);
@@ -366,8 +351,7 @@ async function pauseWorkerAsleep(x: Exec): Promise<void> {
       checkExit(x, a, 'logbook worker a');
       return;
     }
-    a.child.kill('SIGSTOP');
-    await stopped(a.child.pid);
+    undone(x, await freeze(a.child, x.target.db));
     await until(() => claimedAttempt(a, x.runId) !== undefined, 10_000);
     const attempt = claimedAttempt(a, x.runId);
     if (attempt === undefined) throw new Error(`checker harness: worker a drives run ${x.runId} but never said it claimed it: ${a.lines.join(' | ')}`);
