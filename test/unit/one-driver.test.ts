@@ -73,6 +73,24 @@ const shop = defineAgent({
   },
 });
 
+/** The shop as a child run: the parent hands the charge to it (run.child), so a child's charge is in flight. */
+const childShop = defineAgent({
+  name: 'one-driver-child-shop',
+  input: z.object({ cents: z.number().int() }),
+  async run(run, input) {
+    const c = await run.step('charge', () => run.do(charge, { cents: input.cents }));
+    return { charged: c.id };
+  },
+});
+const parentShop = defineAgent({
+  name: 'one-driver-parent-shop',
+  input: z.object({ cents: z.number().int() }),
+  async run(run, input) {
+    const out = await run.child(childShop, { cents: input.cents });
+    return { charged: out.charged };
+  },
+});
+
 interface Snapshot {
   readonly run: Record<string, unknown>;
   readonly events: unknown[];
@@ -107,7 +125,7 @@ describe('one driving session per run, in one process (host API)', () => {
     file = path.join(dir, 'journal.db');
     provider.reset();
     failPrepare = false;
-    journal = openJournal({ journal: file, agents: [shop], role: 'orders-api', ...quiet });
+    journal = openJournal({ journal: file, agents: [shop, parentShop, childShop], role: 'orders-api', ...quiet });
   });
   afterEach(() => journal.close());
 
@@ -178,6 +196,22 @@ describe('one driving session per run, in one process (host API)', () => {
     const report = await journal.compensate('c1');
     assert.equal(report.status, 'compensated');
     assert.deepEqual(provider.refunds, ['ch-charge:c1-1']);
+  });
+
+  it('a child run its parent drives in this process: resume and compensate of the child, or of the parent, are refused and write nothing; one charge', async () => {
+    const driving = journal.start(parentShop, { cents: 400 }, { runId: 'p1' });
+    await untilInFlight(driving);
+    const child = journal.runs().find((r) => r.agent === childShop.name);
+    assert.ok(child, 'the child run exists while its charge is in flight');
+    const before = [snapshot(file, 'p1'), snapshot(file, child.id)];
+    for (const second of [() => journal.resume(child.id), () => journal.compensate(child.id), () => journal.resume('p1'), () => journal.compensate('p1')])
+      await refused(second());
+    assert.deepEqual([snapshot(file, 'p1'), snapshot(file, child.id)], before, 'the refusals wrote nothing to parent or child');
+    provider.release?.();
+    const out = await driving;
+    assert.equal(out.status, 'completed');
+    assert.equal(provider.calls.get(`charge:${child.id}`), 1, 'the child charged exactly once');
+    assert.deepEqual(out.output, { charged: `ch-charge:${child.id}-1` });
   });
 
   it('onDriving is called once the lease is held, and never for a refused call', async () => {
