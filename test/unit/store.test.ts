@@ -49,6 +49,34 @@ describe('store', () => {
     s.close();
   });
 
+  it('opens a current journal while another connection holds the write lock (an open takes none), and migrates under it', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    openStore(file).close();
+    const writer = new Database(file);
+    writer.exec('BEGIN IMMEDIATE');
+    try {
+      // The lock is held by this thread, so an open that needed it could only fail (LB_DB_BUSY after the busy timeout).
+      const s = openStore(file);
+      assert.equal(sqliteOf(s.db).pragma('user_version', { simple: true }), LATEST_VERSION);
+      s.close();
+    } finally {
+      writer.exec('ROLLBACK');
+      writer.close();
+    }
+    // A journal behind the latest version does need the lock: it waits for it, and migrates once it is free.
+    const old = path.join(tmpDir(), 'old.db');
+    const raw = new Database(old);
+    raw.pragma('journal_mode = WAL');
+    for (const m of MIGRATIONS.slice(0, 1)) {
+      raw.exec(m.sql);
+      raw.pragma(`user_version = ${m.version}`);
+    }
+    raw.close();
+    const s = openStore(old);
+    assert.equal(sqliteOf(s.db).pragma('user_version', { simple: true }), LATEST_VERSION);
+    s.close();
+  });
+
   it('refuses a journal from a newer version without modifying it', () => {
     const file = path.join(tmpDir(), 'newer.db');
     const raw = new Database(file);

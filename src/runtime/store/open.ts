@@ -233,6 +233,9 @@ function hasAnyTable(db: SqliteDatabase): boolean {
 }
 
 function migrate(db: SqliteDatabase): void {
+  // A current journal is opened with reads alone: no write lock, so a writer busy (or frozen) in another process
+  // does not hold up an open. Each migration checks the version again under its own write lock.
+  if ((db.pragma('user_version', { simple: true }) as number) >= LATEST_VERSION) return;
   for (const m of MIGRATIONS) {
     const apply = db.transaction(() => {
       const current = db.pragma('user_version', { simple: true }) as number;
