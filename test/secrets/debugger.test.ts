@@ -5,8 +5,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Session, lineOf } from '../dap/harness';
-import { tmpDir } from '../helpers';
+import { FIXTURES, tmpDir } from '../helpers';
 import { API_KEY, GITHUB_TOKEN, VAULT, assertNoSecret, journalBytes, writeEnvFile } from './plant';
+
+const REPLIER = path.join(FIXTURES, 'events', 'replier.ts');
 
 /** Expressions a developer types in the Debug Console at a stop: values, JSON of them, and an error that quotes one. */
 const EXPRESSIONS = [
@@ -221,6 +223,33 @@ describe('secrets: a debugger session', function () {
     assert.ok(midRun.includes('401 Unauthorized: Incorrect API key provided: «secret»'), "the journal bytes do not hold the failed action's error");
     assertNoSecret(midRun, 'the journal (file and WAL, mid-run)');
     assertNoSecret(journalBytes(s.db), 'the journal (after the run)');
+    assertNoSecret(Buffer.concat(captured.wire), 'a DAP message');
+    assertNoSecret(s.text(), 'the Debug Console');
+  });
+
+  it('an event whose data holds a secret, sent from the debugger while the run waits: no stop, variable, evaluation or output shows it', async () => {
+    const captured: Captured = { wire: [], variables: [] };
+    const s = await session(captured);
+    await s.launch(
+      { program: REPLIER, runId: 'ev-secret', envFile: 'agent.env' },
+      { lines: [{ file: REPLIER, line: lineOf(REPLIER, "run.step('answer'") }], filters: ['eventWait'] },
+    );
+    const wait = await s.stopped();
+    assert.equal(wait.text, 'Event wait');
+    await explore(s, captured);
+    const sent = await s.dc.customRequest('sendEvent', { name: 'reply', data: { text: `key ${API_KEY}` }, id: `id-${API_KEY}`, then: 'stay' });
+    assert.match(String(sent.body.message), /sent event "reply" \(id id-«secret»\) to run ev-secret/);
+    await s.dc.continueRequest({ threadId: s.threadId() });
+    const { code, stops } = await driveToEnd(s, captured);
+    assert.equal(code, 0, s.text());
+    assert.ok(
+      stops.some((d) => d.includes('answer')),
+      stops.join('\n'),
+    );
+    const shown = captured.variables.map((v) => v.value).join('\n');
+    assert.match(shown, /key «secret»/, 'the reply is shown, its secret masked');
+    // The script itself got the live value: masking is the debugger's view, not the run's data.
+    assert.ok(fs.readFileSync(path.join(s.dir, 'ledger.log'), 'utf8').includes(API_KEY));
     assertNoSecret(Buffer.concat(captured.wire), 'a DAP message');
     assertNoSecret(s.text(), 'the Debug Console');
   });
