@@ -278,7 +278,8 @@ const cliSend: Operation = {
   processes: true,
   weight: 1,
   arbitrary: () => fc.record({ op: fc.constant('cli-send'), crash: fc.boolean() }),
-  describe: (o) => `logbook send of the event the run waits for (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
+  describe: (o, agent) =>
+    `logbook send of ${agent.steps.some((s) => s.kind === 'wait' || (s.kind === 'child' && s.event !== undefined)) ? 'the event the run waits for' : 'an event the run never waits for (kept, and reported never delivered)'} (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
   run: async (x, o) => {
     const first = x.target.agent.steps.find((s) => s.kind === 'wait');
     // A parent waiting for its child (run.child): the send goes to the child, which continues both.
