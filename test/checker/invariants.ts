@@ -2,7 +2,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { Exec, Finished } from './executor';
-import { actionType, eventName } from './spec';
+import { actionType, eventsWaitedFor } from './spec';
 import type { Landed } from './world';
 import { isSleepCheckpoint } from '../../src/runtime/sleep';
 import type { RunRow } from '../../src/runtime/store';
@@ -204,16 +204,12 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
  * wait it names, and a run that completed left no event pending that one of its waits would take.
  * A fork's steps before its fork point are its origin's (their events were sent to the origin).
  */
-/** The event names the case's runs wait for: its wait steps', and those its child runs wait for. */
-function awaited(x: Exec): Set<string> {
-  return new Set(x.target.agent.steps.filter((s) => s.kind === 'wait' || (s.kind === 'child' && s.event !== undefined)).map((s) => eventName(s.event ?? 0)));
-}
-
 function checkEvents(x: Exec, runId: string, status: string | undefined): void {
   const where = `run ${runId} (${status ?? 'absent'})`;
   const run = x.observer.run(runId);
   const inherited = run?.forked_from ? (run.forked_at_step ?? 0) : 0;
   const inbox = new Map(x.observer.inbox(runId).map((e) => [e.seq, e]));
+  const awaited = new Set(eventsWaitedFor(x.target.agent));
   const heldBy = new Map<number, number[]>();
   for (const st of x.observer.steps(runId)) {
     if (st.status !== 'completed' || st.result === null || st.idx < inherited) continue;
@@ -245,7 +241,7 @@ function checkEvents(x: Exec, runId: string, status: string | undefined): void {
       );
     // An event of a name no wait of the case takes (a send to a run that never waits for it) stays pending when the run
     // ends, and `show` reports it never delivered: kept and reported, not lost. One a wait would take must be taken.
-    if (e.status === 'pending' && status === 'completed' && awaited(x).has(e.name))
+    if (e.status === 'pending' && status === 'completed' && awaited.has(e.name))
       x.violation('event-lost', `event #${e.seq} ${e.name} (${e.id}) was kept for run ${runId}, which completed without taking it; ${where}`);
   }
 }

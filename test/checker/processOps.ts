@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { formatCrashSpec, FAULT_POINTS, type FaultPoint } from '../../src/runtime';
 import { CHILD_AGENT_NAME, rawInput } from './agent';
-import { actionType, eventName, eventOf, sleepName, stepName, type AgentJ, type OpJ } from './spec';
+import { actionType, eventName, eventOf, eventsWaitedFor, sleepName, stepName, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
 import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
@@ -42,7 +42,7 @@ export function crashSpec(agent: AgentJ, c: CrashAt): string {
   const point = POINTS[c.point % POINTS.length] as FaultPoint;
   // A sleep is a step too: killed at its step:after-checkpoint, the run dies in its sleep, its wake time journaled.
   const sleeps = agent.steps.flatMap((s, j) => (s.sleepMs !== undefined ? [sleepName(j)] : []));
-  const waits = agent.steps.filter((s) => s.kind === 'wait' || (s.kind === 'child' && s.event !== undefined)).map((s) => eventName(s.event ?? 0));
+  const waits = eventsWaitedFor(agent);
   const targets = point.startsWith('step:')
     ? [...agent.steps.map((_, j) => stepName(j)), ...sleeps]
     : point.startsWith('sleep:')
@@ -137,19 +137,27 @@ function writeLocked(db: string): boolean {
   }
 }
 
+/** Polls `cond` every 20 ms until it holds (true) or `ms` passed (false). */
+export async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
 /** Waits until the kernel shows the process stopped (SIGSTOP delivered), so that nothing it does after counts as before. */
-export async function stopped(pid: number | undefined): Promise<void> {
+async function stopped(pid: number | undefined): Promise<void> {
   if (pid === undefined) return;
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
+  await until(() => {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (/^[TtZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) return;
+      return /^[TtZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
     } catch {
-      return;
+      return true;
     }
-    await sleep(5);
-  }
+  }, 5_000);
 }
 
 /** Says in the case's log that a freeze was taken again (see freeze): a replay that differs there shows why. */
@@ -279,7 +287,7 @@ const cliSend: Operation = {
   weight: 1,
   arbitrary: () => fc.record({ op: fc.constant('cli-send'), crash: fc.boolean() }),
   describe: (o, agent) =>
-    `logbook send of ${agent.steps.some((s) => s.kind === 'wait' || (s.kind === 'child' && s.event !== undefined)) ? 'the event the run waits for' : 'an event the run never waits for (kept, and reported never delivered)'} (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
+    `logbook send of ${eventsWaitedFor(agent).length > 0 ? 'the event the run waits for' : 'an event the run never waits for (kept, and reported never delivered)'} (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
   run: async (x, o) => {
     const first = x.target.agent.steps.find((s) => s.kind === 'wait');
     // A parent waiting for its child (run.child): the send goes to the child, which continues both.

@@ -45,6 +45,11 @@ export function eventName(n: number): string {
   return `e${n}`;
 }
 
+/** The events the agent's runs wait for: its wait steps', and those its child steps' runs wait for. */
+export function eventsWaitedFor(agent: AgentJ): string[] {
+  return agent.steps.filter((s) => s.kind === 'wait' || (s.kind === 'child' && s.event !== undefined)).map((s) => eventName(s.event ?? 0));
+}
+
 /**
  * The data of the k-th event of a name (its dedupe id says the same): whoever sends it, the operator, an early send or
  * a race, sends the same, so a run takes the same events in the same order (first in, first out) on every schedule.

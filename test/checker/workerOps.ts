@@ -8,7 +8,7 @@ import { rawInput } from './agent';
 import type { Exec } from './executor';
 import type { RunSnapshot } from './observer';
 import type { Operation } from './operations';
-import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, freeze, holdFile, label, sleep, undone, type CrashAt } from './processOps';
+import { CHILD_TTL_MS, CLI, argsOf, cli, crashAt, crashSpec, dropHold, env, freeze, holdFile, label, sleep, undone, until, type CrashAt } from './processOps';
 import type { AgentJ, OpJ } from './spec';
 import type { Ended } from './surfaces';
 import { sleepsOf } from './invariants';
@@ -97,15 +97,6 @@ function endedOfWorker(w: WorkerProc, runId: string): Ended {
     return { kind: 'error', message: `logbook worker ${w.name}: ${words}\n${w.stderr.trim()}` };
   const m = /^(\S+)(?:: \[([A-Za-z_]+)\] ([\s\S]*))?$/.exec(words);
   return { kind: 'outcome', status: m?.[1] ?? words, ...(m?.[2] ? { error: { code: m[2], message: m[3] ?? '' } } : {}) };
-}
-
-async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await sleep(20);
-  }
-  return true;
 }
 
 /** Whether a worker may claim the run now or once its holder's lease expires: the children of earlier operations are gone. */

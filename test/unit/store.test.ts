@@ -63,7 +63,7 @@ describe('store', () => {
       writer.exec('ROLLBACK');
       writer.close();
     }
-    // A journal behind the latest version does need the lock: it waits for it, and migrates once it is free.
+    // A journal behind the latest version is still migrated by an open (under its write lock, the lock now free).
     const old = path.join(tmpDir(), 'old.db');
     const raw = new Database(old);
     raw.pragma('journal_mode = WAL');
