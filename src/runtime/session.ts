@@ -14,7 +14,7 @@ import { actionPlan, type ReconcilePlan } from './policy';
 import { journaledError, settleInDoubt, settlePlan } from './settle';
 import { carryOut, decisionAsker } from './carryOut';
 import { callerLocation, validSite, wantLocations } from './location';
-import { StepActions } from './stepActions';
+import { OpenActions, StepActions } from './stepActions';
 import { StepCursor } from './stepCursor';
 import { LAZY_ABOVE_BYTES, lazyJournalValue, settledWith } from './lazyValue';
 import { AttemptHost, actionSnapshot } from './attemptHost';
@@ -66,7 +66,7 @@ interface StepFrame {
   readonly redone: boolean;
   readonly location: SourceLocation | undefined;
   /** Unfinished actions an earlier attempt left in this step, not yet claimed by a run.do call. */
-  readonly open: Map<string, ActionRow>;
+  readonly open: OpenActions;
   /** For a redone step, what earlier attempts journaled in it, prefetched in start order for the skip fast path. */
   readonly journal: StepActions | undefined;
   /**
@@ -416,8 +416,9 @@ export class RunSession {
       stopAfter: true,
     });
     if (paused) await paused;
-    const open = new Map<string, ActionRow>();
-    if (redone) for (const a of this.read(() => this.d.reader.openActionsOfStep(this.runId, idx))) if (a.attempt < this.attempt) open.set(a.id, a);
+    const open = new OpenActions(() =>
+      redone ? this.read(() => this.d.reader.openActionsOfStep(this.runId, idx)).filter((a) => a.attempt < this.attempt) : [],
+    );
     this.d.writer.stepStarted(idx, name, redone);
     if (redone) this.d.stats.stepsRedone++;
     else this.d.stats.stepsRun++;
@@ -660,7 +661,7 @@ export class RunSession {
     const row = this.journaledHere?.has(na.id) === false ? undefined : this.read(() => this.d.reader.action(this.runId, na.id));
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);
-      frame.open.delete(na.id);
+      frame.open.reach(na.id);
       if (row.version !== na.version) {
         const w = `${na.type} ${na.id} was journaled by version ${row.version} and is now version ${na.version}`;
         this.d.stats.warnings.push(w);

@@ -3,7 +3,7 @@
 
 import { READ_AHEAD_BYTES, ReadAhead, textSize } from './readAhead';
 import type { JournalReader } from './store';
-import type { ReplayActionRow } from './store/rows';
+import type { ActionRow, ReplayActionRow } from './store/rows';
 
 /** Past this many unclaimed rows, or this much text (a script asking in another order), stop prefetching. */
 const MAX_WINDOW = 4096;
@@ -11,7 +11,8 @@ const MAX_WINDOW_BYTES = 4 * READ_AHEAD_BYTES;
 
 export class StepActions {
   private readonly window = new Map<string, ReplayActionRow>();
-  private afterSeq: number | undefined;
+  /** The seq of the last row read (none yet: every seq is after it). */
+  private afterSeq = Number.MIN_SAFE_INTEGER;
   private exhausted = false;
   private windowBytes = 0;
   private readonly ahead = new ReadAhead();
@@ -48,14 +49,6 @@ export class StepActions {
   }
 
   private load(): void {
-    if (this.afterSeq === undefined) {
-      const first = this.reader.firstActionSeqOfStep(this.runId, this.stepIdx);
-      if (first === undefined) {
-        this.exhausted = true;
-        return;
-      }
-      this.afterSeq = first - 1;
-    }
     const page = this.ahead.rows;
     const rows = this.reader.replayActionsOfStep(this.runId, this.stepIdx, this.afterSeq, page);
     let bytes = 0;
@@ -81,4 +74,31 @@ export class StepActions {
 
 function size(r: ReplayActionRow): number {
   return textSize([r.args, r.result]);
+}
+
+/**
+ * The unfinished actions earlier attempts left in a redone step and no run.do of this attempt has reached: read when a
+ * new action first needs them (the version check), not when the step starts, so a step whose every action is replayed
+ * never reads them. Rows no run.do reached are as they were when the step started: only the lease holder writes them.
+ */
+export class OpenActions {
+  private rows: Map<string, ActionRow> | undefined;
+  private readonly reached = new Set<string>();
+
+  constructor(private readonly read: () => readonly ActionRow[]) {}
+
+  /** A run.do reached this action's row: it is not open any more. */
+  reach(id: string): void {
+    if (this.rows) this.rows.delete(id);
+    else this.reached.add(id);
+  }
+
+  values(): IterableIterator<ActionRow> {
+    if (!this.rows) {
+      this.rows = new Map();
+      for (const a of this.read()) if (!this.reached.has(a.id)) this.rows.set(a.id, a);
+      this.reached.clear();
+    }
+    return this.rows.values();
+  }
 }

@@ -172,9 +172,6 @@ export function schemaDifferences(a: Schema, b: Schema, names: readonly [string,
 const INTENDED: Record<string, string> = {
   // SQLite orders runs created in the same millisecond by rowid; PostgreSQL has no rowid (Dialect.insertOrder).
   'column runs.run_seq: only in postgres': 'the insertion order of runs',
-  // PostgreSQL reads a step's actions in seq order straight from the index; SQLite's reader forces actions_by_step
-  // (Dialect.indexedBy) and sorts the step's rows, which its rowid-carrying index keeps cheap.
-  'index actions.actions_by_step: (run_id, step_idx) in sqlite, (run_id, step_idx, seq) in postgres': "ordering a step's actions",
 };
 
 describe('the two schemas agree (store/migrations.ts and store/pg/pgMigrations.ts)', function () {

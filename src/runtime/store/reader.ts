@@ -91,15 +91,15 @@ export class JournalReader {
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
       action: db.prepare('SELECT * FROM actions WHERE run_id = ? AND id = ?'),
-      // INDEXED BY: left alone, the planner walks actions_by_seq over the whole run to skip a sort (O(run), not O(step)).
+      // INDEXED BY: left alone, the planner may walk actions_by_seq over the whole run to skip a sort (O(run), not
+      // O(step)); actions_by_step (run_id, step_idx, seq) gives a step's rows in seq order, with no sort (migration 9).
       actionsOfStep: db.prepare(`SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? ORDER BY seq`),
       openActionsOfStep: db.prepare(
         `SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq`,
       ),
-      firstActionSeqOfStep: db.prepare(`SELECT MIN(seq) FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ?`).pluck(),
       replayActionsOfStep: db
         .prepare(
-          `SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_seq')} WHERE run_id = ? AND seq > ? AND step_idx = ? ORDER BY seq LIMIT ?`,
+          `SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?`,
         )
         .raw(true),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
@@ -256,14 +256,9 @@ export class JournalReader {
     return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.target));
   }
 
-  firstActionSeqOfStep(runId: string, stepIdx: number): number | undefined {
-    const n = this.q.firstActionSeqOfStep.get(runId, stepIdx) as number | null | undefined;
-    return typeof n === 'number' ? n : undefined;
-  }
-
-  /** What replay needs of a step's actions in start order after `afterSeq` (walks the run's start order; steps rarely interleave). */
+  /** What replay needs of a step's actions in start order after `afterSeq` (0: from its first): one range of actions_by_step. */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
-    return (this.q.replayActionsOfStep.all(runId, afterSeq, stepIdx, limit) as unknown[][]).map((r) => replayActionRow(r, this.target));
+    return (this.q.replayActionsOfStep.all(runId, stepIdx, afterSeq, limit) as unknown[][]).map((r) => replayActionRow(r, this.target));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */

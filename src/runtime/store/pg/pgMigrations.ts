@@ -191,4 +191,10 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_parent ON runs(parent_id, parent_step) WHERE parent_id IS NOT NULL;
     `,
   },
+  {
+    version: 9,
+    name: "a step's actions in start order: actions_by_step carries seq, as PostgreSQL's always did",
+    // SQLite's index catches up with this one (version 1 here already had seq); the version is kept in step.
+    sql: `COMMENT ON INDEX actions_by_step IS 'a step''s actions in start order (run_id, step_idx, seq)';`,
+  },
 ];
