@@ -307,6 +307,7 @@ describe('a redone step replays its journaled actions from a prefetched page', (
     probe.executed = 0;
     const lookups = countCalls(store.reader, 'action');
     const pages = countCalls(store.reader, 'replayActionsOfStep');
+    const open = countCalls(store.reader, 'openActionsOfStep');
     const out = await resumeRun(store, journalAgent, 'r', quiet);
     store.close();
     assert.equal(out.status, 'completed', out.error?.message);
@@ -315,6 +316,26 @@ describe('a redone step replays its journaled actions from a prefetched page', (
     // The 1,500 skips come from pages (a handful of reads), not from a lookup per committed action.
     assert.ok(pages.n >= 1 && pages.n <= 20, `${pages.n} page reads`);
     assert.ok(lookups.n < 1500 / 5, `${lookups.n} single-action lookups for 1,500 skipped actions`);
+    // The step's unfinished actions are read once, when its first new action needs them, not again for the 99 after it.
+    assert.equal(open.n, 1, 'open actions read once');
+  });
+
+  it('reads no unfinished actions of a redone step whose every action is replayed', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    buildJournal(file, { runId: 'r', done: 1500, perStep: 1500, steps: 1 });
+    const store = openStore(file);
+    // Killed after its last action committed, before its checkpoint: the step is redone, every action replayed.
+    const reopened = dbOf(store.db).prepare("UPDATE steps SET status = 'started', result = NULL, ended_at = NULL WHERE run_id = 'r' AND idx = 0").run();
+    assert.equal(reopened.changes, 1);
+    probe.at = -1;
+    probe.executed = 0;
+    const open = countCalls(store.reader, 'openActionsOfStep');
+    const out = await resumeRun(store, journalAgent, 'r', quiet);
+    store.close();
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(out.stats.actionsSkipped, 1500);
+    assert.equal(probe.executed, 0);
+    assert.equal(open.n, 0, 'no read of unfinished actions: no new action needed the version check');
   });
 
   it('falls back to one lookup per action when the script asks in another order than the journal', async () => {
