@@ -1,6 +1,7 @@
 // Store tests: durability pragmas on every open, migrations as data, refusing newer or foreign files untouched.
 
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
@@ -115,5 +116,45 @@ describe('store', () => {
     const err = expectCode(() => s.reader.run('x'), ErrorCodes.JOURNAL_INVALID);
     assert.match(err.message, /status/);
     s.close();
+  });
+
+  it('opens a new journal that several processes create at the same moment, in each of them', async function () {
+    this.timeout(120_000);
+    // Three processes open the same 40 new files, each file at the same millisecond in all three (a shared schedule):
+    // SQLite refuses the switch to WAL at once while another process makes it, and a version read before another
+    // process's first migration with tables read after it looked like a file that is not a journal.
+    const dir = tmpDir('logbook-born-');
+    const count = 40;
+    const start = Date.now() + 5000;
+    const src = `const { openStore } = require(${JSON.stringify(path.resolve(__dirname, '../../src/runtime/store'))});
+      const failed = [];
+      for (let i = 0; i < ${count}; i++) {
+        while (Date.now() < ${start} + i * 30) {}
+        try { openStore(${JSON.stringify(dir)} + '/j' + i + '.db').close(); } catch (e) { failed.push(e.code + ' ' + e.message.slice(0, 100)); }
+      }
+      console.log(JSON.stringify(failed));`;
+    const child = (): Promise<{ code: number | null; out: string; err: string }> =>
+      new Promise((resolve) => {
+        const p = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', src], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        p.on('close', (code) => resolve({ code, out: out.trim(), err }));
+      });
+    const all = await Promise.all([child(), child(), child()]);
+    for (const r of all) {
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(JSON.parse(r.out), [], 'every open succeeded');
+    }
+    for (let i = 0; i < count; i++) {
+      const s = openStore(path.join(dir, `j${i}.db`));
+      try {
+        assert.equal(sqliteOf(s.db).pragma('user_version', { simple: true }), LATEST_VERSION);
+        assert.equal(sqliteOf(s.db).pragma('journal_mode', { simple: true }), 'wal');
+      } finally {
+        s.close();
+      }
+    }
   });
 });

@@ -79,11 +79,23 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
     });
   }
   try {
-    // Read the version before anything that writes (WAL switch, migrations): a newer file must stay untouched.
+    // Before the first read: another process creating this journal at the same moment holds its lock a few
+    // milliseconds (SQLite's default is to fail at once, which took a journal being born for a busy one).
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Read the version before anything that writes (WAL switch, migrations): a newer file must stay untouched. The
+    // version and the tables are read in one read transaction, one snapshot: another process may be creating the
+    // journal meanwhile, and a version read before its first migration commits with tables read after it would take a
+    // journal being born for a file that is not a journal.
     let version: number;
+    let tables: { readonly runs: boolean; readonly any: boolean };
     try {
-      version = db.pragma('user_version', { simple: true }) as number;
-      db.pragma('schema_version', { simple: true });
+      ({ version, tables } = db
+        .transaction(() => {
+          const v = db.pragma('user_version', { simple: true }) as number;
+          db.pragma('schema_version', { simple: true });
+          return { version: v, tables: { runs: hasTable(db, 'runs'), any: hasAnyTable(db) } };
+        })
+        .deferred());
     } catch (err) {
       // Not a database at all is LB_DB_CORRUPT; a locked, read-only or failing disk is a storage error of its own.
       const code = (err as { code?: unknown }).code;
@@ -102,11 +114,10 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
         { file: abs, version, supported: LATEST_VERSION },
       );
     }
-    if (version > 0 && !hasTable(db, 'runs')) throw corrupt(abs, new Error(`user_version ${version} but no runs table`));
-    if (version === 0 && hasAnyTable(db)) throw corrupt(abs, new Error('it holds tables but is not a Logbook journal'));
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (version > 0 && !tables.runs) throw corrupt(abs, new Error(`user_version ${version} but no runs table`));
+    if (version === 0 && tables.any) throw corrupt(abs, new Error('it holds tables but is not a Logbook journal'));
     if (!opts.readonly) {
-      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      const mode = walMode(db);
       if (mode !== 'wal')
         throw new LogbookError(
           ErrorCodes.DB_DURABILITY,
@@ -221,6 +232,27 @@ export function setFullSync(db: SqliteDatabase, file: string): void {
       `${file}: synchronous reads back as ${String(got)}, not FULL (2).`,
       'Report this with your SQLite build; Logbook will not write without durable commits.',
     );
+  }
+}
+
+/** For the short sleeps between tries of walMode (Atomics.wait on a buffer nothing else touches). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Puts the file in WAL mode (it stays so: a journal already in WAL is only read). Another process switching the same
+ * new file at the same moment makes SQLite refuse with SQLITE_BUSY at once, without its busy handler: tried again for
+ * up to the busy timeout, so a journal that processes create together opens in each of them.
+ */
+function walMode(db: SqliteDatabase): unknown {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const mode = db.pragma('journal_mode', { simple: true });
+      return mode === 'wal' ? mode : db.pragma('journal_mode = WAL', { simple: true });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      Atomics.wait(PAUSE, 0, 0, 5 + Math.random() * 20);
+    }
   }
 }
 
