@@ -219,7 +219,7 @@ describe('PostgreSQL: attacks on the inlined batch', function () {
             await c.query("SELECT 1 FROM runs WHERE id = 'kill' FOR UPDATE");
             console.log('locked');
             for (;;) {
-              const r = await c.query("SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%lbfence%' AND pid <> pg_backend_pid()");
+              const r = await c.query("SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%logbook_fence(%' AND pid <> pg_backend_pid()");
               if (r.rows.some((x) => x.k)) break;
               await new Promise((res) => setTimeout(res, 50));
             }

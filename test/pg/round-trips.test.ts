@@ -46,7 +46,7 @@ describe('PostgreSQL: one round trip per journal transaction', function () {
       const action = (id: string) => ({ id, stepIdx: 0, type: 'mail.send', version: 1, effect: 'non-idempotent' as const, args: '{"to":"o\'brien"}' });
       const sent = statementsDuring(pg.server.log, () => w.actionStarted(action('send:1'), false));
       assert.equal(sent.length, 1, `one query for the whole transaction, not:\n${sent.join('\n---\n')}`);
-      assert.match(sent[0]!, /statement: BEGIN;[\s\S]*DO \$lbfence\$[\s\S]*INSERT INTO actions[\s\S]*INSERT INTO events[\s\S]*COMMIT/);
+      assert.match(sent[0]!, /statement: BEGIN;[\s\S]*SELECT logbook_fence\([\s\S]*INSERT INTO actions[\s\S]*INSERT INTO events[\s\S]*COMMIT/);
       assert.equal(store.reader.action('rt', 'send:1')?.args, '{"to":"o\'brien"}', 'the inlined text arrives as it was');
 
       // Taken over: the stale writer's fence fails inside the server, and nothing of its transaction is written.

@@ -140,11 +140,12 @@ export interface WriteSupport {
   /** Run first inside a lazy transaction: PostgreSQL's `SET LOCAL synchronous_commit = off`. */
   readonly lazyInside: Statement | undefined;
   /**
-   * Queues the transaction's fencing renewal for the engine to check before it sends anything after it (PostgreSQL,
-   * see PgDb.fence); the transaction then throws an error `isFenceLost` recognises. Undefined where the writer reads
-   * the row count itself (SQLite: nothing else can commit inside BEGIN IMMEDIATE).
+   * Queues the transaction's fencing renewal (the parameters of `renewLease`, from `renewParams`), which the engine
+   * checks before anything after it runs (PostgreSQL, see PgDb.fence); the transaction then throws an error
+   * `isFenceLost` recognises. Undefined where the writer reads the row count itself (SQLite: nothing else can commit
+   * inside BEGIN IMMEDIATE).
    */
-  readonly fence: ((sql: string, params: unknown[]) => void) | undefined;
+  readonly fence: ((params: unknown[]) => void) | undefined;
   isFenceLost(err: unknown): boolean;
   /**
    * Has the engine renew the lease on its own every third of `ttlMs` (PostgreSQL's thread, so a busy caller cannot

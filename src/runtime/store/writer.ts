@@ -384,7 +384,7 @@ export class RunWriter {
       if (!durable) this.w.lazyInside?.run();
       let fenced: boolean;
       if (this.w.fence !== undefined) {
-        this.w.fence(this.db.dialect.renewLease, this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
+        this.w.fence(this.renewParams(now, LEASE_TTL_MS, this.lease.runId, this.lease.token, this.lease.epoch));
         fenced = true;
         renewed = true;
       } else {

@@ -18,3 +18,6 @@ export const PG_DIALECT: Dialect = {
   leaseByExpiry: true,
   notJson: null,
 };
+
+/** A writer's fence inside its transactions (PgDb.fence): renewLease as a function (PG migration 9), with its parameters. */
+export const FENCE_SQL = 'SELECT logbook_fence(?, ?, ?, ?, ?)';

@@ -1,4 +1,4 @@
-// A transaction's batch as one simple-protocol query: its parameters inlined as literals and its fence raising in the server, so the batch is one round trip instead of one per statement.
+// A transaction's batch as one simple-protocol query: its parameters inlined as literals (its fence raises in the server), so the batch is one round trip instead of one per statement.
 //
 // The extended protocol (a statement with $n parameters) takes one round trip per statement; the simple protocol
 // takes a whole string of statements in one, and the server stops at the first that fails. What may be inlined is
@@ -8,7 +8,7 @@
 
 import type { PgStatementMsg } from './threadProtocol';
 
-/** The SQLSTATE a failed fence raises inside the server (five upper-case letters: a class of its own). */
+/** The SQLSTATE the fence (logbook_fence, PG migration 9) raises when the lease is not held (five upper-case letters: a class of its own). */
 export const FENCE_SQLSTATE = 'LBFNC';
 
 function literal(v: unknown, escapeLiteral: (s: string) => string): string | undefined {
@@ -55,28 +55,21 @@ export function inlineParams(sql: string, params: readonly unknown[], escapeLite
 }
 
 /**
- * The batch as one query string, or undefined when it must go statement by statement. A fence (PgDb.fence: an UPDATE
- * that must change a row) becomes a DO block raising FENCE_SQLSTATE when it changed none, which aborts everything
- * after it in the string, as the statement-by-statement path stops sending after it.
+ * The batch as one query string, or undefined when it must go statement by statement. Its fence (PgDb.fence) raises
+ * FENCE_SQLSTATE itself when the lease is not held, which aborts everything after it in the string, as the
+ * statement-by-statement path stops sending after it.
  */
 export function inlineBatch(items: readonly PgStatementMsg[], escapeLiteral: (s: string) => string): string | undefined {
   if (items.length < 2) return undefined;
   const parts: string[] = [];
   for (const item of items) {
     if (item.array) return undefined;
-    // A comment in the statement would swallow the separator after it; one quoting the DO block's tag would end it
-    // early. The values cannot add either: text is quoted, and negative numbers are parenthesised.
-    if (/--|\/\*|\$lbfence\$/.test(item.sql)) return undefined;
+    // A comment in the statement would swallow the separator after it. The values cannot add one: text is quoted, and
+    // numbers are quoted too.
+    if (/--|\/\*/.test(item.sql)) return undefined;
     const sql = inlineParams(item.sql, item.params, escapeLiteral);
     if (sql === undefined) return undefined;
-    // Inside the DO block's dollar quotes a value's own `$lbfence$` would end the block, quotes or not (a dollar-quoted
-    // body is not lexed for them): such a fence goes statement by statement.
-    if (item.fence === true && sql.includes('$lbfence$')) return undefined;
-    parts.push(
-      item.fence === true
-        ? `DO $lbfence$ BEGIN ${sql}; IF NOT FOUND THEN RAISE EXCEPTION 'the fencing statement changed no row' USING ERRCODE = '${FENCE_SQLSTATE}'; END IF; END $lbfence$`
-        : sql,
-    );
+    parts.push(sql);
   }
   return parts.join(';\n');
 }

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { ErrorCodes, LogbookError } from '../../errors';
 import { redactUrl, type Db, type LeaseKey, type RunResult, type Statement, type Transaction, type WriteSupport } from '../db';
-import { PG_DIALECT } from './dialect';
+import { FENCE_SQL, PG_DIALECT } from './dialect';
 import { pgFailure } from './pgErrors';
 import {
   FENCE_LOST_CODE,
@@ -281,13 +281,14 @@ export class PgDb implements Db {
   }
 
   /**
-   * Queues the transaction's fencing statement (an UPDATE whose WHERE clause holds the lease): the thread checks its
-   * row count itself, before it sends the statements after it, so the caller need not read it (which would cost a hop
-   * to the PG thread). If it changed no row, the thread rolls back and the transaction throws PgFenceLost.
+   * Queues the transaction's fence: logbook_fence (PG migration 9) renews the lease with the parameters of
+   * `renewLease` (PG_DIALECT.renewParams), and raises when its token and epoch no longer hold it, so nothing after it in
+   * the batch runs and the caller need not read a row count (which would cost a hop to the PG thread). The thread
+   * then rolls back, and the transaction throws PgFenceLost.
    */
-  fence(sql: string, params: unknown[]): void {
+  fence(params: unknown[]): void {
     if (this.depth === 0) throw new Error('PgDb.fence belongs inside a transaction.');
-    this.batch.push({ item: { sql: this.text(sql), params: bind(params), array: false, fence: true }, slot: {} });
+    this.batch.push({ item: { sql: this.text(FENCE_SQL), params: bind(params), array: false, fence: true }, slot: {} });
   }
 
   read(item: PgStatementMsg): PgResultMsg {
@@ -391,7 +392,7 @@ export class PgDb implements Db {
     return {
       lazyAround: undefined,
       lazyInside: this.prepare('SET LOCAL synchronous_commit = off'),
-      fence: (sql, params) => this.fence(sql, params),
+      fence: (params) => this.fence(params),
       isFenceLost: (err) => err instanceof PgFenceLost,
       holdLease: (lease, ttlMs, onLost, onCancel) => this.holdLease(lease, ttlMs, onLost, onCancel),
       dropLease: (lease) => this.dropLease(lease),

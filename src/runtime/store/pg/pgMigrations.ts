@@ -1,6 +1,8 @@
 // The PostgreSQL journal's schema migrations as data: the same versions as SQLite's list, recorded in logbook_schema.
 
 import type { Migration } from '../migrations';
+import { FENCE_SQLSTATE } from './inline';
+import { PG_NOW } from './threadProtocol';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -193,8 +195,20 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 9,
-    name: "a step's actions in start order: actions_by_step carries seq, as PostgreSQL's always did",
-    // SQLite's index catches up with this one (version 1 here already had seq); the version is kept in step.
-    sql: `COMMENT ON INDEX actions_by_step IS 'a step''s actions in start order (run_id, step_idx, seq)';`,
+    name: 'the lease fence as a function, planned once per session (SQLite 9 gave actions_by_step the seq it has here)',
+    // Every journal transaction of a lease holder starts with this renewal (PgDb.fence). As a DO block it was parsed
+    // and compiled on every transaction; a function's plan is cached by the session. It raises when the lease is not
+    // held, which aborts the rest of the one-query batch the same way on both of the PG thread's paths.
+    sql: `
+      CREATE FUNCTION logbook_fence(p_updated BIGINT, p_ttl BIGINT, p_id TEXT, p_token TEXT, p_epoch BIGINT) RETURNS void
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        UPDATE runs SET updated_at = p_updated, lease_expires = ${PG_NOW} + p_ttl
+          WHERE id = p_id AND lease_token = p_token AND lease_epoch = p_epoch;
+        IF NOT FOUND THEN
+          RAISE EXCEPTION 'the fencing statement changed no row' USING ERRCODE = '${FENCE_SQLSTATE}';
+        END IF;
+      END $fn$;
+    `,
   },
 ];

@@ -188,15 +188,15 @@ async function handle(req: PgRequest): Promise<PgReply> {
     const item = req.items[i]!;
     try {
       const r = await c.query({ text: item.sql, values: item.params as unknown[], ...(item.array ? { rowMode: 'array' as const } : {}) });
-      if (item.fence === true && (r.rowCount ?? 0) === 0) {
+      results.push({ rows: r.rows as unknown[], rowCount: r.rowCount ?? 0 });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === FENCE_SQLSTATE) {
         // The fence failed: the statements after it were never sent, and the transaction ends here, with nothing of it written.
-        await c.query('ROLLBACK').catch((err: unknown) => {
-          if (isConnectionError(err)) main.drop(c);
+        await c.query('ROLLBACK').catch((e: unknown) => {
+          if (isConnectionError(e)) main.drop(c);
         });
         return { ok: false, error: { message: 'the fencing statement changed no row', code: FENCE_LOST_CODE, index: i, connection: false } };
       }
-      results.push({ rows: r.rows as unknown[], rowCount: r.rowCount ?? 0 });
-    } catch (err) {
       if (isConnectionError(err)) main.drop(c);
       return { ok: false, error: flatten(err, i) };
     }

@@ -8,13 +8,13 @@ export interface PgStatementMsg {
   readonly params: readonly unknown[];
   readonly array: boolean;
   /**
-   * The transaction's fence: if this statement changes no row, the thread rolls the transaction back at once, sends
-   * nothing more of the batch, and answers with FENCE_LOST_CODE (see PgDb.fence).
+   * The transaction's fence (PgDb.fence): it raises FENCE_SQLSTATE when the lease is not held, and the thread then
+   * rolls the transaction back at once, sends nothing more of the batch, and answers with FENCE_LOST_CODE.
    */
   readonly fence?: boolean;
 }
 
-/** The code of the error a batch ends with when its fencing statement changed no row (not a SQLSTATE: those are 5 characters). */
+/** The code of the error a batch ends with when its fence found the lease not held (not a SQLSTATE: those are 5 characters). */
 export const FENCE_LOST_CODE = 'LB_FENCE_LOST';
 
 /** Requests the caller waits for: the thread answers each with exactly one PgReply, then wakes it. */
