@@ -62,8 +62,20 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     await vscode.commands.executeCommand('workbench.view.testing.focus');
     const row = { selector: '.test-explorer .monaco-list-row', hasText: 'no-verify\\.ts' };
     await ui.waitFor(row, /no-verify\.ts/, 'the agent in the Test Explorer', 60_000);
-    await ui.hover(row);
-    await ui.click({ selector: '.test-explorer .monaco-list-row:hover .action-label[aria-label^="Run Test"]' });
+    // A row's actions show only while it is hovered: a click that landed before they rendered starts nothing, so the
+    // hover and the click are tried again until the rehearsal has begun (or ended) or three tries have gone.
+    const begun = (): boolean => r.active.size > 0 || r.outcomes.get(item.id) !== undefined;
+    for (let tries = 0; tries < 3; tries++) {
+      await ui.hover(row);
+      await ui.click({ selector: '.test-explorer .monaco-list-row:hover .action-label[aria-label^="Run Test"]' });
+      if (
+        await until('the rehearsal to begin', begun, 20_000).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+    }
     await until('the rehearsal to end', () => ['failed', 'passed', 'errored'].includes(r.outcomes.get(item.id)?.state ?? '') && r.active.size === 0, 120_000);
     assert.equal(r.outcomes.get(item.id)?.state, 'failed', JSON.stringify(r.outcomes.get(item.id)));
 
