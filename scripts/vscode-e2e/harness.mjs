@@ -239,7 +239,7 @@ export async function openWorkbench({
   let closed = false;
   let closing = false;
   const diagnostics = (n = 40) => {
-    const hostLogs = findFiles(path.join(runDir, 'user', 'logs'), (f) => /exthost\.log$/i.test(f));
+    const hostLogs = findFiles(path.join(runDir, 'user', 'logs'), (f) => /exthost\.log$|Agent Logbook\.log$/i.test(f));
     return [
       `--- code-server log (last ${n} lines) ---`,
       tail(path.join(runDir, 'code-server.log'), n),

@@ -62,21 +62,23 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     await vscode.commands.executeCommand('workbench.view.testing.focus');
     const row = { selector: '.test-explorer .monaco-list-row', hasText: 'no-verify\\.ts' };
     await ui.waitFor(row, /no-verify\.ts/, 'the agent in the Test Explorer', 60_000);
-    // A row's actions show only while it is hovered: a click that landed before they rendered starts nothing, so the
-    // hover and the click are tried again until the rehearsal has begun (or ended) or three tries have gone.
-    const begun = (): boolean => r.active.size > 0 || r.outcomes.get(item.id) !== undefined;
-    for (let tries = 0; tries < 3; tries++) {
-      await ui.hover(row);
-      await ui.click({ selector: '.test-explorer .monaco-list-row:hover .action-label[aria-label^="Run Test"]' });
-      if (
-        await until('the rehearsal to begin', begun, 20_000).then(
-          () => true,
-          () => false,
-        )
-      )
-        break;
+    // The Run button, pressed as a person does (ui.rowAction: hover the row, then click its action). A press that lands
+    // before the action renders starts nothing, so it is made again until this agent's rehearsal has begun (its item
+    // has an outcome: `active` is no sign of it, since the listing of the agent's points runs there too).
+    const begun = (): boolean => r.outcomes.get(item.id) !== undefined;
+    for (let tries = 0; tries < 3 && !begun(); tries++) {
+      await ui.rowAction('.test-explorer', 'no-verify.ts', 'Run Test');
+      await until('the rehearsal to begin', begun, 20_000).catch(() => undefined);
     }
-    await until('the rehearsal to end', () => ['failed', 'passed', 'errored'].includes(r.outcomes.get(item.id)?.state ?? '') && r.active.size === 0, 120_000);
+    assert.ok(begun(), `no rehearsal of ${agent()} began after three clicks on its Run button`);
+    await until(
+      'the rehearsal to end',
+      () => ['failed', 'passed', 'errored'].includes(r.outcomes.get(item.id)?.state ?? '') && r.active.size === 0,
+      120_000,
+    ).catch((err: Error) => {
+      const state = { outcome: r.outcomes.get(item.id), active: [...r.active].map((x) => x.file) };
+      throw new Error(`${err.message}: ${JSON.stringify(state)}`);
+    });
     assert.equal(r.outcomes.get(item.id)?.state, 'failed', JSON.stringify(r.outcomes.get(item.id)));
 
     // Expand it (its twistie), and find the failing after-execute point among its children. (The failure's peek and
@@ -110,8 +112,7 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
         res(s);
       });
     });
-    await ui.hover(point);
-    await ui.click({ selector: '.test-explorer .monaco-list-row:hover .action-label[aria-label^="Debug Test"]' });
+    await ui.rowAction('.test-explorer', 'email.send #1 · after execute', 'Debug Test');
     const killed = await crashed;
     const runId = String(killed.configuration.runId);
     const session = await resumed;

@@ -13,6 +13,8 @@ export interface Target {
   /** A regex source matched against the accessible name. */
   readonly name?: string;
   readonly hasText?: string;
+  /** How long a click or hover waits for its target to be visible (20 s unless told). */
+  readonly timeout?: number;
 }
 
 async function ask<T>(q: Record<string, unknown>): Promise<T> {
@@ -40,6 +42,28 @@ export const ui = {
   /** Waits until some visible match's text or label matches `re`. */
   async waitFor(t: Target, re: RegExp, what: string, ms = 30_000): Promise<{ text: string; label: string }> {
     return until(what, async () => (await ui.texts(t)).find((x) => re.test(x.text) || re.test(x.label)), ms);
+  },
+  /**
+   * Presses an action of a list row (its Run or Debug button, say), which shows only while the row is hovered. The list
+   * can move under the mouse (a row added above it), so the hover is checked to have landed on the row that holds
+   * `text` before the action inside that row is clicked, and tried again if it did not.
+   */
+  async rowAction(list: string, text: string, action: string): Promise<void> {
+    const row = `${list} .monaco-list-row:has-text(${JSON.stringify(text)})`;
+    for (let tries = 1; ; tries++) {
+      await ui.hover({ selector: row });
+      const hovered = await ui.texts({ selector: `${list} .monaco-list-row:hover` });
+      if (hovered.some((h) => h.text.includes(text))) {
+        const pressed = await ui.click({ selector: `${row}:hover .action-label[aria-label^=${JSON.stringify(action)}]`, timeout: 3_000 }).then(
+          () => true,
+          (err: Error) => (tries >= 5 ? Promise.reject(err) : false),
+        );
+        if (pressed) return;
+      } else if (tries >= 5) {
+        throw new Error(`the mouse never stayed on the row "${text}" (it hovered ${JSON.stringify(hovered.map((h) => h.text))})`);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    }
   },
   /** Runs a command the way a person does: F1, its title, Enter. */
   async palette(title: string): Promise<void> {
