@@ -190,13 +190,8 @@ async function handle(req: PgRequest): Promise<PgReply> {
       const r = await c.query({ text: item.sql, values: item.params as unknown[], ...(item.array ? { rowMode: 'array' as const } : {}) });
       results.push({ rows: r.rows as unknown[], rowCount: r.rowCount ?? 0 });
     } catch (err) {
-      if ((err as { code?: unknown }).code === FENCE_SQLSTATE) {
-        // The fence failed: the statements after it were never sent, and the transaction ends here, with nothing of it written.
-        await c.query('ROLLBACK').catch((e: unknown) => {
-          if (isConnectionError(e)) main.drop(c);
-        });
-        return { ok: false, error: { message: 'the fencing statement changed no row', code: FENCE_LOST_CODE, index: i, connection: false } };
-      }
+      // The fence failed: the statements after it were never sent.
+      if ((err as { code?: unknown }).code === FENCE_SQLSTATE) return await fenceLost(c, i);
       if (isConnectionError(err)) main.drop(c);
       return { ok: false, error: flatten(err, i) };
     }
@@ -219,19 +214,25 @@ async function runInlined(c: pg.Client, items: readonly PgStatementMsg[], text: 
     });
     return { ok: true, results };
   } catch (err) {
-    if ((err as { code?: unknown }).code === FENCE_SQLSTATE) {
-      await c.query('ROLLBACK').catch((e: unknown) => {
-        if (isConnectionError(e)) main.drop(c);
-      });
-      const index = Math.max(
-        0,
-        items.findIndex((x) => x.fence === true),
+    if ((err as { code?: unknown }).code === FENCE_SQLSTATE)
+      return await fenceLost(
+        c,
+        Math.max(
+          0,
+          items.findIndex((x) => x.fence === true),
+        ),
       );
-      return { ok: false, error: { message: 'the fencing statement changed no row', code: FENCE_LOST_CODE, index, connection: false } };
-    }
     if (isConnectionError(err)) main.drop(c);
     return { ok: false, error: flatten(err, 0) };
   }
+}
+
+/** A lost fence, on either path: the transaction ends here, with nothing of it written, and the caller is told so. */
+async function fenceLost(c: pg.Client, index: number): Promise<PgReply> {
+  await c.query('ROLLBACK').catch((e: unknown) => {
+    if (isConnectionError(e)) main.drop(c);
+  });
+  return { ok: false, error: { message: 'the fencing statement changed no row', code: FENCE_LOST_CODE, index, connection: false } };
 }
 
 // --- Leases held by the caller: renewed from here so a main thread busy in a long `execute` cannot starve them.
