@@ -6,7 +6,18 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, ErrorCodes, LogbookError, type PauseEvent } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
-import { ReplayActionRow, ReplayStepHead, ReplayStepRow, replayActionRow, replayStepHead, replayStepRow } from '../../src/runtime/store/rows';
+import {
+  ActionRow,
+  EventRow,
+  actionRow,
+  ReplayActionRow,
+  ReplayStepHead,
+  ReplayStepRow,
+  eventRow,
+  replayActionRow,
+  replayStepHead,
+  replayStepRow,
+} from '../../src/runtime/store/rows';
 import { INLINE_RESULT_BYTES } from '../../src/runtime/stepCursor';
 import { ReadAhead } from '../../src/runtime/readAhead';
 import { acquireRun, createRun } from '../../src/runtime/store/lease';
@@ -205,6 +216,94 @@ describe("replay's row guards", () => {
         ok = false;
       }
       assert.equal(ok, zodOk, JSON.stringify(row));
+    }
+  });
+
+  it('accept exactly the full action rows the zod schema accepts, return what it returns, and raise its error for the others', () => {
+    const keys = Object.keys(ActionRow.shape);
+    const valid: unknown[][] = [
+      [
+        'r1',
+        'k:1',
+        4,
+        0,
+        'email.send',
+        1,
+        'non-idempotent',
+        '{"to":"a"}',
+        'committed',
+        '{"id":1}',
+        null,
+        1,
+        'verified',
+        'happened',
+        'approved',
+        'ok',
+        'committed',
+        '{}',
+        1,
+        2,
+        5,
+        6,
+        7,
+      ],
+      ['', '', 0, 0, '', 0, 'read-only', '', 'started', null, '{"m":1}', 0, null, null, null, null, null, null, 0, 0, 0, null, null],
+    ];
+    const rows: unknown[] = [null, 'row'];
+    for (const v of valid) {
+      assert.equal(v.length, keys.length, 'a value for every column');
+      for (const values of variants(v)) {
+        const row: Record<string, unknown> = {};
+        values.forEach((x, i) => {
+          if (i < keys.length) row[keys[i]!] = x;
+        });
+        rows.push(row, { ...row, extra: 'a column of a later schema' });
+      }
+    }
+    let accepted = 0;
+    for (const row of rows) {
+      const z = ActionRow.safeParse(row);
+      let ours: unknown;
+      try {
+        ours = actionRow(row, 'f');
+      } catch (err) {
+        assert.ok(err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID, String(err));
+        ours = undefined;
+      }
+      if (z.success) {
+        accepted++;
+        assert.deepEqual(ours, z.data, JSON.stringify(row));
+      } else if (ours !== undefined) assert.fail(`the guard let through ${JSON.stringify(row)}, which zod refuses`);
+    }
+    assert.ok(accepted > 4, `${accepted} rows accepted`);
+  });
+
+  it('accept exactly the event rows the zod schema accepts, return what it returns, and raise its error for the others', () => {
+    const keys = ['seq', 'run_id', 'attempt', 'at', 'kind', 'step_idx', 'action_id', 'data'] as const;
+    const rows: unknown[] = [null, 'row', 7];
+    for (const valid of [
+      [12, 'r1', 2, 1796000000000, 'action.committed', 3, 'k:1', '{"a":1}'],
+      [1, '', 0, 0, 'run.started', null, null, null],
+    ]) {
+      for (const values of variants(valid)) {
+        const row: Record<string, unknown> = {};
+        values.forEach((v, i) => {
+          if (i < keys.length) row[keys[i]!] = v;
+        });
+        rows.push(row, { ...row, extra: 'a column of a later schema' });
+      }
+    }
+    for (const row of rows) {
+      const z = EventRow.safeParse(row);
+      let ours: unknown;
+      try {
+        ours = eventRow(row, 'f');
+      } catch (err) {
+        assert.ok(err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID, String(err));
+        ours = undefined;
+      }
+      if (z.success) assert.deepEqual(ours, z.data, JSON.stringify(row));
+      else if (ours !== undefined) assert.fail(`the guard let through ${JSON.stringify(row)}, which zod refuses`);
     }
   });
 });

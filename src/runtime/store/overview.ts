@@ -2,7 +2,7 @@
 // changed since a position (the dialect's data version, new events, leases), as domain calls with their SQL here.
 
 import type { Db, Statement } from './db';
-import { ActionRow, RunRow, checked, type StepRow } from './rows';
+import { RunRow, actionRow, checked, type ActionRow, type StepRow } from './rows';
 
 /** What a run's action rows of one type, status and compensation add up to. */
 export interface ActionCount {
@@ -63,7 +63,7 @@ export class JournalOverview {
 
   /** A page of step `idx`'s actions after `afterSeq`, each row checked. */
   actionsOfStep(runId: string, idx: number, afterSeq: number, limit: number): ActionRow[] {
-    return this.q.actionsOfStep.all(runId, idx, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.actionsOfStep.all(runId, idx, afterSeq, limit).map((r) => actionRow(r, this.target));
   }
 
   /** The newest run of the script at `script`, checked. */

@@ -2,11 +2,13 @@
 
 import type { Db } from './db';
 import {
-  ActionRow,
-  EventRow,
+  type ActionRow,
+  actionRow,
+  type EventRow,
   RunRow,
   StepRow,
   checked,
+  eventRow,
   replayActionRow,
   replayStepHead,
   replayStepRow,
@@ -245,15 +247,15 @@ export class JournalReader {
 
   action(runId: string, id: string): ActionRow | undefined {
     const r = this.q.action.get(runId, id);
-    return r === undefined ? undefined : checked(ActionRow, r, 'action', this.target);
+    return r === undefined ? undefined : actionRow(r, this.target);
   }
 
   actionsOfStep(runId: string, idx: number): ActionRow[] {
-    return this.q.actionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.actionsOfStep.all(runId, idx).map((r) => actionRow(r, this.target));
   }
 
   openActionsOfStep(runId: string, idx: number): ActionRow[] {
-    return this.q.openActionsOfStep.all(runId, idx).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.openActionsOfStep.all(runId, idx).map((r) => actionRow(r, this.target));
   }
 
   /** What replay needs of a step's actions in start order after `afterSeq` (0: from its first): one range of actions_by_step. */
@@ -263,7 +265,7 @@ export class JournalReader {
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
   actions(runId: string, afterSeq = 0, limit = 1000): ActionRow[] {
-    return this.q.actionsPage.all(runId, afterSeq, limit).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.actionsPage.all(runId, afterSeq, limit).map((r) => actionRow(r, this.target));
   }
 
   *allActions(runId: string, page = 1000): Generator<ActionRow> {
@@ -282,19 +284,19 @@ export class JournalReader {
   }
 
   inDoubt(runId: string): ActionRow[] {
-    return this.q.inDoubt.all(runId).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.inDoubt.all(runId).map((r) => actionRow(r, this.target));
   }
 
   /** Actions whose execute threw an error that left them in doubt, in start order. */
   inDoubtAfterError(runId: string): ActionRow[] {
-    return this.q.inDoubtAfterError.all(runId).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.inDoubtAfterError.all(runId).map((r) => actionRow(r, this.target));
   }
 
   /** Idempotent actions journaled failed after an error that was not definite: their effect may have happened. */
   failedMayHaveHappened(runId: string): ActionRow[] {
     return this.q.failedUncompensated
       .all(runId)
-      .map((r) => checked(ActionRow, r, 'action', this.target))
+      .map((r) => actionRow(r, this.target))
       .filter((a) => {
         try {
           return (JSON.parse(a.error ?? 'null') as { mayHaveHappened?: unknown } | null)?.mayHaveHappened === true;
@@ -305,12 +307,12 @@ export class JournalReader {
   }
 
   pendingApprovals(runId: string): ActionRow[] {
-    return this.q.pendingApprovals.all(runId).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.pendingApprovals.all(runId).map((r) => actionRow(r, this.target));
   }
 
   /** Committed actions newest-first by commit order, strictly older than `beforeCommitSeq`. */
   committedDesc(runId: string, beforeCommitSeq: number, limit: number): ActionRow[] {
-    return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => checked(ActionRow, r, 'action', this.target));
+    return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => actionRow(r, this.target));
   }
 
   /** Every committed action newest-first by commit order, a page at a time: the order compensation undoes them in. */
@@ -327,12 +329,12 @@ export class JournalReader {
   }
 
   events(runId: string, afterSeq = 0, limit = 1000): EventRow[] {
-    return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => checked(EventRow, r, 'event', this.target));
+    return this.q.eventsPage.all(runId, afterSeq, limit).map((r) => eventRow(r, this.target));
   }
 
   /** Events by position (0-based) rather than by seq: what a debugger's paged variable view asks for. */
   eventsAt(runId: string, offset: number, limit: number): EventRow[] {
-    return this.q.eventsAt.all(runId, limit, offset).map((r) => checked(EventRow, r, 'event', this.target));
+    return this.q.eventsAt.all(runId, limit, offset).map((r) => eventRow(r, this.target));
   }
 
   eventCount(runId: string): number {

@@ -199,6 +199,98 @@ export function replayActionRow(row: readonly unknown[], file: string): ReplayAc
   return checked(ReplayActionRow, r, 'action', file);
 }
 
+const EFFECT = new Set<unknown>(EFFECTS);
+const RECONCILIATION = new Set<unknown>(RECONCILIATIONS);
+const DECISION = new Set<unknown>(['happened', 'not-happened']);
+const APPROVAL = new Set<unknown>(['pending', 'approved', 'rejected']);
+const COMPENSATION = new Set<unknown>(COMPENSATION_STATUSES);
+const nullOr = (set: ReadonlySet<unknown>, v: unknown): boolean => v === null || set.has(v);
+const intOrNull = (v: unknown): v is number | null => v === null || isInt(v);
+
+/** An action row read back (`show`, the trace export, compensation, the sidebar): as eventRow, for ActionRow. */
+export function actionRow(row: unknown, file: string): ActionRow {
+  if (typeof row === 'object' && row !== null) {
+    const r = row as Record<string, unknown>;
+    if (
+      isText(r.run_id) &&
+      isText(r.id) &&
+      isInt(r.seq) &&
+      isInt(r.step_idx) &&
+      isText(r.type) &&
+      isInt(r.version) &&
+      EFFECT.has(r.effect) &&
+      isText(r.args) &&
+      ACTION_STATUS.has(r.status) &&
+      isTextOrNull(r.result) &&
+      isTextOrNull(r.error) &&
+      isInt(r.executions) &&
+      nullOr(RECONCILIATION, r.reconciliation) &&
+      nullOr(DECISION, r.decision) &&
+      nullOr(APPROVAL, r.approval) &&
+      isTextOrNull(r.approval_note) &&
+      nullOr(COMPENSATION, r.compensation) &&
+      isTextOrNull(r.compensation_result) &&
+      isInt(r.compensation_executions) &&
+      isInt(r.attempt) &&
+      isInt(r.started_at) &&
+      intOrNull(r.ended_at) &&
+      intOrNull(r.commit_seq)
+    ) {
+      const { run_id, id, seq, step_idx, type, version, effect, args, status, result, error, executions, reconciliation } = r;
+      const { decision, approval, approval_note, compensation, compensation_result, compensation_executions, attempt, started_at, ended_at, commit_seq } = r;
+      return {
+        run_id,
+        id,
+        seq,
+        step_idx,
+        type,
+        version,
+        effect,
+        args,
+        status,
+        result,
+        error,
+        executions,
+        reconciliation,
+        decision,
+        approval,
+        approval_note,
+        compensation,
+        compensation_result,
+        compensation_executions,
+        attempt,
+        started_at,
+        ended_at,
+        commit_seq,
+      } as ActionRow;
+    }
+  }
+  return checked(ActionRow, row, 'action', file);
+}
+
+/**
+ * An event row read back (a run's history: `show`, the trace export, the debugger's timeline read every one), with
+ * the same guard as replay's: exactly what EventRow accepts, the same object zod would return, zod only for a row it
+ * refuses (a unit test holds them to it).
+ */
+export function eventRow(row: unknown, file: string): EventRow {
+  if (typeof row === 'object' && row !== null) {
+    const { seq, run_id, attempt, at, kind, step_idx, action_id, data } = row as Record<string, unknown>;
+    if (
+      isInt(seq) &&
+      isText(run_id) &&
+      isInt(attempt) &&
+      isInt(at) &&
+      isText(kind) &&
+      (step_idx === null || isInt(step_idx)) &&
+      isTextOrNull(action_id) &&
+      isTextOrNull(data)
+    )
+      return { seq, run_id, attempt, at, kind, step_idx, action_id, data };
+  }
+  return checked(EventRow, row, 'event', file);
+}
+
 /** Validates a row read back; a mismatch means the file was edited or damaged. */
 export function checked<T>(schema: z.ZodMiniType<T>, row: unknown, what: string, file: string): T {
   const r = schema.safeParse(row, ENGLISH);
