@@ -7,7 +7,7 @@ import { Faults, checkCrashTargets, formatCrashSpec, parseCrashSpec, unreachedCr
 import { actionRegistry, runTimeActionTypePrefixes, type AgentDefinition } from '../runtime/define';
 import { isPostgresUrl, openStore, redactUrl, type Store } from '../runtime/store';
 import { newRunId, startRun, resumeRun, recordApproval, type RunOutcome } from '../runtime/engine';
-import { continueAfterSend, sendEvent, sendReportLine, type Continued, type SendReport } from '../runtime/send';
+import { continueAfterSend, continueRun, sendEvent, sendReportLine, type Continued, type SendReport } from '../runtime/send';
 import { compensateRun, type CompensationReport } from '../runtime/compensate';
 import type { Decision, RunStatus } from '../runtime/types';
 import type { DecisionInput } from '../runtime/decisions';
@@ -410,7 +410,19 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
           recordApproval(store, runId, actionId, command === 'approve', values.note ?? null);
           if (!values.json) io.out(`${command === 'approve' ? 'approved' : 'rejected'} ${actionId} in run ${runId}`);
           if (!agent) return EXIT.ok;
-          return printOutcome(io, await resumeRun(store, agent, runId, { faults }), values.json === true, faults);
+          const c = await continueRun(store, () => agent, runId, { faults, stillThere: () => store.reader.run(runId)?.status === 'awaiting-approval' });
+          if (c.how === 'resumed') return printOutcome(io, c.outcome, values.json === true, faults);
+          // A racing resume or a worker took the run: its session takes the decision at the gate, or already did.
+          if (values.json)
+            io.out(
+              JSON.stringify(
+                { runId, actionId, decision: command, continued: c.how, ...(c.how === 'held' ? { owner: c.owner } : { status: c.status }) },
+                null,
+                2,
+              ),
+            );
+          else io.out(continuedElsewhere(runId, c, 'the decision', 'its gate'));
+          return EXIT.ok;
         });
       }
       case 'send': {
@@ -542,12 +554,19 @@ function printSent(io: Io, store: Store, r: SendReport, c: Continued | undefined
     );
     return c?.how === 'resumed' ? runExit(c.outcome) : EXIT.ok;
   }
-  if (c?.how === 'held') io.out(`  the session that holds run ${r.runId} (${c.owner ?? 'another process'}) takes it at its wait`);
+  if (c?.how === 'held' || (c?.how === 'not-waiting' && r.expect === 'waiting-now')) io.out(continuedElsewhere(r.runId, c, 'the event', 'its wait'));
   if (c?.how !== 'resumed') return EXIT.ok;
   const code = printOutcome(io, c.outcome, false, faults);
   if (event?.status === 'delivered') io.out(`  event    ${JSON.stringify(r.name)} delivered to the wait at step #${(event.step ?? 0) + 1}`);
   if (event?.status === 'refused') io.out(paint('yellow', `  event    ${JSON.stringify(r.name)} refused by the wait's schema: ${JSON.stringify(event.error)}`));
   return code;
+}
+
+/** Who continues a run another driver took after this command gave it what it waited for (`what`, taken at `where`). */
+function continuedElsewhere(runId: string, c: Exclude<Continued, { how: 'resumed' }>, what: string, where: string): string {
+  return c.how === 'held'
+    ? `  the session that holds run ${runId} (${c.owner ?? 'another process'}) takes ${what} at ${where}`
+    : `  run ${runId} is ${c.status} now: another process continued it with ${what}`;
 }
 
 /** The caller's W3C trace context (TRACEPARENT / TRACESTATE), journaled with a new run so its spans join that trace. */

@@ -116,16 +116,41 @@ export type Continued =
 export async function continueAfterSend(store: Store, agentOf: (name: string) => AgentDefinition, r: SendReport, opts: EngineOptions): Promise<Continued> {
   const row = store.reader.run(r.runId);
   if (!row) throw runNotFound(r.runId);
+  const waitsForIt = (x: RunRow): boolean => x.status === 'waiting' && x.waiting_for === r.name;
   const view = store.reader.view(row);
   if (view.leaseLive) return { how: 'held', owner: row.lease_owner };
-  if (row.status !== 'waiting' || row.waiting_for !== r.name) return { how: 'not-waiting', status: view.effectiveStatus };
+  if (!waitsForIt(row)) return { how: 'not-waiting', status: view.effectiveStatus };
   // A child whose parents wait for it: the outermost of them is resumed, which resumes the child in this process, so
   // the event continues the whole chain (a child resumed alone would leave its parent waiting for nobody).
   const top = waitingAncestor(store, row);
+  return continueRun(store, () => agentOf(top.agent), top.id, {
+    ...opts,
+    stillThere: () => {
+      const now = store.reader.run(r.runId);
+      return now === undefined || waitsForIt(now);
+    },
+  });
+}
+
+/**
+ * Resumes a run this process just gave what it waited for (an event, an approval). Another driver may take the lease
+ * first (a racing resume, a worker): then its session takes what was sent, and this one reports who holds the run; or
+ * it has already moved the run on (`stillThere` says no), and this one says where the run is now instead of failing.
+ */
+export async function continueRun(
+  store: Store,
+  agentOf: () => AgentDefinition,
+  runId: string,
+  opts: EngineOptions & { readonly stillThere: () => boolean },
+): Promise<Continued> {
+  const { stillThere, ...engine } = opts;
   try {
-    return { how: 'resumed', outcome: await resumeRun(store, agentOf(top.agent), top.id, opts) };
+    return { how: 'resumed', outcome: await resumeRun(store, agentOf(), runId, engine) };
   } catch (err) {
-    if (err instanceof LogbookError && err.code === ErrorCodes.LEASE_HELD) return { how: 'held', owner: store.reader.run(top.id)?.lease_owner ?? null };
+    if (!(err instanceof LogbookError)) throw err;
+    if (err.code === ErrorCodes.LEASE_HELD) return { how: 'held', owner: store.reader.run(runId)?.lease_owner ?? null };
+    const now = store.reader.run(runId);
+    if (err.code === ErrorCodes.RUN_NOT_RESUMABLE && now && !stillThere()) return { how: 'not-waiting', status: store.reader.view(now).effectiveStatus };
     throw err;
   }
 }

@@ -1,8 +1,9 @@
-// `approve --no-resume` records the approval and leaves the run waiting; a later resume executes the action once.
+// `approve --no-resume` records the approval and leaves the run waiting; a later resume executes the action once; an
+// approve racing a resume says who took the decision, and the action runs once.
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { cli, cliJson, FIXTURES, show, tmpDir } from '../helpers';
+import { cli, cliAsync, cliJson, FIXTURES, show, tmpDir } from '../helpers';
 
 const GATES = path.join(FIXTURES, 'dap', 'gates.ts');
 
@@ -32,5 +33,33 @@ describe('cli: approve --no-resume', function () {
     const done = show(dir, 'r').actions.find((a: { id: string }) => a.id === actionId);
     assert.equal(done.status, 'committed');
     assert.equal(done.executions, 1);
+  });
+
+  it('approve racing a resume: whichever takes the lease, approve exits 0 saying who continues, and the action runs once', async () => {
+    const run = (dir: string, args: string[]): Promise<{ code: number | null; out: string }> => {
+      const c = cliAsync(dir, args);
+      let out = '';
+      c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      return new Promise((resolve) => c.on('exit', (code) => resolve({ code, out })));
+    };
+    for (let i = 0; i < 4; i++) {
+      const dir = tmpDir('logbook-approve-race-');
+      const first = cliJson(dir, ['run', GATES, '--run-id', 'r', '--input', '{"gates":1}']);
+      assert.equal(first.status, 3, first.stderr);
+      const actionId: string = first.json.waitingOn.actionId;
+      const [resumed, approved] = await Promise.all([run(dir, ['resume', 'r']), run(dir, ['approve', 'r', actionId])]);
+      // The resume completes (it took the decision), stops at the gate before it came (3), or finds the approve's
+      // resume driving (4), or finds the run completed by it.
+      assert.ok([0, 3, 4].includes(resumed.code ?? -1) || /LB_RUN_NOT_RESUMABLE\] Run r already completed/.test(resumed.out), resumed.out);
+      assert.equal(approved.code, 0, approved.out);
+      assert.doesNotMatch(approved.out, /error/);
+      assert.match(approved.out, /completed|takes the decision at its gate|another process continued it/);
+      const after = show(dir, 'r');
+      if (after.run.status !== 'completed') assert.equal(cli(dir, ['resume', 'r']).status, 0);
+      const gate = show(dir, 'r').actions.find((a: { id: string }) => a.id === actionId);
+      assert.equal(gate.status, 'committed');
+      assert.equal(gate.executions, 1);
+    }
   });
 });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { defineAction, defineAgent, openJournal } from '../../src/runtime';
 import { openStore } from '../../src/runtime/store';
 import { recordApproval, resumeRun, startRun } from '../../src/runtime/engine';
+import { continueAfterSend, sendEvent } from '../../src/runtime/send';
 import { tmpDir } from '../helpers';
 
 describe('journal.send and run.waitFor (host API)', function () {
@@ -155,6 +156,41 @@ describe('approval gates take their decision as an event', function () {
       assert.ok(kinds.includes('action.approved') && kinds.includes('inbox.delivered'), kinds.join(' '));
       // A second decision for a gate already decided is refused, as before the inbox.
       assert.throws(() => recordApproval(store, 'g', actionId, false, null), /LB_BAD_DECISION|not waiting for approval/);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('logbook send racing another driver of the run', function () {
+  this.timeout(60_000);
+
+  it('the run it read as waiting is completed by the time it takes the lease: not-waiting with the status, not an error', async () => {
+    const agent = defineAgent({
+      name: 'api-events-race',
+      input: z.object({}),
+      run: async (run) => run.waitFor('go'),
+    });
+    const store = openStore(path.join(tmpDir(), 'j.db'));
+    try {
+      assert.equal((await startRun(store, agent, { script: 'api:race', input: {}, runId: 'x' })).status, 'waiting');
+      const report = sendEvent(store, 'x', 'go', { n: 1 }, { role: 'cli', what: 'test' });
+      assert.equal(report.expect, 'waiting-now');
+      // What send read before the other driver took the event and completed the run.
+      const stale = store.reader.run('x') ?? assert.fail('no run');
+      assert.equal((await resumeRun(store, agent, 'x', {})).status, 'completed');
+      let reads = 0;
+      const reader = new Proxy(store.reader, {
+        get: (t, k, recv) => (k === 'run' ? (id: string) => (reads++ === 0 ? stale : t.run(id)) : (Reflect.get(t, k, recv) as unknown)),
+      });
+      const racing = new Proxy(store, { get: (t, k, recv) => (k === 'reader' ? reader : (Reflect.get(t, k, recv) as unknown)) });
+      assert.deepEqual(await continueAfterSend(racing, () => agent, report, {}), { how: 'not-waiting', status: 'completed' });
+      // Negative control: a run still waiting that cannot be resumed (another agent's script) is still an error.
+      const other = defineAgent({ name: 'someone-else', input: z.object({}), run: () => undefined });
+      assert.equal((await startRun(store, agent, { script: 'api:race', input: {}, runId: 'y' })).status, 'waiting');
+      const second = sendEvent(store, 'y', 'go', {}, { role: 'cli', what: 'test' });
+      await assert.rejects(continueAfterSend(store, () => other, second, {}), (e: { code?: string }) => e.code === 'LB_RUN_NOT_RESUMABLE');
+      assert.equal(store.reader.run('y')?.status, 'waiting');
     } finally {
       store.close();
     }
