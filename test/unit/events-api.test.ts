@@ -189,7 +189,10 @@ describe('logbook send racing another driver of the run', function () {
       const other = defineAgent({ name: 'someone-else', input: z.object({}), run: () => undefined });
       assert.equal((await startRun(store, agent, { script: 'api:race', input: {}, runId: 'y' })).status, 'waiting');
       const second = sendEvent(store, 'y', 'go', {}, { role: 'cli', what: 'test' });
-      await assert.rejects(continueAfterSend(store, () => other, second, {}), (e: { code?: string }) => e.code === 'LB_RUN_NOT_RESUMABLE');
+      await assert.rejects(
+        continueAfterSend(store, () => other, second, {}),
+        (e: { code?: string }) => e.code === 'LB_RUN_NOT_RESUMABLE',
+      );
       assert.equal(store.reader.run('y')?.status, 'waiting');
     } finally {
       store.close();
