@@ -1,6 +1,7 @@
 // Runs the `logbook` CLI on the configured Node for every command that changes a run: the host never writes the journal.
 
 import { spawn } from 'node:child_process';
+import { RUN_WORDS } from '../reader/readerProtocol';
 
 export interface CliCall {
   readonly node: string;
@@ -67,4 +68,29 @@ export function cliProblem(r: CliResult): string {
   const err = lines.find((l) => l.startsWith('error')) ?? lines[lines.length - 1];
   const fromJson = (r.json as { error?: { message?: string } } | undefined)?.error?.message;
   return fromJson ?? err ?? `logbook exited with code ${r.code}`;
+}
+
+/** What a person is told when a CLI call that changes a run ended: how loud, and the words. */
+export interface CliReport {
+  readonly level: 'info' | 'warning' | 'error';
+  readonly text: string;
+}
+
+/**
+ * How a CLI call ended, in the run's own status words. `logbook send` answers with its report and, when it continued
+ * the run, the run's outcome (its own `outcome`, kept or duplicate, is a word, not a run's outcome); `send` and
+ * `approve` say `continued: "held"` when another driver (a worker, a resume) holds the run and takes what was sent.
+ */
+export function cliReport(r: CliResult): CliReport {
+  const sent = r.json as { outcome?: unknown; continued?: unknown; runId?: unknown; owner?: unknown } | undefined;
+  if (r.code === 0 && sent?.continued === 'held') {
+    const owner = typeof sent.owner === 'string' ? sent.owner : 'another process';
+    return { level: 'info', text: `Run ${String(sent.runId)}: kept for the session that holds it (${owner}), which takes it` };
+  }
+  if (r.code !== 0 && r.code !== 3) return { level: 'error', text: `Agent Logbook: ${cliProblem(r)}` };
+  const j = (typeof sent?.outcome === 'object' && sent.outcome !== null ? sent.outcome : r.json) as
+    { runId?: string; status?: string; waitingOn?: { reason?: string } } | undefined;
+  const status = j?.status;
+  const word = status && status in RUN_WORDS ? RUN_WORDS[status as keyof typeof RUN_WORDS].word : (status ?? 'done');
+  return { level: r.code === 3 ? 'warning' : 'info', text: `Run ${j?.runId ?? ''}: ${word}${j?.waitingOn?.reason ? ` — ${j.waitingOn.reason}` : ''}` };
 }

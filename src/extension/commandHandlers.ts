@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ActionDisplay, RunDto } from '../reader/readerProtocol';
 import { ACTION_WORDS } from '../reader/readerProtocol';
-import { cliProblem, runCli, type CliResult } from './cli';
+import { cliProblem, cliReport, runCli, type CliResult } from './cli';
 import { readConfig, settingsEnv } from './config';
 import type { Credentials, SetPasswordOptions } from './credentials';
 import { agentLaunch } from './debug';
@@ -97,18 +97,10 @@ export class Commands {
 
   /** Tells the person how a CLI call ended, in the run's own status words. */
   private report(r: CliResult): void {
-    // `logbook send` answers with its report and, when it continued the run, the run's outcome: that is what to show.
-    const sent = r.json as { outcome?: unknown } | undefined;
-    const j = (sent?.outcome ?? r.json) as { runId?: string; status?: string; waitingOn?: { reason?: string }; error?: { message?: string } } | undefined;
-    if (r.code === 0 || r.code === 3) {
-      const status = j?.status;
-      const word = status && status in RUN_LOOK ? RUN_LOOK[status as keyof typeof RUN_LOOK].word : (status ?? 'done');
-      const msg = `Run ${j?.runId ?? ''}: ${word}${j?.waitingOn?.reason ? ` — ${j.waitingOn.reason}` : ''}`;
-      if (r.code === 3) void vscode.window.showWarningMessage(msg);
-      else void vscode.window.showInformationMessage(msg);
-    } else {
-      void vscode.window.showErrorMessage(`Agent Logbook: ${cliProblem(r)}`);
-    }
+    const { level, text } = cliReport(r);
+    if (level === 'error') void vscode.window.showErrorMessage(text);
+    else if (level === 'warning') void vscode.window.showWarningMessage(text);
+    else void vscode.window.showInformationMessage(text);
   }
 
   private async pickRun(arg: unknown, placeHolder: string, ok: (r: RunDto) => boolean): Promise<RunDto | undefined> {
