@@ -566,7 +566,7 @@ function printSent(io: Io, store: Store, r: SendReport, c: Continued | undefined
 function continuedElsewhere(runId: string, c: Exclude<Continued, { how: 'resumed' }>, what: string, where: string): string {
   return c.how === 'held'
     ? `  the session that holds run ${runId} (${c.owner ?? 'another process'}) takes ${what} at ${where}`
-    : `  run ${runId} is ${c.status} now: another process continued it with ${what}`;
+    : `  run ${runId} is ${c.status} now: another process took it on first (${what} is kept in its journal)`;
 }
 
 /** The caller's W3C trace context (TRACEPARENT / TRACESTATE), journaled with a new run so its spans join that trace. */

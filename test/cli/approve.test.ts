@@ -54,7 +54,7 @@ describe('cli: approve --no-resume', function () {
       assert.ok([0, 3, 4].includes(resumed.code ?? -1) || /LB_RUN_NOT_RESUMABLE\] Run r already completed/.test(resumed.out), resumed.out);
       assert.equal(approved.code, 0, approved.out);
       assert.doesNotMatch(approved.out, /error/);
-      assert.match(approved.out, /completed|takes the decision at its gate|another process continued it/);
+      assert.match(approved.out, /completed|takes the decision at its gate|another process took it on first/);
       const after = show(dir, 'r');
       if (after.run.status !== 'completed') assert.equal(cli(dir, ['resume', 'r']).status, 0);
       const gate = show(dir, 'r').actions.find((a: { id: string }) => a.id === actionId);
