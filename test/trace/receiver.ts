@@ -92,7 +92,7 @@ function spansOf(req: Obj, protocol: 'json' | 'protobuf'): Span[] {
 
 const hex = (b: unknown): string => Buffer.from(b as Uint8Array).toString('hex');
 
-function decodeProtobuf(body: Buffer): Span[] {
+export function decodeProtobuf(body: Buffer): Span[] {
   const msg = Request.decode(body);
   const problem = Request.verify(msg);
   if (problem) throw new Error(`protobuf does not verify against trace.proto: ${problem}`);
@@ -111,7 +111,7 @@ function decodeProtobuf(body: Buffer): Span[] {
 }
 
 /** OTLP/JSON: the protobuf JSON mapping, ids as hex; every key must be one the schema knows. */
-function decodeJson(text: string): Span[] {
+export function decodeJson(text: string): Span[] {
   const req = JSON.parse(text) as Obj;
   const asProto = JSON.parse(text) as Obj;
   for (const rs of (asProto.resourceSpans as Obj[] | undefined) ?? [])

@@ -20,18 +20,20 @@ export function actionSpan(
   const status = inDoubt ? 'in-doubt' : stored;
   const lastAttempt = Math.max(...act.attempts);
   const endMs = row?.ended_at ?? c.attemptEnd(lastAttempt);
-  const attrs: Attrs = {
-    ...c.common,
-    'logbook.attempt': act.attempt,
-    'logbook.action.key': act.id,
-    'logbook.action.effect': effect,
-    'logbook.action.status': status,
-    'logbook.replayed': false,
-    ...(row?.reconciliation ? { 'logbook.action.reconciliation': row.reconciliation } : {}),
-    ...(row ? { 'logbook.action.executions': row.executions, 'logbook.action.version': row.version } : {}),
-    ...(row?.decision ? { 'logbook.action.decision': row.decision } : {}),
-    ...(row?.approval ? { 'logbook.action.approval': row.approval } : {}),
-  };
+  // Built by assignment, in the order the span lists them: conditional spreads made a temporary object each.
+  const attrs: Record<string, Attrs[string]> = { ...c.common };
+  attrs['logbook.attempt'] = act.attempt;
+  attrs['logbook.action.key'] = act.id;
+  attrs['logbook.action.effect'] = effect;
+  attrs['logbook.action.status'] = status;
+  attrs['logbook.replayed'] = false;
+  if (row?.reconciliation) attrs['logbook.action.reconciliation'] = row.reconciliation;
+  if (row) {
+    attrs['logbook.action.executions'] = row.executions;
+    attrs['logbook.action.version'] = row.version;
+  }
+  if (row?.decision) attrs['logbook.action.decision'] = row.decision;
+  if (row?.approval) attrs['logbook.action.approval'] = row.approval;
   let name: string;
   if (MODEL_TYPES.has(type)) {
     const chat = chatAttributes(type, row, act.id, mask);
@@ -39,9 +41,14 @@ export function actionSpan(
     Object.assign(attrs, chat.attrs);
   } else {
     name = `execute_tool ${type}`;
-    Object.assign(attrs, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': type, 'gen_ai.tool.type': 'function' });
-    const callId = [...toolCalls.keys()].find((tc) => act.id.endsWith(`:${tc}`));
-    if (callId) attrs['gen_ai.tool.call.id'] = callId;
+    attrs['gen_ai.operation.name'] = 'execute_tool';
+    attrs['gen_ai.tool.name'] = type;
+    attrs['gen_ai.tool.type'] = 'function';
+    for (const tc of toolCalls.keys())
+      if (act.id.endsWith(`:${tc}`)) {
+        attrs['gen_ai.tool.call.id'] = tc;
+        break;
+      }
   }
   const settled = act.settledIn !== undefined && stored !== 'started' && stored !== 'awaiting-approval';
   return {

@@ -150,10 +150,31 @@ class Writer {
     return this;
   }
 
+  /**
+   * A nested message, written in place: one byte is kept for its length, and the body moved up only when its length
+   * needs more (a body of 128 bytes or more), where a writer per message cost an allocation and a copy each.
+   */
   message(field: number, build: (w: Writer) => void): this {
-    const w = new Writer();
-    build(w);
-    return this.bytes(field, w.view());
+    this.tag(field, 2);
+    this.room(1);
+    const at = this.len++;
+    build(this);
+    const size = this.len - at - 1;
+    let extra = 0;
+    for (let v = size >>> 7; v > 0; v >>>= 7) extra++;
+    if (extra > 0) {
+      this.room(extra);
+      this.buf.copyWithin(at + 1 + extra, at + 1, this.len);
+      this.len += extra;
+    }
+    let v = size;
+    let i = at;
+    while (v > 0x7f) {
+      this.buf[i++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[i] = v;
+    return this;
   }
 
   /** The bytes written so far (shared with this writer). */

@@ -41,6 +41,8 @@ export function mapRun(facts: RunFacts, events: readonly EventRow[], actionRows:
   const ctxData = ctxEvent ? parsed(ctxEvent.data) : {};
   const caller = parseTraceparent(str(ctxData.traceparent));
   const walk = walkJournal(facts, events);
+  // A step's id is every one of its actions' parent: hashed once.
+  const ids = new Map<string, string>();
   const c: SpanContext = {
     facts,
     base: { traceId: caller?.traceId ?? runTraceId(runId), traceState: caller ? str(ctxData.tracestate) : undefined },
@@ -48,7 +50,11 @@ export function mapRun(facts: RunFacts, events: readonly EventRow[], actionRows:
     common: { 'logbook.run.id': runId },
     attempts: walk.attempts,
     lastAt: walk.lastAt,
-    id: (place) => spanIdOf(runId, place),
+    id: (place) => {
+      let id = ids.get(place);
+      if (id === undefined) ids.set(place, (id = spanIdOf(runId, place)));
+      return id;
+    },
     live: (n) => facts.leaseLive && n === facts.attempt,
     attemptEnd: (n) => walk.attempts.get(n)?.end ?? walk.lastAt,
   };
