@@ -76,15 +76,21 @@ class Writer {
     this.len += b.length;
   }
 
+  /** Writes a varint of 0 ≤ v < 2^31 at `at` (room already made); returns where it ends. */
+  private smallVarintAt(at: number, v: number): number {
+    let i = at;
+    while (v > 0x7f) {
+      this.buf[i++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[i++] = v;
+    return i;
+  }
+
   private varint(n: bigint | number): void {
     this.room(10);
     if (typeof n === 'number' && n >= 0 && n < 0x80000000) {
-      let v = n;
-      while (v > 0x7f) {
-        this.buf[this.len++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      this.buf[this.len++] = v;
+      this.len = this.smallVarintAt(this.len, n);
       return;
     }
     let v = BigInt(n);
@@ -167,13 +173,7 @@ class Writer {
       this.buf.copyWithin(at + 1 + extra, at + 1, this.len);
       this.len += extra;
     }
-    let v = size;
-    let i = at;
-    while (v > 0x7f) {
-      this.buf[i++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.buf[i] = v;
+    this.smallVarintAt(at, size);
     return this;
   }
 
