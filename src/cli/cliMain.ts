@@ -415,11 +415,7 @@ export async function main(given: string[], plainIo: Io = defaultIo): Promise<nu
           // A racing resume or a worker took the run: its session takes the decision at the gate, or already did.
           if (values.json)
             io.out(
-              JSON.stringify(
-                { runId, actionId, decision: command, continued: c.how, ...(c.how === 'held' ? { owner: c.owner } : { status: c.status }) },
-                null,
-                2,
-              ),
+              JSON.stringify({ runId, actionId, decision: command, ...continuedJson(c), ...(c.how === 'not-waiting' ? { status: c.status } : {}) }, null, 2),
             );
           else io.out(continuedElsewhere(runId, c, 'the decision', 'its gate'));
           return EXIT.ok;
@@ -546,11 +542,7 @@ function printSent(io: Io, store: Store, r: SendReport, c: Continued | undefined
   const event = fate ? { status: fate.status, step: fate.step_idx, ...(fate.error ? { error: JSON.parse(fate.error) as unknown } : {}) } : undefined;
   if (json) {
     io.out(
-      JSON.stringify(
-        { ...r, ...(c ? { continued: c.how } : {}), ...(c?.how === 'resumed' ? { outcome: c.outcome } : {}), ...(event ? { event } : {}) },
-        null,
-        2,
-      ),
+      JSON.stringify({ ...r, ...(c ? continuedJson(c) : {}), ...(c?.how === 'resumed' ? { outcome: c.outcome } : {}), ...(event ? { event } : {}) }, null, 2),
     );
     return c?.how === 'resumed' ? runExit(c.outcome) : EXIT.ok;
   }
@@ -560,6 +552,11 @@ function printSent(io: Io, store: Store, r: SendReport, c: Continued | undefined
   if (event?.status === 'delivered') io.out(`  event    ${JSON.stringify(r.name)} delivered to the wait at step #${(event.step ?? 0) + 1}`);
   if (event?.status === 'refused') io.out(paint('yellow', `  event    ${JSON.stringify(r.name)} refused by the wait's schema: ${JSON.stringify(event.error)}`));
   return code;
+}
+
+/** How a command that gave a run what it waited for continued it, in --json: and who holds it, when another session does. */
+function continuedJson(c: Continued): { continued: Continued['how']; owner?: string | null } {
+  return c.how === 'held' ? { continued: c.how, owner: c.owner } : { continued: c.how };
 }
 
 /** Who continues a run another driver took after this command gave it what it waited for (`what`, taken at `where`). */

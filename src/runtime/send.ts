@@ -149,8 +149,9 @@ export async function continueRun(
   } catch (err) {
     if (!(err instanceof LogbookError)) throw err;
     if (err.code === ErrorCodes.LEASE_HELD) return { how: 'held', owner: store.reader.run(runId)?.lease_owner ?? null };
+    if (err.code !== ErrorCodes.RUN_NOT_RESUMABLE || stillThere()) throw err;
     const now = store.reader.run(runId);
-    if (err.code === ErrorCodes.RUN_NOT_RESUMABLE && now && !stillThere()) return { how: 'not-waiting', status: store.reader.view(now).effectiveStatus };
+    if (now) return { how: 'not-waiting', status: store.reader.view(now).effectiveStatus };
     throw err;
   }
 }
