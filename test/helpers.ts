@@ -43,6 +43,15 @@ export function cliAsync(dir: string, args: string[], env: Record<string, string
   });
 }
 
+/** `logbook <args>` raced with others: its exit code and everything it printed, stdout and stderr interleaved. */
+export function cliEnded(dir: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  const c = cliAsync(dir, args);
+  let out = '';
+  c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve) => c.on('exit', (code) => resolve({ code, out })));
+}
+
 export function cliJson<T = any>(dir: string, args: string[], env: Record<string, string> = {}): { status: number | null; json: T; stderr: string } {
   const r = cli(dir, [...args, '--json'], env);
   let json: T;

@@ -3,7 +3,7 @@
 
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { cli, cliAsync, cliJson, FIXTURES, show, tmpDir } from '../helpers';
+import { cli, cliEnded, cliJson, FIXTURES, show, tmpDir } from '../helpers';
 
 const GATES = path.join(FIXTURES, 'dap', 'gates.ts');
 
@@ -36,19 +36,12 @@ describe('cli: approve --no-resume', function () {
   });
 
   it('approve racing a resume: whichever takes the lease, approve exits 0 saying who continues, and the action runs once', async () => {
-    const run = (dir: string, args: string[]): Promise<{ code: number | null; out: string }> => {
-      const c = cliAsync(dir, args);
-      let out = '';
-      c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      return new Promise((resolve) => c.on('exit', (code) => resolve({ code, out })));
-    };
     for (let i = 0; i < 4; i++) {
       const dir = tmpDir('logbook-approve-race-');
       const first = cliJson(dir, ['run', GATES, '--run-id', 'r', '--input', '{"gates":1}']);
       assert.equal(first.status, 3, first.stderr);
       const actionId: string = first.json.waitingOn.actionId;
-      const [resumed, approved] = await Promise.all([run(dir, ['resume', 'r']), run(dir, ['approve', 'r', actionId])]);
+      const [resumed, approved] = await Promise.all([cliEnded(dir, ['resume', 'r']), cliEnded(dir, ['approve', 'r', actionId])]);
       // The resume completes (it took the decision), stops at the gate before it came (3), or finds the approve's
       // resume driving (4), or finds the run completed by it.
       assert.ok([0, 3, 4].includes(resumed.code ?? -1) || /LB_RUN_NOT_RESUMABLE\] Run r already completed/.test(resumed.out), resumed.out);

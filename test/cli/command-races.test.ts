@@ -5,24 +5,13 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cli, cliAsync, cliJson, FIXTURES, show, tmpDir } from '../helpers';
+import { cli, cliEnded, cliJson, FIXTURES, show, tmpDir } from '../helpers';
 
 const REPLIER = path.join(FIXTURES, 'events', 'replier.ts');
 const GATES = path.join(FIXTURES, 'dap', 'gates.ts');
 const ROUNDS = 3;
 
-interface Ended {
-  readonly code: number | null;
-  readonly out: string;
-}
-
-function run(dir: string, args: string[]): Promise<Ended> {
-  const c = cliAsync(dir, args);
-  let out = '';
-  c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) => c.on('exit', (code) => resolve({ code, out })));
-}
+type Ended = Awaited<ReturnType<typeof cliEnded>>;
 
 /** What a command may end as in any race: its exit codes, and the codes of the refusals it may print. */
 interface May {
@@ -61,7 +50,7 @@ async function race(kind: 'event' | 'gate', a: string[], b: string[]): Promise<v
     } else assert.equal(cli(dir, ['run', REPLIER, '--run-id', 'r']).status, 3);
     const argv = (x: string[]): string[] => x.map((w) => (w === 'ACTION' ? action : w));
     const label = `${a[0] ?? ''} × ${b[0] ?? ''}, round ${i + 1}`;
-    const [ea, eb] = await Promise.all([run(dir, argv(a)), run(dir, argv(b))]);
+    const [ea, eb] = await Promise.all([cliEnded(dir, argv(a)), cliEnded(dir, argv(b))]);
     check(a[0] ?? '', ea, label);
     check(b[0] ?? '', eb, label);
     const after = show(dir, 'r');

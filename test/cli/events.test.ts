@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { CLI, cli, cliAsync, cliJson, FIXTURES, ROOT, show, tmpDir } from '../helpers';
+import { CLI, cli, cliEnded, cliJson, FIXTURES, ROOT, show, tmpDir } from '../helpers';
 
 const SCRIPT = path.join(FIXTURES, 'events', 'replier.ts');
 const FOLLOW_UP = path.join(ROOT, 'examples', 'follow-up.ts');
@@ -179,14 +179,7 @@ describe('run.waitFor and logbook send (SQLite, real processes)', function () {
     for (let i = 0; i < 4; i++) {
       const dir = tmpDir('logbook-events-race-');
       assert.equal(cli(dir, ['run', SCRIPT, '--run-id', 'r']).status, 3);
-      const run = (args: string[]): Promise<{ code: number | null; out: string }> => {
-        const c = cliAsync(dir, args);
-        let out = '';
-        c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-        return new Promise((resolve) => c.on('exit', (code) => resolve({ code, out })));
-      };
-      const [resumed, sent] = await Promise.all([run(['resume', 'r']), run(['send', 'r', 'reply', '--data', `{"text":"race ${i}"}`])]);
+      const [resumed, sent] = await Promise.all([cliEnded(dir, ['resume', 'r']), cliEnded(dir, ['send', 'r', 'reply', '--data', `{"text":"race ${i}"}`])]);
       // The resume ends completed (it took the event), waiting (it stopped before the event came: the send resumed it),
       // busy (the send's own resume held the lease), or refused (the send's resume had completed it already).
       assert.ok([0, 3, 4].includes(resumed.code ?? -1) || /LB_RUN_NOT_RESUMABLE\] Run r already completed/.test(resumed.out), resumed.out);
