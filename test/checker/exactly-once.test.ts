@@ -245,6 +245,23 @@ describe('exactly-once checker', function () {
     assert.equal(p.violating, 0, `\n${p.text}`);
   });
 
+  it('logbook send or approve racing a resume or a compensate in another process: what it gave is kept and it is not refused; negative control: a giver that keeps and then answers refused is caught', async () => {
+    const cliOnly = (a: AgentJ): AgentJ => ({ ...a, steps: a.steps.map((st) => (st.kind === 'ai' || st.kind === 'agents' ? { ...st, kind: 'seq' } : st)) });
+    const waits = agentArb.filter((a) => a.steps.some((st) => st.kind === 'wait')).map((a) => ({ agent: cliOnly(a), give: 'send' }));
+    const gated = agentArb
+      .filter((a) => a.steps.some((st) => st.kind !== 'agents-run' && st.calls.some((c) => (a.actions[c.action]?.approval ?? 'none') !== 'none')))
+      .map((a) => ({ agent: cliOnly(a), give: 'approve' }));
+    const cases = (control: boolean): fc.Arbitrary<CaseJ> =>
+      fc.record({ given: fc.oneof(waits, gated), second: fc.constantFrom('resume', 'compensate') }).map(({ given, second }) => ({
+        agent: given.agent,
+        schedule: { ops: [{ op: 'cli-run' }, { op: 'cli-give-race', give: given.give, second, ...(control ? { control: 'refused-after-keep' } : {}) }] },
+      }));
+    const r = await check({ seed: SEED, runs: 6, processes: true, arbitrary: cases(false), shrinkMs: 30_000, shrinkKinds: 1 });
+    assert.equal(r.violating, 0, `\n${r.text}`);
+    const c = await check({ seed: SEED, runs: 4, processes: true, arbitrary: cases(true), shrinkMs: 0, shrinkKinds: 0 });
+    assert.ok(c.kinds.has('refusal-changed-run'), `the negative control was not caught:\n${c.text}`);
+  });
+
   it('run.child whose child waits for an event: the parent waits for its child; the operator and `logbook send` (killed after the delivery) send to the child; every effect once, each event once', async () => {
     const childWaits = (a: AgentJ): boolean => a.steps.some((st) => st.kind === 'child' && st.event !== undefined);
     const agent = agentArb.filter(childWaits);

@@ -281,6 +281,45 @@ const simple = (op: 'run' | 'resume' | 'compensate', starts: boolean, weight: nu
  * `logbook send` of the event the run waits for (or, not waiting, of its script's first wait), which continues the run
  * in that process; maybe killed right after the event was delivered (--crash-at <name>@event:after-deliver).
  */
+/** A `logbook send` of the event the run waits for (or its script's first wait): the call, and the event it sends. */
+function sendCall(x: Exec, crashed: boolean): { args: string[]; what: string; runId: string; eventId: string } {
+  const first = x.target.agent.steps.find((s) => s.kind === 'wait');
+  // A parent waiting for its child (run.child): the send goes to the child, which continues both.
+  const to = x.observer.waitTarget(x.runId) ?? { runId: x.runId, name: eventName(first?.event ?? 0) };
+  const name = to.name;
+  const ev = eventOf(name, x.observer.nextEvent(to.runId, name));
+  const crash = crashed ? `${name}@event:after-deliver` : undefined;
+  const args = [
+    CLI,
+    'send',
+    to.runId,
+    name,
+    '--data',
+    JSON.stringify(ev.data),
+    '--id',
+    ev.id,
+    ...(crash ? ['--crash-at', crash] : []),
+    '--journal',
+    x.target.db,
+    '--json',
+  ];
+  return { args, what: `logbook send ${name} --id ${ev.id}${crash ? ` --crash-at ${crash}` : ''} (a child process)`, runId: to.runId, eventId: ev.id };
+}
+
+/** A CLI process not waited for: how it ended, once it has. */
+function cliLater(x: Exec, args: string[]): Promise<Ended> {
+  const child = spawn(process.execPath, args, { env: env(x), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  return new Promise((resolve) => child.on('close', (status, signal) => resolve(endedOf({ status, signal, stdout, stderr }))));
+}
+
+/**
+ * `logbook send` of the event the run waits for (or, not waiting, of its script's first wait), which continues the run
+ * in that process; maybe killed right after the event was delivered (--crash-at <name>@event:after-deliver).
+ */
 const cliSend: Operation = {
   starts: false,
   processes: true,
@@ -289,32 +328,72 @@ const cliSend: Operation = {
   describe: (o, agent) =>
     `logbook send of ${eventsWaitedFor(agent).length > 0 ? 'the event the run waits for' : 'an event the run never waits for (kept, and reported never delivered)'} (a child process)${o.crash ? ', killed right after the event is delivered' : ''}`,
   run: async (x, o) => {
-    const first = x.target.agent.steps.find((s) => s.kind === 'wait');
-    // A parent waiting for its child (run.child): the send goes to the child, which continues both.
-    const to = x.observer.waitTarget(x.runId) ?? { runId: x.runId, name: eventName(first?.event ?? 0) };
-    const name = to.name;
-    const ev = eventOf(name, x.observer.nextEvent(to.runId, name));
-    const crash = o.crash ? `${name}@event:after-deliver` : undefined;
-    const args = [
-      CLI,
-      'send',
-      to.runId,
-      name,
-      '--data',
-      JSON.stringify(ev.data),
-      '--id',
-      ev.id,
-      ...(crash ? ['--crash-at', crash] : []),
-      '--journal',
-      x.target.db,
-      '--json',
-    ];
-    await x.call(`logbook send ${name} --id ${ev.id}${crash ? ` --crash-at ${crash}` : ''} (a child process)`, x.runId, () => Promise.resolve(cli(x, args)));
+    const send = sendCall(x, o.crash === true);
+    await x.call(send.what, x.runId, () => Promise.resolve(cli(x, send.args)));
   },
 };
 
+/**
+ * The gate the run stops at, as `logbook approve` (or `reject`, as the script's person answers it) would decide it;
+ * undefined when no action of the run awaits a decision.
+ */
+function decideCall(x: Exec): { args: string[]; what: string; runId: string; eventId: string } | undefined {
+  const gate = x.observer.actions(x.runId).find((a) => a.status === 'awaiting-approval' && a.approval === 'pending');
+  if (!gate) return undefined;
+  const a = x.target.agent;
+  const call = a.steps
+    .flatMap((s) => s.calls)
+    .find((c) => {
+      const act = a.actions[c.action];
+      return act !== undefined && `${actionType(act, c.action)}:${x.runId}:${c.n}` === gate.id;
+    });
+  const verb = call && a.actions[call.action]?.approval === 'reject' ? 'reject' : 'approve';
+  return {
+    args: [CLI, verb, x.runId, gate.id, '--journal', x.target.db, '--json'],
+    what: `logbook ${verb} ${gate.id} (a child process)`,
+    runId: x.runId,
+    eventId: `logbook:approval:${gate.id}`,
+  };
+}
+
+/**
+ * What a run waits for (its event by `logbook send`, or its gate's decision by `logbook approve`) and a second driver
+ * of it (resume or compensate), started at once in two processes. Each may find the other holding the run or done
+ * with it; the one promise their rows cannot judge (both change them) is the giver's own: once what it gave is kept,
+ * it is not refused, since a refused command changes nothing.
+ */
+async function giveRace(x: Exec, op: OpJ): Promise<void> {
+  const second = String(op.second);
+  const give = op.give === 'approve' ? decideCall(x) : sendCall(x, false);
+  if (!give) {
+    x.log.push(`logbook approve racing logbook ${second}: no gate of run ${x.runId} awaits a decision; nothing done`);
+    return;
+  }
+  // Negative control: a giver that keeps what it gives and then answers refused, as send and approve did before.
+  const control = op.control === 'refused-after-keep';
+  const giveArgs = control ? [...give.args.slice(0, 2), '--no-resume', ...give.args.slice(2)] : give.args;
+  const [kept, other] = await Promise.all([cliLater(x, giveArgs), cliLater(x, argsOf(x, second, undefined))]);
+  const given: Ended = control && kept.kind !== 'refused' ? { kind: 'refused', code: 'LB_RUN_NOT_RESUMABLE', message: 'the negative control' } : kept;
+  // Each is checked as any command is, its refusal against the rows as both left them (the other's writes are not its).
+  const now = x.observer.snapshot(x.runId);
+  x.after(`${give.what}, racing logbook ${second}`, x.runId, given, now);
+  x.after(`${label(second, undefined)}, racing ${give.what}`, x.runId, other, now);
+  if (given.kind === 'refused' && x.observer.inbox(give.runId).some((e) => e.id === give.eventId))
+    x.violation('refusal-changed-run', `${give.what} was refused [${given.code}] racing logbook ${second}, but what it gave (${give.eventId}) was kept`);
+}
+
 export const PROCESS_OPERATIONS: Record<string, Operation> = {
   'cli-send': cliSend,
+  'cli-give-race': {
+    starts: false,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('cli-give-race'), give: fc.constantFrom('send', 'approve'), second: fc.constantFrom('resume', 'compensate') }),
+    describe: (o) =>
+      `logbook ${o.give === 'approve' ? 'approve of the gate the run stops at' : 'send of the event the run waits for'} and logbook ${String(o.second)}, started at once in two processes`,
+    run: giveRace,
+    compensates: secondCompensates,
+  },
   'cli-run': simple('run', true, 3),
   'cli-race-run': {
     starts: true,
