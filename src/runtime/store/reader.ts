@@ -1,6 +1,6 @@
 // Read side of the journal: validated, paged queries that never load a whole run into memory.
 
-import type { Db } from './db';
+import type { Db, Statement } from './db';
 import {
   type ActionRow,
   actionRow,
@@ -70,6 +70,7 @@ export class JournalReader {
     this.childReads = new ChildReads(db, target);
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
+    const replayActions = `SELECT ${REPLAY_ACTION_COLUMNS.join(', ')} FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?`;
     this.q = {
       run: db.prepare('SELECT * FROM runs WHERE id = ?'),
       runs: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, id LIMIT ? OFFSET ?'),
@@ -79,16 +80,8 @@ export class JournalReader {
       // Replay reads every journaled row back, so its two queries return raw arrays: better-sqlite3 builds a row object
       // property by property, which costs more than the query (1.8 vs 1.1 µs a step row, measured by the bench).
       replaySteps: db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx').raw(true),
-      // Step headers for replay: a result of up to ? bytes comes inline; a longer one as '#', its first character (what
-      // kind of JSON value it is) and its size, in the same column (no JSON text starts with '#'). Both databases know
-      // the size without reading the value (SQLite's octet_length reads no overflow page, PostgreSQL's no TOAST), and
-      // the first character costs little in a scan; each expression per row costs about as much as a column read, and
-      // a 1M-step resume reads a million headers.
-      replayStepHeads: db
-        .prepare(
-          "SELECT idx, name, status, CASE WHEN octet_length(result) <= ? THEN result ELSE '#' || substr(result, 1, 1) || octet_length(result) END, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
-        )
-        .raw(true),
+      replayStepHeads: db.prepare(REPLAY_STEP_HEADS).raw(true),
+      packedStepHeads: packed(db, REPLAY_STEP_HEADS, REPLAY_STEP_HEAD_COLUMNS),
       stepResult: db.prepare('SELECT result FROM steps WHERE run_id = ? AND idx = ?').raw(true),
       stepCount: db.prepare('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM steps WHERE run_id = ?'),
       step: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?'),
@@ -99,11 +92,8 @@ export class JournalReader {
       openActionsOfStep: db.prepare(
         `SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq`,
       ),
-      replayActionsOfStep: db
-        .prepare(
-          `SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?`,
-        )
-        .raw(true),
+      replayActionsOfStep: db.prepare(replayActions).raw(true),
+      packedActionsOfStep: packed(db, replayActions, REPLAY_ACTION_COLUMNS),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
@@ -142,10 +132,10 @@ export class JournalReader {
       return stepStmt.kind === 'find' ? stmt.get(scope.deferAbove, runId, scope.steps, scope.deferAbove) : stmt.get(scope.deferAbove, runId, scope.steps);
     };
     if (stepStmt.kind === 'find' && q.actionDamage.kind === 'find' && q.openActionDamage.kind === 'find') {
+      if (scope.actions === 'open' && q.openStepScan !== undefined) return this.firstOpenDamage(runId, scope, q.openStepScan, q.openActionDamage.stmt);
       const step = scope.steps > 0 ? (stepDamage(stepStmt.stmt) as { idx: number; name: string; col: string } | undefined) : undefined;
       if (step) return { runId, table: 'steps', idx: step.idx, name: step.name, column: step.col as 'result' | 'error' };
-      const stmt = scope.actions === 'all' ? q.actionDamage.stmt : scope.actions === 'open' ? q.openActionDamage.stmt : undefined;
-      const a = stmt?.get(runId, ...(scope.actions === 'open' ? [runId, runId] : [])) as { id: string; step_idx: number; col: string } | undefined;
+      const a = (scope.actions === 'all' ? q.actionDamage.stmt.get(runId) : undefined) as { id: string; step_idx: number; col: string } | undefined;
       return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
     }
     try {
@@ -157,6 +147,21 @@ export class JournalReader {
       if (!isDataError(err)) throw err;
     }
     return this.findDamage(runId, scope);
+  }
+
+  /**
+   * firstDamage of a resume's scope where the database finds damage: one scan of the run's steps returns the first
+   * damaged one and every unfinished one (a resume's scan of a 1M-step run reads each step once, not twice), and the
+   * actions of the unfinished steps are then read through the step index.
+   */
+  private firstOpenDamage(runId: string, scope: ReadScope, scan: Statement, actions: Statement): JournalPlace | undefined {
+    const unfinished: number[] = [];
+    for (const st of scan.iterate({ run: runId, steps: scope.steps, defer: scope.deferAbove ?? -1 }) as Iterable<OpenStepScanRow>) {
+      if (st.bad === 1) return { runId, table: 'steps', idx: st.idx, name: st.name, column: st.col };
+      unfinished.push(st.idx);
+    }
+    const a = actions.get({ run: runId, open: JSON.stringify(unfinished) }) as { id: string; step_idx: number; col: string } | undefined;
+    return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
   }
 
   /** The slow search behind firstDamage where the database only says that some value is damaged. */
@@ -224,7 +229,8 @@ export class JournalReader {
    * stepResult when it is needed).
    */
   replayStepHeads(runId: string, from: number, to: number, inline: number): ReplayStepHead[] {
-    return (this.q.replayStepHeads.all(inline, runId, from, to) as unknown[][]).map((r) => replayStepHead(r, this.target));
+    const rows = unpack(this.q.packedStepHeads, [inline, runId, from, to]) ?? (this.q.replayStepHeads.all(inline, runId, from, to) as unknown[][]);
+    return rows.map((r) => replayStepHead(r, this.target));
   }
 
   /** One step's result, as journaled (null: none); undefined when the run has no such step. */
@@ -260,7 +266,9 @@ export class JournalReader {
 
   /** What replay needs of a step's actions in start order after `afterSeq` (0: from its first): one range of actions_by_step. */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
-    return (this.q.replayActionsOfStep.all(runId, stepIdx, afterSeq, limit) as unknown[][]).map((r) => replayActionRow(r, this.target));
+    const rows =
+      unpack(this.q.packedActionsOfStep, [runId, stepIdx, afterSeq, limit]) ?? (this.q.replayActionsOfStep.all(runId, stepIdx, afterSeq, limit) as unknown[][]);
+    return rows.map((r) => replayActionRow(r, this.target));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
@@ -372,10 +380,51 @@ export class JournalReader {
   }
 }
 
-type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: ReturnType<Db['prepare']> };
+// Step headers for replay: a result of up to ? bytes comes inline; a longer one as '#', its first character (what kind
+// of JSON value it is) and its size, in the same column (no JSON text starts with '#'). Both databases know the size
+// without reading the value (SQLite's octet_length reads no overflow page, PostgreSQL's no TOAST), and the first
+// character costs little in a scan; each expression per row costs about as much as a column read, and a 1M-step
+// resume reads a million headers.
+const REPLAY_STEP_HEAD_COLUMNS = ['idx', 'name', 'status', 'head', 'error', 'attempt'] as const;
+const REPLAY_STEP_HEADS =
+  "SELECT idx, name, status, CASE WHEN octet_length(result) <= ? THEN result ELSE '#' || substr(result, 1, 1) || octet_length(result) END AS head, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx";
+const REPLAY_ACTION_COLUMNS = ['id', 'seq', 'type', 'version', 'args', 'status', 'result', 'attempt'] as const;
 
-/** firstDamage's statements: with the dialect's not-JSON test, each finds the first damaged value; without it, each casts. */
-function damageQueries(db: Db): { stepDamage: DamageQuery; smallStepDamage: DamageQuery; actionDamage: DamageQuery; openActionDamage: DamageQuery } {
+/** A replay query's rows as one JSON text (Dialect.packRows), where the engine can. */
+function packed(db: Db, select: string, columns: readonly string[]): ReturnType<Db['prepare']> | undefined {
+  const pack = db.dialect.packRows;
+  return pack ? db.prepare(pack(select, columns)).pluck() : undefined;
+}
+
+/**
+ * The rows of a packed query, or undefined when there is none or it failed: a value JSON cannot hold (a BLOB where
+ * text belongs) makes the aggregate raise, and the caller's row-by-row query then reads the same rows, so the row's
+ * guard names the damaged place as it always did, and a storage error is thrown from there.
+ */
+function unpack(stmt: ReturnType<Db['prepare']> | undefined, params: readonly unknown[]): unknown[][] | undefined {
+  if (stmt === undefined) return undefined;
+  try {
+    const rows = JSON.parse(stmt.get(...params) as string) as unknown;
+    return Array.isArray(rows) ? (rows as unknown[][]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: Statement };
+type OpenStepScanRow = { idx: number; name: string; col: 'result' | 'error'; bad: number };
+
+/**
+ * firstDamage's statements: with the dialect's not-JSON test, each finds the first damaged value (and `openStepScan`
+ * a damaged step and the unfinished ones in one scan); without it, each casts.
+ */
+function damageQueries(db: Db): {
+  stepDamage: DamageQuery;
+  smallStepDamage: DamageQuery;
+  actionDamage: DamageQuery;
+  openActionDamage: DamageQuery;
+  openStepScan?: Statement;
+} {
   const bad = db.dialect.notJson;
   if (bad) {
     const which = (cols: readonly string[]): string =>
@@ -384,8 +433,8 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; smallStepDamage: Dama
         .map((c) => `WHEN ${bad(c)} THEN '${c}'`)
         .join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
     const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
-    const actions = (index: string, where: string): string =>
-      `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ?${where} AND ${any(ACTION_JSON)}`;
+    const actions = (index: string, where: string, run = '?'): string =>
+      `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ${run}${where} AND ${any(ACTION_JSON)}`;
     // With ReadScope.deferAbove: only results of at most ? bytes (octet_length reads no overflow page).
     const badSmallResult = `(octet_length(result) <= ? AND ${bad('result')})`;
     return {
@@ -400,12 +449,21 @@ function damageQueries(db: Db): { stepDamage: DamageQuery; smallStepDamage: Dama
         ),
       },
       actionDamage: { kind: 'find', stmt: db.prepare(`${actions('', '')} ORDER BY seq LIMIT 1`) },
+      // The unfinished steps come from openStepScan, as a JSON array (@open), named parameters throughout.
       openActionDamage: {
         kind: 'find',
         stmt: db.prepare(
-          `SELECT * FROM (${actions(db.dialect.indexedBy('actions_by_step'), ` AND ${OPEN_IN_STEPS}`)} UNION ALL ${actions('', ` AND ${OPEN_IN_DOUBT}`)}) ORDER BY seq LIMIT 1`,
+          `SELECT * FROM (${actions(db.dialect.indexedBy('actions_by_step'), ' AND step_idx IN (SELECT value FROM json_each(@open))', '@run')} UNION ALL ${actions('', ` AND ${OPEN_IN_DOUBT}`, '@run')}) ORDER BY seq LIMIT 1`,
         ),
       },
+      // A result longer than @defer bytes is left to replay (@defer < 0: none is); an unfinished step comes with bad = 0.
+      openStepScan: ((): Statement => {
+        const badResult = `(${bad('result')} AND (@defer < 0 OR octet_length(result) <= @defer))`;
+        const damaged = `(${badResult} OR ${bad('error')})`;
+        return db.prepare(
+          `SELECT idx, name, CASE WHEN ${badResult} THEN 'result' ELSE 'error' END AS col, idx < @steps AND ${damaged} AS bad FROM steps WHERE run_id = @run AND ((idx < @steps AND ${damaged}) OR status <> 'completed') ORDER BY idx`,
+        );
+      })(),
     };
   }
   // COUNT(x::json) casts every value, and the cast raises on text that is not JSON.

@@ -15,6 +15,8 @@ export const SQLITE_DIALECT: Dialect = {
   dataVersion: 'PRAGMA data_version',
   leaseByExpiry: false,
   notJson: (column) => `(${column} IS NOT NULL AND json_valid(${column}) = 0)`,
+  // json_array quotes text and writes integers as JSON numbers; it raises on a BLOB, where the caller reads row by row.
+  packRows: (select, columns) => `SELECT json_group_array(json_array(${columns.join(', ')})) FROM (${select})`,
 };
 
 /**

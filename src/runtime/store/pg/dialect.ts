@@ -17,6 +17,8 @@ export const PG_DIALECT: Dialect = {
   dataVersion: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events)::text || ':' || (SELECT COUNT(*) FROM runs)::text",
   leaseByExpiry: true,
   notJson: null,
+  // Rows come from the PG thread as arrays already; packing them would add a JSON text on both sides of the hop.
+  packRows: null,
 };
 
 /** A writer's fence inside its transactions (PgDb.fence): renewLease as a function (PG migration 9), with its parameters. */
