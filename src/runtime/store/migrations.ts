@@ -206,6 +206,121 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX actions_by_step ON actions(run_id, step_idx, seq);
     `,
   },
+  {
+    version: 10,
+    name: 'steps, actions and the LangGraph tables become rowid tables: a large value no longer sits in a key the B-tree compares',
+    // A WITHOUT ROWID table is a B-tree of whole rows, and SQLite compares a key against a row that spills onto
+    // overflow pages by reading the whole row: a seek past a 1 MB checkpoint read its 256 pages, so every step after
+    // large ones got slower (a 1 KB checkpoint 2.3x, measured). As rowid tables, the primary key is an index of the
+    // key columns alone and a row's values are reached by rowid. Rows are copied as they are, in key order.
+    sql: `
+      ALTER TABLE steps RENAME TO steps_v9;
+      CREATE TABLE steps (
+        run_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        PRIMARY KEY (run_id, idx)
+      );
+      INSERT INTO steps (run_id, idx, name, status, result, error, attempt, started_at, ended_at)
+        SELECT run_id, idx, name, status, result, error, attempt, started_at, ended_at FROM steps_v9 ORDER BY run_id, idx;
+      DROP TABLE steps_v9;
+
+      ALTER TABLE actions RENAME TO actions_v9;
+      CREATE TABLE actions (
+        run_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        step_idx INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        effect TEXT NOT NULL,
+        args TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        executions INTEGER NOT NULL DEFAULT 0,
+        reconciliation TEXT,
+        decision TEXT,
+        approval TEXT,
+        approval_note TEXT,
+        compensation TEXT,
+        compensation_result TEXT,
+        compensation_executions INTEGER NOT NULL DEFAULT 0,
+        attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        commit_seq INTEGER,
+        PRIMARY KEY (run_id, id)
+      );
+      INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, error, executions,
+          reconciliation, decision, approval, approval_note, compensation, compensation_result, compensation_executions,
+          attempt, started_at, ended_at, commit_seq)
+        SELECT run_id, id, seq, step_idx, type, version, effect, args, status, result, error, executions,
+          reconciliation, decision, approval, approval_note, compensation, compensation_result, compensation_executions,
+          attempt, started_at, ended_at, commit_seq
+        FROM actions_v9 ORDER BY run_id, seq;
+      DROP TABLE actions_v9;
+      CREATE INDEX actions_by_step ON actions(run_id, step_idx, seq);
+      CREATE INDEX actions_by_seq ON actions(run_id, seq);
+      CREATE INDEX actions_in_doubt_after_error ON actions(run_id, seq) WHERE status = 'started' AND error IS NOT NULL;
+
+      ALTER TABLE graph_checkpoints RENAME TO graph_checkpoints_v9;
+      CREATE TABLE graph_checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        parent_id TEXT,
+        type TEXT NOT NULL,
+        checkpoint BLOB NOT NULL,
+        metadata_type TEXT NOT NULL,
+        metadata BLOB NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+      );
+      INSERT INTO graph_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_id, type, checkpoint, metadata_type, metadata, created_at)
+        SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, type, checkpoint, metadata_type, metadata, created_at
+        FROM graph_checkpoints_v9 ORDER BY thread_id, checkpoint_ns, checkpoint_id;
+      DROP TABLE graph_checkpoints_v9;
+
+      ALTER TABLE graph_blobs RENAME TO graph_blobs_v9;
+      CREATE TABLE graph_blobs (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        version TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BLOB,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+      );
+      INSERT INTO graph_blobs (thread_id, checkpoint_ns, channel, version, type, value)
+        SELECT thread_id, checkpoint_ns, channel, version, type, value FROM graph_blobs_v9 ORDER BY thread_id, checkpoint_ns, channel, version;
+      DROP TABLE graph_blobs_v9;
+
+      ALTER TABLE graph_writes RENAME TO graph_writes_v9;
+      CREATE TABLE graph_writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        task_path TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BLOB,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+      );
+      INSERT INTO graph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, value)
+        SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, value
+        FROM graph_writes_v9 ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx;
+      DROP TABLE graph_writes_v9;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

@@ -211,4 +211,10 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 10,
+    name: "SQLite 10 made steps, actions and the LangGraph tables rowid tables; PostgreSQL's heap tables already keep values out of their keys",
+    // The versions are shared (a journal's schema version means the same on both), so this one is recorded here too.
+    sql: 'SELECT 1;',
+  },
 ];
