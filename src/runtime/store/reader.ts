@@ -458,7 +458,8 @@ function damageQueries(db: Db): {
       },
       // A result longer than @defer bytes is left to replay (@defer < 0: none is); an unfinished step comes with bad = 0.
       openStepScan: ((): Statement => {
-        const badResult = `(${bad('result')} AND (@defer < 0 OR octet_length(result) <= @defer))`;
+        // The size first: SQLite stops at it, so a result left to replay is never read (json_valid would read it whole).
+        const badResult = `((@defer < 0 OR octet_length(result) <= @defer) AND ${bad('result')})`;
         const damaged = `(${badResult} OR ${bad('error')})`;
         return db.prepare(
           `SELECT idx, name, CASE WHEN ${badResult} THEN 'result' ELSE 'error' END AS col, idx < @steps AND ${damaged} AS bad FROM steps WHERE run_id = @run AND ((idx < @steps AND ${damaged}) OR status <> 'completed') ORDER BY idx`,
