@@ -1,7 +1,10 @@
-// Child process for the resume rows: opens a journal, resumes a run, and reports when the first new action is reached.
+// Child process for the resume rows: opens a journal, resumes a run, and reports when the first new action is reached;
+// or, with `reads` after its arguments, only what the journal's store reads for that resume (no script, no session).
 
 import * as fs from 'node:fs';
-import { openStore, resumeRun } from '../src/runtime';
+import { openStore, resumeRun, type Store } from '../src/runtime';
+import { LAZY_ABOVE_BYTES } from '../src/runtime/lazyValue';
+import { INLINE_RESULT_BYTES } from '../src/runtime/stepCursor';
 import { journalAgent, probe } from './journalAgent';
 import { cpuUs, nowUs } from './measure';
 
@@ -29,12 +32,30 @@ function report(r: ResumeChildReport): never {
   process.exit(r.ok ? 0 : 1);
 }
 
+/**
+ * The store's reads a resume of the run makes, timed alone: the damage check before anything is written, then every
+ * step's header a chunk at a time, as replay asks for them. What is left of a resume's time is the script and the engine.
+ */
+function readsOnly(store: Store, runId: string, openUs: number): never {
+  const c0 = cpuUs();
+  const t0 = nowUs();
+  if (store.reader.firstDamage(runId, { steps: Number.MAX_SAFE_INTEGER, actions: 'open', deferAbove: LAZY_ABOVE_BYTES }))
+    throw new Error(`run ${runId} is damaged`);
+  const count = store.reader.stepCount(runId);
+  for (let from = 0; from < count; from += 512) store.reader.replayStepHeads(runId, from, from + 512, INLINE_RESULT_BYTES);
+  const resumeUs = nowUs() - t0;
+  const resumeCpuUs = cpuUs() - c0;
+  const maxRssKb = process.resourceUsage().maxRSS;
+  report({ ok: true, resumeUs, resumeCpuUs, openUs, sinceStartMs: process.uptime() * 1000, maxRssKb, retainedHeapKb: Number.NaN, executedBefore: 0 });
+}
+
 async function main(): Promise<void> {
-  const [file, runId, at] = process.argv.slice(2);
-  if (!file || !runId || at === undefined) throw new Error('usage: resumeChild <journal> <run-id> <first-new-action>');
+  const [file, runId, at, mode] = process.argv.slice(2);
+  if (!file || !runId || at === undefined) throw new Error('usage: resumeChild <journal> <run-id> <first-new-action> [reads]');
   const t0 = nowUs();
   const store = openStore(file);
   const openUs = nowUs() - t0;
+  if (mode === 'reads') readsOnly(store, runId, openUs);
   let tResume = 0;
   let cResume = 0;
   probe.at = Number(at);

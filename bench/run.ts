@@ -129,6 +129,9 @@ async function main(): Promise<number> {
   const rounds: EngineRound[] = [];
   const resume: ResumeSeries[] = [0, ...cfg.resumeSizes].map((size) => ({ size, reports: [] }));
   const skip: ResumeSeries[] = cfg.replayActionSizes.map((size) => ({ size, reports: [] }));
+  // The largest resume's store reads alone (no script, no engine), in a fresh process like the resume: its floor here.
+  const largestSize = cfg.resumeSizes[cfg.resumeSizes.length - 1] ?? 0;
+  const readsAlone: ResumeChildReport[] = [];
   const resumeJobs: Array<[ResumeSeries, { file: string; runId: string } | undefined]> = [
     ...resume.map((x): [ResumeSeries, { file: string; runId: string } | undefined] => [x, resumeFiles.get(x.size)]),
     ...skip.map((x): [ResumeSeries, { file: string; runId: string } | undefined] => [x, skipFiles.get(x.size)]),
@@ -140,6 +143,8 @@ async function main(): Promise<number> {
     for (const [series, j] of [...resumeJobs.slice(shift), ...resumeJobs.slice(0, shift)]) {
       if (j) series.reports.push(await resumeInChild(children.resumeChild, j.file, j.runId, series.size));
     }
+    const largest = resumeFiles.get(largestSize);
+    if (largest) readsAlone.push(await resumeInChild(children.resumeChild, largest.file, largest.runId, largestSize, undefined, 'reads'));
     // Replay's marginal cost, each a fresh process: (resume of the bigger journal − resume of the smaller) / difference.
     const slope = (series: readonly ResumeSeries[], a: number, b: number, key: 'resumeUs' | 'resumeCpuUs'): number => {
       const x = series.find((s) => s.size === a)?.reports[r]?.[key] ?? Number.NaN;
@@ -401,6 +406,9 @@ async function main(): Promise<number> {
         `peak RSS ${mib(rss)}, heap retained ${mib(heap)}`,
         `${wall.toFixed(0)} ms from process start`,
         `resuming an empty run: ${fmtUs(baseCpu)} cpu`,
+        s.size === largestSize && readsAlone.length > 0
+          ? `the journal's reads alone (the damage check and every step header, no script): ${fmtUs(median(readsAlone.map((x) => x.resumeCpuUs)))} cpu`
+          : '',
       ]
         .filter(Boolean)
         .join('; '),
