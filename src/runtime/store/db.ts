@@ -89,7 +89,8 @@ export interface Dialect {
   readonly notJson: ((column: string) => string) | null;
   /**
    * Wraps a SELECT of `columns` so that all its rows come back as one JSON text (an array of arrays, in the SELECT's
-   * order), or null where the engine has no such aggregate worth it. better-sqlite3 builds a JS array and a string per
+   * order; a value JSON cannot hold as it is comes as `true`, which the caller's row guard refuses), or null where the
+   * engine has no such aggregate worth it. better-sqlite3 builds a JS array and a string per
    * row and column, which costs more than SQLite's stepping: replay reads a million rows on a 1M-step resume.
    */
   readonly packRows: ((select: string, columns: readonly string[]) => string) | null;

@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCodes, LogbookError, describe } from '../errors';
-import { LATEST_VERSION, MIGRATIONS } from './migrations';
+import { LATEST_VERSION } from './migrations';
+import { migrate } from './migrate';
 import { readonlyRemedy, storageError } from './storageError';
 import type { Db } from './db';
 import { sqliteDb } from './sqlite';
@@ -127,7 +128,7 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
     }
     setFullSync(db, abs);
     db.pragma('foreign_keys = ON');
-    if (!opts.readonly) migrate(db);
+    if (!opts.readonly) migrate(db, abs);
     return db;
   } catch (err) {
     db.close();
@@ -262,19 +263,4 @@ function hasTable(db: SqliteDatabase, name: string): boolean {
 
 function hasAnyTable(db: SqliteDatabase): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").get() !== undefined;
-}
-
-function migrate(db: SqliteDatabase): void {
-  // A current journal is opened with reads alone: no write lock, so a writer busy (or frozen) in another process
-  // does not hold up an open. Each migration checks the version again under its own write lock.
-  if ((db.pragma('user_version', { simple: true }) as number) >= LATEST_VERSION) return;
-  for (const m of MIGRATIONS) {
-    const apply = db.transaction(() => {
-      const current = db.pragma('user_version', { simple: true }) as number;
-      if (current >= m.version) return;
-      db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
-    });
-    apply.immediate();
-  }
 }

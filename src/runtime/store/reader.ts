@@ -70,7 +70,6 @@ export class JournalReader {
     this.childReads = new ChildReads(db, target);
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
-    const replayActions = `SELECT ${REPLAY_ACTION_COLUMNS.join(', ')} FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?`;
     this.q = {
       run: db.prepare('SELECT * FROM runs WHERE id = ?'),
       runs: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, id LIMIT ? OFFSET ?'),
@@ -92,8 +91,12 @@ export class JournalReader {
       openActionsOfStep: db.prepare(
         `SELECT * FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND status <> 'committed' ORDER BY seq`,
       ),
-      replayActionsOfStep: db.prepare(replayActions).raw(true),
-      packedActionsOfStep: packed(db, replayActions, REPLAY_ACTION_COLUMNS),
+      // Row by row, not packed: an action's args and result have no size bound, and packed they would be held twice.
+      replayActionsOfStep: db
+        .prepare(
+          `SELECT id, seq, type, version, args, status, result, attempt FROM actions${indexedBy('actions_by_step')} WHERE run_id = ? AND step_idx = ? AND seq > ? ORDER BY seq LIMIT ?`,
+        )
+        .raw(true),
       actionsPage: db.prepare('SELECT * FROM actions WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       actionCount: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ?'),
       inDoubt: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'started' ORDER BY seq"),
@@ -155,12 +158,13 @@ export class JournalReader {
    * actions of the unfinished steps are then read through the step index.
    */
   private firstOpenDamage(runId: string, scope: ReadScope, scan: Statement, actions: Statement): JournalPlace | undefined {
-    const unfinished: number[] = [];
+    // The indexes as SQLite's JSON of them: a JS number would round one above 2^53, and then match no action's.
+    const unfinished: string[] = [];
     for (const st of scan.iterate({ run: runId, steps: scope.steps, defer: scope.deferAbove ?? -1 }) as Iterable<OpenStepScanRow>) {
       if (st.bad === 1) return { runId, table: 'steps', idx: st.idx, name: st.name, column: st.col };
-      unfinished.push(st.idx);
+      unfinished.push(st.key);
     }
-    const a = actions.get({ run: runId, open: JSON.stringify(unfinished) }) as { id: string; step_idx: number; col: string } | undefined;
+    const a = actions.get({ run: runId, open: `[${unfinished.join(',')}]` }) as { id: string; step_idx: number; col: string } | undefined;
     return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
   }
 
@@ -229,8 +233,15 @@ export class JournalReader {
    * stepResult when it is needed).
    */
   replayStepHeads(runId: string, from: number, to: number, inline: number): ReplayStepHead[] {
-    const rows = unpack(this.q.packedStepHeads, [inline, runId, from, to]) ?? (this.q.replayStepHeads.all(inline, runId, from, to) as unknown[][]);
-    return rows.map((r) => replayStepHead(r, this.target));
+    const packedRows = unpack(this.q.packedStepHeads, [inline, runId, from, to]);
+    if (packedRows !== undefined) {
+      try {
+        return packedRows.map((r) => replayStepHead(r, this.target));
+      } catch {
+        // A row its guard refuses (a BLOB comes packed as `true`): read row by row, which names the damage as always.
+      }
+    }
+    return (this.q.replayStepHeads.all(inline, runId, from, to) as unknown[][]).map((r) => replayStepHead(r, this.target));
   }
 
   /** One step's result, as journaled (null: none); undefined when the run has no such step. */
@@ -266,9 +277,7 @@ export class JournalReader {
 
   /** What replay needs of a step's actions in start order after `afterSeq` (0: from its first): one range of actions_by_step. */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
-    const rows =
-      unpack(this.q.packedActionsOfStep, [runId, stepIdx, afterSeq, limit]) ?? (this.q.replayActionsOfStep.all(runId, stepIdx, afterSeq, limit) as unknown[][]);
-    return rows.map((r) => replayActionRow(r, this.target));
+    return (this.q.replayActionsOfStep.all(runId, stepIdx, afterSeq, limit) as unknown[][]).map((r) => replayActionRow(r, this.target));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
@@ -388,7 +397,6 @@ export class JournalReader {
 const REPLAY_STEP_HEAD_COLUMNS = ['idx', 'name', 'status', 'head', 'error', 'attempt'] as const;
 const REPLAY_STEP_HEADS =
   "SELECT idx, name, status, CASE WHEN octet_length(result) <= ? THEN result ELSE '#' || substr(result, 1, 1) || octet_length(result) END AS head, error, attempt FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx";
-const REPLAY_ACTION_COLUMNS = ['id', 'seq', 'type', 'version', 'args', 'status', 'result', 'attempt'] as const;
 
 /** A replay query's rows as one JSON text (Dialect.packRows), where the engine can. */
 function packed(db: Db, select: string, columns: readonly string[]): ReturnType<Db['prepare']> | undefined {
@@ -397,9 +405,8 @@ function packed(db: Db, select: string, columns: readonly string[]): ReturnType<
 }
 
 /**
- * The rows of a packed query, or undefined when there is none or it failed: a value JSON cannot hold (a BLOB where
- * text belongs) makes the aggregate raise, and the caller's row-by-row query then reads the same rows, so the row's
- * guard names the damaged place as it always did, and a storage error is thrown from there.
+ * The rows of a packed query, or undefined when there is none or it failed (a storage error is then thrown by the
+ * caller's row-by-row read of the same rows).
  */
 function unpack(stmt: ReturnType<Db['prepare']> | undefined, params: readonly unknown[]): unknown[][] | undefined {
   if (stmt === undefined) return undefined;
@@ -412,7 +419,7 @@ function unpack(stmt: ReturnType<Db['prepare']> | undefined, params: readonly un
 }
 
 type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: Statement };
-type OpenStepScanRow = { idx: number; name: string; col: 'result' | 'error'; bad: number };
+type OpenStepScanRow = { idx: number; key: string; name: string; col: 'result' | 'error'; bad: number };
 
 /**
  * firstDamage's statements: with the dialect's not-JSON test, each finds the first damaged value (and `openStepScan`
@@ -462,7 +469,7 @@ function damageQueries(db: Db): {
         const badResult = `((@defer < 0 OR octet_length(result) <= @defer) AND ${bad('result')})`;
         const damaged = `(${badResult} OR ${bad('error')})`;
         return db.prepare(
-          `SELECT idx, name, CASE WHEN ${badResult} THEN 'result' ELSE 'error' END AS col, idx < @steps AND ${damaged} AS bad FROM steps WHERE run_id = @run AND ((idx < @steps AND ${damaged}) OR status <> 'completed') ORDER BY idx`,
+          `SELECT idx, iif(typeof(idx) = 'blob', 'null', json_quote(idx)) AS key, name, CASE WHEN ${badResult} THEN 'result' ELSE 'error' END AS col, idx < @steps AND ${damaged} AS bad FROM steps WHERE run_id = @run AND ((idx < @steps AND ${damaged}) OR status <> 'completed') ORDER BY idx`,
         );
       })(),
     };

@@ -15,8 +15,11 @@ export const SQLITE_DIALECT: Dialect = {
   dataVersion: 'PRAGMA data_version',
   leaseByExpiry: false,
   notJson: (column) => `(${column} IS NOT NULL AND json_valid(${column}) = 0)`,
-  // json_array quotes text and writes integers as JSON numbers; it raises on a BLOB, where the caller reads row by row.
-  packRows: (select, columns) => `SELECT json_group_array(json_array(${columns.join(', ')})) FROM (${select})`,
+  // json_array quotes text and writes integers as JSON numbers, but reads a BLOB as SQLite's binary JSON, which could
+  // make a damaged value pass for any other: a BLOB is written as `true`, which no column's guard takes, so the
+  // caller reads that chunk row by row and names the damage as it would have.
+  packRows: (select, columns) =>
+    `SELECT json_group_array(json_array(${columns.map((c) => `iif(typeof(${c}) = 'blob', json('true'), ${c})`).join(', ')})) FROM (${select})`,
 };
 
 /**

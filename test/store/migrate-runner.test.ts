@@ -1,0 +1,111 @@
+// The migration runner (store/migrate.ts) against what a journal in use holds: a user's views and triggers on the
+// tables a migration rebuilds, and another process holding the write lock, as one upgrading the same file does.
+
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { openStore } from '../../src/runtime';
+import { MIGRATIONS } from '../../src/runtime/store/migrations';
+import { applyMigration } from '../../src/runtime/store/migrate';
+import { tmpDir } from '../helpers';
+
+/** A journal left at schema `version` by an older Logbook: the migrations as data, up to it. */
+function journalAt(file: string, version: number): Database.Database {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  for (const m of MIGRATIONS.filter((x) => x.version <= version)) {
+    db.exec(m.sql);
+    db.pragma(`user_version = ${m.version}`);
+  }
+  db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('r', 'a', 's.ts', 'running', 1, 1, 1)").run();
+  return db;
+}
+
+function errorOf(fn: () => unknown): { code?: unknown; message: string } | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    return { code: (err as { code?: unknown }).code, message: (err as Error).message };
+  }
+}
+
+describe('the migration runner (SQLite)', () => {
+  it("keeps a user's view and trigger on a table schema 10 rebuilds, both working after it", () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const db = journalAt(file, 9);
+    db.exec(`
+      CREATE VIEW step_report AS SELECT run_id, COUNT(*) AS n FROM steps GROUP BY run_id;
+      CREATE TABLE audit (what TEXT);
+      CREATE TRIGGER steps_audit AFTER INSERT ON steps BEGIN INSERT INTO audit VALUES (NEW.name); END;
+    `);
+    db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('r', 0, 'before', 'completed', 1, 1)").run();
+    db.close();
+
+    openStore(file).close();
+
+    const after = new Database(file);
+    try {
+      assert.equal(after.pragma('user_version', { simple: true }), 10);
+      assert.equal(after.prepare("SELECT sql FROM sqlite_master WHERE name = 'steps'").pluck().get()?.toString().includes('WITHOUT ROWID'), false);
+      after.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('r', 1, 'after', 'completed', 1, 1)").run();
+      assert.deepEqual(after.prepare('SELECT what FROM audit ORDER BY rowid').pluck().all(), ['before', 'after']);
+      assert.deepEqual(after.prepare('SELECT run_id, n FROM step_report').all(), [{ run_id: 'r', n: 2 }]);
+    } finally {
+      after.close();
+    }
+  });
+
+  it('refuses an upgrade a trigger no longer fits, naming it, and the transaction leaves the journal as it was', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const db = journalAt(file, 10);
+    db.exec(`
+      CREATE TABLE scratch (v TEXT);
+      CREATE TRIGGER scratch_audit AFTER INSERT ON scratch BEGIN SELECT 1; END;
+    `);
+    const schema = (): unknown[] => db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
+    const before = schema();
+    // A migration that drops the table the trigger is on: SQLite cannot create the trigger again.
+    const dropsScratch = { version: 99, name: 'a test migration', sql: 'DROP TABLE scratch;' };
+    const err = errorOf(() => db.transaction(() => applyMigration(db, dropsScratch, file)).immediate());
+    assert.equal(err?.code, 'LB_DB_OPEN_FAILED');
+    assert.match(err?.message ?? '', /the trigger scratch_audit, which was added to it outside Logbook, does not fit the new schema/);
+    assert.match(err?.message ?? '', /Nothing was changed\./);
+    assert.deepEqual(schema(), before);
+    db.close();
+  });
+
+  it("waits out another process's write lock held past the busy timeout, as an upgrade of a big journal holds it", async function () {
+    this.timeout(60_000);
+    const file = path.join(tmpDir(), 'j.db');
+    journalAt(file, 9).close();
+    // A second process takes the write lock and holds it for 6.5 s: longer than an ordinary write waits (5 s).
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.exec('BEGIN IMMEDIATE');
+         process.stdout.write('held\\n');
+         setTimeout(() => { db.exec('COMMIT'); process.stdout.write('committed ' + Date.now() + '\\n'); db.close(); }, 6500);`,
+        file,
+      ],
+      { cwd: path.join(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    holder.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.once('data', () => resolve());
+      void exited.then(() => reject(new Error(`the lock holder exited first: ${out}`)));
+    });
+    const store = openStore(file);
+    const openedAt = Date.now();
+    assert.equal(store.schemaVersion(), 10);
+    store.close();
+    await exited;
+    const committedAt = Number(/committed (\d+)/.exec(out)?.[1]);
+    assert.ok(committedAt > 0, out);
+    assert.ok(openedAt >= committedAt, 'the open went on only once the other process let the lock go');
+  });
+});
