@@ -32,14 +32,20 @@ function errorOf(fn: () => unknown): { code?: unknown; message: string } | undef
 }
 
 describe('the migration runner (SQLite)', () => {
-  it("keeps a user's view and trigger on a table schema 10 rebuilds, both working after it", () => {
+  it("keeps a user's view, trigger and indexes on the tables schema 10 rebuilds, all working after it", () => {
     const file = path.join(tmpDir(), 'j.db');
     const db = journalAt(file, 9);
     db.exec(`
-      CREATE VIEW step_report AS SELECT run_id, COUNT(*) AS n FROM steps GROUP BY run_id;
+      CREATE VIEW "step ""report""" AS SELECT run_id, COUNT(*) AS n FROM steps GROUP BY run_id;
       CREATE TABLE audit (what TEXT);
       CREATE TRIGGER steps_audit AFTER INSERT ON steps BEGIN INSERT INTO audit VALUES (NEW.name); END;
+      CREATE INDEX steps_by_name ON steps(name);
+      CREATE UNIQUE INDEX "actions by type" ON actions(run_id, type, id);
     `);
+    const userIndexes = (d: Database.Database): unknown[] =>
+      d.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE name IN ('steps_by_name', 'actions by type') ORDER BY name").all();
+    const indexesBefore = userIndexes(db);
+    assert.equal(indexesBefore.length, 2);
     db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('r', 0, 'before', 'completed', 1, 1)").run();
     db.close();
 
@@ -51,10 +57,28 @@ describe('the migration runner (SQLite)', () => {
       assert.equal(after.prepare("SELECT sql FROM sqlite_master WHERE name = 'steps'").pluck().get()?.toString().includes('WITHOUT ROWID'), false);
       after.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('r', 1, 'after', 'completed', 1, 1)").run();
       assert.deepEqual(after.prepare('SELECT what FROM audit ORDER BY rowid').pluck().all(), ['before', 'after']);
-      assert.deepEqual(after.prepare('SELECT run_id, n FROM step_report').all(), [{ run_id: 'r', n: 2 }]);
+      assert.deepEqual(after.prepare('SELECT run_id, n FROM "step ""report"""').all(), [{ run_id: 'r', n: 2 }]);
+      assert.deepEqual(userIndexes(after), indexesBefore);
+      const plan = after.prepare("EXPLAIN QUERY PLAN SELECT * FROM steps WHERE name = 'after'").all() as { detail: string }[];
+      assert.ok(
+        plan.some((p) => p.detail.includes('steps_by_name')),
+        JSON.stringify(plan),
+      );
     } finally {
       after.close();
     }
+  });
+
+  it("does not make again an index of Logbook's own that a migration drops on purpose", () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const db = journalAt(file, 10);
+    db.exec('CREATE INDEX mine ON runs(agent)');
+    const dropsOwn = { version: 99, name: 'a test migration', sql: 'DROP INDEX runs_by_parent; DROP INDEX mine;' };
+    db.transaction(() => applyMigration(db, dropsOwn, file)).immediate();
+    const names = db.prepare("SELECT name FROM sqlite_master WHERE name IN ('runs_by_parent', 'mine') ORDER BY name").pluck().all();
+    // The user's index comes back (the migration dropped it, as a rebuild of its table would); Logbook's stays dropped.
+    assert.deepEqual(names, ['mine']);
+    db.close();
   });
 
   it('refuses an upgrade a trigger no longer fits, naming it, and the transaction leaves the journal as it was', () => {

@@ -1,5 +1,5 @@
 // Carrying out MIGRATIONS on a SQLite journal: each in its own immediate transaction, waiting out another process's
-// upgrade of the same file, and keeping the views and triggers a user made on the journal's tables.
+// upgrade of the same file, and keeping the views, triggers and indexes a user made on the journal's tables.
 
 import type Database from 'better-sqlite3';
 import { ErrorCodes, LogbookError } from '../errors';
@@ -14,7 +14,7 @@ export const MIGRATION_WAIT_MS = 2 * 60_000;
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-type SchemaObject = { type: 'view' | 'trigger'; name: string; sql: string };
+type SchemaObject = { type: 'view' | 'trigger' | 'index'; name: string; sql: string };
 
 export function migrate(db: Database.Database, file: string): void {
   // A current journal is opened with reads alone: no write lock, so a writer busy (or frozen) in another process
@@ -57,19 +57,26 @@ function underWriteLock(db: Database.Database, file: string, m: Migration, fn: (
   }
 }
 
+/** The indexes the migrations themselves create: any other index on a journal table was added outside Logbook. */
+const OWN_INDEXES = new Set(MIGRATIONS.flatMap((m) => [...m.sql.matchAll(/CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)/gi)].map((x) => x[1])));
+
 /**
- * Runs a migration with the views and triggers outside the journal's own schema (it has none) set aside: a table a
- * migration rebuilds is renamed and dropped on the way, which SQLite refuses while a view names it, and which would
- * drop its triggers. Each comes back as it was; one that no longer fits the new schema refuses the upgrade, and the
- * transaction leaves the journal as it was.
+ * Runs a migration keeping what was added to the journal outside Logbook (its own schema has no views or triggers):
+ * a table a migration rebuilds is renamed and dropped on the way, which SQLite refuses while a view names it, and
+ * which drops the table's triggers and indexes. Views and triggers are set aside and made again; an index of the
+ * user's that the rebuild dropped is made again on the new table. One that no longer fits the new schema refuses the
+ * upgrade, and the transaction leaves the journal as it was.
  */
 export function applyMigration(db: Database.Database, m: Migration, file: string): void {
-  const kept = db
-    .prepare("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger') AND sql IS NOT NULL ORDER BY rowid")
+  const objects = db
+    .prepare("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger', 'index') AND sql IS NOT NULL ORDER BY rowid")
     .all() as SchemaObject[];
+  const kept = objects.filter((o) => o.type !== 'index');
   for (const o of kept) db.exec(`DROP ${o.type === 'view' ? 'VIEW' : 'TRIGGER'} "${o.name.replaceAll('"', '""')}"`);
   db.exec(m.sql);
-  for (const o of kept) {
+  const exists = db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').pluck();
+  const lostIndexes = objects.filter((o) => o.type === 'index' && !OWN_INDEXES.has(o.name) && exists.get(o.name) === undefined);
+  for (const o of [...lostIndexes, ...kept]) {
     try {
       db.exec(o.sql);
     } catch (err) {
