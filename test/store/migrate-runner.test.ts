@@ -6,35 +6,21 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/runtime';
-import { MIGRATIONS } from '../../src/runtime/store/migrations';
 import { applyMigration } from '../../src/runtime/store/migrate';
 import { tmpDir } from '../helpers';
+import { errorOf, journalAt } from './journalAt';
 
-/** A journal left at schema `version` by an older Logbook: the migrations as data, up to it. */
-function journalAt(file: string, version: number): Database.Database {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  for (const m of MIGRATIONS.filter((x) => x.version <= version)) {
-    db.exec(m.sql);
-    db.pragma(`user_version = ${m.version}`);
-  }
+/** A journal left at schema `version` by an older Logbook, with one run. */
+function journalWithRun(file: string, version: number): Database.Database {
+  const db = journalAt(file, version);
   db.prepare("INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at) VALUES ('r', 'a', 's.ts', 'running', 1, 1, 1)").run();
   return db;
-}
-
-function errorOf(fn: () => unknown): { code?: unknown; message: string } | undefined {
-  try {
-    fn();
-    return undefined;
-  } catch (err) {
-    return { code: (err as { code?: unknown }).code, message: (err as Error).message };
-  }
 }
 
 describe('the migration runner (SQLite)', () => {
   it("keeps a user's view, trigger and indexes on the tables schema 10 rebuilds, all working after it", () => {
     const file = path.join(tmpDir(), 'j.db');
-    const db = journalAt(file, 9);
+    const db = journalWithRun(file, 9);
     db.exec(`
       CREATE VIEW "step ""report""" AS SELECT run_id, COUNT(*) AS n FROM steps GROUP BY run_id;
       CREATE TABLE audit (what TEXT);
@@ -71,7 +57,7 @@ describe('the migration runner (SQLite)', () => {
 
   it("does not make again an index of Logbook's own that a migration drops on purpose", () => {
     const file = path.join(tmpDir(), 'j.db');
-    const db = journalAt(file, 10);
+    const db = journalWithRun(file, 10);
     db.exec('CREATE INDEX mine ON runs(agent)');
     const dropsOwn = { version: 99, name: 'a test migration', sql: 'DROP INDEX runs_by_parent; DROP INDEX mine;' };
     db.transaction(() => applyMigration(db, dropsOwn, file)).immediate();
@@ -83,7 +69,7 @@ describe('the migration runner (SQLite)', () => {
 
   it('refuses an upgrade a trigger no longer fits, naming it, and the transaction leaves the journal as it was', () => {
     const file = path.join(tmpDir(), 'j.db');
-    const db = journalAt(file, 10);
+    const db = journalWithRun(file, 10);
     db.exec(`
       CREATE TABLE scratch (v TEXT);
       CREATE TRIGGER scratch_audit AFTER INSERT ON scratch BEGIN SELECT 1; END;
@@ -103,7 +89,7 @@ describe('the migration runner (SQLite)', () => {
   it("waits out another process's write lock held past the busy timeout, as an upgrade of a big journal holds it", async function () {
     this.timeout(60_000);
     const file = path.join(tmpDir(), 'j.db');
-    journalAt(file, 9).close();
+    journalWithRun(file, 9).close();
     // A second process takes the write lock and holds it for 6.5 s: longer than an ordinary write waits (5 s).
     const holder = spawn(
       process.execPath,

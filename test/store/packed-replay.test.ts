@@ -11,6 +11,7 @@ import { SQLITE_DIALECT, sqliteDb } from '../../src/runtime/store/sqlite';
 import { INLINE_RESULT_BYTES } from '../../src/runtime/stepCursor';
 import { LAZY_ABOVE_BYTES } from '../../src/runtime/lazyValue';
 import { tmpDir } from '../helpers';
+import { errorOf } from './journalAt';
 
 // Values whose JSON text needs every kind of escaping, numbers at the edges, and a result too long to come inline.
 const VALUES: unknown[] = [
@@ -76,15 +77,6 @@ function packedReader(file: string): { reader: JournalReader; prepared: string[]
   const prepare = raw.prepare.bind(raw);
   raw.prepare = (sql: string) => (prepared.push(sql), prepare(sql));
   return { reader: new JournalReader(sqliteDb(raw), file), prepared, close: () => raw.close() };
-}
-
-function errorOf(fn: () => unknown): { code?: unknown; message: string } | undefined {
-  try {
-    fn();
-    return undefined;
-  } catch (err) {
-    return { code: (err as { code?: unknown }).code, message: (err as Error).message };
-  }
 }
 
 describe('replay reads packed rows (SQLite)', () => {

@@ -6,8 +6,8 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/runtime';
-import { MIGRATIONS } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
+import { journalAt } from './journalAt';
 
 /** Non-key TEXT or BLOB columns of WITHOUT ROWID tables: values that can spill onto overflow pages inside a key B-tree. */
 function spillableKeyedColumns(db: Database.Database): string[] {
@@ -19,17 +19,6 @@ function spillableKeyedColumns(db: Database.Database): string[] {
     for (const c of cols) if (c.pk === 0 && /text|blob|char|clob/i.test(c.type)) found.push(`${t.name}.${c.name}`);
   }
   return found.sort();
-}
-
-/** A journal at schema `version`, built by the migrations as data (what an older Logbook left). */
-function journalAt(file: string, version: number): Database.Database {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  for (const m of MIGRATIONS.filter((x) => x.version <= version)) {
-    db.exec(m.sql);
-    db.pragma(`user_version = ${m.version}`);
-  }
-  return db;
 }
 
 const TABLES: Record<string, string> = {
