@@ -139,7 +139,7 @@ export class JournalReader {
       const step = scope.steps > 0 ? (stepDamage(stepStmt.stmt) as { idx: number; name: string; col: string } | undefined) : undefined;
       if (step) return { runId, table: 'steps', idx: step.idx, name: step.name, column: step.col as 'result' | 'error' };
       const a = (scope.actions === 'all' ? q.actionDamage.stmt.get(runId) : undefined) as { id: string; step_idx: number; col: string } | undefined;
-      return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
+      return a && actionPlace(runId, a);
     }
     try {
       if (scope.steps > 0) stepDamage(stepStmt.stmt);
@@ -165,7 +165,7 @@ export class JournalReader {
       unfinished.push(st.key);
     }
     const a = actions.get({ run: runId, open: `[${unfinished.join(',')}]` }) as { id: string; step_idx: number; col: string } | undefined;
-    return a ? { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] } : undefined;
+    return a && actionPlace(runId, a);
   }
 
   /** The slow search behind firstDamage where the database only says that some value is damaged. */
@@ -419,6 +419,11 @@ function unpack(stmt: ReturnType<Db['prepare']> | undefined, params: readonly un
 }
 
 type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: Statement };
+
+/** Where a damage query's action row (its id, step and damaged column) is, as a JournalPlace. */
+function actionPlace(runId: string, a: { id: string; step_idx: number; col: string }): JournalPlace {
+  return { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] };
+}
 type OpenStepScanRow = { idx: number; key: string; name: string; col: 'result' | 'error'; bad: number };
 
 /**
