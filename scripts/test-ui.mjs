@@ -90,13 +90,22 @@ async function suite(dir, { trust }) {
     ...(process.env.LOGBOOK_VSCODE_TESTS ? { LOGBOOK_VSCODE_TESTS: process.env.LOGBOOK_VSCODE_TESTS } : {}),
     ...(process.env.LOGBOOK_UI_SHOTS ? { LOGBOOK_UI_SHOTS: process.env.LOGBOOK_UI_SHOTS } : {}),
   };
-  const session = await openWorkbench({ ext: root, tests, workspace: ws, env, trust });
+  // The suite's own lines are kept, so that a failure's mocha report can be printed again after the diagnostics: CI
+  // shows only the end of its output, and the logs printed on failure pushed the failing test out of it.
+  const lines = [];
+  const onLog = (line) => {
+    console.log(line);
+    lines.push(String(line));
+  };
+  const session = await openWorkbench({ ext: root, tests, workspace: ws, env, trust, onLog });
   try {
     const code = await Promise.race([serve(session, signals), new Promise((r) => setTimeout(() => r('timeout'), 900_000))]);
     if (code !== 0) {
       console.error(`[ui] ${dir} ended with ${code}`);
       await session.page.screenshot({ path: path.join(root, '.tmp', `${path.basename(dir)}-failure.png`) }).catch(() => {});
       console.error(session.diagnostics());
+      const from = lines.findIndex((l) => /^\s*\d+ failing/.test(l));
+      failures.push(`[ui] ${dir} ended with ${code}${from >= 0 ? `; mocha's failures:\n${lines.slice(from, from + 80).join('\n')}` : ''}`);
     }
     return code === 0 ? 0 : 1;
   } finally {
@@ -110,8 +119,11 @@ if (!fs.existsSync(path.join(root, 'dist', 'extension.js'))) {
   process.exit(2);
 }
 const only = process.argv[2];
+/** Each failed suite's mocha report, printed again at the very end, below every log. */
+const failures = [];
 let code = 0;
 // Both suites run even when the first fails: each says something the other does not.
 if (!only || only === 'ui') code = Math.max(code, await suite('test/vscode-ui', { trust: false }));
 if (!only || only === 'trust') code = Math.max(code, await suite('test/vscode-trust', { trust: true }));
+for (const f of failures) console.error(f);
 process.exit(code);

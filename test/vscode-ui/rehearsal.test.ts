@@ -9,6 +9,23 @@ import { ui } from './ui';
 
 const agent = (): string => path.join(workspace(), 'rehearse', 'no-verify.ts');
 
+/**
+ * Presses a Test Explorer row's action as a person does (ui.rowAction: hover the row, then click its action) until
+ * `done`. A press that lands before the action renders starts nothing, and a view that moved under the mouse fails the
+ * hover: either way the Testing view is focused again and the press made again, up to three times.
+ */
+async function press(rowText: string, action: string, done: () => boolean, what: string): Promise<void> {
+  const misses: string[] = [];
+  for (let tries = 0; tries < 3 && !done(); tries++) {
+    await vscode.commands.executeCommand('workbench.view.testing.focus');
+    await ui.rowAction('.test-explorer', rowText, action).catch((err: Error) => misses.push(err.message));
+    await until(what, done, 20_000).catch(() => undefined);
+  }
+  if (done()) return;
+  const rows = await ui.texts({ selector: '.test-explorer .monaco-list-row' }).catch((err: Error) => err.message);
+  assert.fail(`${what}: not after three presses of ${action} on "${rowText}"; misses ${JSON.stringify(misses)}; visible rows ${JSON.stringify(rows)}`);
+}
+
 describe('rehearsal in the Test Explorer, driven through its UI', function () {
   this.timeout(300_000);
   let dap: DapLog;
@@ -37,6 +54,10 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     await vscode.workspace.getConfiguration('logbook', folder).update('rehearse', { jobs: 2 }, vscode.ConfigurationTarget.WorkspaceFolder);
     // The failure stays in the Test Explorer and the editor: no peek or results panel taking the view from the test.
     await vscode.workspace.getConfiguration('testing', folder).update('automaticallyOpenPeekView', 'never', vscode.ConfigurationTarget.Workspace);
+    // The suite before this one may leave a debug session ending (its Debug Agent lens run): its end can move the
+    // workbench's views under the mouse, so this test starts with none.
+    while (vscode.debug.activeDebugSession) await vscode.debug.stopDebugging();
+    await until('no debug session', () => vscode.debug.activeDebugSession === undefined, 30_000);
   });
 
   after(async () => {
@@ -66,11 +87,7 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
     // before the action renders starts nothing, so it is made again until this agent's rehearsal has begun (its item
     // has an outcome: `active` is no sign of it, since the listing of the agent's points runs there too).
     const begun = (): boolean => r.outcomes.get(item.id) !== undefined;
-    for (let tries = 0; tries < 3 && !begun(); tries++) {
-      await ui.rowAction('.test-explorer', 'no-verify.ts', 'Run Test');
-      await until('the rehearsal to begin', begun, 20_000).catch(() => undefined);
-    }
-    assert.ok(begun(), `no rehearsal of ${agent()} began after three clicks on its Run button`);
+    await press('no-verify.ts', 'Run Test', begun, 'the rehearsal to begin');
     await until(
       'the rehearsal to end',
       () => ['failed', 'passed', 'errored'].includes(r.outcomes.get(item.id)?.state ?? '') && r.active.size === 0,
@@ -112,7 +129,9 @@ describe('rehearsal in the Test Explorer, driven through its UI', function () {
         res(s);
       });
     });
-    await ui.rowAction('.test-explorer', 'email.send #1 · after execute', 'Debug Test');
+    let crashStarted = false;
+    const sub = vscode.debug.onDidStartDebugSession((s) => (crashStarted ||= s.name === 'Logbook: crash at email.send#1@after-execute'));
+    await press('email.send #1 · after execute', 'Debug Test', () => crashStarted, 'the crash session to start').finally(() => sub.dispose());
     const killed = await crashed;
     const runId = String(killed.configuration.runId);
     const session = await resumed;
