@@ -3,9 +3,12 @@
 
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/runtime';
+import { dbOf } from '../../src/runtime/store/db';
+import { WAL_SIZE_LIMIT } from '../../src/runtime/store/open';
 import { applyMigration } from '../../src/runtime/store/migrate';
 import { tmpDir } from '../helpers';
 import { errorOf, journalAt } from './journalAt';
@@ -84,6 +87,32 @@ describe('the migration runner (SQLite)', () => {
     assert.match(err?.message ?? '', /Nothing was changed\./);
     assert.deepEqual(schema(), before);
     db.close();
+  });
+
+  it('leaves no WAL the size of the copy after an upgrade that rebuilt the tables, and every row kept', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const db = journalWithRun(file, 9);
+    db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('r', 0, 's', 'running', 1, 1)").run();
+    const add = db.prepare(
+      "INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at) VALUES ('r', ?, ?, 0, 't', 1, 'idempotent', ?, 'committed', 1, 1)",
+    );
+    const args = JSON.stringify({ pad: 'x'.repeat(4000) });
+    db.transaction(() => {
+      for (let i = 0; i < 4000; i++) add.run(`a${i}`, i + 1, args);
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    const before = fs.statSync(file).size;
+    const store = openStore(file);
+    assert.equal(store.schemaVersion(), 10);
+    const wal = fs.statSync(`${file}-wal`).size;
+    // The copy of 4,000 actions of 4 KB wrote about 16 MB of WAL; checkpointed and truncated, none of it stays.
+    assert.ok(before > 16_000_000, `the journal holds ${before} bytes`);
+    assert.equal(wal, 0, `the WAL is ${wal} bytes after the upgrade`);
+    const q = dbOf(store.db);
+    assert.equal(q.prepare("SELECT count(*) FROM actions WHERE run_id = 'r' AND args = ?").pluck().get(args), 4000);
+    assert.equal(q.pragma('journal_size_limit', { simple: true }), WAL_SIZE_LIMIT);
+    store.close();
   });
 
   it("waits out another process's write lock held past the busy timeout, as an upgrade of a big journal holds it", async function () {

@@ -20,14 +20,31 @@ export function migrate(db: Database.Database, file: string): void {
   // A current journal is opened with reads alone: no write lock, so a writer busy (or frozen) in another process
   // does not hold up an open. Each migration checks the version again under its own write lock.
   if (version(db) >= LATEST_VERSION) return;
+  let applied = false;
   for (const m of MIGRATIONS) {
     const apply = db.transaction(() => {
       const current = version(db);
       if (current >= m.version) return;
       applyMigration(db, m, file);
       db.pragma(`user_version = ${m.version}`);
+      applied = true;
     });
     underWriteLock(db, file, m, () => apply.immediate());
+  }
+  if (applied) shrinkWal(db);
+}
+
+/**
+ * A migration that rebuilds tables writes the whole journal into the WAL in one transaction (schema 10: 1.2 GB for a
+ * million actions), and SQLite keeps a WAL file at the largest size it reached. Copied back into the database and
+ * truncated here, it does not stay on the disk. Another process reading at this moment keeps its frames, and the
+ * WAL its size until the journal size limit trims it at a later reset: nothing waits for that process.
+ */
+function shrinkWal(db: Database.Database): void {
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
   }
 }
 

@@ -15,6 +15,8 @@ type SqliteDatabase = Database.Database;
 
 export const DEFAULT_DB = path.join('.logbook', 'journal.db');
 const BUSY_TIMEOUT_MS = 5000;
+/** Bytes of WAL kept after a checkpoint resets it (see openJournalDb). */
+export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 export interface OpenOptions {
   readonly readonly?: boolean;
@@ -127,6 +129,10 @@ function openSqlite(file: string, opts: OpenOptions): SqliteDatabase {
         );
     }
     setFullSync(db, abs);
+    // SQLite leaves a WAL file at the largest size it ever reached (a 1 MB checkpoint, a migration's copy of every
+    // table); with a limit, each reset of the WAL after a checkpoint trims it back. Well above what the automatic
+    // checkpoint lets an ordinary WAL reach (1,000 pages), so the hot path never truncates.
+    if (!opts.readonly) db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
     db.pragma('foreign_keys = ON');
     if (!opts.readonly) migrate(db, abs);
     return db;
