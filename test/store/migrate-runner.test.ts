@@ -111,7 +111,7 @@ describe('the migration runner (SQLite)', () => {
     assert.equal(wal, 0, `the WAL is ${wal} bytes after the upgrade`);
     const q = dbOf(store.db);
     assert.equal(q.prepare("SELECT count(*) FROM actions WHERE run_id = 'r' AND args = ?").pluck().get(args), 4000);
-    assert.equal(q.pragma('journal_size_limit', { simple: true }), WAL_SIZE_LIMIT);
+    assert.equal(q.prepare('PRAGMA journal_size_limit').pluck().get(), WAL_SIZE_LIMIT);
     store.close();
   });
 
