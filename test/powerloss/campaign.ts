@@ -8,9 +8,11 @@ import { checkCut, materialize, promisesAt } from './check';
 import { record } from './record';
 import { SCENARIOS, type Scenario } from './scenarios';
 import type { Shim } from './shim';
-import { MIGRATION_SCENARIO, checkMigrationCut, recordMigration, type MigrationRecording } from './migration';
+import { MIGRATION_SCENARIO, checkMigrationCut, diskFullMigration, recordMigration, type DiskFullResult, type MigrationRecording } from './migration';
 
 export const MODELS: readonly Model[] = ['sqlite', 'ext4-ordered'];
+/** How many writes of the upgrade the disk fills at, one upgrade each. */
+export const DISK_FULL_POINTS = 40;
 
 export interface CampaignOptions {
   readonly cutsPerModel: number;
@@ -88,6 +90,7 @@ export function cutMigration(rec: MigrationRecording, model: Model, count: numbe
 export interface CampaignReport {
   readonly perModel: Record<Model, CutResult>;
   readonly recordings: Array<{ name: string; ops: number; syncs: number; ended: string }>;
+  readonly diskFull: DiskFullResult;
 }
 
 export async function campaign(shim: Shim, o: CampaignOptions): Promise<CampaignReport> {
@@ -102,6 +105,11 @@ export async function campaign(shim: Shim, o: CampaignOptions): Promise<Campaign
   }
   const migration = recordMigration(shim, o.work);
   recordings.push({ name: MIGRATION_SCENARIO, ops: migration.ops.length, syncs: syncPoints(migration.ops).length, ended: 'migrated' });
+  // Not a power cut: the disk fills during the upgrade, from one write of it on, and the process goes on.
+  const diskFull = diskFullMigration(shim, o.work, migration, DISK_FULL_POINTS);
+  o.log?.(
+    `  disk full during the migration: ${diskFull.points} writes, ${diskFull.refused} refused with LB_DB_DISK_FULL, ${diskFull.violations.length} violations`,
+  );
   const scenarios = logs.length + 1;
   // The last recording's lease, left in its cuts, must have expired before a resume can take the run over.
   await new Promise((r) => setTimeout(r, o.leaseTtlMs + 200));
@@ -122,5 +130,5 @@ export async function campaign(shim: Shim, o: CampaignOptions): Promise<Campaign
     total.violations.push(...m.violations);
     perModel[model] = total;
   }
-  return { perModel, recordings };
+  return { perModel, recordings, diskFull };
 }

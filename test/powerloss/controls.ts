@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLog } from './log';
 import { cutMigration, cutRecording, type CampaignOptions } from './campaign';
-import { recordMigration } from './migration';
+import { diskFullMigration, recordMigration } from './migration';
 import { record } from './record';
 import { SCENARIOS } from './scenarios';
 import type { Shim } from './shim';
@@ -19,6 +19,8 @@ export interface ControlReport {
   readonly cli: { sync: number; exit: number | null; dbIo: boolean; failed: boolean; completed: boolean };
   /** Cuts of a migration whose statements commit one by one, and how many found a schema of no version (must be > 0). */
   readonly splitMigration: { cuts: number; mixed: number };
+  /** The same migration with the disk full from a write on, and how many upgrades left a schema of no version (must be > 0). */
+  readonly diskFullSplit: { points: number; mixed: number };
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -71,9 +73,17 @@ export async function controls(shim: Shim, o: CampaignOptions): Promise<ControlR
     const ackedAfter = at < 0 ? 0 : fops.slice(at).filter((op) => op.kind === 'mark' && op.text.startsWith('acked ')).length;
     failedSyncs.push({ sync: n, ended: f.ended, ackedAfter, failed: at >= 0 });
   }
-  const split = cutMigration(recordMigration(shim, o.work, true), 'sqlite', 60, o, 998);
+  const splitRec = recordMigration(shim, o.work, true);
+  const split = cutMigration(splitRec, 'sqlite', 60, o, 998);
   const mixed = split.violations.filter((v) => v.includes('a mix of two versions')).length;
-  return { noSync: { cuts: cut.cuts, lostCommits }, failedSyncs, cli: cliFailedSync(o.work, 12), splitMigration: { cuts: split.cuts, mixed } };
+  const full = diskFullMigration(shim, o.work, splitRec, 12, true);
+  return {
+    noSync: { cuts: cut.cuts, lostCommits },
+    failedSyncs,
+    cli: cliFailedSync(o.work, 12),
+    splitMigration: { cuts: split.cuts, mixed },
+    diskFullSplit: { points: full.points, mixed: full.mixed },
+  };
 }
 
 /** Whether the controls caught what they must: otherwise the checker (or the shim) is broken. */
@@ -88,6 +98,10 @@ export function controlsHold(c: ControlReport): string[] {
   }
   if (c.splitMigration.mixed === 0)
     bad.push(`a migration committed statement by statement left no mixed schema in ${c.splitMigration.cuts} cuts: the migration check is broken`);
+  if (c.diskFullSplit.mixed === 0)
+    bad.push(
+      `a migration committed statement by statement left no mixed schema when the disk filled at ${c.diskFullSplit.points} writes: the disk-full check is broken`,
+    );
   const c2 = c.cli;
   if (!c2.failed) bad.push(`logbook run never reached its fsync #${c2.sync}`);
   if (c2.exit !== 5 || !c2.dbIo || c2.completed)

@@ -34,9 +34,12 @@ async function main(): Promise<number> {
       `  control migration committed statement by statement: ${ctl.splitMigration.mixed} cuts with a mixed schema in ${ctl.splitMigration.cuts} (must be > 0)`,
     );
     log(
+      `  control migration committed statement by statement, disk full: ${ctl.diskFullSplit.mixed} upgrades with a mixed schema in ${ctl.diskFullSplit.points} (must be > 0)`,
+    );
+    log(
       `  control failing fsync #${ctl.cli.sync} under logbook run: exit ${ctl.cli.exit}${ctl.cli.dbIo ? ', LB_DB_IO' : ''}${ctl.cli.failed ? '' : ' (never reached)'}`,
     );
-    const violations = [...MODELS.flatMap((m) => report.perModel[m].violations), ...ctlBad];
+    const violations = [...MODELS.flatMap((m) => report.perModel[m].violations), ...report.diskFull.violations, ...ctlBad];
     for (const v of violations.slice(0, 40)) log(`  VIOLATION ${v}`);
     if (violations.length > 40) log(`  … and ${violations.length - 40} more`);
     log(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -44,7 +47,7 @@ async function main(): Promise<number> {
     const per = MODELS.map(
       (m) => `${m === 'sqlite' ? 'sqlite model' : m}: ${report.perModel[m].cuts} cuts, ${report.perModel[m].violations.length} violations`,
     ).join('; ');
-    if (values.json) log(JSON.stringify({ perModel: report.perModel, recordings: report.recordings, controls: ctl }));
+    if (values.json) log(JSON.stringify({ perModel: report.perModel, recordings: report.recordings, diskFull: report.diskFull, controls: ctl }));
     process.stdout.write(`powerloss: ${total} cuts, ${violations.length} violations (${per})\n`);
     return violations.length === 0 ? 0 : 1;
   } finally {

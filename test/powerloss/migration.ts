@@ -179,3 +179,55 @@ export function checkMigrationCut(dir: string, rec: MigrationRecording): string[
   }
   return bad;
 }
+
+export interface DiskFullResult {
+  /** The writes at which the disk filled, one upgrade each. */
+  readonly points: number;
+  /** Upgrades refused with LB_DB_DISK_FULL (the rest opened: the disk filled after the last migration committed). */
+  readonly refused: number;
+  /** Upgrades that left a schema of no version (the negative control's measure). */
+  readonly mixed: number;
+  readonly violations: string[];
+}
+
+/**
+ * The upgrade of the seed with the disk full from its n-th write on, for `count` values of n spread over the writes
+ * the whole upgrade makes. The open must fail with LB_DB_DISK_FULL, or succeed once every migration committed, and
+ * leave the journal as a power cut must (checkMigrationCut: one whole version, every row), which then opens and
+ * upgrades once the disk has room. With `split` (the negative control) each statement commits on its own.
+ */
+export function diskFullMigration(shim: Shim, work: string, rec: MigrationRecording, count: number, split = false): DiskFullResult {
+  const writes = rec.ops.filter((op) => op.kind === 'write').length;
+  const points = [...new Set(Array.from({ length: count }, (_, i) => 1 + Math.round((i * (writes - 1)) / Math.max(1, count - 1))))];
+  const violations: string[] = [];
+  let refused = 0;
+  let mixed = 0;
+  for (const n of points) {
+    const dir = path.join(work, `${MIGRATION_SCENARIO}-full${split ? '-split' : ''}-${n}`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, FILE);
+    writeSeed(file);
+    shim.record(`${dir}.log`, dir);
+    shim.failWrites(n);
+    let failure: { code?: unknown; message: string } | undefined;
+    try {
+      if (split) migrateStatementByStatement(file);
+      else openStore(file).close();
+    } catch (err) {
+      failure = { code: (err as { code?: unknown }).code, message: err instanceof Error ? err.message : String(err) };
+    } finally {
+      shim.failWrites(0);
+      shim.stop();
+    }
+    if (failure && !split && failure.code !== 'LB_DB_DISK_FULL')
+      violations.push(`disk full from write ${n} of ${writes}: the open failed with ${String(failure.code)}, not LB_DB_DISK_FULL: ${failure.message}`);
+    if (failure) refused++;
+    const bad = checkMigrationCut(dir, rec);
+    if (bad.some((b) => b.includes('a mix of two versions'))) mixed++;
+    violations.push(...bad.map((b) => `disk full from write ${n} of ${writes}: ${b}`));
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(`${dir}.log`, { force: true });
+  }
+  return { points: points.length, refused, mixed, violations };
+}

@@ -14,7 +14,9 @@ interface Report {
     failedSyncs: Array<{ sync: number; ended: string; ackedAfter: number; failed: boolean }>;
     cli: { sync: number; exit: number | null; dbIo: boolean; failed: boolean; completed: boolean };
     splitMigration: { cuts: number; mixed: number };
+    diskFullSplit: { points: number; mixed: number };
   };
+  readonly diskFull: { points: number; refused: number; violations: string[] };
 }
 
 /** Its own process: the shim becomes the default VFS of the process that loads it, and mocha's must stay untouched. */
@@ -48,6 +50,16 @@ describe('power loss (test/powerloss)', function () {
       assert.deepEqual(r.violations, [], model);
     }
     assert.equal(out.code, 0, out.stderr);
+  });
+
+  it('an upgrade on a disk that fills at any of 40 of its writes is refused with LB_DB_DISK_FULL or completes, and loses nothing', () => {
+    assert.ok(report.diskFull.points >= 30, JSON.stringify(report.diskFull));
+    assert.ok(report.diskFull.refused > 0, 'the disk never filled before the upgrade committed');
+    assert.deepEqual(report.diskFull.violations, []);
+  });
+
+  it('finds a schema of no version when a migration whose statements commit one by one meets a full disk', () => {
+    assert.ok(report.controls.diskFullSplit.mixed > 0, JSON.stringify(report.controls.diskFullSplit));
   });
 
   it('finds lost acknowledged commits in a journal whose fsyncs do nothing', () => {

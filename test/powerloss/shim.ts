@@ -30,6 +30,8 @@ export interface Shim {
   mark(text: string): void;
   /** The n-th sync of a recorded file from now on fails with SQLITE_IOERR_FSYNC. */
   failSync(n: number): void;
+  /** From the n-th write of a recorded file from now on, every write fails with SQLITE_FULL (a full disk); 0 ends it. */
+  failWrites(n: number): void;
   /** Recorded files' syncs are skipped and not logged (the negative control: a journal whose fsyncs do nothing). */
   dropSyncs(on: boolean): void;
 }
@@ -55,6 +57,7 @@ export function loadShim(): Shim {
     },
     mark: (text) => void (recording && call('mark', text)),
     failSync: (n) => void call('failsync', String(n)),
+    failWrites: (n) => void call('failwrites', String(n)),
     dropSyncs: (on) => void call('dropsyncs', on ? '1' : '0'),
   };
   return loaded;

@@ -44,7 +44,9 @@ function shrinkWal(db: Database.Database): void {
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+    // The upgrade is committed: a disk too full to copy the WAL back leaves it whole, for a later checkpoint.
+    const code = (err as { code?: unknown }).code;
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_FULL') throw err;
   }
 }
 

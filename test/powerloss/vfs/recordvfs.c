@@ -33,6 +33,8 @@ static char prefix[4096];
 static int nextId = 1;
 static long failSyncAt = 0; /* the n-th recorded sync from the command on fails (0: none) */
 static long syncsSeen = 0;
+static long failWriteAt = 0; /* from the n-th recorded write from the command on, every write fails: a full disk (0: none) */
+static long writesSeen = 0;
 static int dropSyncs = 0;
 
 static void logRecord(int type, int id, int64_t a, const void *data, uint32_t len) {
@@ -74,6 +76,10 @@ static int recRead(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off) {
 }
 static int recWrite(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off) {
   RecFile *p = (RecFile *)f;
+  if (p->id) {
+    writesSeen++;
+    if (failWriteAt && writesSeen >= failWriteAt) return SQLITE_FULL;
+  }
   int rc = p->real->pMethods->xWrite(p->real, buf, amt, off);
   if (rc == SQLITE_OK && p->id) logRecord(REC_WRITE, p->id, off, buf, (uint32_t)amt);
   return rc;
@@ -201,7 +207,7 @@ static int recCurrentTime(sqlite3_vfs *v, double *t) { (void)v; return realVfs->
 static int recGetLastError(sqlite3_vfs *v, int n, char *m) { (void)v; return realVfs->xGetLastError ? realVfs->xGetLastError(realVfs, n, m) : 0; }
 static int recCurrentTimeInt64(sqlite3_vfs *v, sqlite3_int64 *t) { (void)v; return realVfs->xCurrentTimeInt64(realVfs, t); }
 
-/* powerloss_ctl(command, arg): log <path> | dir <prefix> | mark <text> | failsync <n> | dropsyncs <0|1> | stop. */
+/* powerloss_ctl(command, arg): log <path> | dir <prefix> | mark <text> | failsync <n> | failwrites <n> | dropsyncs <0|1> | stop. */
 static void ctlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   const char *cmd = (const char *)sqlite3_value_text(argv[0]);
@@ -213,6 +219,8 @@ static void ctlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     logFd = open(arg, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
     syncsSeen = 0;
     failSyncAt = 0;
+    writesSeen = 0;
+    failWriteAt = 0;
     dropSyncs = 0;
     if (logFd < 0) { sqlite3_result_error(ctx, "powerloss_ctl: cannot open the log", -1); return; }
   } else if (strcmp(cmd, "dir") == 0) {
@@ -221,6 +229,8 @@ static void ctlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     logRecord(REC_MARK, 0, 0, arg, (uint32_t)strlen(arg));
   } else if (strcmp(cmd, "failsync") == 0) {
     failSyncAt = syncsSeen + atol(arg);
+  } else if (strcmp(cmd, "failwrites") == 0) {
+    failWriteAt = atol(arg) ? writesSeen + atol(arg) : 0;
   } else if (strcmp(cmd, "dropsyncs") == 0) {
     dropSyncs = atoi(arg);
   } else if (strcmp(cmd, "stop") == 0) {
