@@ -67,6 +67,26 @@ describe('cli: storage errors diagnosed (issue 10 §3.8)', () => {
     assert.match(again.out, /completed/);
   });
 
+  it('disk full while starting a run: LB_DB_DISK_FULL, exit 5, the remedy is to start it again, and no run is left', () => {
+    const dir = tmpDir();
+    // An input larger than the disk: the journal is created, and the run's first transaction cannot fit.
+    fs.writeFileSync(path.join(dir, 'big.json'), JSON.stringify({ order: 'o'.repeat(2_000_000) }));
+    const [full, ls] = inMountNamespace(dir, [
+      'mkdir -p "$D/disk" && mount -t tmpfs -o size=1m tmpfs "$D/disk"',
+      `logbook run ${JSON.stringify(path.join(FIXTURES, 'all-effects.ts'))} --run-id big --input-file "$D/big.json" --journal "$D/disk/journal.db"`,
+      'logbook ls --json --journal "$D/disk/journal.db"',
+    ]);
+    assert.ok(full && ls, 'both commands ran');
+    assert.equal(full.rc, 5, full.out);
+    assert.match(
+      full.out,
+      /\[LB_DB_DISK_FULL\] The disk holding the journal .*journal\.db is full .*while creating the run\. Nothing was changed.*Free space on that disk .*then give the command again/s,
+    );
+    assert.doesNotMatch(full.out, /internal error|SqliteError|\n\s+at /, 'no stack trace, no raw driver error');
+    assert.equal(ls.rc, 0, ls.out);
+    assert.deepEqual(JSON.parse(ls.out), [], 'no run was left half made');
+  });
+
   it('a read-only folder: LB_DB_READONLY (not LB_DB_CORRUPT), exit 5, and no advice to move the journal aside', () => {
     const dir = tmpDir();
     const [first, run, ls] = inMountNamespace(

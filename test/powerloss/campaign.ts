@@ -8,11 +8,14 @@ import { checkCut, materialize, promisesAt } from './check';
 import { record } from './record';
 import { SCENARIOS, type Scenario } from './scenarios';
 import type { Shim } from './shim';
+import { diskFullRuns, type DiskFullRuns } from './diskFull';
 import { MIGRATION_SCENARIO, checkMigrationCut, diskFullMigration, recordMigration, type DiskFullResult, type MigrationRecording } from './migration';
 
 export const MODELS: readonly Model[] = ['sqlite', 'ext4-ordered'];
 /** How many writes of the upgrade the disk fills at, one upgrade each. */
 export const DISK_FULL_POINTS = 40;
+/** How many writes of each scenario's run the disk fills at, one run each. */
+export const DISK_FULL_RUN_POINTS = 8;
 
 export interface CampaignOptions {
   readonly cutsPerModel: number;
@@ -91,6 +94,7 @@ export interface CampaignReport {
   readonly perModel: Record<Model, CutResult>;
   readonly recordings: Array<{ name: string; ops: number; syncs: number; ended: string }>;
   readonly diskFull: DiskFullResult;
+  readonly diskFullRuns: DiskFullRuns;
 }
 
 export async function campaign(shim: Shim, o: CampaignOptions): Promise<CampaignReport> {
@@ -110,6 +114,8 @@ export async function campaign(shim: Shim, o: CampaignOptions): Promise<Campaign
   o.log?.(
     `  disk full during the migration: ${diskFull.points} writes, ${diskFull.refused} refused with LB_DB_DISK_FULL, ${diskFull.violations.length} violations`,
   );
+  const runsFull = await diskFullRuns(shim, o, logs, DISK_FULL_RUN_POINTS);
+  o.log?.(`  disk full during a run: ${runsFull.points} runs, ended ${JSON.stringify(runsFull.ended)}, ${runsFull.violations.length} violations`);
   const scenarios = logs.length + 1;
   // The last recording's lease, left in its cuts, must have expired before a resume can take the run over.
   await new Promise((r) => setTimeout(r, o.leaseTtlMs + 200));
@@ -130,5 +136,5 @@ export async function campaign(shim: Shim, o: CampaignOptions): Promise<Campaign
     total.violations.push(...m.violations);
     perModel[model] = total;
   }
-  return { perModel, recordings, diskFull };
+  return { perModel, recordings, diskFull, diskFullRuns: runsFull };
 }

@@ -39,7 +39,7 @@ async function main(): Promise<number> {
     log(
       `  control failing fsync #${ctl.cli.sync} under logbook run: exit ${ctl.cli.exit}${ctl.cli.dbIo ? ', LB_DB_IO' : ''}${ctl.cli.failed ? '' : ' (never reached)'}`,
     );
-    const violations = [...MODELS.flatMap((m) => report.perModel[m].violations), ...report.diskFull.violations, ...ctlBad];
+    const violations = [...MODELS.flatMap((m) => report.perModel[m].violations), ...report.diskFull.violations, ...report.diskFullRuns.violations, ...ctlBad];
     for (const v of violations.slice(0, 40)) log(`  VIOLATION ${v}`);
     if (violations.length > 40) log(`  … and ${violations.length - 40} more`);
     log(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -47,7 +47,16 @@ async function main(): Promise<number> {
     const per = MODELS.map(
       (m) => `${m === 'sqlite' ? 'sqlite model' : m}: ${report.perModel[m].cuts} cuts, ${report.perModel[m].violations.length} violations`,
     ).join('; ');
-    if (values.json) log(JSON.stringify({ perModel: report.perModel, recordings: report.recordings, diskFull: report.diskFull, controls: ctl }));
+    if (values.json)
+      log(
+        JSON.stringify({
+          perModel: report.perModel,
+          recordings: report.recordings,
+          diskFull: report.diskFull,
+          diskFullRuns: report.diskFullRuns,
+          controls: ctl,
+        }),
+      );
     process.stdout.write(`powerloss: ${total} cuts, ${violations.length} violations (${per})\n`);
     return violations.length === 0 ? 0 : 1;
   } finally {

@@ -17,6 +17,7 @@ interface Report {
     diskFullSplit: { points: number; mixed: number };
   };
   readonly diskFull: { points: number; refused: number; violations: string[] };
+  readonly diskFullRuns: { points: number; ended: Record<string, number>; violations: string[] };
 }
 
 /** Its own process: the shim becomes the default VFS of the process that loads it, and mocha's must stay untouched. */
@@ -56,6 +57,13 @@ describe('power loss (test/powerloss)', function () {
     assert.ok(report.diskFull.points >= 30, JSON.stringify(report.diskFull));
     assert.ok(report.diskFull.refused > 0, 'the disk never filled before the upgrade committed');
     assert.deepEqual(report.diskFull.violations, []);
+  });
+
+  it('a run on a disk that fills at any of 8 of its writes (each scenario) stops with LB_DB_DISK_FULL, keeps its promises, and resumes once', () => {
+    const r = report.diskFullRuns;
+    assert.ok(r.points >= 40, JSON.stringify(r));
+    assert.ok((r.ended['interrupted LB_DB_DISK_FULL'] ?? 0) > 0, `no run was stopped mid-way: ${JSON.stringify(r.ended)}`);
+    assert.deepEqual(r.violations, []);
   });
 
   it('finds a schema of no version when a migration whose statements commit one by one meets a full disk', () => {

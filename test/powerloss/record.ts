@@ -24,10 +24,15 @@ export interface RecordOptions {
   readonly dropSyncs?: boolean;
   /** Fail the n-th recorded sync (SQLITE_IOERR_FSYNC). */
   readonly failSync?: number;
+  /** Fail every recorded write from the n-th on (SQLITE_FULL: the disk is full). */
+  readonly failWrites?: number;
 }
 
 export async function record(shim: Shim, scenario: Scenario, work: string, opts: RecordOptions = {}): Promise<Recording> {
-  const dir = path.join(work, scenario.name + (opts.dropSyncs ? '-nosync' : '') + (opts.failSync ? `-failsync${opts.failSync}` : ''));
+  const dir = path.join(
+    work,
+    scenario.name + (opts.dropSyncs ? '-nosync' : '') + (opts.failSync ? `-failsync${opts.failSync}` : '') + (opts.failWrites ? `-full${opts.failWrites}` : ''),
+  );
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const log = `${dir}.log`;
@@ -38,6 +43,7 @@ export async function record(shim: Shim, scenario: Scenario, work: string, opts:
   shim.record(log, dir);
   if (opts.dropSyncs) shim.dropSyncs(true);
   if (opts.failSync) shim.failSync(opts.failSync);
+  if (opts.failWrites) shim.failWrites(opts.failWrites);
   let ended: string;
   try {
     const store = openStore(file);
@@ -50,6 +56,7 @@ export async function record(shim: Shim, scenario: Scenario, work: string, opts:
   } catch (err) {
     ended = (err as { code?: string }).code ?? String(err);
   } finally {
+    shim.failWrites(0);
     shim.stop();
     provider.mark = () => undefined;
   }

@@ -26,6 +26,7 @@ import { SqlGraphCheckpoints, type GraphCheckpoints } from './graph';
 import { JournalReader } from './reader';
 import type { RunRow } from './rows';
 import { LEASE_TTL_MS, RunWriter, type Durability, type Lease } from './writer';
+import { storageError } from './storageError';
 
 export class SqlJournal implements JournalStore {
   readonly target: string;
@@ -41,19 +42,19 @@ export class SqlJournal implements JournalStore {
   }
 
   createRun(run: NewRun, owner: Owner): Lease {
-    return createRun(this.conn, this.reader, run, owner);
+    return this.guarded('creating the run', true, () => createRun(this.conn, this.reader, run, owner));
   }
 
   enqueueRun(run: QueuedRun): void {
-    enqueueRun(this.conn, this.reader, run);
+    this.guarded('queueing the run', true, () => enqueueRun(this.conn, this.reader, run));
   }
 
   acquireRun(runId: string, owner: Owner, opts: AcquireOptions): Lease {
-    return acquireRun(this.conn, this.reader, runId, owner, opts);
+    return this.guarded("taking the run's lease", false, () => acquireRun(this.conn, this.reader, runId, owner, opts));
   }
 
   claimRun(owner: Owner, known: readonly Known[], opts: { readonly skip?: ReadonlySet<string>; readonly ttlMs?: number } = {}): Claimed | undefined {
-    return claimRun(this.conn, this.reader, owner, known, opts.ttlMs ?? LEASE_TTL_MS, opts.skip);
+    return this.guarded('claiming a queued run', false, () => claimRun(this.conn, this.reader, owner, known, opts.ttlMs ?? LEASE_TTL_MS, opts.skip));
   }
 
   openWriter(lease: Lease, durability?: Durability): RunWriter {
@@ -61,27 +62,27 @@ export class SqlJournal implements JournalStore {
   }
 
   releaseLease(lease: Lease): boolean {
-    return releaseLease(this.conn, lease);
+    return this.guarded("releasing the run's lease", false, () => releaseLease(this.conn, lease));
   }
 
   deleteRun(runId: string): DeletedCounts {
-    return deleteRun(this.conn, this.reader, runId);
+    return this.guarded('deleting the run', true, () => deleteRun(this.conn, this.reader, runId));
   }
 
   cancelRun(runId: string, req: CancelRequest): CancelResult {
-    return cancelRun(this.conn, this.reader, runId, req);
+    return this.guarded('recording the cancel', true, () => cancelRun(this.conn, this.reader, runId, req));
   }
 
   sendEvent(runId: string, ev: NewEvent): SendResult {
-    return sendEvent(this.conn, this.target, runId, ev);
+    return this.guarded('recording the event', true, () => sendEvent(this.conn, this.target, runId, ev));
   }
 
   recordWorker(w: WorkerInfo): void {
-    recordWorker(this.conn, w);
+    this.guarded('recording the worker', true, () => recordWorker(this.conn, w));
   }
 
   forgetWorker(name: string, owner: string): void {
-    forgetWorker(this.conn, name, owner);
+    this.guarded('forgetting the worker', true, () => forgetWorker(this.conn, name, owner));
   }
 
   waitingReason(row: RunRow, leaseLive: boolean): string | undefined {
@@ -114,5 +115,17 @@ export class SqlJournal implements JournalStore {
 
   close(): void {
     if (this.conn.open) this.conn.close();
+  }
+
+  /**
+   * A journal operation whose storage failures (a full disk, a lock held past the busy timeout, an I/O error) reach
+   * the caller as Logbook errors with their remedies, never as a raw driver error that reads as the script's failure.
+   */
+  private guarded<T>(during: string, unchanged: boolean, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw storageError(err, this.target, during, unchanged) ?? err;
+    }
   }
 }

@@ -15,30 +15,35 @@ function codeOf(err: unknown): string | undefined {
 
 /**
  * Maps a storage failure met while using the journal at `file` to its Logbook error, or undefined when `err` is not
- * one (a Logbook error that already is one is returned as it is). `during` says what was being done.
+ * one (a Logbook error that already is one is returned as it is). `during` says what was being done. With
+ * `unchanged`, the failure was of a command that writes in one transaction (creating a run, sending an event): it
+ * changed nothing, and the remedy is to give the command again, not to resume a run.
  */
-export function storageError(err: unknown, file: string, during = 'writing the journal'): LogbookError | undefined {
+export function storageError(err: unknown, file: string, during = 'writing the journal', unchanged = false): LogbookError | undefined {
   if (isStorageError(err)) return err;
   const code = codeOf(err);
   if (code === undefined) return undefined;
   // After a failed fsync the last commit may not be on disk, so only what the script was told is promised kept.
-  const keep = /^SQLITE_IOERR_(DIR_)?FSYNC$/.test(code)
-    ? 'The last commit may not have reached the disk, but the run stopped before the script was told it was recorded: nothing the script was told is lost, and the run stays resumable.'
-    : 'Nothing journaled was lost: the run stays resumable, and its in-doubt actions are still recorded.';
+  const keep = unchanged
+    ? 'Nothing was changed: the command writes in one transaction, and it did not commit.'
+    : /^SQLITE_IOERR_(DIR_)?FSYNC$/.test(code)
+      ? 'The last commit may not have reached the disk, but the run stopped before the script was told it was recorded: nothing the script was told is lost, and the run stays resumable.'
+      : 'Nothing journaled was lost: the run stays resumable, and its in-doubt actions are still recorded.';
+  const again = unchanged ? 'give the command again' : 'run `logbook resume <run-id>`';
   const make = (c: ErrorCode, problem: string, remedy: string): LogbookError =>
     new LogbookError(c, `${problem} (${describe(err)}, ${code}) while ${during}. ${keep}`, remedy, { file, sqlite: code });
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return make(
       ErrorCodes.DB_BUSY,
       `The journal ${file} stayed locked by another connection longer than the busy timeout`,
-      'Find the process holding it (e.g. a `sqlite3` shell with an open transaction, or a backup tool) and end it, then run `logbook resume <run-id>`.',
+      `Find the process holding it (e.g. a \`sqlite3\` shell with an open transaction, or a backup tool) and end it, then ${again}.`,
     );
   }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
     return make(
       ErrorCodes.DB_DISK_FULL,
       `The disk holding the journal ${file} is full`,
-      'Free space on that disk (do not delete the journal or its -wal file), then run `logbook resume <run-id>`.',
+      `Free space on that disk (do not delete the journal or its -wal file), then ${again}.`,
     );
   }
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
@@ -48,7 +53,7 @@ export function storageError(err: unknown, file: string, during = 'writing the j
     return make(
       ErrorCodes.DB_IO,
       `The journal ${file} could not be read or written: the disk reported an I/O error or a page is damaged`,
-      `Stop, and copy ${file} with its -wal and -shm files somewhere safe (it holds the run's in-doubt state: do not delete or replace it); check it with \`sqlite3 ${file} "PRAGMA integrity_check"\` and repair it (sqlite3's .recover) or fix the disk, then run \`logbook resume <run-id>\`.`,
+      `Stop, and copy ${file} with its -wal and -shm files somewhere safe (it holds the run's in-doubt state: do not delete or replace it); check it with \`sqlite3 ${file} "PRAGMA integrity_check"\` and repair it (sqlite3's .recover) or fix the disk, then ${again}.`,
     );
   }
   return undefined;
