@@ -10,6 +10,7 @@ import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { JournalReader } from '../../src/runtime/store/reader';
+import { MIGRATIONS, type Migration } from '../../src/runtime/store/migrations';
 import { MIGRATE_STATS, resetMigrateStats } from './migrateOps';
 
 /** Reproducible in CI; `npm run check:exactly-once -- --runs 10000` tries many more, with a fresh seed each time. */
@@ -373,6 +374,55 @@ describe('exactly-once checker', function () {
     } finally {
       if (real) Object.defineProperty(RunWriter.prototype, 'eventDelivered', real);
     }
+  });
+
+  it('negative control: catches a migration 10 that loses a committed action while copying actions (effect-twice), mid-schedule', async () => {
+    // Sabotage: the copy of actions skips the run's latest committed action. Only this process's runner is sabotaged,
+    // so the driver alone opens the schema-9 journal (no second opener's thread).
+    const i = MIGRATIONS.findIndex((m) => m.version === 10);
+    const real = MIGRATIONS[i] as Migration;
+    const keep = 'FROM actions_v9 ORDER BY run_id, seq;';
+    const lossy = real.sql.replace(
+      keep,
+      `FROM actions_v9 WHERE (run_id, id) NOT IN (SELECT run_id, id FROM actions_v9 WHERE run_id = 'r' AND status = 'committed' ORDER BY seq DESC LIMIT 1) ${keep.slice(15)}`,
+    );
+    assert.notEqual(lossy, real.sql);
+    const agent = agentArbWithoutSleeps.map((a) => ({
+      ...a,
+      actions: a.actions.map((x) => ({ ...x, effect: 'non-idempotent' as const, verify: false, approval: 'none' as const, fail: 'none' as const })),
+    }));
+    const schedule: fc.Arbitrary<ScheduleJ> = fc.nat(3).map((n) => ({
+      ops: [
+        { op: 'start', via: 'api', crash: { at: 'provider', n, when: 'before-effect' } },
+        { op: 'migrate-9', opener: 'driver', via: 'api' },
+      ],
+    }));
+    Object.defineProperty(MIGRATIONS, i, { configurable: true, writable: true, value: { ...real, sql: lossy } });
+    let r: Awaited<ReturnType<typeof check>>;
+    try {
+      r = await check({
+        seed: SEED,
+        runs: 40,
+        arbitrary: fc.record({ agent, schedule }),
+        kinds: ['effect-twice'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+    } finally {
+      Object.defineProperty(MIGRATIONS, i, { configurable: true, writable: true, value: real });
+    }
+    const s = r.shrunk[0];
+    assert.ok(s, `a migration that loses a committed action went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+    assert.ok(
+      s.result.violations.some((v) => v.kind === 'effect-twice'),
+      r.text,
+    );
+    // The shrunk case is innocent with the real migration: the violation is the sabotage's.
+    const dir = scratchDir();
+    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+    console.log(`      caught: ${[...r.kinds.keys()].join(', ')} in ${r.schedules} schedule(s); shrunk to ${JSON.stringify(s.c)}`);
   });
 
   for (const control of [
