@@ -63,6 +63,7 @@ export async function putBack(x: Exec, opener: Opener, holdMs: number): Promise<
   if (isPgUrl(x.target.db)) {
     MIGRATE_STATS.pg++;
     await onServer(x.target.db, 'DELETE FROM logbook_schema WHERE version = 10');
+    x.log.push('PostgreSQL: the version row of schema 10 deleted (its migration changes nothing else); the driver opens it alone');
     return { go: () => undefined, finish: () => Promise.resolve(checkVersion(x)) };
   }
   putBackToSchema9(x.target.db);

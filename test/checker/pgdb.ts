@@ -4,6 +4,7 @@ import { Client } from 'pg';
 
 export const isPgUrl = (db: string): boolean => /^postgres(ql)?:\/\//.test(db);
 
+/** Runs `sql` on the database of `url`, on a connection of its own. */
 export async function onServer(url: string, sql: string): Promise<void> {
   const c = new Client({ connectionString: url });
   await c.connect();
