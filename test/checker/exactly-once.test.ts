@@ -73,6 +73,22 @@ describe('exactly-once checker', function () {
     );
   });
 
+  it('a race whose second sends every event, the first never reaching its provider call: a kept event before a refused one is no refusal that changed the run (seed 833822713, path 861)', async () => {
+    // Found by a 1,000-schedule run: the batch's last answer (e0 refused: the child waits for it) was checked as the
+    // answer of the whole batch, against a diff holding e1, kept just before. Each send is checked on its own.
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"child","calls":[{"action":0,"n":0,"mode":"use"}],"event":0},{"kind":"wait","calls":[],"event":1},{"kind":"wait","calls":[],"event":0},{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"race","second":"send","at":0,"when":"before-effect"}]}}',
+    ) as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(r.log.includes('send e1#0 (journal.send): kept'), r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => l.startsWith('send e0#0 (journal.send): refused [LB_EVENT_REFUSED]')),
+      r.log.join('\n'),
+    );
+  });
+
   /** Agents with at least one run.child step, whose actions neither fail nor wait at a gate (so every case ends). */
   const withChild = (effects: boolean): fc.Arbitrary<AgentJ> =>
     agentArb
