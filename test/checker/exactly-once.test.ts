@@ -10,6 +10,8 @@ import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { JournalReader } from '../../src/runtime/store/reader';
+import { MIGRATIONS, type Migration } from '../../src/runtime/store/migrations';
+import { MIGRATE_STATS, resetMigrateStats } from './migrateOps';
 
 /** Reproducible in CI; `npm run check:exactly-once -- --runs 10000` tries many more, with a fresh seed each time. */
 const SEED = 19;
@@ -33,9 +35,16 @@ describe('exactly-once checker', function () {
   this.timeout(900_000);
 
   it(`finds no violation in ${SCHEDULES} generated agents × schedules (seed ${SEED})`, async () => {
+    resetMigrateStats();
     const r = await check({ seed: SEED, runs: SCHEDULES, shrinkMs: 15_000, shrinkKinds: 4 });
+    const m = { ...MIGRATE_STATS };
+    console.log(
+      `      the journal put back to schema 9 and migrated again ${m.ops} times (${m.threadMigrated} upgraded by a second opener's thread, ${m.driverMigrated} by the driver while that thread waited) in ${(r.ms / 1000).toFixed(1)} s`,
+    );
     assert.equal(r.schedules, SCHEDULES);
     assert.equal(r.violating, 0, `\n${r.text}`);
+    // A seed that never raced two openers would say nothing of the upgrade's lock.
+    assert.ok(m.ops >= 20 && m.threadMigrated > 0 && m.driverMigrated > 0, JSON.stringify(m));
   });
 
   it('finds no violation in 8 schedules of real processes (the CLI and workers: real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
@@ -60,6 +69,22 @@ describe('exactly-once checker', function () {
           'ended as an uncrashed run does once the transient faults a killed attempt spent, or kept from happening, are gone (before:lookup.0:0): completed',
         ),
       ),
+      r.log.join('\n'),
+    );
+  });
+
+  it('a race whose second sends every event, the first never reaching its provider call: a kept event before a refused one is no refusal that changed the run (seed 833822713, path 861)', async () => {
+    // Found by a 1,000-schedule run: the batch's last answer (e0 refused: the child waits for it) was checked as the
+    // answer of the whole batch, against a diff holding e1, kept just before. Each send is checked on its own.
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"child","calls":[{"action":0,"n":0,"mode":"use"}],"event":0},{"kind":"wait","calls":[],"event":1},{"kind":"wait","calls":[],"event":0},{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"race","second":"send","at":0,"when":"before-effect"}]}}',
+    ) as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(r.log.includes('send e1#0 (journal.send): kept'), r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => l.startsWith('send e0#0 (journal.send): refused [LB_EVENT_REFUSED]')),
       r.log.join('\n'),
     );
   });
@@ -365,6 +390,55 @@ describe('exactly-once checker', function () {
     } finally {
       if (real) Object.defineProperty(RunWriter.prototype, 'eventDelivered', real);
     }
+  });
+
+  it('negative control: catches a migration 10 that loses a committed action while copying actions (effect-twice), mid-schedule', async () => {
+    // Sabotage: the copy of actions skips the run's latest committed action. Only this process's runner is sabotaged,
+    // so the driver alone opens the schema-9 journal (no second opener's thread).
+    const i = MIGRATIONS.findIndex((m) => m.version === 10);
+    const real = MIGRATIONS[i] as Migration;
+    const keep = 'FROM actions_v9 ORDER BY run_id, seq;';
+    const lossy = real.sql.replace(
+      keep,
+      `FROM actions_v9 WHERE (run_id, id) NOT IN (SELECT run_id, id FROM actions_v9 WHERE run_id = 'r' AND status = 'committed' ORDER BY seq DESC LIMIT 1) ${keep.slice(15)}`,
+    );
+    assert.notEqual(lossy, real.sql);
+    const agent = agentArbWithoutSleeps.map((a) => ({
+      ...a,
+      actions: a.actions.map((x) => ({ ...x, effect: 'non-idempotent' as const, verify: false, approval: 'none' as const, fail: 'none' as const })),
+    }));
+    const schedule: fc.Arbitrary<ScheduleJ> = fc.nat(3).map((n) => ({
+      ops: [
+        { op: 'start', via: 'api', crash: { at: 'provider', n, when: 'before-effect' } },
+        { op: 'migrate-9', opener: 'driver', via: 'api' },
+      ],
+    }));
+    Object.defineProperty(MIGRATIONS, i, { configurable: true, writable: true, value: { ...real, sql: lossy } });
+    let r: Awaited<ReturnType<typeof check>>;
+    try {
+      r = await check({
+        seed: SEED,
+        runs: 40,
+        arbitrary: fc.record({ agent, schedule }),
+        kinds: ['effect-twice'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+    } finally {
+      Object.defineProperty(MIGRATIONS, i, { configurable: true, writable: true, value: real });
+    }
+    const s = r.shrunk[0];
+    assert.ok(s, `a migration that loses a committed action went unnoticed in ${r.schedules} schedules:\n${r.text}`);
+    assert.ok(
+      s.result.violations.some((v) => v.kind === 'effect-twice'),
+      r.text,
+    );
+    // The shrunk case is innocent with the real migration: the violation is the sabotage's.
+    const dir = scratchDir();
+    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+    console.log(`      caught: ${[...r.kinds.keys()].join(', ')} in ${r.schedules} schedule(s); shrunk to ${JSON.stringify(s.c)}`);
   });
 
   for (const control of [

@@ -8,6 +8,7 @@ import type { Exec } from './executor';
 import type { Driver, Ended } from './surfaces';
 import { SimProcess } from './sim';
 import { sleepsOf } from './invariants';
+import { OPENERS, putBack, type Opener } from './migrateOps';
 
 export interface Operation {
   /** Whether it starts the run (only the first operation of a schedule does). */
@@ -122,6 +123,9 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
   const label = `${SECOND[which]} while the first waits in provider call #${Number(op.at) + 1} ${String(op.when)}`;
   let pending: Promise<Ended> | undefined;
   let fired = false;
+  // A send of every event is checked event by event (sendAll): its last answer is not the whole batch's, and a refused
+  // last event does not make the events kept before it a refusal that changed the run.
+  const checked = which !== 'send';
   d.proc.pause({
     n: Number(op.at),
     when: op.when as When,
@@ -129,14 +133,19 @@ async function runRace(x: Exec, op: OpJ, firstLabel: string, first: (d: Driver) 
       fired = true;
       const before = x.observer.snapshot(x.runId);
       const p = second(d, which, x.runId, x);
-      if (await settlesWithin(p, 500)) x.after(label, x.runId, await p, before, true);
-      else pending = p;
+      if (await settlesWithin(p, 500)) {
+        const ended = await p;
+        if (checked) x.after(label, x.runId, ended, before, true);
+      } else pending = p;
     },
   });
   await x.call(firstLabel, x.runId, () => first(d));
   d.proc.pause(undefined);
-  if (pending) await x.call(`${label} (it waited for the first)`, x.runId, () => pending as Promise<Ended>);
-  else if (!fired) await x.call(`${SECOND[which]} (the first never reached provider call #${Number(op.at) + 1})`, x.runId, () => second(d, which, x.runId, x));
+  if (pending) await (checked ? x.call(`${label} (it waited for the first)`, x.runId, () => pending as Promise<Ended>) : pending);
+  else if (!fired) {
+    const late = `${SECOND[which]} (the first never reached provider call #${Number(op.at) + 1})`;
+    await (checked ? x.call(late, x.runId, () => second(d, which, x.runId, x)) : second(d, which, x.runId, x));
+  }
 }
 
 /** `start`, `resume` or `compensate` of the run by one driver (the host API or the engine), its process armed to crash. */
@@ -210,6 +219,53 @@ async function cancelAsleep(x: Exec, op: OpJ, first: 'start' | 'resume'): Promis
     x.violation('went-on-after-cancel', `run ${x.runId} was cancelled in its sleep (step #${sleeping.idx + 1}), yet step #${(later[0]?.idx ?? 0) + 1} started`);
 }
 
+/**
+ * The journal put back to schema 9 (as an older Logbook left it, every row of the run kept), then opened by today's
+ * code: the resume's driver and maybe a second opener at once (a thread upgrading it first and holding the lock, or
+ * racing the driver's open). Whoever waits must then work on the migrated file; the resume is armed to crash, or a
+ * second driver races it as in `race`.
+ */
+const migrateOp: Operation = {
+  starts: false,
+  weight: 2,
+  arbitrary: () =>
+    fc
+      .record({
+        opener: fc.constantFrom<Opener>('thread-holds', 'thread-races', 'driver'),
+        holdMs: fc.constantFrom(5, 40),
+        first: withCrash('resume'),
+        raced: fc.option(race('race'), { nil: undefined, freq: 3 }),
+      })
+      .map(({ opener, holdMs, first, raced }) => ({
+        ...(raced ?? first),
+        op: 'migrate-9',
+        opener,
+        ...(opener === 'thread-holds' ? { holdMs } : {}),
+      })),
+  describe: (op) =>
+    `put the journal back to schema 9 (PostgreSQL: its version row); ${OPENERS[op.opener as Opener].replace('the driver', op.second ? 'the resume (host API)' : `the resume (${VIA[op.via as 'api']})`)}` +
+    (op.second
+      ? `; while the resume waits in provider call #${Number(op.at) + 1} ${String(op.when)}, ${SECOND[op.second as Second]}`
+      : describeCrash(op.crash as Crash)),
+  run: async (x, op) => {
+    const second = await putBack(x, op.opener as Opener, Number(op.holdMs ?? 0));
+    // The racing thread is released in the same turn as the driver's open (openJournal, openStore), which migrates.
+    const resume = (d: Driver, via: string): Promise<Ended> => {
+      const decisions = x.decisions(x.runId);
+      second.go();
+      return d.resume(via, x.runId, decisions);
+    };
+    if (op.second) await runRace(x, op, 'resume (host API) of the schema-9 journal', (d) => resume(d, 'api'));
+    else {
+      const d = x.driver();
+      d.proc.arm(op.crash as Crash);
+      await x.call(`resume (${VIA[op.via as 'api']}) of the schema-9 journal`, x.runId, () => resume(d, String(op.via)));
+    }
+    await second.finish();
+  },
+  compensates: secondCompensates,
+};
+
 const cancelAsleepOp = (first: 'start' | 'resume'): Operation => ({
   starts: first === 'start',
   weight: 1,
@@ -265,6 +321,7 @@ export const OPERATIONS: Record<string, Operation> = {
     run: (x, op) => runRace(x, op, 'resume (host API)', (d) => d.resume('api', x.runId, x.decisions(x.runId))),
     compensates: () => true,
   },
+  'migrate-9': migrateOp,
   'start-sleep-cancel': cancelAsleepOp('start'),
   'resume-sleep-cancel': cancelAsleepOp('resume'),
   send: {

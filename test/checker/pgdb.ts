@@ -4,7 +4,8 @@ import { Client } from 'pg';
 
 export const isPgUrl = (db: string): boolean => /^postgres(ql)?:\/\//.test(db);
 
-async function onServer(url: string, sql: string): Promise<void> {
+/** Runs `sql` on the database of `url`, on a connection of its own. */
+export async function onServer(url: string, sql: string): Promise<void> {
   const c = new Client({ connectionString: url });
   await c.connect();
   try {

@@ -1,0 +1,81 @@
+// A schema-10 SQLite journal put back to schema 9, every row kept: the file an older Logbook would have left, for tests of migration 10 on journals in use.
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { journalAt } from './journalAt';
+
+/** The tables migration 10 rebuilt: WITHOUT ROWID tables at schema 9. */
+export const REBUILT_BY_10 = ['steps', 'actions', 'graph_checkpoints', 'graph_blobs', 'graph_writes'] as const;
+
+export interface SchemaRow {
+  readonly type: string;
+  readonly name: string;
+  readonly tbl_name: string;
+  readonly sql: string | null;
+}
+
+/** sqlite_master's rows for the tables migration 10 rebuilt (their indexes too), by name: rootpage left out. */
+export function rebuiltSchema(db: Database.Database): SchemaRow[] {
+  return db
+    .prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master WHERE tbl_name IN (${REBUILT_BY_10.map(() => '?').join(', ')}) ORDER BY name`)
+    .all(...REBUILT_BY_10) as SchemaRow[];
+}
+
+let schema9: { tables: SchemaRow[]; indexes: SchemaRow[] } | undefined;
+
+/** Schema 9's own DDL for those tables, read from a scratch journal the migrations built (once per process). */
+function schema9Ddl(): { tables: SchemaRow[]; indexes: SchemaRow[] } {
+  if (schema9) return schema9;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logbook-schema9-'));
+  try {
+    const db = journalAt(path.join(dir, 'j.db'), 9);
+    try {
+      const rows = rebuiltSchema(db);
+      // Auto-indexes (sql NULL) come with their table's CREATE; only the explicit indexes are made again.
+      schema9 = { tables: rows.filter((r) => r.type === 'table'), indexes: rows.filter((r) => r.type === 'index' && r.sql !== null) };
+      return schema9;
+    } finally {
+      db.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * Rewrites `steps`, `actions` and the graph tables of the schema-10 journal `file` into their schema-9 definitions,
+ * copying every row, and sets user_version to 9, in one immediate transaction. No process may hold the file open for
+ * writing: a connection opened at schema 10 would go on writing as if it still were.
+ *
+ * The schema-10 table is renamed out of the way and schema 9's CREATE is run under the real name: renaming the new
+ * table into place instead would have SQLite rewrite its CREATE (the name quoted), and sqlite_master would no longer
+ * be what schema 9 left.
+ */
+export function putBackToSchema9(file: string): void {
+  const ddl = schema9Ddl();
+  const db = new Database(file);
+  try {
+    db.pragma('busy_timeout = 5000');
+    db.transaction(() => {
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version !== 10) throw new Error(`putBackToSchema9: ${file} is at schema ${version}, not 10`);
+      for (const t of ddl.tables) {
+        const old = `${t.name}_v10`;
+        const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t.name) as string[]).map(quote).join(', ');
+        db.exec(`ALTER TABLE ${quote(t.name)} RENAME TO ${quote(old)}`);
+        db.exec(t.sql ?? '');
+        db.exec(`INSERT INTO ${quote(t.name)} (${columns}) SELECT ${columns} FROM ${quote(old)}`);
+        // Its indexes go with it, which frees their names for schema 9's.
+        db.exec(`DROP TABLE ${quote(old)}`);
+      }
+      for (const i of ddl.indexes) db.exec(i.sql ?? '');
+      db.pragma('user_version = 9');
+    }).immediate();
+  } finally {
+    db.close();
+  }
+}
