@@ -17,6 +17,10 @@ const HOW: Record<ReconcileHow, { resume: string; settle: string }> = {
     settle: '`verify`: found → compensated like any committed action; not found → marked not happened',
   },
   're-execute-with-key': { resume: 'executed again with the same key', settle: 'executed again with the same key, then compensated' },
+  'no-inverse': {
+    resume: 'executed again with the same key',
+    settle: 'not executed again (it would only make certain an effect nothing can undo): marked irreversible, its outcome unknown',
+  },
   'needs-decision': {
     resume: 'the run stops `needs-decision` (exit 3) until a person decides `happened` (with its result) or `not-happened`',
     settle: 'the compensation stops `needs-decision` (exit 3) until a person decides',
@@ -46,12 +50,15 @@ export function effectTable(): string {
   for (const effect of ['read-only', 'idempotent', 'non-idempotent'] as const) {
     for (const hasVerify of effect === 'read-only' ? [false] : [true, false]) {
       const resume = reconcilePlan({ effect, hasVerify, decision: null }, 'resume').how;
-      const settle = reconcilePlan({ effect, hasVerify, decision: null }, 'settle').how;
+      const withInverse = reconcilePlan({ effect, hasVerify, decision: null, hasInverse: true }, 'compensate').how;
+      const withoutInverse = reconcilePlan({ effect, hasVerify, decision: null, hasInverse: false }, 'compensate').how;
+      const settle =
+        withInverse === withoutInverse ? HOW[withInverse].settle : `with \`compensate\`: ${HOW[withInverse].settle}; without: ${HOW[withoutInverse].settle}`;
       const thrown = afterExecuteError(effect, undefined);
       const definite = afterExecuteError(effect, 'not-happened');
       const onError = thrown === definite ? AFTER_ERROR[thrown] : `${AFTER_ERROR[thrown]}; an error classified \`not-happened\`: ${AFTER_ERROR[definite]}`;
       const name = effect === 'read-only' ? '`read-only`' : `\`${effect}\`, ${hasVerify ? 'with' : 'no'} \`verify\``;
-      rows.push(`| ${name} | ${BEFORE[effect]} | ${onError} | ${HOW[resume].resume} | ${HOW[settle].settle} |`);
+      rows.push(`| ${name} | ${BEFORE[effect]} | ${onError} | ${HOW[resume].resume} | ${settle} |`);
     }
   }
   return rows.join('\n');

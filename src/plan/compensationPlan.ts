@@ -38,6 +38,7 @@ const SETTLE_DETAIL: Record<Exclude<ReconcileHow, 'run-again'>, string> = {
   unknown: 'the script could not be loaded',
   verify: 'verify asks the outside system; if found it is undone like the rest',
   're-execute-with-key': 'idempotent: executed again with its key to reach a known state, then undone',
+  'no-inverse': 'idempotent without compensate: not executed again (that could only add an effect nothing undoes); left irreversible',
   'nothing-to-undo': 'read-only: nothing to undo',
   'needs-decision': 'no verify: compensation stops (exit 3) until a person decides with --decide',
 };
@@ -57,13 +58,22 @@ export function planCompensation(store: Store, runId: string, defs: Definitions,
   // turn out to have happened commit now, so their inverses run first.
   for (const a of store.reader.inDoubt(runId)) {
     const def = defs(a.type);
-    const plan = reconcilePlan({ effect: a.effect, hasVerify: scriptLoaded ? typeof def?.verify === 'function' : undefined, decision: a.decision }, 'settle');
+    const plan = reconcilePlan(
+      {
+        effect: a.effect,
+        hasVerify: scriptLoaded ? typeof def?.verify === 'function' : undefined,
+        decision: a.decision,
+        hasInverse: scriptLoaded ? typeof def?.compensate === 'function' : undefined,
+      },
+      'compensate',
+    );
     const how = plan.how === 'run-again' ? 'nothing-to-undo' : plan.how;
     const after = a.error !== null ? 'in doubt after an error; ' : '';
     settleFirst.push({ id: a.id, type: a.type, how, detail: `${after}${SETTLE_DETAIL[how]}` });
     if (how === 'decided-happened') inverseOf(a, 'always', 'decided it happened');
     else if (how === 'verify') inverseOf(a, 'if-found', 'in doubt: undone only if verify finds it happened');
     else if (how === 're-execute-with-key') inverseOf(a, 'always', 're-executed with its key, then undone');
+    else if (how === 'no-inverse') irreversible.push({ id: a.id, type: a.type, detail: `${a.type} has no compensate (in doubt: not executed again)` });
     else if (how === 'needs-decision') {
       inverseOf(a, 'if-found', 'in doubt: undone only if decided that it happened');
       stops ??= { actionId: a.id, type: a.type };

@@ -127,6 +127,7 @@ const RECONCILE_DETAIL: Record<Reconcile, string> = {
   'decided-not-happened': 'a person decided it did not happen: it executes with the same key',
   verify: 'verify asks the outside system: found → committed without executing; not found → executed with the same key',
   're-execute-with-key': 'idempotent: it executes again with the same key',
+  'no-inverse': 'idempotent: it executes again with the same key',
   'needs-decision': 'no verify: the resume stops (exit 3) until a person decides with --decide',
   unknown: 'the script could not be loaded: verify if it defines one, otherwise as its effect allows',
 };

@@ -14,6 +14,7 @@ export const RECONCILE_WHY: Record<ReconcileHow, string> = {
   'decided-not-happened': 'a person decided it did not happen',
   verify: 'verify asks the outside system whether it happened',
   're-execute-with-key': 'it is idempotent, so it runs again with the same key',
+  'no-inverse': 'it has no compensate, so running it again could only add an effect nothing undoes',
   'needs-decision': 'it has no verify, so a person must decide',
   unknown: 'the script that defines it is not loaded',
 };

@@ -44,7 +44,9 @@ export type Carried<R> =
   /** It did not happen, and the plan only learns the truth: marked failed; `why` is what going forward would have run it again as. */
   | { readonly done: 'marked-not-happened'; readonly how: ReconcileHow; readonly why: RunAgainWhy }
   /** No rule and no host decides: a person must. Nothing was written. */
-  | { readonly done: 'needs-decision'; readonly how: 'needs-decision' };
+  | { readonly done: 'needs-decision'; readonly how: 'needs-decision' }
+  /** Compensating, with no inverse: not redone, and nothing was written (the caller records it irreversible). */
+  | { readonly done: 'left-in-doubt'; readonly how: 'no-inverse' };
 
 /** Carries out `plan` for the in-doubt action `a` (its row in the journal). */
 export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: CarryOutDeps<A, R>): Promise<Carried<R>> {
@@ -64,6 +66,8 @@ export async function carryOut<A, R>(plan: ReconcilePlan, a: ActionRow, d: Carry
       return notHappened(plan.how, 'read-only: nothing to undo', 're-executed');
     case 're-execute-with-key':
       return { done: 'executed', how: plan.how, why: 're-executed', result: await d.execute('re-executed') };
+    case 'no-inverse':
+      return { done: 'left-in-doubt', how: plan.how };
     case 'decided-happened':
       return happened(a.result);
     case 'decided-not-happened':

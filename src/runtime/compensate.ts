@@ -173,7 +173,7 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
     // one in doubt (verify, or redone with its key), so that one that happened is committed and its inverse walked.
     for (const a of [...store.reader.inDoubt(runId), ...store.reader.failedMayHaveHappened(runId)]) {
       const def = definition(a.type);
-      const plan = settlePlan(a, def);
+      const plan = settlePlan(a, def, { hasInverse: typeof def.compensate === 'function' });
       const out = await settleInDoubt(a, def, plan, {
         writer,
         ctx: { idempotencyKey: a.id, runId, attempt: lease.attempt, ...writer.leaseChecks },
@@ -186,6 +186,13 @@ export async function compensateWithLease(store: Store, lease: Lease, opts: Comp
             { actionId: a.id },
           ),
       });
+      if (out.happened === null) {
+        const reason = `${a.type} has no compensate, and is in doubt: it is not redone, since that would make certain an effect nothing can undo`;
+        writer.compensation(a.step_idx, a.id, 'irreversible', null, { reason });
+        irreversible.push({ id: a.id, type: a.type });
+        settled.push({ id: a.id, type: a.type, outcome: 'left in doubt: no compensate, so not redone' });
+        continue;
+      }
       if (out.happened === undefined) {
         writer.runStatus('needs-decision', { data: { actionId: a.id, type: a.type, reason: 'compensation needs to know whether it happened' } });
         return {

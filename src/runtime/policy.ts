@@ -19,13 +19,17 @@ export const RECONCILE_HOWS = [
   'decided-not-happened',
   'verify',
   're-execute-with-key',
+  'no-inverse',
   'needs-decision',
   'unknown',
 ] as const;
 export type ReconcileHow = (typeof RECONCILE_HOWS)[number];
 
-/** `resume` goes forward (what did not happen is executed); `settle` only learns the truth (what did not happen is marked so). */
-export type ReconcilePurpose = 'resume' | 'settle';
+/**
+ * `resume` goes forward (what did not happen is executed); `settle` only learns the truth (what did not happen is
+ * marked so); `compensate` settles before the inverses are walked, and never makes an effect that nothing undoes.
+ */
+export type ReconcilePurpose = 'resume' | 'settle' | 'compensate';
 
 export interface ReconcilePlan {
   readonly how: ReconcileHow;
@@ -44,7 +48,10 @@ export interface ActionFacts {
   readonly approval: 'pending' | 'approved' | 'rejected' | null;
 }
 
-export function reconcilePlan(a: Pick<ActionFacts, 'effect' | 'hasVerify' | 'decision'>, purpose: ReconcilePurpose): ReconcilePlan {
+export function reconcilePlan(
+  a: Pick<ActionFacts, 'effect' | 'hasVerify' | 'decision'> & { readonly hasInverse?: boolean | undefined },
+  purpose: ReconcilePurpose,
+): ReconcilePlan {
   const ifNotHappened = purpose === 'resume' ? 'execute' : 'mark-not-happened';
   const plan = (how: ReconcileHow): ReconcilePlan => ({ how, ifNotHappened });
   if (a.effect === 'read-only') return plan(purpose === 'resume' ? 'run-again' : 'nothing-to-undo');
@@ -52,7 +59,9 @@ export function reconcilePlan(a: Pick<ActionFacts, 'effect' | 'hasVerify' | 'dec
   if (a.decision === 'not-happened') return plan('decided-not-happened');
   if (a.hasVerify === undefined) return plan('unknown');
   if (a.hasVerify) return plan('verify');
-  if (a.effect === 'idempotent') return plan('re-execute-with-key');
+  // Redone with its key before compensating, an action with no inverse would only make its effect certain, where
+  // it may never have happened, under a run that was asked to be undone: it is left as it is, irreversible either way.
+  if (a.effect === 'idempotent') return plan(purpose === 'compensate' && a.hasInverse === false ? 'no-inverse' : 're-execute-with-key');
   return plan('needs-decision');
 }
 

@@ -749,6 +749,8 @@ export class RunSession {
       case 'marked-not-happened':
         // A resume plan executes what did not happen (ifNotHappened: 'execute'): it never only marks it.
         throw new Error(`internal: a resume plan marked ${na.type} ${na.id} not happened instead of executing it`);
+      case 'left-in-doubt':
+        throw new Error(`internal: a resume plan left ${na.type} ${na.id} in doubt, as only compensation may`);
     }
   }
 
@@ -809,6 +811,7 @@ export class RunSession {
         verifyFailed: (err) => this.verifyFailed(a.type, a.id, err),
       });
       if (out.happened === undefined) this.needsDecision(a.id, a.type, afterError);
+      else if (out.happened === null) throw new Error(`internal: settling ${a.type} ${a.id} at a run's end left it in doubt, as only compensation may`);
       else this.d.stats.reconciled.push({ id: a.id, type: a.type, outcome: out.reconciliation });
     }
   }

@@ -12,7 +12,9 @@ import type { Reconciliation } from './types';
 export type SettleOutcome =
   /** `reconciliation`: what the attempt's stats call it (the label a resume would have given it). */
   | { readonly happened: boolean; readonly how: ReconcileHow; readonly reconciliation: Reconciliation }
-  | { readonly happened: undefined; readonly how: 'needs-decision' };
+  | { readonly happened: undefined; readonly how: 'needs-decision' }
+  /** Compensating an idempotent action with no inverse: whether it happened is left unknown (see the policy). */
+  | { readonly happened: null; readonly how: 'no-inverse' };
 
 export interface SettleDeps {
   readonly writer: RunWriter;
@@ -23,9 +25,14 @@ export interface SettleDeps {
   readonly verifyFailed: (err: unknown) => Error;
 }
 
-/** The policy's plan for settling `a`, which the caller shows its host before settleInDoubt carries it out. */
-export function settlePlan(a: ActionRow, def: ActionDefinition): ReconcilePlan {
-  return reconcilePlan({ effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision }, 'settle');
+/**
+ * The policy's plan for settling `a`, which the caller shows its host before settleInDoubt carries it out. With
+ * `compensate`, `hasInverse` says whether compensation can undo it (the definition's compensate, or an inverse given
+ * at run time).
+ */
+export function settlePlan(a: ActionRow, def: ActionDefinition, compensate?: { readonly hasInverse: boolean }): ReconcilePlan {
+  const facts = { effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision, hasInverse: compensate?.hasInverse };
+  return reconcilePlan(facts, compensate ? 'compensate' : 'settle');
 }
 
 /** Brings an in-doubt action to committed (it happened) or failed (it did not), as far as the policy allows without a person. */
@@ -51,6 +58,8 @@ export async function settleInDoubt(a: ActionRow, def: ActionDefinition, plan: R
       return { happened: false, how: out.how, reconciliation: out.why };
     case 'needs-decision':
       return { happened: undefined, how: out.how };
+    case 'left-in-doubt':
+      return { happened: null, how: out.how };
   }
 }
 

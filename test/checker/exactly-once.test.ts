@@ -73,6 +73,22 @@ describe('exactly-once checker', function () {
     );
   });
 
+  it('a cancel with compensate never makes an effect nothing undoes: an idempotent action in doubt with no inverse is not redone (seed 833822713, path 361)', async () => {
+    // Found by a 1,000-schedule run: killed before either of an AI step's two calls reached its provider, the run was
+    // cancelled with compensate, and settling the second call (in doubt) redid it with its key: a new effect, after
+    // the cancel, with no compensate to undo it. The policy now leaves such an action irreversible, not redone.
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"ai","calls":[{"action":0,"n":0,"mode":"use"},{"action":0,"n":1,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":0,"when":"before-effect"}},{"op":"cancel","via":"api","compensate":true}]}}',
+    ) as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => /cancel --compensate .*: compensated/.test(l)),
+      r.log.join('\n'),
+    );
+  });
+
   it('a race whose second sends every event, the first never reaching its provider call: a kept event before a refused one is no refusal that changed the run (seed 833822713, path 861)', async () => {
     // Found by a 1,000-schedule run: the batch's last answer (e0 refused: the child waits for it) was checked as the
     // answer of the whole batch, against a diff holding e1, kept just before. Each send is checked on its own.

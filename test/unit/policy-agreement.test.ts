@@ -205,9 +205,16 @@ describe('one policy: resume, compensation, plan, the debugger and the tree agre
       const compId = `c${i}`;
       const ckey = journal(store, c, compId);
       const cplan = planCompensation(store, compId, defs, true);
-      const settleHow = row.status === 'started' ? reconcilePlan(facts, 'settle').how : undefined;
+      const settleHow = row.status === 'started' ? reconcilePlan({ ...facts, hasInverse: c.compensate }, 'compensate').how : undefined;
       assert.equal(cplan.settleFirst[0]?.how, settleHow);
+      const executedBefore = count(ckey).execute;
       const report = await compensateRun(store, compId, quiet);
+      if (settleHow === 'no-inverse') {
+        // Nothing can undo it, so compensation does not make it happen: not executed again, listed irreversible.
+        assert.equal(count(ckey).execute, executedBefore, 'compensation executed an action with no inverse');
+        assert.ok(report.irreversible.some((x) => x.id === ckey) && cplan.irreversible.some((x) => x.id === ckey));
+        assert.equal(store.reader.action(compId, ckey)?.compensation, 'irreversible');
+      }
       if (settleHow === 'needs-decision') {
         assert.equal(report.status, 'needs-decision');
         assert.equal(cplan.stops?.actionId, ckey);
