@@ -101,6 +101,10 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
     // Cancelled with an action in doubt (its execute threw after the effect, or its process died): the doubt stands until
     // someone compensates the run, which settles it first.
     if (row?.status === 'started' && status === 'cancelled') continue;
+    // Compensated with an action in doubt that has no inverse: compensation leaves it so, marked irreversible (redone
+    // with its key, it would make certain an effect nothing undoes where it may never have happened). The journal says
+    // "not known", never "did not happen".
+    if (row?.status === 'started' && status === 'compensated' && row.compensation === 'irreversible') continue;
     // An idempotent action whose execute threw is journaled failed, as if an error proved nothing happened. The README
     // says so (it runs again with its key), so a run that goes on is noted; one that is compensated is checked below.
     if (row?.status === 'failed' && row.effect === 'idempotent') {

@@ -41,12 +41,14 @@ export function migrate(db: Database.Database, file: string): void {
  * WAL its size until the journal size limit trims it at a later reset: nothing waits for that process.
  */
 function shrinkWal(db: Database.Database): void {
+  // A caller that migrates inside a transaction of its own holds the WAL: its checkpoint is a later one's to make.
+  if (db.inTransaction) return;
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
   } catch (err) {
-    // The upgrade is committed: a disk too full to copy the WAL back leaves it whole, for a later checkpoint.
+    // The upgrade is committed: a lock held elsewhere, or a disk too full to copy the WAL back, leaves it whole.
     const code = (err as { code?: unknown }).code;
-    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_FULL') throw err;
+    if (typeof code !== 'string' || !/^SQLITE_(BUSY|LOCKED|FULL)/.test(code)) throw err;
   }
 }
 
