@@ -417,7 +417,7 @@ async function driveSession(
       writer.runStatus('failed', { error: record, data: { error: { ...error }, stats: summary(stats) } });
       // An error that left an action in doubt does not say the run failed (it may have succeeded): the run stays resumable,
       // and the declared policy does not undo effects whose outcome nobody knows yet.
-      const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0;
+      const unknownOutcome = store.reader.inDoubtAfterError(lease.runId).length > 0 || childLeftInDoubt(store, err);
       if (unknownOutcome && agent.onFailure === 'compensate')
         log(`${agent.name}: the run failed with an action in doubt after an error; it is not compensated: resume reconciles it.`);
       // The inverses are called with the journal's args and results: a damaged one is found before any runs.
@@ -520,6 +520,17 @@ async function settleReplayedDoubts(session: RunSession, log: (line: string) => 
     }
     throw err;
   }
+}
+
+/**
+ * Whether the error is a child's failure (run.child's ChildRunFailedError) that left an action in doubt in that child or
+ * below it: its outcome is as unknown as the parent's own would be, and resuming the parent resumes the child, which
+ * reconciles it.
+ */
+function childLeftInDoubt(store: Store, err: unknown): boolean {
+  if (!(err instanceof LogbookError) || err.code !== ErrorCodes.CHILD_FAILED || err.details.status !== 'failed') return false;
+  const inDoubt = (runId: string): boolean => store.reader.inDoubtAfterError(runId).length > 0 || store.reader.children(runId).some((c) => inDoubt(c.id));
+  return typeof err.details.childRunId === 'string' && inDoubt(err.details.childRunId);
 }
 
 function compensationRefusal(store: Store, runId: string): LogbookError | undefined {

@@ -105,6 +105,23 @@ describe('exactly-once checker', function () {
     );
   });
 
+  it("a child's failure that left its action in doubt is no failure the parent's onFailure compensates: resuming the parent reconciles it", async () => {
+    // The child's non-idempotent call got a 502 after its request went through: the child failed with it in doubt, and
+    // the parent (ChildRunFailedError) was compensated, since only its own actions were asked whether one was in doubt.
+    // A resume of that compensation's stop for a decision went forward instead and completed: "status differs".
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"transient-after"},{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"child","calls":[{"action":0,"n":1,"mode":"use"}]},{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"resume","via":"api"}]}}',
+    ) as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.equal(r.baseline.status, 'completed');
+    assert.ok(
+      r.log.some((l) => l.startsWith('start (host API): failed (LB_CHILD_FAILED')),
+      r.log.join('\n'),
+    );
+  });
+
   /** Agents with at least one run.child step, whose actions neither fail nor wait at a gate (so every case ends). */
   const withChild = (effects: boolean): fc.Arbitrary<AgentJ> =>
     agentArb
