@@ -474,11 +474,23 @@ async function driveSession(
 
 /**
  * What run.child needs of the engine: a child is driven in this process, by a session of its own (its own lease and
- * writer), with this session's options but not its host's onDriving or the caller's trace context; its boundaries
+ * writer), with this session's options but not its host's onDriving, the caller's trace context or the decisions given
+ * for the parent's actions; its boundaries
  * reach this session's host with the parent's child:start as their caller.
  */
 function childEngine(store: Store, opts: EngineOptions): ChildEngine {
-  const { onDriving: _onDriving, traceContext: _traceContext, caller: _caller, hooks, ...rest } = opts;
+  // Not the parent's decisions either: they were checked against the parent's actions, and a child resumed with them
+  // refused each as an action it does not have, which failed the parent's run (and compensated it).
+  const {
+    onDriving: _onDriving,
+    traceContext: _traceContext,
+    caller: _caller,
+    hooks,
+    decisions: _decisions,
+    ...rest
+  } = opts as EngineOptions & {
+    readonly decisions?: unknown;
+  };
   const forChild = (caller: PauseEvent): EngineOptions => ({ ...rest, caller, ...(hooks ? { hooks: withCaller(hooks, caller) } : {}) });
   return {
     store,

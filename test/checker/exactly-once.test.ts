@@ -73,6 +73,19 @@ describe('exactly-once checker', function () {
     );
   });
 
+  it("a resume that decides the parent's actions resumes its child without them: the child refused them, which failed and compensated the parent (seed 240702006, path 835)", async () => {
+    // Found by a 1,000-schedule run: the parent's own in-doubt charge was decided on resume, and run.child resumed the
+    // waiting child with the same decisions; the child refused one for an action it does not have (LB_ACTION_NOT_FOUND),
+    // and that refusal became the parent's failure, which its onFailure compensated.
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"transient-after"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"ignore"},{"action":0,"n":1,"mode":"ignore"}]},{"kind":"child","calls":[{"action":0,"n":0,"mode":"use"}],"event":0}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"resume","via":"api"}]}}',
+    ) as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(!r.log.some((l) => l.includes('LB_ACTION_NOT_FOUND')), r.log.join('\n'));
+  });
+
   it('a cancel with compensate never makes an effect nothing undoes: an idempotent action in doubt with no inverse is not redone (seed 833822713, path 361)', async () => {
     // Found by a 1,000-schedule run: killed before either of an AI step's two calls reached its provider, the run was
     // cancelled with compensate, and settling the second call (in doubt) redid it with its key: a new effect, after
