@@ -181,7 +181,7 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
   const steps = store.reader.steps(runId, 0, Number.MAX_SAFE_INTEGER);
   const actions = [...store.reader.allActions(runId)];
   const inbox = store.reader.inbox.ofRun(runId, 0, 10_000);
-  const ended = !runAllows(row.status, v.leaseLive).canSend;
+  const ended = !runAllows(row.status, v.leaseLive, v.compensationStopped).canSend;
   if (json) {
     const shownRun = {
       run: runJson(store, row, damage),

@@ -136,7 +136,7 @@ export function planResume(store: Store, runId: string, defs: Definitions, scrip
   const row = store.reader.run(runId);
   if (!row) throw runNotFound(runId);
   const view = store.reader.view(row);
-  const allows = runAllows(row.status, view.leaseLive);
+  const allows = runAllows(row.status, view.leaseLive, view.compensationStopped);
   const blocker =
     allows.resumeBlocker === 'completed'
       ? 'the run completed: there is nothing to resume'

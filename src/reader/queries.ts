@@ -66,7 +66,7 @@ export class JournalQueries {
 
   runDto(row: RunRow): RunDto {
     const v = this.reader.view(row);
-    const allows = runAllows(row.status, v.leaseLive);
+    const allows = runAllows(row.status, v.leaseLive, v.compensationStopped);
     const settled = row.status === 'completed' || row.status === 'compensated';
     const count = (status: string): number => (settled ? 0 : this.q.actionsIn(row.id, status));
     return {

@@ -171,7 +171,8 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
     );
   }
   // The policy says what may go forward; the lease (taken next) says whether someone else is driving it.
-  const blocker = runAllows(row.status, false).resumeBlocker;
+  const view = store.reader.view(row);
+  const blocker = runAllows(row.status, false, view.compensationStopped).resumeBlocker;
   if (blocker === 'completed') {
     throw new LogbookError(
       ErrorCodes.RUN_NOT_RESUMABLE,
@@ -185,6 +186,14 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       ErrorCodes.RUN_NOT_RESUMABLE,
       `Run ${runId} is cancelled; it cannot go forward any more.`,
       `Undo what it did with \`logbook compensate ${runId}\`, or start a new run with \`logbook run ${row.script}\`.`,
+      { runId, status: row.status },
+    );
+  }
+  if (blocker === 'compensation' && view.compensationStopped) {
+    throw new LogbookError(
+      ErrorCodes.RUN_NOT_RESUMABLE,
+      `Run ${runId} is being compensated, and its compensation stopped for a decision; it cannot go forward any more (it may have undone actions already).`,
+      `Decide and finish the compensation with \`logbook compensate ${runId} --decide <action-id>=happened|not-happened\` (\`logbook show ${runId}\` lists the action in doubt).`,
       { runId, status: row.status },
     );
   }

@@ -267,14 +267,18 @@ export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): Ru
 }
 
 /** What a run allows, from its stored status and whether a live process holds it. */
-export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllows {
+/**
+ * What a run allows. `compensationStopped`: its status is needs-decision because a compensation stopped for a decision
+ * (see RunView), which only the compensation may take further: it may have undone actions a forward run would skip.
+ */
+export function runAllows(stored: StoredRunStatus, leaseLive: boolean, compensationStopped = false): RunAllows {
   const status = effectiveStatus(stored, leaseLive);
   const resumeBlocker =
     stored === 'completed'
       ? 'completed'
       : stored === 'cancelled'
         ? 'cancelled'
-        : COMPENSATION.has(stored)
+        : COMPENSATION.has(stored) || compensationStopped
           ? 'compensation'
           : leaseLive
             ? 'held'
@@ -283,7 +287,7 @@ export function runAllows(stored: StoredRunStatus, leaseLive: boolean): RunAllow
               : null;
   return {
     status,
-    canResume: !leaseLive && GOES_FORWARD.has(stored),
+    canResume: !leaseLive && GOES_FORWARD.has(stored) && !compensationStopped,
     // A queued run has done nothing to undo; a worker starts it.
     canCompensate: !leaseLive && stored !== 'compensated' && stored !== 'queued',
     canApprove: stored === 'awaiting-approval',

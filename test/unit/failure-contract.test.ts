@@ -9,6 +9,7 @@ import { planResume } from '../../src/plan/resumePlan';
 import { planCompensation } from '../../src/plan/compensationPlan';
 import { actionRegistry } from '../../src/runtime/define';
 import { actionJson, showRun } from '../../src/cli/inspect';
+import { JournalQueries } from '../../src/reader/queries';
 import { MIGRATIONS } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
@@ -106,6 +107,33 @@ describe('failure contract: errors from execute', () => {
     assert.equal(third.status, 'completed');
     assert.equal(p.seen.length, 1);
     assert.equal(store.reader.action('nv', 'fc.nv:nv:1')?.reconciliation, 'decided-happened');
+  });
+
+  it("a compensation's stop for a decision is not a forward one: resume is refused (it may have undone actions), and the compensation finishes", async () => {
+    const action = charge('fc.cs');
+    const agent = agentOf('fc-cs', action);
+    p.throwAfter = timeout();
+    assert.equal((await startRun(store, agent, { script: 'inline', input: {}, runId: 'cs', ...quiet })).status, 'failed');
+    const stopped = await compensateRun(store, 'cs', quiet);
+    assert.equal(stopped.status, 'needs-decision');
+    const row = store.reader.run('cs')!;
+    assert.equal(row.status, 'needs-decision');
+    assert.equal(store.reader.view(row).compensationStopped, true);
+    assert.equal(planResume(store, 'cs', defs, true).canResume, false);
+    assert.equal(new JournalQueries(store).run({ runId: 'cs' })?.canResume, false, 'the sidebar offers no Resume');
+    const before = JSON.stringify(store.reader.run('cs'));
+    await assert.rejects(
+      resumeRun(store, agent, 'cs', { ...quiet, decisions: { 'fc.cs:cs:1': 'happened' } }),
+      (err: Error & { code?: string }) =>
+        err.code === 'LB_RUN_NOT_RESUMABLE' &&
+        /compensation stopped for a decision/.test(err.message) &&
+        /logbook compensate cs --decide/.test(String((err as { remedy?: string }).remedy ?? err.message)),
+    );
+    assert.equal(JSON.stringify(store.reader.run('cs')), before, 'the refused resume changed nothing');
+    assert.equal(p.seen.length, 1);
+    const done = await compensateRun(store, 'cs', { ...quiet, decisions: { 'fc.cs:cs:1': 'not-happened' } });
+    assert.equal(done.status, 'compensated');
+    assert.equal(p.seen.length, 1, 'nothing was charged again');
   });
 
   it('a decision answers one episode of doubt: executed again after "not happened" and timing out again, it is asked anew (no blind third send)', async () => {

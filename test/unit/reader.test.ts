@@ -233,9 +233,10 @@ describe('journal reader process', function () {
     try {
       await client.open(db);
       const c = client;
+      // Recorded sleeping, then its lease released (afterwards, by the attempt's end): wait for both.
       const rel = await until('the released run asleep', async () => {
         const r = await c.request('run', { runId: 'rel' });
-        return r?.status === 'sleeping' ? r : undefined;
+        return r?.status === 'sleeping' && !r.leaseLive ? r : undefined;
       });
       const fgRun = await until('the foreground run waiting in its sleep', async () => {
         const r = await c.request('run', { runId: 'fg' });

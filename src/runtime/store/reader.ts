@@ -54,7 +54,12 @@ function isDataError(err: unknown): boolean {
   return err instanceof Error && err.name === 'PgError' && typeof code === 'string' && code.startsWith('22');
 }
 
-export type RunView = RunRow & { readonly effectiveStatus: RunStatus; readonly leaseLive: boolean };
+export type RunView = RunRow & {
+  readonly effectiveStatus: RunStatus;
+  readonly leaseLive: boolean;
+  /** Stopped for a decision by a compensation (not by going forward): only the compensation may go on. */
+  readonly compensationStopped: boolean;
+};
 
 export class JournalReader {
   private readonly q;
@@ -75,6 +80,10 @@ export class JournalReader {
       runs: db.prepare('SELECT * FROM runs ORDER BY created_at DESC, id LIMIT ? OFFSET ?'),
       latestRun: db.prepare(`SELECT * FROM runs ORDER BY created_at DESC, ${insertOrder} DESC LIMIT 1`),
       runCount: db.prepare('SELECT COUNT(*) AS n FROM runs'),
+      // Which drove the run last: a lease taken (going forward or compensating) or a compensation begun in it.
+      lastDriving: db
+        .prepare("SELECT kind FROM events WHERE run_id = ? AND kind IN ('run.lease-acquired', 'compensation.begin') ORDER BY seq DESC LIMIT 1")
+        .raw(true),
       stepsRange: db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx'),
       // Replay reads every journaled row back, so its two queries return raw arrays: better-sqlite3 builds a row object
       // property by property, which costs more than the query (1.8 vs 1.1 µs a step row, measured by the bench).
@@ -202,7 +211,10 @@ export class JournalReader {
   /** `now` is the clock leases are measured by (the database server's on PostgreSQL). */
   view(row: RunRow, now = this.db.now()): RunView {
     const leaseLive = leaseIsLive(row, now, this.db.dialect.leaseByExpiry);
-    return { ...row, effectiveStatus: effectiveStatus(row.status, leaseLive), leaseLive };
+    // A compensation that stops for a decision leaves the run needs-decision, as going forward does; it may have undone
+    // actions already, so the run must not go forward from there. Its newest driving event tells the two apart.
+    const compensationStopped = row.status === 'needs-decision' && (this.q.lastDriving.get(row.id) as unknown[] | undefined)?.[0] === 'compensation.begin';
+    return { ...row, effectiveStatus: effectiveStatus(row.status, leaseLive), leaseLive, compensationStopped };
   }
 
   runs(limit = 100, offset = 0): RunRow[] {
