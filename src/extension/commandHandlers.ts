@@ -367,8 +367,10 @@ export class Commands {
     const session = await this.d.sessions.find(ref.runId);
     if (session)
       return session.customRequest('decide', { actionId: ref.actionId, decision, ...(result !== undefined ? { result: JSON.parse(result) as unknown } : {}) });
-    return this.withProgress(`Resuming ${ref.runId} with ${ref.actionId} decided ${decision}…`, [
-      'resume',
+    // A compensation that stopped for this decision goes on with it; a run stopped going forward resumes.
+    const compensating = (await this.d.reader.request('run', { runId: ref.runId }))?.compensationStopped === true;
+    return this.withProgress(`${compensating ? 'Compensating' : 'Resuming'} ${ref.runId} with ${ref.actionId} decided ${decision}…`, [
+      compensating ? 'compensate' : 'resume',
       ref.runId,
       '--decide',
       `${ref.actionId}=${decision}`,

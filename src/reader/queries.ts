@@ -82,6 +82,7 @@ export class JournalQueries {
       canCompensate: allows.canCompensate,
       canDelete: allows.canDelete,
       canCancel: allows.canCancel,
+      compensationStopped: v.compensationStopped,
       wakeAt: this.wakeAt(row, v.leaseLive),
       cancel: cancelOf(row.cancel_requested),
       owner: v.leaseLive ? row.lease_owner : null,

@@ -45,6 +45,8 @@ export const RunDto = z.object({
   canDelete: z.boolean(),
   /** `logbook cancel` takes it: a run that has not ended (a live one is asked to stop at its next boundary). */
   canCancel: z.boolean(),
+  /** Stopped for a decision by its compensation: a decision goes to `logbook compensate --decide`, not to a resume. */
+  compensationStopped: z.boolean(),
   /** When a sleeping run wakes (ms): one released `sleeping`, or a live one waiting in its latest run.sleep. */
   wakeAt: z.nullable(int),
   /** The cancel asked of the run, once one was: who asked, and why (clipped). */

@@ -102,6 +102,7 @@ describe('failure contract: errors from execute', () => {
 
     const second = await resumeRun(store, agent, 'nv', quiet);
     assert.equal(second.status, 'needs-decision');
+    assert.equal(new JournalQueries(store).run({ runId: 'nv' })?.compensationStopped, false, 'stopped going forward: a decision resumes it');
     assert.equal(p.seen.length, 1, 'resume did not execute it again');
     const third = await resumeRun(store, agent, 'nv', { ...quiet, decisions: { 'fc.nv:nv:1': 'happened' } });
     assert.equal(third.status, 'completed');
@@ -120,7 +121,9 @@ describe('failure contract: errors from execute', () => {
     assert.equal(row.status, 'needs-decision');
     assert.equal(store.reader.view(row).compensationStopped, true);
     assert.equal(planResume(store, 'cs', defs, true).canResume, false);
-    assert.equal(new JournalQueries(store).run({ runId: 'cs' })?.canResume, false, 'the sidebar offers no Resume');
+    const dto = new JournalQueries(store).run({ runId: 'cs' });
+    assert.equal(dto?.canResume, false, 'the sidebar offers no Resume');
+    assert.equal(dto?.compensationStopped, true, "the sidebar's Decide goes to the compensation");
     const before = JSON.stringify(store.reader.run('cs'));
     await assert.rejects(
       resumeRun(store, agent, 'cs', { ...quiet, decisions: { 'fc.cs:cs:1': 'happened' } }),
