@@ -86,6 +86,21 @@ describe('exactly-once checker', function () {
     assert.ok(!r.log.some((l) => l.includes('LB_ACTION_NOT_FOUND')), r.log.join('\n'));
   });
 
+  it('an idempotent action in doubt at a cancel, redone with its key and undone by the compensation after it, is the contract, not a late effect (seed 1238382625, path 658)', async () => {
+    // Found by a 1,000-schedule run: docs/contract.md settles such an action (an inverse, no verify) by executing it
+    // again with its key and then undoing it; the check held every effect after a cancel to have been in flight then.
+    const c = JSON.parse(
+      '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"idempotent","verify":false,"compensate":true,"approval":"none","fail":"none"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}],"sleepMs":0}]},"schedule":{"ops":[{"op":"start","via":"engine","crash":{"at":"fault","n":5}},{"op":"cancel","via":"api","compensate":false},{"op":"compensate","via":"api"}]}}',
+    ) as CaseJ;
+    const dir = scratchDir();
+    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => /compensate \(host API\): compensated/.test(l)),
+      r.log.join('\n'),
+    );
+  });
+
   it('a cancel with compensate never makes an effect nothing undoes: an idempotent action in doubt with no inverse is not redone (seed 833822713, path 361)', async () => {
     // Found by a 1,000-schedule run: killed before either of an AI step's two calls reached its provider, the run was
     // cancelled with compensate, and settling the second call (in doubt) redid it with its key: a new effect, after

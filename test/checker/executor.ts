@@ -42,7 +42,9 @@ export class Exec {
   readonly log: string[] = [];
   readonly violations: Violation[] = [];
   /** Each cancel asked of the run: how many effects had landed then, and which provider calls were in flight. */
-  readonly cancels: Array<{ readonly runId: string; readonly landed: number; readonly inFlight: ReadonlySet<string> }> = [];
+  /** Each cancel asked: what had landed, what was in flight, and which actions were in doubt in the journal then. */
+  readonly cancels: Array<{ readonly runId: string; readonly landed: number; readonly inFlight: ReadonlySet<string>; readonly inDoubt: ReadonlySet<string> }> =
+    [];
   private readonly procs: SimProcess[] = [];
 
   constructor(

@@ -128,11 +128,15 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
   }
 
   // Once a cancel is asked, nothing new starts: what lands after it was already in flight then (its execute settles as usual).
+  // Or it was in doubt in the journal then, and a compensation settled it as docs/contract.md says for an idempotent
+  // action with an inverse and no verify: executed again with its key, then undone (its inverse landed, and is journaled).
+  const redoneAndUndone = (c: { inDoubt: ReadonlySet<string> }, key: string): boolean =>
+    c.inDoubt.has(key) && rows.get(key)?.compensation === 'committed' && undos.some((u) => u.of === key);
   for (const c of x.cancels.filter((m) => m.runId === runId)) {
     const late = x.target.world
       .all()
       .slice(c.landed)
-      .filter((e) => e.kind === 'do' && ofFamily.has(runOfKey(e.key) ?? '') && !c.inFlight.has(e.key));
+      .filter((e) => e.kind === 'do' && ofFamily.has(runOfKey(e.key) ?? '') && !c.inFlight.has(e.key) && !redoneAndUndone(c, e.key));
     for (const e of late) x.violation('effect-after-cancel', `${e.key} landed after the run was asked to cancel, and was not in flight then; ${where}`);
   }
 

@@ -53,7 +53,10 @@ const withCrash = (op: string): fc.Arbitrary<OpJ> =>
  * invariants' effect-after-cancel). A refused cancel changes nothing, so its note is dropped.
  */
 async function cancelNoted(x: Exec, d: Driver, via: string, compensate: boolean): Promise<Ended> {
-  const mark = { runId: x.runId, landed: x.target.world.all().length, inFlight: new Set(SimProcess.inFlight) };
+  const r = x.observer.store.reader;
+  const family = [x.runId, ...r.children(x.runId).map((c) => c.id)];
+  const inDoubt = new Set(family.flatMap((id) => r.inDoubt(id).map((a) => a.id)));
+  const mark = { runId: x.runId, landed: x.target.world.all().length, inFlight: new Set(SimProcess.inFlight), inDoubt };
   x.cancels.push(mark);
   const ended = await d.cancel(via, x.runId, compensate);
   if (ended.kind === 'refused') x.cancels.splice(x.cancels.indexOf(mark), 1);
