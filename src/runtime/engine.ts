@@ -484,8 +484,7 @@ async function driveSession(
 /**
  * What run.child needs of the engine: a child is driven in this process, by a session of its own (its own lease and
  * writer), with this session's options but not its host's onDriving, the caller's trace context or the decisions given
- * for the parent's actions; its boundaries
- * reach this session's host with the parent's child:start as their caller.
+ * for the parent's actions; its boundaries reach this session's host with the parent's child:start as their caller.
  */
 function childEngine(store: Store, opts: EngineOptions): ChildEngine {
   // Not the parent's decisions either: they were checked against the parent's actions, and a child resumed with them

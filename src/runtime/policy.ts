@@ -266,9 +266,8 @@ export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): Ru
   return (stored === 'running' || stored === 'compensating') && !leaseLive ? 'interrupted' : stored;
 }
 
-/** What a run allows, from its stored status and whether a live process holds it. */
 /**
- * What a run allows. `compensationStopped`: its status is needs-decision because a compensation stopped for a decision
+ * What a run allows, from its stored status and whether a live process holds it. `compensationStopped`: its status is needs-decision because a compensation stopped for a decision
  * (see RunView), which only the compensation may take further: it may have undone actions a forward run would skip.
  */
 export function runAllows(stored: StoredRunStatus, leaseLive: boolean, compensationStopped = false): RunAllows {

@@ -27,8 +27,7 @@ export interface SettleDeps {
 
 /**
  * The policy's plan for settling `a`, which the caller shows its host before settleInDoubt carries it out. With
- * `compensate`, `hasInverse` says whether compensation can undo it (the definition's compensate, or an inverse given
- * at run time).
+ * `compensate`, `hasInverse` says whether compensation can undo it (its definition has a compensate).
  */
 export function settlePlan(a: ActionRow, def: ActionDefinition, compensate?: { readonly hasInverse: boolean }): ReconcilePlan {
   const facts = { effect: a.effect, hasVerify: typeof def.verify === 'function', decision: a.decision, hasInverse: compensate?.hasInverse };

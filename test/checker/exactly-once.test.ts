@@ -31,6 +31,12 @@ function crashesOnly(effect: 'idempotent' | 'non-idempotent'): fc.Arbitrary<Case
   return fc.record({ agent, schedule });
 }
 
+/** A case a long run found, replayed against a scratch journal: what the checker made of it. */
+async function replayCase(json: string): ReturnType<typeof runCase> {
+  const dir = scratchDir();
+  return runCase(JSON.parse(json) as CaseJ, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+}
+
 describe('exactly-once checker', function () {
   this.timeout(900_000);
 
@@ -56,11 +62,9 @@ describe('exactly-once checker', function () {
     // Found by the 10,000-schedule run: the uncrashed run fails at the lookup's one transient fault and compensates;
     // killed while that step waited for its charge, the first attempt spent the fault without failing, so the resumed
     // run gets through. Held to the fresh world's outcome it was a false "status differs".
-    const c = JSON.parse(
+    const r = await replayCase(
       '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"read-only","verify":false,"compensate":false,"approval":"none","fail":"transient-before"},{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"all","calls":[{"action":1,"n":0,"mode":"use"},{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":1,"when":"after-effect"}}]}}',
-    ) as CaseJ;
-    const dir = scratchDir();
-    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    );
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.equal(r.baseline.status, 'compensated');
     assert.ok(
@@ -77,11 +81,9 @@ describe('exactly-once checker', function () {
     // Found by a 1,000-schedule run: the parent's own in-doubt charge was decided on resume, and run.child resumed the
     // waiting child with the same decisions; the child refused one for an action it does not have (LB_ACTION_NOT_FOUND),
     // and that refusal became the parent's failure, which its onFailure compensated.
-    const c = JSON.parse(
+    const r = await replayCase(
       '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"transient-after"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"ignore"},{"action":0,"n":1,"mode":"ignore"}]},{"kind":"child","calls":[{"action":0,"n":0,"mode":"use"}],"event":0}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"resume","via":"api"}]}}',
-    ) as CaseJ;
-    const dir = scratchDir();
-    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    );
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.ok(!r.log.some((l) => l.includes('LB_ACTION_NOT_FOUND')), r.log.join('\n'));
   });
@@ -89,11 +91,9 @@ describe('exactly-once checker', function () {
   it('an idempotent action in doubt at a cancel, redone with its key and undone by the compensation after it, is the contract, not a late effect (seed 1238382625, path 658)', async () => {
     // Found by a 1,000-schedule run: docs/contract.md settles such an action (an inverse, no verify) by executing it
     // again with its key and then undoing it; the check held every effect after a cancel to have been in flight then.
-    const c = JSON.parse(
+    const r = await replayCase(
       '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"idempotent","verify":false,"compensate":true,"approval":"none","fail":"none"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}],"sleepMs":0}]},"schedule":{"ops":[{"op":"start","via":"engine","crash":{"at":"fault","n":5}},{"op":"cancel","via":"api","compensate":false},{"op":"compensate","via":"api"}]}}',
-    ) as CaseJ;
-    const dir = scratchDir();
-    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    );
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.ok(
       r.log.some((l) => /compensate \(host API\): compensated/.test(l)),
@@ -105,11 +105,9 @@ describe('exactly-once checker', function () {
     // Found by a 1,000-schedule run: killed before either of an AI step's two calls reached its provider, the run was
     // cancelled with compensate, and settling the second call (in doubt) redid it with its key: a new effect, after
     // the cancel, with no compensate to undo it. The policy now leaves such an action irreversible, not redone.
-    const c = JSON.parse(
+    const r = await replayCase(
       '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"ai","calls":[{"action":0,"n":0,"mode":"use"},{"action":0,"n":1,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":0,"when":"before-effect"}},{"op":"cancel","via":"api","compensate":true}]}}',
-    ) as CaseJ;
-    const dir = scratchDir();
-    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    );
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.ok(
       r.log.some((l) => /cancel --compensate .*: compensated/.test(l)),
@@ -120,11 +118,9 @@ describe('exactly-once checker', function () {
   it('a race whose second sends every event, the first never reaching its provider call: a kept event before a refused one is no refusal that changed the run (seed 833822713, path 861)', async () => {
     // Found by a 1,000-schedule run: the batch's last answer (e0 refused: the child waits for it) was checked as the
     // answer of the whole batch, against a diff holding e1, kept just before. Each send is checked on its own.
-    const c = JSON.parse(
+    const r = await replayCase(
       '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"child","calls":[{"action":0,"n":0,"mode":"use"}],"event":0},{"kind":"wait","calls":[],"event":1},{"kind":"wait","calls":[],"event":0},{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"race","second":"send","at":0,"when":"before-effect"}]}}',
-    ) as CaseJ;
-    const dir = scratchDir();
-    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    );
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.ok(r.log.includes('send e1#0 (journal.send): kept'), r.log.join('\n'));
     assert.ok(
@@ -137,11 +133,9 @@ describe('exactly-once checker', function () {
     // The child's non-idempotent call got a 502 after its request went through: the child failed with it in doubt, and
     // the parent (ChildRunFailedError) was compensated, since only its own actions were asked whether one was in doubt.
     // A resume of that compensation's stop for a decision went forward instead and completed: "status differs".
-    const c = JSON.parse(
+    const r = await replayCase(
       '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"transient-after"},{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"child","calls":[{"action":0,"n":1,"mode":"use"}]},{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api"},{"op":"resume","via":"api"}]}}',
-    ) as CaseJ;
-    const dir = scratchDir();
-    const r = await runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    );
     assert.deepEqual(r.violations, [], r.log.join('\n'));
     assert.equal(r.baseline.status, 'completed');
     assert.ok(
