@@ -52,7 +52,7 @@ function bracketSplit(ctx: Context, key: string, id: string): string {
   const pages = ctx.pages[key];
   const pageText =
     pages !== undefined && Number.isFinite(pages)
-      ? `, which write ~${pages.toFixed(0)} WAL pages per action (the action row and its two index entries; then in each transaction an event row, its index entry and the AUTOINCREMENT counter)`
+      ? `, which write ~${pages.toFixed(0)} WAL pages per action (the action row and its three index entries; then in each transaction an event row and its index entry)`
       : '';
   return ` SQLite alone, running the bracket's same three transactions in raw SQL on the same schema (baseline B), costs ${bf.toFixed(2)} F here${pageText}; Logbook's code adds ${fmtUs(Math.max(0, us - b))} (args validation, key, the journal lookup, JSON checks). SQLite's one-row durable commit is S = ${(ctx.S / ctx.F).toFixed(2)} F.`;
 }
@@ -64,19 +64,19 @@ function reason(r: Row, ctx: Context): string {
     return `Two fsyncs per action, as designed.${bracketSplit(ctx, 'full', id)}`;
   }
   if (id === 'action.group') {
-    return `One fsync per action, as designed.${bracketSplit(ctx, 'group', id)} Meeting 1.3 F takes one transaction per action on the hot path, writing one or two pages (one append-only row per transition, no secondary index or AUTOINCREMENT counter to update, state derived on read), and less code around it: a journal format change for a later issue, not a tweak.`;
+    return `One fsync per action, as designed.${bracketSplit(ctx, 'group', id)} Meeting 1.3 F takes one transaction per action on the hot path, writing one or two pages (one append-only row per transition, no secondary index to update, state materialised off the hot path), and less code around it: a journal format change for a later issue, not a tweak.`;
   }
   if (id === 'ai.model') {
     const over = num(rows, id, 'us') - num(rows, id, 'bareUs');
     const b = num(rows, id, 'bracketUs');
-    return `One transaction per call, durable, as designed: the call's \`started\` and "executing" are held and written in the commit of its result (a call slower than 50 ms shows up as started in a lazy commit of its own). That transaction alone, in raw SQL on the journal's schema, costs ${(b / F).toFixed(2)} F here: it writes six WAL pages (the action row and its two index entries, the events, their index entry and the AUTOINCREMENT counter) where S writes one. The rest, ${fmtUs(Math.max(0, over - b))}, is the runtime's and the integration's CPU: the fingerprint of the prompt (encode, sorted keys), args validation and the JSON check, the journal lookup of the call's key, encoding and decoding the result. Meeting 1.5 F needs the journal format change named for group commit above (one append-only row per transition, no secondary index or AUTOINCREMENT counter), not a tweak.`;
+    return `One transaction per call, durable, as designed: the call's \`started\` and "executing" are held and written in the commit of its result (a call slower than 50 ms shows up as started in a lazy commit of its own). That transaction alone, in raw SQL on the journal's schema, costs ${(b / F).toFixed(2)} F here: it writes six WAL pages (the action row and its three index entries, the events and their index entry) where S writes one. The rest, ${fmtUs(Math.max(0, over - b))}, is the runtime's and the integration's CPU: the fingerprint of the prompt (encode, sorted keys), args validation and the JSON check, the journal lookup of the call's key, encoding and decoding the result. Meeting 1.5 F needs the journal format change named for group commit above (one append-only row per transition, no secondary index), not a tweak.`;
   }
   if (id === 'action.readOnly') {
     return `No fsync, as required, and no transaction of its own: the record is written behind, inside the run's next transaction (or within 50 ms, or once 64 wait). What is left is the work every action does before it runs: args validation, the key, the lookup of that key in the journal (a primary-key read, so that a key used before in the run returns its journaled result), the JSON check of the result, and the share of a batched commit.`;
   }
   if (id === 'checkpoint.1024') {
     const us = num(rows, id, 'us');
-    return `A checkpoint is one durable transaction (the step's start is written behind into it): its floor is S = ${(ctx.S / F).toFixed(2)} F, SQLite's own one-row durable commit on this disk, and the figure is ${(us / ctx.S).toFixed(2)} S: the transaction writes four pages (the step row, the two events, their index entry) plus the AUTOINCREMENT counter where S writes one, and the fsync grows with them. The budget leaves ${fmtUs(Math.max(0, 1.5 * F - ctx.S))} above SQLite's floor for everything else. Profiled alone (2,000 steps of 1 KB), the time is inside SQLite's transaction (its statements, WAL writes and the fsync) for nearly all of it, and in the runtime's JavaScript for under a tenth; the same probe moves between about 2.5 F and 4 F from one run to the next on this machine, with the kernel time of the fsync.`;
+    return `A checkpoint is one durable transaction (the step's start is written behind into it): its floor is S = ${(ctx.S / F).toFixed(2)} F, SQLite's own one-row durable commit on this disk, and the figure is ${(us / ctx.S).toFixed(2)} S: the transaction writes four pages (the step row and its key's index entry, the two events and their index entry) where S writes one, and the fsync grows with them. The budget leaves ${fmtUs(Math.max(0, 1.5 * F - ctx.S))} above SQLite's floor for everything else. Profiled alone (2,000 steps of 1 KB), the time is inside SQLite's transaction (its statements, WAL writes and the fsync) for nearly all of it, and in the runtime's JavaScript for under a tenth; the same probe moves between about 2.5 F and 4 F from one run to the next on this machine, with the kernel time of the fsync.`;
   }
   if (id === 'dap.overhead' || id === 'dap.overhead.long') {
     const fixed = num(rows, id, 'fixedMs');

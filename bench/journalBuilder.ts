@@ -60,10 +60,8 @@ export function buildJournal(file: string, spec: JournalSpec): BuiltJournal {
       ).run(runId, JOURNAL_AGENT, script, JSON.stringify({ steps: spec.steps, perStep: P }), base, base, owner, base);
       const insEvent = db.prepare('INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, 1, ?, ?, ?, ?, ?)');
       insEvent.run(runId, base, 'run.started', null, null, JSON.stringify({ agent: JOURNAL_AGENT, script, owner }));
-      const firstSeq = Number(insEvent.run(runId, base, 'probe', null, null, null).lastInsertRowid);
-      db.prepare('DELETE FROM events WHERE seq = ?').run(firstSeq);
-      // AUTOINCREMENT never reuses a seq, so the bulk insert below starts right after the deleted probe row.
-      const seq0 = firstSeq + 1;
+      // Each insert below takes the largest seq plus one, so the bulk insert's first row is this one.
+      const seq0 = (db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck().get() as number) + 1;
       if (completed > 0) {
         db.prepare(
           `WITH RECURSIVE e(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM e WHERE n + 1 < @total),

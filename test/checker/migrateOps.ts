@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Exec } from './executor';
 import { isPgUrl, onServer } from './pgdb';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 import { putBackToSchema9 } from '../store/schema9';
 import type { ThreadAnswer, ThreadAsk } from './migrateThread';
 
@@ -55,15 +56,15 @@ export interface SecondOpener {
 /**
  * Puts the case's journal back to schema 9, as an older Logbook left it, and sets up who opens it next: on SQLite,
  * maybe a thread besides the driver. No driver of the case is live between operations, so the file is not held open
- * for writing (the checker's read-only observer is). On PostgreSQL migration 10 changes nothing but the version row:
- * that row is taken back, and the driver's open migrates again under the advisory lock; no thread.
+ * for writing (the checker's read-only observer is). On PostgreSQL migrations 10 and 11 change nothing but their
+ * version rows: those rows are taken back, and the driver's open migrates again under the advisory lock; no thread.
  */
 export async function putBack(x: Exec, opener: Opener, holdMs: number): Promise<SecondOpener> {
   MIGRATE_STATS.ops++;
   if (isPgUrl(x.target.db)) {
     MIGRATE_STATS.pg++;
-    await onServer(x.target.db, 'DELETE FROM logbook_schema WHERE version = 10');
-    x.log.push('PostgreSQL: the version row of schema 10 deleted (its migration changes nothing else); the driver opens it alone');
+    await onServer(x.target.db, 'DELETE FROM logbook_schema WHERE version >= 10');
+    x.log.push('PostgreSQL: the version rows of schemas 10 and 11 deleted (their migrations change nothing else); the driver opens it alone');
     return { go: () => undefined, finish: () => Promise.resolve(checkVersion(x)) };
   }
   putBackToSchema9(x.target.db);
@@ -107,7 +108,7 @@ export async function putBack(x: Exec, opener: Opener, holdMs: number): Promise<
         x.log.push(
           `the second opener (a thread, ${word}): ${a.migrated ? 'it upgraded the journal' : 'the driver had upgraded it'}; it read schema ${a.version}, run ${x.runId} ${a.status ?? 'absent'} with ${a.steps} step(s)`,
         );
-        if (a.version !== 10)
+        if (a.version !== LATEST_VERSION)
           x.violation('migration-race-failed', `the second opener of the schema-9 journal (a thread, ${word}) ended at schema ${a.version}`);
       }
       checkVersion(x);
@@ -118,5 +119,5 @@ export async function putBack(x: Exec, opener: Opener, holdMs: number): Promise<
 /** After its openers, the journal is at today's schema: an open that returned left no older one behind. */
 function checkVersion(x: Exec): void {
   const v = x.observer.store.schemaVersion();
-  if (v !== 10) x.violation('migration-not-done', `the journal put back to schema 9 is at schema ${v} after its openers`);
+  if (v !== LATEST_VERSION) x.violation('migration-not-done', `the journal put back to schema 9 is at schema ${v} after its openers`);
 }

@@ -10,6 +10,7 @@ import { openStore } from '../../src/runtime';
 import { dbOf } from '../../src/runtime/store/db';
 import { WAL_SIZE_LIMIT } from '../../src/runtime/store/open';
 import { applyMigration } from '../../src/runtime/store/migrate';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
 import { errorOf, journalAt } from './journalAt';
 
@@ -42,7 +43,7 @@ describe('the migration runner (SQLite)', () => {
 
     const after = new Database(file);
     try {
-      assert.equal(after.pragma('user_version', { simple: true }), 10);
+      assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
       assert.equal(after.prepare("SELECT sql FROM sqlite_master WHERE name = 'steps'").pluck().get()?.toString().includes('WITHOUT ROWID'), false);
       after.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('r', 1, 'after', 'completed', 1, 1)").run();
       assert.deepEqual(after.prepare('SELECT what FROM audit ORDER BY rowid').pluck().all(), ['before', 'after']);
@@ -104,7 +105,7 @@ describe('the migration runner (SQLite)', () => {
     db.close();
     const before = fs.statSync(file).size;
     const store = openStore(file);
-    assert.equal(store.schemaVersion(), 10);
+    assert.equal(store.schemaVersion(), LATEST_VERSION);
     const wal = fs.statSync(`${file}-wal`).size;
     // The copy of 4,000 actions of 4 KB wrote about 16 MB of WAL; checkpointed and truncated, none of it stays.
     assert.ok(before > 16_000_000, `the journal holds ${before} bytes`);
@@ -140,7 +141,7 @@ describe('the migration runner (SQLite)', () => {
     });
     const store = openStore(file);
     const openedAt = Date.now();
-    assert.equal(store.schemaVersion(), 10);
+    assert.equal(store.schemaVersion(), LATEST_VERSION);
     store.close();
     await exited;
     const committedAt = Number(/committed (\d+)/.exec(out)?.[1]);

@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/runtime';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
 import { journalAt } from './journalAt';
 
@@ -107,7 +108,7 @@ describe('schema 10: no large value in a key B-tree (SQLite)', () => {
     openStore(file).close();
     const after = new Database(file, { readonly: true });
     try {
-      assert.equal(after.pragma('user_version', { simple: true }), 10);
+      assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
       assert.deepEqual(rowsOf(after), before);
       assert.deepEqual(spillableKeyedColumns(after), []);
       const indexes = after

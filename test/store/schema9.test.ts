@@ -4,11 +4,12 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/runtime';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 import { tmpDir } from '../helpers';
 import { journalAt } from './journalAt';
-import { REBUILT_BY_10, putBackToSchema9, rebuiltSchema } from './schema9';
+import { REBUILT_SINCE_9, putBackToSchema9, rebuiltSchema } from './schema9';
 
-/** A journal as today's Logbook leaves it (schema 10), with rows in every table migration 10 rebuilt. */
+/** A journal as today's Logbook leaves it (the latest schema), with rows in every table migrations 10 and 11 rebuilt. */
 function journal10WithRows(file: string): void {
   openStore(file).close();
   const db = new Database(file);
@@ -23,6 +24,7 @@ function journal10WithRows(file: string): void {
       INSERT INTO graph_checkpoints VALUES ('t', '', 'c1', NULL, 'json', x'00ff', 'json', x'7b7d', 7);
       INSERT INTO graph_blobs VALUES ('t', '', 'messages', '1', 'json', x'5b5d'), ('t', '', 'count', '2', 'json', NULL);
       INSERT INTO graph_writes VALUES ('t', '', 'c1', 'task', 0, 'p', 'messages', 'json', x'01');
+      INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES ('r', 1, 1, 'run.started', NULL, NULL, '{}'), ('r', 1, 2, 'step.started', 0, NULL, NULL);
     `);
   } finally {
     db.close();
@@ -30,7 +32,7 @@ function journal10WithRows(file: string): void {
 }
 
 const rows = (db: Database.Database): Record<string, unknown[]> =>
-  Object.fromEntries(REBUILT_BY_10.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all()]));
+  Object.fromEntries(REBUILT_SINCE_9.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all()]));
 
 describe('putBackToSchema9 (test helper)', () => {
   it("leaves the rebuilt tables exactly as a fresh schema-9 journal's, at user_version 9, every row kept; today's open migrates it back", () => {
@@ -42,7 +44,7 @@ describe('putBackToSchema9 (test helper)', () => {
     journal10WithRows(file);
     const at10 = new Database(file, { readonly: true });
     const before = rows(at10);
-    // The comparison can fail: schema 10's definitions are not schema 9's.
+    // The comparison can fail: the latest definitions are not schema 9's.
     assert.notDeepEqual(rebuiltSchema(at10), want);
     at10.close();
 
@@ -60,17 +62,17 @@ describe('putBackToSchema9 (test helper)', () => {
     openStore(file).close();
     const again = new Database(file, { readonly: true });
     try {
-      assert.equal(again.pragma('user_version', { simple: true }), 10);
+      assert.equal(again.pragma('user_version', { simple: true }), LATEST_VERSION);
       assert.deepEqual(rows(again), before);
     } finally {
       again.close();
     }
   });
 
-  it('refuses a journal that is not at schema 10, changing nothing', () => {
+  it('refuses a journal that is not at the latest schema, changing nothing', () => {
     const file = path.join(tmpDir(), 'j.db');
     journalAt(file, 9).close();
-    assert.throws(() => putBackToSchema9(file), /at schema 9, not 10/);
+    assert.throws(() => putBackToSchema9(file), /at schema 9, not 11/);
     const db = new Database(file, { readonly: true });
     assert.equal(db.pragma('user_version', { simple: true }), 9);
     db.close();

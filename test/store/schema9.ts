@@ -1,13 +1,14 @@
-// A schema-10 SQLite journal put back to schema 9, every row kept: the file an older Logbook would have left, for tests of migration 10 on journals in use.
+// A SQLite journal at the latest schema put back to schema 9, every row kept: the file an older Logbook would have left, for tests of migrations 10 and 11 on journals in use.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 import { journalAt } from './journalAt';
 
-/** The tables migration 10 rebuilt: WITHOUT ROWID tables at schema 9. */
-export const REBUILT_BY_10 = ['steps', 'actions', 'graph_checkpoints', 'graph_blobs', 'graph_writes'] as const;
+/** The tables migrations 10 and 11 rebuilt: WITHOUT ROWID tables at schema 9, and events with AUTOINCREMENT. */
+export const REBUILT_SINCE_9 = ['steps', 'actions', 'graph_checkpoints', 'graph_blobs', 'graph_writes', 'events'] as const;
 
 export interface SchemaRow {
   readonly type: string;
@@ -16,11 +17,11 @@ export interface SchemaRow {
   readonly sql: string | null;
 }
 
-/** sqlite_master's rows for the tables migration 10 rebuilt (their indexes too), by name: rootpage left out. */
+/** sqlite_master's rows for the tables migrations 10 and 11 rebuilt (their indexes too), by name: rootpage left out. */
 export function rebuiltSchema(db: Database.Database): SchemaRow[] {
   return db
-    .prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master WHERE tbl_name IN (${REBUILT_BY_10.map(() => '?').join(', ')}) ORDER BY name`)
-    .all(...REBUILT_BY_10) as SchemaRow[];
+    .prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master WHERE tbl_name IN (${REBUILT_SINCE_9.map(() => '?').join(', ')}) ORDER BY name`)
+    .all(...REBUILT_SINCE_9) as SchemaRow[];
 }
 
 let schema9: { tables: SchemaRow[]; indexes: SchemaRow[] } | undefined;
@@ -47,11 +48,11 @@ function schema9Ddl(): { tables: SchemaRow[]; indexes: SchemaRow[] } {
 const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /**
- * Rewrites `steps`, `actions` and the graph tables of the schema-10 journal `file` into their schema-9 definitions,
- * copying every row, and sets user_version to 9, in one immediate transaction. No process may hold the file open for
- * writing: a connection opened at schema 10 would go on writing as if it still were.
+ * Rewrites `steps`, `actions`, `events` and the graph tables of the journal `file`, at the latest schema, into their
+ * schema-9 definitions, copying every row, and sets user_version to 9, in one immediate transaction. No process may
+ * hold the file open for writing: a connection opened at the latest schema would go on writing as if it still were.
  *
- * The schema-10 table is renamed out of the way and schema 9's CREATE is run under the real name: renaming the new
+ * The latest table is renamed out of the way and schema 9's CREATE is run under the real name: renaming the new
  * table into place instead would have SQLite rewrite its CREATE (the name quoted), and sqlite_master would no longer
  * be what schema 9 left.
  */
@@ -62,7 +63,7 @@ export function putBackToSchema9(file: string): void {
     db.pragma('busy_timeout = 5000');
     db.transaction(() => {
       const version = db.pragma('user_version', { simple: true }) as number;
-      if (version !== 10) throw new Error(`putBackToSchema9: ${file} is at schema ${version}, not 10`);
+      if (version !== LATEST_VERSION) throw new Error(`putBackToSchema9: ${file} is at schema ${version}, not ${LATEST_VERSION}`);
       for (const t of ddl.tables) {
         const old = `${t.name}_v10`;
         const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t.name) as string[]).map(quote).join(', ');

@@ -61,6 +61,11 @@ export interface Dialect {
   /** Appended to `INSERT INTO events …` so `lastInsertRowid` is the new event's seq. */
   readonly returningSeq: string;
   /**
+   * Whether deleting the newest events would let their seqs be handed out again (SQLite since migration 11: a seq is
+   * the rowid, the largest plus one), so a delete must leave a marker at the largest; PostgreSQL's identity never goes back.
+   */
+  readonly seqsCanRepeat: boolean;
+  /**
    * An expression for the seq of the event this transaction inserted last, used where the writer would otherwise read
    * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the PG thread and
    * back). Null where that read is free (SQLite's lastInsertRowid): the writer binds the seq it read.

@@ -24,7 +24,7 @@ export function deleteRun(db: Db, reader: JournalReader, runId: string): Deleted
         { runId },
       );
     }
-    const events = db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
+    const events = deleteEvents(db, runId);
     // Events sent to it (schema version 7: every journal this process writes is migrated to it).
     db.prepare('DELETE FROM inbox WHERE run_id = ?').run(runId);
     const actions = db.prepare('DELETE FROM actions WHERE run_id = ?').run(runId).changes;
@@ -37,4 +37,21 @@ export function deleteRun(db: Db, reader: JournalReader, runId: string): Deleted
   tx.immediate();
   db.changed(runId);
   return counts;
+}
+
+/**
+ * Deletes the run's events. On SQLite a seq is the largest in the table plus one (migration 11), so deleting the
+ * newest rows would hand their seqs out again, and a change feed already past them would miss the runs that got them:
+ * the largest seq is then kept by a marker row of no run (run_id ''), the only one there is.
+ */
+function deleteEvents(db: Db, runId: string): number {
+  if (!db.dialect.seqsCanRepeat) return db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
+  const newest = db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck();
+  const before = newest.get() as number;
+  const n = db.prepare('DELETE FROM events WHERE run_id = ?').run(runId).changes;
+  if ((newest.get() as number) < before) {
+    db.prepare("DELETE FROM events WHERE run_id = ''").run();
+    db.prepare("INSERT INTO events (seq, run_id, attempt, at, kind) VALUES (?, '', 0, ?, 'journal.deleted')").run(before, Date.now());
+  }
+  return n;
 }

@@ -321,6 +321,35 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE graph_writes_v9;
     `,
   },
+  {
+    version: 11,
+    name: "events lose AUTOINCREMENT: a transition no longer writes the counter's page (format 2's first change); seq is the rowid",
+    // AUTOINCREMENT kept the largest seq ever handed out in sqlite_sequence, a page every journal transaction rewrote.
+    // A plain INTEGER PRIMARY KEY hands out the largest seq in the table plus one, which goes back only when the newest
+    // rows are deleted: deleteRun then leaves a marker row (run_id '') at the old largest seq, and so does this
+    // migration when sqlite_sequence is ahead of the table, so a change feed's position never names a seq given twice.
+    sql: `
+      ALTER TABLE events RENAME TO events_v10;
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        step_idx INTEGER,
+        action_id TEXT,
+        data TEXT
+      );
+      INSERT INTO events (seq, run_id, attempt, at, kind, step_idx, action_id, data)
+        SELECT seq, run_id, attempt, at, kind, step_idx, action_id, data FROM events_v10 ORDER BY seq;
+      INSERT INTO events (seq, run_id, attempt, at, kind)
+        SELECT s.seq, '', 0, 0, 'journal.deleted' FROM sqlite_sequence s
+        WHERE s.name IN ('events', 'events_v10') AND s.seq > (SELECT COALESCE(MAX(seq), 0) FROM events_v10)
+        ORDER BY s.seq DESC LIMIT 1;
+      DROP TABLE events_v10;
+      CREATE INDEX events_by_run ON events(run_id, seq);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

@@ -45,7 +45,7 @@ export class JournalOverview {
       maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
       runCount: db.prepare('SELECT COUNT(*) FROM runs').pluck(),
       changedRuns: db.prepare(
-        "SELECT run_id, MAX(CASE WHEN kind = 'run.started' THEN 1 ELSE 0 END) AS created FROM events WHERE seq > ? GROUP BY run_id LIMIT 1001",
+        "SELECT run_id, MAX(CASE WHEN kind = 'run.started' THEN 1 ELSE 0 END) AS created FROM events WHERE seq > ? AND run_id <> '' GROUP BY run_id LIMIT 1001",
       ),
       leased: db.prepare('SELECT id, lease_token, lease_pid, lease_pid_start, lease_host, lease_expires FROM runs WHERE lease_token IS NOT NULL'),
     };

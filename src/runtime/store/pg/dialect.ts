@@ -8,6 +8,7 @@ export const PG_DIALECT: Dialect = {
   claimLock: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
   returningSeq: ' RETURNING seq',
+  seqsCanRepeat: false,
   // currval is this session's own last value of the identity's sequence: the event just inserted, whatever other sessions insert.
   lastEventSeq: "currval(pg_get_serial_sequence('events', 'seq'))",
   insertOrder: 'run_seq',

@@ -217,4 +217,9 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     // The versions are shared (a journal's schema version means the same on both), so this one is recorded here too.
     sql: 'SELECT 1;',
   },
+  {
+    version: 11,
+    name: "SQLite 11 took AUTOINCREMENT off events; PostgreSQL's identity column keeps its sequence apart from the table's pages",
+    sql: 'SELECT 1;',
+  },
 ];
