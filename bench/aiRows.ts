@@ -54,6 +54,21 @@ export async function modelCalls(store: Store, count: number, journaled: boolean
   return times;
 }
 
+/**
+ * Per call in µs: the model call's one transaction in raw SQL (RawBracket.oneCommitSamples), each made right after a
+ * bare generateText call, untimed, as the engine makes it. Back to back, the same transaction costs much less on this
+ * machine: work between two commits (the call's allocations, its promises) leaves the next commit slower.
+ */
+export async function rawCommitsAfterCalls(raw: { oneCommitSamples(n: number): number[] }, count: number): Promise<number[]> {
+  const m = model();
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await generateText({ model: m, prompt: `Customer ${i} asks for a refund.`, maxRetries: 0 });
+    times.push(...raw.oneCommitSamples(1));
+  }
+  return times;
+}
+
 /** Per call in µs: a non-idempotent tool's execute as the AI SDK would call it, bare or through logbookTools. */
 export async function toolCalls(store: Store, count: number, journaled: boolean): Promise<number[]> {
   const times: number[] = [];

@@ -6,7 +6,7 @@ import type { RawBracket } from './rawBracket';
 import type { RawV2 } from './rawV2';
 import { breathe, median } from './measure';
 import { actionAgent, checkpointAgent, plainCalls } from './workload';
-import { modelCalls, toolCalls } from './aiRows';
+import { modelCalls, rawCommitsAfterCalls, toolCalls } from './aiRows';
 
 export interface EngineConfig {
   /** fsync-floor samples taken after each probe; pooled, they give the round's F. */
@@ -93,6 +93,7 @@ export async function engineRound(
     ['ai.model.bare', async () => median(await modelCalls(store, cfg.actions, false))],
     ['ai.model', async () => median(await modelCalls(store, cfg.actions, true))],
     ['bracket.model', () => median(raw.oneCommitSamples(cfg.actions))],
+    ['bracket.model.afterCall', async () => median(await rawCommitsAfterCalls(raw, cfg.actions))],
     ...(v2
       ? ([
           ['v2.full', () => median(v2.samples(cfg.actions, false))],

@@ -293,7 +293,7 @@ async function main(): Promise<number> {
       note: [
         jm.miss,
         `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`,
-        `SQLite alone, the call's one durable transaction in raw SQL: ${fr('bracket.model').toFixed(2)} F`,
+        `SQLite alone, the call's one durable transaction in raw SQL: ${fr('bracket.model').toFixed(2)} F back to back, ${fr('bracket.model.afterCall').toFixed(2)} F each after a bare call (as the engine makes it)`,
         `with format v2's one row: ${fr('v2.model').toFixed(2)} F`,
       ]
         .filter(Boolean)
@@ -304,6 +304,7 @@ async function main(): Promise<number> {
         overheadF: model,
         bracketUs: median(perRound(rounds, 'bracket.model')),
         bracketRatioF: fr('bracket.model'),
+        bracketAfterCallUs: median(perRound(rounds, 'bracket.model.afterCall')),
       },
     });
     const toolOver = over('ai.tool');
