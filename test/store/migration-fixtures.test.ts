@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/runtime/store';
-import { LATEST_VERSION } from '../../src/runtime/store/migrations';
+import { LATEST_VERSION, MIGRATIONS, type Migration } from '../../src/runtime/store/migrations';
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
 import { fileHash, tmpDir } from '../helpers';
 import { usePgServer, type PgServer } from '../pg/server';
@@ -81,6 +81,26 @@ describe('migration fixtures (journals written by format v1)', function () {
         assertKept(asJson(journalView(store)), golden(SQLITE_GOLDEN));
       } finally {
         store.close();
+      }
+    });
+
+    it('control: a migration 11 that loses one event (the newest) fails the comparison', () => {
+      const i = MIGRATIONS.findIndex((m) => m.version === 11);
+      const real = MIGRATIONS[i] as Migration;
+      const keep = 'FROM events_v10 ORDER BY seq;';
+      assert.ok(real.sql.includes(keep), 'migration 11 copies the events');
+      const lossy = real.sql.replace(keep, 'FROM events_v10 WHERE seq <> (SELECT MAX(seq) FROM events_v10) ORDER BY seq;');
+      const file = path.join(tmpDir('logbook-migrate-'), 'journal.db');
+      fs.copyFileSync(SQLITE_FIXTURE, file);
+      Object.defineProperty(MIGRATIONS, i, { configurable: true, writable: true, value: { ...real, sql: lossy } });
+      let store: ReturnType<typeof openStore> | undefined;
+      try {
+        store = openStore(file);
+        const view = asJson(journalView(store));
+        assert.throws(() => assertKept(view, golden(SQLITE_GOLDEN)), assert.AssertionError);
+      } finally {
+        store?.close();
+        Object.defineProperty(MIGRATIONS, i, { configurable: true, writable: true, value: real });
       }
     });
 
