@@ -68,6 +68,26 @@ describe('schema 11: events without AUTOINCREMENT (SQLite)', () => {
     }
   });
 
+  it('a damaged counter (text, or past what a JS number holds) is not carried over, and the migration keeps every event', () => {
+    for (const damaged of ["'forty'", '9223372036854775807']) {
+      const file = path.join(tmpDir(), 'j10.db');
+      const old = journalAt(file, 10);
+      const ins = old.prepare("INSERT INTO events (run_id, attempt, at, kind) VALUES ('a', 1, 1, 'step.started')");
+      for (let i = 0; i < 5; i++) ins.run();
+      old.exec(`UPDATE sqlite_sequence SET seq = ${damaged} WHERE name = 'events'`);
+      const before = old.prepare('SELECT * FROM events ORDER BY seq').all();
+      old.close();
+      openStore(file).close();
+      const db = new Database(file, { readonly: true });
+      try {
+        assert.deepEqual(db.prepare('SELECT * FROM events ORDER BY seq').all(), before, damaged);
+        assert.equal(maxSeq(db), 5, damaged);
+      } finally {
+        db.close();
+      }
+    }
+  });
+
   it('deleting the newest run keeps the largest seq, so a change feed past it sees the next run', async () => {
     const file = path.join(tmpDir(), 'j.db');
     const store = openStore(file);
