@@ -93,6 +93,7 @@ export async function engineRound(
     ['ai.model.bare', async () => median(await modelCalls(store, cfg.actions, false))],
     ['ai.model', async () => median(await modelCalls(store, cfg.actions, true))],
     ['bracket.model', () => median(raw.oneCommitSamples(cfg.actions))],
+    ['bracket.checkpoint.1024', () => median(raw.checkpointSamples(cfg.actions, 1024))],
     ['bracket.model.afterCall', async () => median(await rawCommitsAfterCalls(raw, cfg.actions))],
     ...(v2
       ? ([

@@ -11,6 +11,7 @@ export class RawBracket {
   private readonly run: (durable: boolean, fn: () => void) => void;
   private readonly q;
   private n = 0;
+  private step = 0;
 
   constructor(dir: string) {
     // openStore: the same file setup as the runtime (WAL, synchronous=FULL read back, migrations).
@@ -27,6 +28,9 @@ export class RawBracket {
       ),
       executing: db.prepare("UPDATE actions SET executions = executions + 1 WHERE run_id = 'raw' AND id = ?"),
       commit: db.prepare("UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ? WHERE run_id = 'raw' AND id = ?"),
+      stepInsert: db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('raw', ?, ?, 'started', 1, ?)"),
+      stepEnd: db.prepare("UPDATE steps SET status = 'completed', result = ?, error = NULL, ended_at = ? WHERE run_id = 'raw' AND idx = ?"),
+      stepEvent: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, data) VALUES ('raw', 1, ?, ?, ?, ?)"),
       lazy: db.prepare('PRAGMA synchronous = NORMAL'),
       full: db.prepare('PRAGMA synchronous = FULL'),
     };
@@ -90,6 +94,29 @@ export class RawBracket {
           seq,
           id,
         );
+      });
+      times.push(nowUs() - t0);
+    }
+    return times;
+  }
+
+  /**
+   * A step checkpoint's one durable transaction: the step's start (written behind into it), its result of `bytes`
+   * and the two events, as the writer makes them. µs each.
+   */
+  checkpointSamples(n: number, bytes: number): number[] {
+    const times: number[] = [];
+    const q = this.q;
+    for (let i = 0; i < n; i++) {
+      const idx = ++this.step;
+      const result = JSON.stringify({ step: idx, pad: 'x'.repeat(Math.max(0, bytes - 30)) });
+      const now = Date.now();
+      const t0 = nowUs();
+      this.run(true, () => {
+        q.stepInsert.run(idx, `state ${idx}`, now);
+        q.stepEvent.run(now, 'step.started', idx, JSON.stringify({ name: `state ${idx}` }));
+        q.stepEnd.run(result, now, idx);
+        q.stepEvent.run(now, 'step.completed', idx, JSON.stringify({ bytes: result.length }));
       });
       times.push(nowUs() - t0);
     }

@@ -344,8 +344,15 @@ async function main(): Promise<number> {
       ratio: `${ratio.toFixed(2)} F`,
       budget: budgetUs === undefined ? '≤ 1.5 F' : `≤ ${budgetUs / 1000} ms`,
       verdict: j.verdict,
-      note: [j.miss, `${fmtUs(cpu)} of it CPU`, j.miss ? atRef : ''].filter(Boolean).join('; '),
-      numbers: { us: v, cpuUs: cpu, ratioF: ratio },
+      note: [
+        j.miss,
+        `${fmtUs(cpu)} of it CPU`,
+        c.bytes === 1024 ? `SQLite alone, the checkpoint's one transaction in raw SQL: ${fr('bracket.checkpoint.1024').toFixed(2)} F` : '',
+        j.miss ? atRef : '',
+      ]
+        .filter(Boolean)
+        .join('; '),
+      numbers: { us: v, cpuUs: cpu, ratioF: ratio, ...(c.bytes === 1024 ? { bracketUs: median(perRound(rounds, 'bracket.checkpoint.1024')) } : {}) },
     });
   }
   const [a0, a1] = cfg.replayActionSizes;
