@@ -4,22 +4,10 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { CLI, FIXTURES, tmpDir } from '../helpers';
 
 const asRoot = process.getuid?.() === 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('PostgreSQL: the server disk fills up under a run', function () {
   this.timeout(300_000);
@@ -27,11 +15,14 @@ describe('PostgreSQL: the server disk fills up under a run', function () {
   it('stops the run as a storage error (exit 5, nothing compensated); it resumes once there is space, each charge made once', async function () {
     // PostgreSQL refuses to run as root, and only root may switch to the `postgres` user (as scripts/pg-server.mjs does).
     if (!asRoot) this.skip();
-    const harness = (await import(path.join(__dirname, '..', '..', 'scripts', 'pg-server.mjs'))) as { ensurePostgres(): string };
+    const harness = (await import(path.join(__dirname, '..', '..', 'scripts', 'pg-server.mjs'))) as {
+      ensurePostgres(): string;
+      freePort(): Promise<number>;
+    };
     const bin = harness.ensurePostgres();
     const dir = tmpDir();
     fs.chmodSync(dir, 0o755);
-    const port = await freePort();
+    const port = await harness.freePort();
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
     const logbook = (args: string): string =>
