@@ -267,8 +267,9 @@ export function effectiveStatus(stored: StoredRunStatus, leaseLive: boolean): Ru
 }
 
 /**
- * What a run allows, from its stored status and whether a live process holds it. `compensationStopped`: its status is needs-decision because a compensation stopped for a decision
- * (see RunView), which only the compensation may take further: it may have undone actions a forward run would skip.
+ * What a run allows, from its stored status and whether a live process holds it. `compensationStopped`: its status is
+ * needs-decision because a compensation stopped for a decision (see RunView), which only the compensation may take
+ * further: it may have undone actions a forward run would skip.
  */
 export function runAllows(stored: StoredRunStatus, leaseLive: boolean, compensationStopped = false): RunAllows {
   const status = effectiveStatus(stored, leaseLive);

@@ -329,6 +329,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // rows are deleted: deleteRun then leaves a marker row (run_id '') at the old largest seq, and so does this
     // migration when sqlite_sequence is ahead of the table, so a change feed's position never names a seq given twice.
     // A counter that is not an integer a JS number holds exactly (a hand-edited sqlite_sequence) is not carried over.
+    // The rename carries the table's sqlite_sequence row to events_v10; the new table has none.
     sql: `
       ALTER TABLE events RENAME TO events_v10;
       CREATE TABLE events (
@@ -345,9 +346,8 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT seq, run_id, attempt, at, kind, step_idx, action_id, data FROM events_v10 ORDER BY seq;
       INSERT INTO events (seq, run_id, attempt, at, kind)
         SELECT s.seq, '', 0, 0, 'journal.deleted' FROM sqlite_sequence s
-        WHERE s.name IN ('events', 'events_v10') AND typeof(s.seq) = 'integer' AND s.seq < 9007199254740991
-          AND s.seq > (SELECT COALESCE(MAX(seq), 0) FROM events_v10)
-        ORDER BY s.seq DESC LIMIT 1;
+        WHERE s.name = 'events_v10' AND typeof(s.seq) = 'integer' AND s.seq < 9007199254740991
+          AND s.seq > (SELECT COALESCE(MAX(seq), 0) FROM events_v10);
       DROP TABLE events_v10;
       CREATE INDEX events_by_run ON events(run_id, seq);
     `,
