@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import { openStore, resumeRun, type Store } from '../src/runtime';
 import { LAZY_ABOVE_BYTES } from '../src/runtime/lazyValue';
+import { ReadAhead, textSize } from '../src/runtime/readAhead';
 import { INLINE_RESULT_BYTES } from '../src/runtime/stepCursor';
 import { journalAgent, probe } from './journalAgent';
 import { cpuUs, nowUs } from './measure';
@@ -34,7 +35,8 @@ function report(r: ResumeChildReport): never {
 
 /**
  * The store's reads a resume of the run makes, timed alone: the damage check before anything is written, then every
- * step's header a chunk at a time, as replay asks for them. What is left of a resume's time is the script and the engine.
+ * step's header a chunk at a time, and the journaled actions of each unfinished step a page at a time, as replay asks
+ * for them (ReadAhead's pages, as StepActions reads). What is left of a resume's time is the script and the engine.
  */
 function readsOnly(store: Store, runId: string, openUs: number): never {
   const c0 = cpuUs();
@@ -42,7 +44,24 @@ function readsOnly(store: Store, runId: string, openUs: number): never {
   if (store.reader.firstDamage(runId, { steps: Number.MAX_SAFE_INTEGER, actions: 'open', deferAbove: LAZY_ABOVE_BYTES }))
     throw new Error(`run ${runId} is damaged`);
   const count = store.reader.stepCount(runId);
-  for (let from = 0; from < count; from += 512) store.reader.replayStepHeads(runId, from, from + 512, INLINE_RESULT_BYTES);
+  const unfinished: number[] = [];
+  for (let from = 0; from < count; from += 512) {
+    for (const h of store.reader.replayStepHeads(runId, from, from + 512, INLINE_RESULT_BYTES)) if (h.status !== 'completed') unfinished.push(h.idx);
+  }
+  for (const idx of unfinished) {
+    const ahead = new ReadAhead();
+    for (let after = Number.MIN_SAFE_INTEGER; ;) {
+      const page = ahead.rows;
+      const rows = store.reader.replayActionsOfStep(runId, idx, after, page);
+      let bytes = 0;
+      for (const r of rows) {
+        bytes += textSize([r.args, r.result]);
+        after = r.seq;
+      }
+      ahead.update(rows.length, bytes);
+      if (rows.length < page) break;
+    }
+  }
   const resumeUs = nowUs() - t0;
   const resumeCpuUs = cpuUs() - c0;
   const maxRssKb = process.resourceUsage().maxRSS;
