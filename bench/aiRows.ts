@@ -69,6 +69,21 @@ export async function rawCommitsAfterCalls(raw: { oneCommitSamples(n: number): n
   return times;
 }
 
+/**
+ * The fsync floor itself (F's 4 KiB overwrite + fsync, no SQLite), each right after a bare generateText call: what
+ * the disk alone charges a commit in the model call's place. On this machine an fsync costs more after the process
+ * did something else for a while (the call's few hundred µs of work, a timer's sleep) than back to back, as F is measured.
+ */
+export async function floorsAfterCalls(floor: { samples(n: number): number[] }, count: number): Promise<number[]> {
+  const m = model();
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await generateText({ model: m, prompt: `Customer ${i} asks for a refund.`, maxRetries: 0 });
+    times.push(...floor.samples(1));
+  }
+  return times;
+}
+
 /** Per call in µs: a non-idempotent tool's execute as the AI SDK would call it, bare or through logbookTools. */
 export async function toolCalls(store: Store, count: number, journaled: boolean): Promise<number[]> {
   const times: number[] = [];

@@ -301,6 +301,7 @@ async function main(): Promise<number> {
         jm.miss,
         `bare call ${fmtUs(median(perRound(rounds, 'ai.model.bare')))}`,
         `SQLite alone, the call's one durable transaction in raw SQL: ${fr('bracket.model').toFixed(2)} F back to back, ${fr('bracket.model.afterCall').toFixed(2)} F each after a bare call (as the engine makes it)`,
+        `the fsync floor alone, each right after a bare call: ${fr('F.afterCall').toFixed(2)} F`,
         `with format v2's one row: ${fr('v2.model').toFixed(2)} F`,
       ]
         .filter(Boolean)
@@ -312,6 +313,8 @@ async function main(): Promise<number> {
         bracketUs: median(perRound(rounds, 'bracket.model')),
         bracketRatioF: fr('bracket.model'),
         bracketAfterCallUs: median(perRound(rounds, 'bracket.model.afterCall')),
+        floorAfterCallUs: median(perRound(rounds, 'F.afterCall')),
+        floorAfterCallF: fr('F.afterCall'),
       },
     });
     const toolOver = over('ai.tool');
