@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCodes, LogbookError, RunSuspended, describe, errorRecord, isScriptBugCode, runNotFound } from './errors';
 import type { AgentDefinition } from './define';
 import { Faults } from './faults';
-import { journalInvalid, toJournalJson } from './json';
+import { damageAt, journalInvalid, toJournalJson } from './json';
 import { LAZY_ABOVE_BYTES } from './lazyValue';
 import { checkRunId, parseRawInput, readBackFirst, type ParsedInput } from './input';
 import { requireWellFormed } from './wellFormed';
@@ -434,7 +434,7 @@ async function driveSession(
         agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome ? store.reader.firstDamage(lease.runId, READS.compensate) : undefined;
       if (damaged)
         log(
-          `${agent.name}: the run failed (${describe(err)}); its declared policy does not compensate it: ${journalInvalid(damaged, 'holds text that is not JSON').message}`,
+          `${agent.name}: the run failed (${describe(err)}); its declared policy does not compensate it: ${journalInvalid(damaged, damageAt(damaged)).message}`,
         );
       if (agent.onFailure === 'compensate' && !isProgrammingError(err) && !unknownOutcome && !damaged) {
         // A compensation that would be refused (an inverse this process cannot call) is refused before anything is

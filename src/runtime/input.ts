@@ -4,7 +4,7 @@
 
 import { ErrorCodes, LogbookError } from './errors';
 import type { AgentDefinition } from './define';
-import { fromJournalJson, journalInvalid, journalTextDamage, toJournalJson, type JournalPlace } from './json';
+import { damageAt, fromJournalJson, journalInvalid, journalTextDamage, toJournalJson, type JournalPlace } from './json';
 import { validate } from './schema';
 import { warnSecretFields } from './warnings';
 import type { ReadScope, JournalReader } from './store';
@@ -78,6 +78,6 @@ export function readBackFirst(reader: JournalReader, row: RunRow, scope: ReadSco
   const damaged = journalTextDamage(row.input, () => inputPlace(row), nothingWritten);
   if (damaged) throw damaged;
   const place = reader.firstDamage(row.id, scope);
-  if (place) throw journalInvalid(place, 'holds text that is not JSON', nothingWritten);
+  if (place) throw journalInvalid(place, damageAt(place), nothingWritten);
   return journaledInput(row);
 }

@@ -118,7 +118,8 @@ export type JournalPlace =
       readonly table: 'actions';
       readonly id: string;
       readonly stepIdx?: number;
-      readonly column: 'args' | 'result' | 'error' | 'compensation_result';
+      /** `id`: the action's key itself is damaged (stored as something other than text), not a value. */
+      readonly column: 'args' | 'result' | 'error' | 'compensation_result' | 'id';
     }
   | { readonly runId: string; readonly table: 'inbox'; readonly seq: number; readonly name: string; readonly column: 'data' | 'error' };
 
@@ -161,6 +162,13 @@ export function journalInvalid(p: JournalPlace, why: string, nothingWritten = fa
     base + without,
     { ...p },
   );
+}
+
+/** What is wrong at a place firstDamage found: a value that is not JSON, or an action's key that is not text. */
+export function damageAt(p: JournalPlace): string {
+  return p.table === 'actions' && p.column === 'id'
+    ? "is not stored as text: it is the action's key, so the row cannot be found by it, and the action would be taken for a new one and run again"
+    : 'holds text that is not JSON';
 }
 
 /** Why a journaled text is not JSON, or undefined when it is. */

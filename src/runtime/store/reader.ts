@@ -147,7 +147,7 @@ export class JournalReader {
       if (scope.actions === 'open' && q.openStepScan !== undefined) return this.firstOpenDamage(runId, scope, q.openStepScan, q.openActionDamage.stmt);
       const step = scope.steps > 0 ? (stepDamage(stepStmt.stmt) as { idx: number; name: string; col: string } | undefined) : undefined;
       if (step) return { runId, table: 'steps', idx: step.idx, name: step.name, column: step.col as 'result' | 'error' };
-      const a = (scope.actions === 'all' ? q.actionDamage.stmt.get(runId) : undefined) as { id: string; step_idx: number; col: string } | undefined;
+      const a = (scope.actions === 'all' ? q.actionDamage.stmt.get(runId) : undefined) as { id: string | null; step_idx: number; col: string } | undefined;
       return a && actionPlace(runId, a);
     }
     try {
@@ -173,7 +173,7 @@ export class JournalReader {
       if (st.bad === 1) return { runId, table: 'steps', idx: st.idx, name: st.name, column: st.col };
       unfinished.push(st.key);
     }
-    const a = actions.get({ run: runId, open: `[${unfinished.join(',')}]` }) as { id: string; step_idx: number; col: string } | undefined;
+    const a = actions.get({ run: runId, open: `[${unfinished.join(',')}]` }) as { id: string | null; step_idx: number; col: string } | undefined;
     return a && actionPlace(runId, a);
   }
 
@@ -433,8 +433,8 @@ function unpack(stmt: ReturnType<Db['prepare']> | undefined, params: readonly un
 type DamageQuery = { readonly kind: 'find' | 'cast'; readonly stmt: Statement };
 
 /** Where a damage query's action row (its id, step and damaged column) is, as a JournalPlace. */
-function actionPlace(runId: string, a: { id: string; step_idx: number; col: string }): JournalPlace {
-  return { runId, table: 'actions', id: a.id, stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] };
+function actionPlace(runId: string, a: { id: string | null; step_idx: number; col: string }): JournalPlace {
+  return { runId, table: 'actions', id: a.id ?? '', stepIdx: a.step_idx, column: a.col as (typeof ACTION_JSON)[number] | 'id' };
 }
 type OpenStepScanRow = { idx: number; key: string; name: string; col: 'result' | 'error'; bad: number };
 
@@ -451,14 +451,19 @@ function damageQueries(db: Db): {
 } {
   const bad = db.dialect.notJson;
   if (bad) {
-    const which = (cols: readonly string[]): string =>
-      `CASE ${cols
+    const which = (cols: readonly string[], first = ''): string =>
+      `CASE ${first}${cols
         .slice(0, -1)
         .map((c) => `WHEN ${bad(c)} THEN '${c}'`)
         .join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
     const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
+    // An action's key stored as anything but text (the same bytes as a BLOB, say) hides its row from the lookup by
+    // key: replay would take the action for a new one and run its effect again. SQLite keeps whatever type a value
+    // was written with (PostgreSQL's typed columns cannot hold one), so the check is the storage class; the key is
+    // returned as text, so the error can name it.
+    const badKey = `typeof(id) <> 'text'`;
     const actions = (index: string, where: string, run = '?'): string =>
-      `SELECT id, step_idx, seq, ${which(ACTION_JSON)} FROM actions${index} WHERE run_id = ${run}${where} AND ${any(ACTION_JSON)}`;
+      `SELECT CAST(id AS TEXT) AS id, step_idx, seq, ${which(ACTION_JSON, `WHEN ${badKey} THEN 'id' `)} FROM actions${index} WHERE run_id = ${run}${where} AND (${badKey} OR ${any(ACTION_JSON)})`;
     // With ReadScope.deferAbove: only results of at most ? bytes (octet_length reads no overflow page).
     const badSmallResult = `(octet_length(result) <= ? AND ${bad('result')})`;
     return {
