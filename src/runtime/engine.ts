@@ -213,6 +213,8 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       { runId, status: row.status },
     );
   }
+  // The journal read back first: a damaged action key would otherwise be reported as "no action to decide".
+  const input = readBackFirst(store.reader, row, READS.resume);
   for (const [id, { decision }] of Object.entries(decisions)) {
     const a = store.reader.action(runId, id);
     if (!a)
@@ -231,7 +233,7 @@ export function checkResumable(store: Store, agent: AgentDefinition, runId: stri
       );
     }
   }
-  return readBackFirst(store.reader, row, READS.resume);
+  return input;
 }
 
 export async function resumeRun(

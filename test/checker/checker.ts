@@ -96,7 +96,12 @@ export async function check(o: CheckOptions): Promise<CheckReport> {
       return true;
     });
     const started = Date.now();
-    await fc.check(counting, { seed: o.seed, numRuns: o.path ? 1 : o.runs, ...(o.path ? { path: o.path } : {}) });
+    const counted = await fc.check(counting, { seed: o.seed, numRuns: o.path ? 1 : o.runs, ...(o.path ? { path: o.path } : {}) });
+    // The property never fails on its own: a failure is the harness throwing, which must not pass for a short clean run.
+    if (counted.failed)
+      throw new Error(
+        `checker harness: schedule ${schedules} threw: ${String(counted.errorInstance instanceof Error ? (counted.errorInstance.stack ?? counted.errorInstance) : counted.errorInstance)}`,
+      );
     const ms = Date.now() - started;
     // 2. Shrink: per kind, from the first case that showed it, keeping that kind of violation while shrinking.
     const shrunk: Shrunk[] = [];

@@ -12,6 +12,7 @@ import { RunWriter } from '../../src/runtime/store/writer';
 import { JournalReader } from '../../src/runtime/store/reader';
 import { MIGRATIONS, type Migration } from '../../src/runtime/store/migrations';
 import { MIGRATE_STATS, resetMigrateStats } from './migrateOps';
+import { DAMAGE_STATS, resetDamageStats } from './damageOps';
 
 /** Reproducible in CI; `npm run check:exactly-once -- --runs 10000` tries many more, with a fresh seed each time. */
 const SEED = 19;
@@ -42,15 +43,20 @@ describe('exactly-once checker', function () {
 
   it(`finds no violation in ${SCHEDULES} generated agents × schedules (seed ${SEED})`, async () => {
     resetMigrateStats();
+    resetDamageStats();
     const r = await check({ seed: SEED, runs: SCHEDULES, shrinkMs: 15_000, shrinkKinds: 4 });
     const m = { ...MIGRATE_STATS };
+    const d = { ...DAMAGE_STATS };
     console.log(
       `      the journal put back to schema 9 and migrated again ${m.ops} times (${m.threadMigrated} upgraded by a second opener's thread, ${m.driverMigrated} by the driver while that thread waited) in ${(r.ms / 1000).toFixed(1)} s`,
     );
+    console.log(`      an action key damaged before a resume ${d.damaged} times in ${d.ops} damage operations, the resume refused ${d.refused} times`);
     assert.equal(r.schedules, SCHEDULES);
     assert.equal(r.violating, 0, `\n${r.text}`);
     // A seed that never raced two openers would say nothing of the upgrade's lock.
     assert.ok(m.ops >= 20 && m.threadMigrated > 0 && m.driverMigrated > 0, JSON.stringify(m));
+    // A seed that never damaged a key a resume reads would say nothing of the check before the attempt.
+    assert.ok(d.damaged >= 3, JSON.stringify(d));
   });
 
   it('finds no violation in 8 schedules of real processes (the CLI and workers: real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
@@ -75,6 +81,29 @@ describe('exactly-once checker', function () {
       ),
       r.log.join('\n'),
     );
+  });
+
+  it('a resume over an action key stored as a BLOB is refused and runs nothing again; control: without the check before the attempt it charges twice', async () => {
+    // The damage operation on a fixed case: killed before its second charge, the run's first charge (committed, in the
+    // step a resume redoes) has its key flipped to a BLOB of the same bytes, which hides the row from the lookup by key.
+    const json =
+      '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"none","fail":"none"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"},{"action":0,"n":1,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":1,"when":"before-effect"}},{"op":"damage-key","via":"engine","pick":0}]}}';
+    const r = await replayCase(json);
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => /key stored as a BLOB: refused \[LB_JOURNAL_INVALID\]/.test(l)),
+      r.log.join('\n'),
+    );
+    const original = Object.getOwnPropertyDescriptor(JournalReader.prototype, 'firstDamage');
+    assert.ok(original);
+    JournalReader.prototype.firstDamage = () => undefined;
+    try {
+      const c = await replayCase(json);
+      const kinds = c.violations.map((v) => v.kind);
+      assert.ok(kinds.includes('damage-not-refused') && kinds.includes('effect-twice'), c.log.join('\n'));
+    } finally {
+      Object.defineProperty(JournalReader.prototype, 'firstDamage', original);
+    }
   });
 
   it("a resume that decides the parent's actions resumes its child without them: the child refused them, which failed and compensated the parent (seed 240702006, path 835)", async () => {

@@ -6,6 +6,7 @@ import { check, formatCase, scratchDir } from './checker';
 import { runCase } from './executor';
 import type { CaseJ } from './spec';
 import { MIGRATE_STATS } from './migrateOps';
+import { DAMAGE_STATS } from './damageOps';
 
 async function cli(): Promise<number> {
   const { values } = parseArgs({
@@ -63,7 +64,9 @@ async function cli(): Promise<number> {
   const m = MIGRATE_STATS;
   // Counted over shrinking too: how often the schema-9 journal was opened again, and who upgraded it when two raced.
   const migrated = `migrate-9: the journal put back to schema 9 ${m.ops} times (${m.threadMigrated} upgraded by a second opener's thread, ${m.driverMigrated} by the driver while it waited${m.pg ? `, ${m.pg} on PostgreSQL` : ''})`;
-  process.stdout.write(`${lines.join('\n')}\n${migrated}\n(took ${((Date.now() - started) / 1000).toFixed(1)} s)\n${final ?? ''}\n`);
+  const d = DAMAGE_STATS;
+  const damaged = `damage-key: an action key stored as a BLOB before a resume ${d.damaged} times in ${d.ops} operations, the resume refused ${d.refused} times`;
+  process.stdout.write(`${lines.join('\n')}\n${migrated}\n${damaged}\n(took ${((Date.now() - started) / 1000).toFixed(1)} s)\n${final ?? ''}\n`);
   return report.violating === 0 ? 0 : 1;
 }
 

@@ -9,6 +9,7 @@ import type { Driver, Ended } from './surfaces';
 import { SimProcess } from './sim';
 import { sleepsOf } from './invariants';
 import { OPENERS, putBack, type Opener } from './migrateOps';
+import { DAMAGE_OPERATIONS } from './damageOps';
 
 export interface Operation {
   /** Whether it starts the run (only the first operation of a schedule does). */
@@ -282,6 +283,7 @@ const cancelAsleepOp = (first: 'start' | 'resume'): Operation => ({
 export const OPERATIONS: Record<string, Operation> = {
   ...PROCESS_OPERATIONS,
   ...WORKER_OPERATIONS,
+  ...DAMAGE_OPERATIONS,
   start: { ...drive('start', 3, 'start the run'), starts: true },
   'race-start': {
     starts: true,
