@@ -658,6 +658,13 @@ export class RunSession {
     location: SourceLocation | undefined,
   ): Promise<R> {
     if (this.d.writer.holdsPending(na.id)) this.d.writer.writePending();
+    // A page of this step's journaled actions that could not be read may hold the row this key names, damaged so that
+    // the lookup below misses it (a key stored as a BLOB): that is the journal's failure, never a new action to run.
+    const unread = frame.journal?.failure;
+    if (unread !== undefined)
+      this.read(() => {
+        throw unread instanceof Error ? unread : new Error("a page of the step's journaled actions could not be read");
+      });
     const row = this.journaledHere?.has(na.id) === false ? undefined : this.read(() => this.d.reader.action(this.runId, na.id));
     if (row) {
       if (row.type !== na.type || row.args !== na.args) throw keyConflict(na.type, na.id, row.args, na.args, row.type);

@@ -16,6 +16,12 @@ export class StepActions {
   private exhausted = false;
   private windowBytes = 0;
   private readonly ahead = new ReadAhead();
+  /**
+   * Why a page could not be read (a damaged row, a storage failure), once one could not: it may hide the row a key
+   * names, so the full path must not take that key for a new action (see RunSession.runAction). Nothing more is
+   * handed out after it.
+   */
+  failure: unknown;
 
   constructor(
     private readonly reader: JournalReader,
@@ -50,7 +56,16 @@ export class StepActions {
 
   private load(): void {
     const page = this.ahead.rows;
-    const rows = this.reader.replayActionsOfStep(this.runId, this.stepIdx, this.afterSeq, page);
+    let rows: ReplayActionRow[];
+    try {
+      rows = this.reader.replayActionsOfStep(this.runId, this.stepIdx, this.afterSeq, page);
+    } catch (err) {
+      this.failure = err;
+      this.exhausted = true;
+      this.window.clear();
+      this.windowBytes = 0;
+      throw err;
+    }
     let bytes = 0;
     for (const r of rows) {
       const n = size(r);

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
 import { JournalReader } from '../../src/runtime/store/reader';
+import { StepActions } from '../../src/runtime/stepActions';
 import { tmpDir } from '../helpers';
 
 const charged: number[] = [];
@@ -109,18 +110,46 @@ describe("an action's key stored as a BLOB (damaged on disk or by a tool)", () =
     assert.deepEqual(place, { runId: 'd', table: 'actions', id: 'charge:d:2', stepIdx: 0, column: 'id' });
   });
 
-  it('control: with the check taken out, the same resume charges the first customer a second time', async () => {
+  it('with the check before the attempt taken out, replay still stops at the page that hid the row: a journal failure, nothing charged again', async () => {
+    await stoppedAfterTwo(store, 'p');
+    flipKey(file, 'p');
+    const out = await withoutCheckBefore(() => resumeRun(store, agent, 'p', { log: () => undefined }));
+    assert.equal(out.status, 'interrupted', JSON.stringify(out));
+    assert.equal(out.error?.code, ErrorCodes.JOURNAL_INVALID, JSON.stringify(out.error));
+    assert.deepEqual(charged, [1, 2], 'no charge ran again');
+  });
+
+  it('control: with both taken out (the page error swallowed, as before), the same resume charges the first customer a second time', async () => {
     await stoppedAfterTwo(store, 'c');
     flipKey(file, 'c');
-    const original = Object.getOwnPropertyDescriptor(JournalReader.prototype, 'firstDamage');
-    assert.ok(original);
-    JournalReader.prototype.firstDamage = () => undefined;
+    const proto = StepActions.prototype as unknown as { load: (this: StepActions) => void };
+    const load = proto.load;
+    proto.load = function (this: StepActions): void {
+      try {
+        load.call(this);
+      } catch (err) {
+        this.failure = undefined;
+        throw err;
+      }
+    };
     try {
-      const out = await resumeRun(store, agent, 'c', { log: () => undefined });
+      const out = await withoutCheckBefore(() => resumeRun(store, agent, 'c', { log: () => undefined }));
       assert.equal(out.status, 'completed', JSON.stringify(out));
     } finally {
-      Object.defineProperty(JournalReader.prototype, 'firstDamage', original);
+      proto.load = load;
     }
     assert.deepEqual(charged, [1, 2, 1, 3], 'the damaged key hid a committed charge, and it ran again');
   });
 });
+
+/** Runs `fn` with the check before an attempt (JournalReader.firstDamage) finding nothing. */
+async function withoutCheckBefore<T>(fn: () => Promise<T>): Promise<T> {
+  const original = Object.getOwnPropertyDescriptor(JournalReader.prototype, 'firstDamage');
+  assert.ok(original);
+  JournalReader.prototype.firstDamage = () => undefined;
+  try {
+    return await fn();
+  } finally {
+    Object.defineProperty(JournalReader.prototype, 'firstDamage', original);
+  }
+}
