@@ -121,7 +121,14 @@ export type JournalPlace =
       /** `id`: the action's key itself is damaged (stored as something other than text), not a value. */
       readonly column: 'args' | 'result' | 'error' | 'compensation_result' | 'id';
     }
-  | { readonly runId: string; readonly table: 'inbox'; readonly seq: number; readonly name: string; readonly column: 'data' | 'error' };
+  | {
+      readonly runId: string;
+      readonly table: 'inbox';
+      readonly seq: number;
+      readonly name: string;
+      /** `id`: the event's dedupe id itself is damaged (stored as something other than text), not a value. */
+      readonly column: 'data' | 'error' | 'id';
+    };
 
 /** Where an action's journaled value lives (an action row: its run, id and step). */
 export function actionPlace(
@@ -164,11 +171,13 @@ export function journalInvalid(p: JournalPlace, why: string, nothingWritten = fa
   );
 }
 
-/** What is wrong at a place firstDamage found: a value that is not JSON, or an action's key that is not text. */
+/** What is wrong at a damaged place: a value that is not JSON, or a key (an action's, an event's dedupe id) that is not text. */
 export function damageAt(p: JournalPlace): string {
-  return p.table === 'actions' && p.column === 'id'
-    ? "is not stored as text: it is the action's key, so the row cannot be found by it, and the action would be taken for a new one and run again"
-    : 'holds text that is not JSON';
+  if (p.table === 'actions' && p.column === 'id')
+    return "is not stored as text: it is the action's key, so the row cannot be found by it, and the action would be taken for a new one and run again";
+  if (p.table === 'inbox' && p.column === 'id')
+    return 'is not stored as text: it is the dedupe id, so an event sent again with it would not be found, and would be kept a second time';
+  return 'holds text that is not JSON';
 }
 
 /** Why a journaled text is not JSON, or undefined when it is. */

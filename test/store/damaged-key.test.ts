@@ -10,6 +10,8 @@ import { defineAction, defineAgent, openStore, resumeRun, startRun, type Store }
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
 import { JournalReader } from '../../src/runtime/store/reader';
 import { StepActions } from '../../src/runtime/stepActions';
+import { sendEvent } from '../../src/runtime/store/inbox';
+import { SQLITE_DIALECT, sqliteDb } from '../../src/runtime/store/sqlite';
 import { tmpDir } from '../helpers';
 
 const charged: number[] = [];
@@ -139,6 +141,54 @@ describe("an action's key stored as a BLOB (damaged on disk or by a tool)", () =
       proto.load = load;
     }
     assert.deepEqual(charged, [1, 2, 1, 3], 'the damaged key hid a committed charge, and it ran again');
+  });
+});
+
+describe("an event's dedupe id stored as a BLOB", () => {
+  it('a send with the same id is refused as a damaged journal, where it would have been kept a second time (control: without the check)', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'journal.db');
+    const store = openStore(file);
+    charged.length = 0;
+    try {
+      await stoppedAfterTwo(store, 'e');
+      const ev = { name: 'approved', id: 'approved#1', data: '{"ok":true}', by: 'test' };
+      assert.equal(store.sendEvent('e', ev).kind, 'kept');
+      assert.equal(store.sendEvent('e', ev).kind, 'duplicate', 'the same id again changes nothing');
+      const raw = new Database(file);
+      assert.equal(raw.prepare("UPDATE inbox SET id = CAST(id AS BLOB) WHERE run_id = 'e'").run().changes, 1);
+      raw.close();
+      const err = (() => {
+        try {
+          store.sendEvent('e', ev);
+          return undefined;
+        } catch (e) {
+          return e;
+        }
+      })();
+      assert.ok(err instanceof LogbookError && err.code === ErrorCodes.JOURNAL_INVALID, `send gave ${String(err)}`);
+      assert.match(err.message, /event #\d+ "approved" sent to it, column id is not stored as text: it is the dedupe id/);
+      const count = (): number => {
+        const r = new Database(file, { readonly: true });
+        try {
+          return r.prepare("SELECT COUNT(*) FROM inbox WHERE run_id = 'e'").pluck().get() as number;
+        } finally {
+          r.close();
+        }
+      };
+      assert.equal(count(), 1, 'nothing was kept');
+      // Control: the same send without the check (a dialect with no storage-class test) keeps the event again.
+      const plain = new Database(file);
+      try {
+        const db = Object.assign(sqliteDb(plain), { dialect: { ...SQLITE_DIALECT, notText: null } });
+        assert.equal(sendEvent(db, file, 'e', ev).kind, 'kept', 'kept a second time');
+      } finally {
+        plain.close();
+      }
+      assert.equal(count(), 2);
+    } finally {
+      store.close();
+    }
   });
 });
 

@@ -93,6 +93,12 @@ export interface Dialect {
    */
   readonly notJson: ((column: string) => string) | null;
   /**
+   * A SQL condition true when a key column holds anything but text. SQLite keeps the storage class a value was written
+   * with, so a key damaged into a BLOB of the same bytes no longer matches its text, and its row hides from the lookup
+   * by key (passing integrity_check). Null where typed columns cannot hold one (PostgreSQL).
+   */
+  readonly notText: ((column: string) => string) | null;
+  /**
    * Wraps a SELECT of `columns` so that all its rows come back as one JSON text (an array of arrays, in the SELECT's
    * order; a value JSON cannot hold as it is comes as `true`, which the caller's row guard refuses), or null where the
    * engine has no such aggregate worth it. better-sqlite3 builds a JS array and a string per

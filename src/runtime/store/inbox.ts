@@ -4,6 +4,7 @@
 
 import { dbOf, type Db, type JournalConnection, type Statement } from './db';
 import { ErrorCodes, LogbookError, runNotFound } from '../errors';
+import { damageAt, journalInvalid } from '../json';
 import { canSend } from '../policy';
 import type { StoredRunStatus } from '../types';
 import { InboxRow, RunRow, checked } from './rows';
@@ -39,6 +40,9 @@ export function sendEvent(conn: Db | JournalConnection, target: string, runId: s
   const db = dbOf(conn);
   const locked = db.prepare(`SELECT * FROM runs WHERE id = ?${db.dialect.forUpdate}`);
   const byId = db.prepare('SELECT * FROM inbox WHERE run_id = ? AND id = ?');
+  // An id stored as anything but text (Dialect.notText) would not be found by byId: the send would be kept again.
+  const notText = db.dialect.notText;
+  const hiddenId = notText ? db.prepare(`SELECT seq, name FROM inbox WHERE run_id = ? AND ${notText('id')} ORDER BY seq LIMIT 1`) : undefined;
   let result: SendResult | undefined;
   const tx = db.transaction(() => {
     const found = locked.get(runId);
@@ -48,6 +52,11 @@ export function sendEvent(conn: Db | JournalConnection, target: string, runId: s
     if (before !== undefined) {
       result = { kind: 'duplicate', event: checked(InboxRow, before, 'inbox', target), run };
       return;
+    }
+    const hidden = hiddenId?.get(runId) as { seq: number; name: string } | undefined;
+    if (hidden) {
+      const place = { runId, table: 'inbox', seq: hidden.seq, name: hidden.name, column: 'id' } as const;
+      throw journalInvalid(place, damageAt(place), true);
     }
     if (!canSend(run.status)) throw eventRefused(runId, run.status, ev.name);
     const now = Date.now();

@@ -457,11 +457,9 @@ function damageQueries(db: Db): {
         .map((c) => `WHEN ${bad(c)} THEN '${c}'`)
         .join(' ')} ELSE '${cols[cols.length - 1] ?? ''}' END AS col`;
     const any = (cols: readonly string[]): string => `(${cols.map(bad).join(' OR ')})`;
-    // An action's key stored as anything but text (the same bytes as a BLOB, say) hides its row from the lookup by
-    // key: replay would take the action for a new one and run its effect again. SQLite keeps whatever type a value
-    // was written with (PostgreSQL's typed columns cannot hold one), so the check is the storage class; the key is
-    // returned as text, so the error can name it.
-    const badKey = `typeof(id) <> 'text'`;
+    // An action's key stored as anything but text (Dialect.notText) hides its row from the lookup by key: replay
+    // would take the action for a new one and run its effect again. The key is returned as text, so the error can name it.
+    const badKey = db.dialect.notText?.('id') ?? 'FALSE';
     const actions = (index: string, where: string, run = '?'): string =>
       `SELECT CAST(id AS TEXT) AS id, step_idx, seq, ${which(ACTION_JSON, `WHEN ${badKey} THEN 'id' `)} FROM actions${index} WHERE run_id = ${run}${where} AND (${badKey} OR ${any(ACTION_JSON)})`;
     // With ReadScope.deferAbove: only results of at most ? bytes (octet_length reads no overflow page).

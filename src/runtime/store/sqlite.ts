@@ -16,6 +16,7 @@ export const SQLITE_DIALECT: Dialect = {
   dataVersion: 'PRAGMA data_version',
   leaseByExpiry: false,
   notJson: (column) => `(${column} IS NOT NULL AND json_valid(${column}) = 0)`,
+  notText: (column) => `typeof(${column}) <> 'text'`,
   // json_array quotes text and writes integers as JSON numbers, but reads a BLOB as SQLite's binary JSON, which could
   // make a damaged value pass for any other: a BLOB is written as `true`, which no column's guard takes, so the
   // caller reads that chunk row by row and names the damage as it would have.

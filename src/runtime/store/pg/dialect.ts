@@ -18,6 +18,7 @@ export const PG_DIALECT: Dialect = {
   dataVersion: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events)::text || ':' || (SELECT COUNT(*) FROM runs)::text",
   leaseByExpiry: true,
   notJson: null,
+  notText: null,
   // Rows come from the PG thread as arrays already; packing them would add a JSON text on both sides of the hop.
   packRows: null,
 };
