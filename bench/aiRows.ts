@@ -55,31 +55,18 @@ export async function modelCalls(store: Store, count: number, journaled: boolean
 }
 
 /**
- * Per call in µs: the model call's one transaction in raw SQL (RawBracket.oneCommitSamples), each made right after a
- * bare generateText call, untimed, as the engine makes it. Back to back, the same transaction costs much less on this
- * machine: work between two commits (the call's allocations, its promises) leaves the next commit slower.
+ * Per call in µs: `sample()` (one measurement, untimed around it) made right after each bare generateText call, as
+ * the engine makes its commit. The bench samples the model call's one transaction in raw SQL
+ * (RawBracket.oneCommitSamples) and the fsync floor itself (F's 4 KiB overwrite + fsync, no SQLite) this way: on this
+ * machine a commit, and the fsync alone, cost more after the process did something else for a while (the call's few
+ * hundred µs of work, a timer's sleep) than back to back, as F is measured.
  */
-export async function rawCommitsAfterCalls(raw: { oneCommitSamples(n: number): number[] }, count: number): Promise<number[]> {
+export async function samplesAfterCalls(sample: () => number[], count: number): Promise<number[]> {
   const m = model();
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
     await generateText({ model: m, prompt: `Customer ${i} asks for a refund.`, maxRetries: 0 });
-    times.push(...raw.oneCommitSamples(1));
-  }
-  return times;
-}
-
-/**
- * The fsync floor itself (F's 4 KiB overwrite + fsync, no SQLite), each right after a bare generateText call: what
- * the disk alone charges a commit in the model call's place. On this machine an fsync costs more after the process
- * did something else for a while (the call's few hundred µs of work, a timer's sleep) than back to back, as F is measured.
- */
-export async function floorsAfterCalls(floor: { samples(n: number): number[] }, count: number): Promise<number[]> {
-  const m = model();
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    await generateText({ model: m, prompt: `Customer ${i} asks for a refund.`, maxRetries: 0 });
-    times.push(...floor.samples(1));
+    times.push(...sample());
   }
   return times;
 }

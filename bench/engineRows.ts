@@ -6,7 +6,7 @@ import type { RawBracket } from './rawBracket';
 import type { RawV2 } from './rawV2';
 import { breathe, median } from './measure';
 import { actionAgent, checkpointAgent, plainCalls } from './workload';
-import { floorsAfterCalls, modelCalls, rawCommitsAfterCalls, toolCalls } from './aiRows';
+import { modelCalls, samplesAfterCalls, toolCalls } from './aiRows';
 
 export interface EngineConfig {
   /** fsync-floor samples taken after each probe; pooled, they give the round's F. */
@@ -94,8 +94,8 @@ export async function engineRound(
     ['ai.model', async () => median(await modelCalls(store, cfg.actions, true))],
     ['bracket.model', () => median(raw.oneCommitSamples(cfg.actions))],
     ['bracket.checkpoint.1024', () => median(raw.checkpointSamples(cfg.actions, 1024))],
-    ['bracket.model.afterCall', async () => median(await rawCommitsAfterCalls(raw, cfg.actions))],
-    ['F.afterCall', async () => median(await floorsAfterCalls(floor, cfg.actions))],
+    ['bracket.model.afterCall', async () => median(await samplesAfterCalls(() => raw.oneCommitSamples(1), cfg.actions))],
+    ['F.afterCall', async () => median(await samplesAfterCalls(() => floor.samples(1), cfg.actions))],
     ...(v2
       ? ([
           ['v2.full', () => median(v2.samples(cfg.actions, false))],
