@@ -10,7 +10,7 @@ import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { JournalReader } from '../../src/runtime/store/reader';
-import { StepActions } from '../../src/runtime/stepActions';
+import { withPageErrorsSwallowed, withoutCheckBefore } from '../store/damageControls';
 import { MIGRATIONS, type Migration } from '../../src/runtime/store/migrations';
 import { MIGRATE_STATS, resetMigrateStats } from './migrateOps';
 import { DAMAGE_STATS, resetDamageStats } from './damageOps';
@@ -95,34 +95,16 @@ describe('exactly-once checker', function () {
       r.log.some((l) => /key stored as a BLOB: refused \[LB_JOURNAL_INVALID\]/.test(l)),
       r.log.join('\n'),
     );
-    const original = Object.getOwnPropertyDescriptor(JournalReader.prototype, 'firstDamage');
-    assert.ok(original);
-    JournalReader.prototype.firstDamage = () => undefined;
-    const proto = StepActions.prototype as unknown as { load: (this: StepActions) => void };
-    const load = proto.load;
-    try {
-      // The check taken out: the resume writes before it stops (at the page that hid the row), so it is not refused.
-      const c = await replayCase(json);
-      const kinds = c.violations.map((v) => v.kind);
-      assert.ok(kinds.includes('damage-not-refused') && !kinds.includes('effect-twice'), c.log.join('\n'));
-      // And replay's page error swallowed too, as before: the hidden charge runs again.
-      proto.load = function (this: StepActions): void {
-        try {
-          load.call(this);
-        } catch (err) {
-          this.failure = undefined;
-          throw err;
-        }
-      };
-      const both = await replayCase(json);
-      assert.ok(
-        both.violations.some((v) => v.kind === 'effect-twice'),
-        both.log.join('\n'),
-      );
-    } finally {
-      Object.defineProperty(JournalReader.prototype, 'firstDamage', original);
-      proto.load = load;
-    }
+    // The check taken out: the resume writes before it stops (at the page that hid the row), so it is not refused.
+    const c = await withoutCheckBefore(() => replayCase(json));
+    const kinds = c.violations.map((v) => v.kind);
+    assert.ok(kinds.includes('damage-not-refused') && !kinds.includes('effect-twice'), c.log.join('\n'));
+    // And replay's page error swallowed too, as before: the hidden charge runs again.
+    const both = await withPageErrorsSwallowed(() => withoutCheckBefore(() => replayCase(json)));
+    assert.ok(
+      both.violations.some((v) => v.kind === 'effect-twice'),
+      both.log.join('\n'),
+    );
   });
 
   it("a resume that decides the parent's actions resumes its child without them: the child refused them, which failed and compensated the parent (seed 240702006, path 835)", async () => {

@@ -8,8 +8,7 @@ import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, resumeRun, startRun, type Store } from '../../src/runtime';
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
-import { JournalReader } from '../../src/runtime/store/reader';
-import { StepActions } from '../../src/runtime/stepActions';
+import { withPageErrorsSwallowed, withoutCheckBefore } from './damageControls';
 import { sendEvent } from '../../src/runtime/store/inbox';
 import { SQLITE_DIALECT, sqliteDb } from '../../src/runtime/store/sqlite';
 import { tmpDir } from '../helpers';
@@ -124,22 +123,8 @@ describe("an action's key stored as a BLOB (damaged on disk or by a tool)", () =
   it('control: with both taken out (the page error swallowed, as before), the same resume charges the first customer a second time', async () => {
     await stoppedAfterTwo(store, 'c');
     flipKey(file, 'c');
-    const proto = StepActions.prototype as unknown as { load: (this: StepActions) => void };
-    const load = proto.load;
-    proto.load = function (this: StepActions): void {
-      try {
-        load.call(this);
-      } catch (err) {
-        this.failure = undefined;
-        throw err;
-      }
-    };
-    try {
-      const out = await withoutCheckBefore(() => resumeRun(store, agent, 'c', { log: () => undefined }));
-      assert.equal(out.status, 'completed', JSON.stringify(out));
-    } finally {
-      proto.load = load;
-    }
+    const out = await withPageErrorsSwallowed(() => withoutCheckBefore(() => resumeRun(store, agent, 'c', { log: () => undefined })));
+    assert.equal(out.status, 'completed', JSON.stringify(out));
     assert.deepEqual(charged, [1, 2, 1, 3], 'the damaged key hid a committed charge, and it ran again');
   });
 });
@@ -191,15 +176,3 @@ describe("an event's dedupe id stored as a BLOB", () => {
     }
   });
 });
-
-/** Runs `fn` with the check before an attempt (JournalReader.firstDamage) finding nothing. */
-async function withoutCheckBefore<T>(fn: () => Promise<T>): Promise<T> {
-  const original = Object.getOwnPropertyDescriptor(JournalReader.prototype, 'firstDamage');
-  assert.ok(original);
-  JournalReader.prototype.firstDamage = () => undefined;
-  try {
-    return await fn();
-  } finally {
-    Object.defineProperty(JournalReader.prototype, 'firstDamage', original);
-  }
-}
