@@ -54,7 +54,7 @@ function bracketSplit(ctx: Context, key: string, id: string): string {
     pages !== undefined && Number.isFinite(pages)
       ? `, which write ~${pages.toFixed(0)} WAL pages per action (the action row and its three index entries; then in each transaction an event row and its index entry)`
       : '';
-  return ` SQLite alone, running the bracket's same three transactions in raw SQL on the same schema (baseline B), costs ${bf.toFixed(2)} F here${pageText}; Logbook's code adds ${fmtUs(Math.max(0, us - b))} (args validation, key, the journal lookup, JSON checks). SQLite's one-row durable commit is S = ${(ctx.S / ctx.F).toFixed(2)} F.`;
+  return ` SQLite alone, running the bracket's same two transactions in raw SQL on the same schema (baseline B), costs ${bf.toFixed(2)} F here${pageText}; Logbook's code adds ${fmtUs(Math.max(0, us - b))} (args validation, key, the journal lookup, JSON checks). SQLite's one-row durable commit is S = ${(ctx.S / ctx.F).toFixed(2)} F.`;
 }
 
 function reason(r: Row, ctx: Context): string {
@@ -130,11 +130,11 @@ export function pgNotes(rows: readonly Row[], cores: number): string[] {
   if (action === undefined) return [];
   const notes = [
     "**PostgreSQL rows**: a private server on this machine (scripts/pg-server.mjs, fsync=on), the runtime in-process through PgDb (the pg client on a worker thread, the caller blocked on its answer). Fpg is a 4 KiB write + fsync in the server's data directory; the server's own commit also writes and flushes its WAL and wakes a backend process, so on a loaded 2-core machine a commit costs several Fpg.",
-    '**Why a bracketed action costs more than a DBOS step**: a DBOS step records its output once, after it ran (one INSERT in autocommit: one round trip, one WAL flush); nothing durable says it started, so a crash inside it re-runs it. Our bracket makes `started` durable before the effect and `committed` after it (two WAL flushes), plus a lazily committed "executing" count: three journal transactions per action. Each is one request to the pg worker thread (the worker checks the fencing UPDATE\'s row count itself and rolls back if it is 0), but still one server round trip per statement inside it (BEGIN, the fence, the writes, COMMIT): node-postgres sends a query only after the previous one is answered.',
+    '**Why a bracketed action costs more than a DBOS step**: a DBOS step records its output once, after it ran (one INSERT in autocommit: one round trip, one WAL flush); nothing durable says it started, so a crash inside it re-runs it. Our bracket makes `started` durable before the effect and `committed` after it (two WAL flushes); the count of the call goes in with `committed`, so nothing records an execution before it happens: two journal transactions per action. Each is one request to the pg worker thread and one round trip to the server (the transaction sent as one query, its fence a function that raises when the lease is not held).',
   ];
   if (dbos) {
     notes.push(
-      `**The goal (a bracket no dearer than a DBOS step) is ${dbos.verdict === 'PASS' ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos.numbers?.dbosUs ?? Number.NaN)}). What is left: the statements of a transaction go to the server one round trip each (a pipelining client, or one statement per transaction, would make it one), and the "executing" count is its own transaction (folding it into \`started\` would record an execution before it happens).`,
+      `**The goal (a bracket no dearer than a DBOS step) is ${dbos.verdict === 'PASS' ? 'met' : 'not met'} here** (${fmtUs(action)} vs ${fmtUs(dbos.numbers?.dbosUs ?? Number.NaN)}). What is left is what each transaction writes: the action row and its index entries, an event row and its index entry, and the fence's lease renewal (format 2's one fence-and-append statement per transition; the row's note gives PostgreSQL alone with those writes).`,
     );
   }
   const claim = n('pg.claim', 'us');

@@ -46,7 +46,7 @@ export function crashMessage(f: CrashFacts): string {
   else lines.push(`Run ${r.runId} died before its first step.`);
   for (const a of r.inDoubt) {
     lines.push(
-      `In doubt: ${a.type} ${a.id} was started but not committed (execute was called ${a.executions} time(s)); resuming reconciles it (verify, re-execute, or a decision).`,
+      `In doubt: ${a.type} ${a.id} was started but not committed (the journal counts ${a.executions} call(s) of its execute, and a call the crash cut short is not counted); resuming reconciles it (verify, re-execute, or a decision).`,
     );
   }
   for (const a of r.compensationInDoubt)

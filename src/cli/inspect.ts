@@ -7,7 +7,7 @@ import { runNotFound, type LogbookError } from '../runtime/errors';
 import { actionPlace, displayJournalJson, type JournalPlace } from '../runtime/json';
 import { ago } from '../shared/relativeTime';
 import { actionStatusWord, clip, clipChars, paint, printable, runStatusWord, table } from './format';
-import { actionDisplay, runAllows } from '../runtime/policy';
+import { actionDisplay, executionsText, runAllows } from '../runtime/policy';
 import { journaledError } from '../runtime/settle';
 
 /**
@@ -260,7 +260,7 @@ export function showRun(store: Store, runId: string, json: boolean, damage: Dama
           printable(a.type),
           a.effect,
           actionStatusWord(a, v.leaseLive),
-          String(a.executions),
+          executionsText(a),
           a.reconciliation ?? (a.decision ? `decided ${a.decision}` : ''),
           clipChars(printable(stepName.get(a.step_idx) ?? String(a.step_idx + 1)), 30),
         ]),

@@ -25,7 +25,7 @@ export const RUN_DISPLAY = [
 export type RunDisplay = (typeof RUN_DISPLAY)[number];
 
 /** What a person reads on an action: its journal status folded with liveness, errors and compensation (the policy's). */
-export { ACTION_DISPLAY, ACTION_WORDS, RUN_WORDS, type ActionDisplay } from '../runtime/policy';
+export { ACTION_DISPLAY, ACTION_WORDS, RUN_WORDS, executionsText, type ActionDisplay } from '../runtime/policy';
 
 export const STEP_DISPLAY = ['completed', 'replayed', 'in-progress', 'interrupted', 'failed'] as const;
 export type StepDisplay = (typeof STEP_DISPLAY)[number];

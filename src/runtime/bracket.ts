@@ -57,7 +57,7 @@ export class Bracket {
       event: () => ({ kind: 'action:after-start', action: actionSnapshot(def, na, args, 'started', row, location, { status: 'started', executions }) }),
     });
     if (paused) await paused;
-    writer.actionExecuting(na.stepIdx, na.id, behind);
+    writer.actionExecuting(na.stepIdx, na.id);
     // The last check before the effect, synchronous with the call: past its lease by this process's clock, the run
     // stops here (LB_LEASE_LOST), whatever was awaited since the writes above.
     const ended = writer.effectStarting(na.type, na.id);

@@ -3,7 +3,7 @@
 // the runner labels its stops from them, the reader hands them to the tree, and the CLI and the adapter print their words.
 
 import type { Effect, ErrorClass } from './define';
-import type { ActionStatus, CompensationStatus, Decision, RunStatus, StoredRunStatus } from './types';
+import type { ActionStatus, CompensationStatus, Decision, Reconciliation, RunStatus, StoredRunStatus } from './types';
 import { EXIT } from './errors';
 
 // ---- actions: reconciliation -------------------------------------------------------------------------------
@@ -163,6 +163,23 @@ export const ACTION_WORDS: Record<ActionDisplay, { readonly word: string; readon
   irreversible: { word: 'irreversible', tone: 'bad', canDecide: false },
   'compensation-failed': { word: 'compensation failed', tone: 'bad', canDecide: false },
 };
+
+/**
+ * Reconciliations that found the effect had happened: a call of execute ran, though the journal may not have counted
+ * it (a call is counted with the write that settles it, and a crash took that write away).
+ */
+export function reconciledAsHappened(r: Reconciliation | null): boolean {
+  return r === 'verified' || r === 'decided-happened';
+}
+
+/**
+ * The journal's count of an action's executions, as people read it: `2`, or `0+` (at least 0) for one still started.
+ * A call is counted with the write that settles it (format 2: nothing records an execution before it happens), so a
+ * call a crash cut short is not counted, and the count of an action in doubt is only a lower bound.
+ */
+export function executionsText(a: { readonly status: string; readonly executions: number }): string {
+  return a.status === 'started' ? `${a.executions}+` : String(a.executions);
+}
 
 // ---- runs -------------------------------------------------------------------------------------------------
 

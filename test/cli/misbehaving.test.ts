@@ -44,7 +44,8 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
     assert.match(r.stdout, /\[LB_VERIFY_TIMEOUT\] verify of mis\.charge charge:vh:1 did not answer within 300 ms\. The action is still in doubt/);
     const a = actionsOf(dir, 'vh').find((x) => x.id === 'charge:vh:1');
     assert.equal(a?.status, 'started');
-    assert.equal(a?.executions, 1);
+    // The call is counted with the write that settles it, which the kill took away: started says it may have run.
+    assert.equal(a?.executions, 0);
     assert.deepEqual(world(dir), { charged: ['charge:vh:1'], refunded: [] });
     const ok = cli(dir, ['resume', 'vh']);
     assert.equal(ok.status, 0, ok.stdout + ok.stderr);

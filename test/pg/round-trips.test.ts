@@ -66,4 +66,32 @@ describe('PostgreSQL: one round trip per journal transaction', function () {
       store.close();
     }
   });
+
+  it("sends a bracket as two queries: the call's count waits for the commit of its end, and nothing counts it before", () => {
+    const url = pg.server.createDatabase('bracket2');
+    pg.server.psql("ALTER DATABASE bracket2 SET log_statement = 'all'");
+    const store = openStore(url);
+    try {
+      const lease = createRun(dbOf(store.db), store.reader, { id: 'b2', agent: 'a', script: 's.ts', input: null }, deadOwner());
+      const w = new RunWriter(store.db, lease, 1);
+      const a = { id: 'send:1', stepIdx: 0, type: 'mail.send', version: 1, effect: 'non-idempotent' as const, args: '{}' };
+      assert.equal(statementsDuring(pg.server.log, () => w.actionStarted(a, false)).length, 1);
+      assert.deepEqual(
+        statementsDuring(pg.server.log, () => w.actionExecuting(0, a.id)),
+        [],
+        'the count is held: no round trip before the call',
+      );
+      assert.equal(store.reader.action('b2', a.id)?.executions, 0);
+      const settle = statementsDuring(pg.server.log, () => w.actionCommitted(0, a.id, '{"ok":true}'));
+      assert.equal(settle.length, 1, settle.join('\n---\n'));
+      assert.match(
+        settle[0]!,
+        /BEGIN;[\s\S]*logbook_fence\([\s\S]*executions = executions \+ 1[\s\S]*'action\.executing'[\s\S]*status = 'committed'[\s\S]*COMMIT/,
+      );
+      assert.equal(store.reader.action('b2', a.id)?.executions, 1);
+      w.release();
+    } finally {
+      store.close();
+    }
+  });
 });

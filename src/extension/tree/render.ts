@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { ActionDisplay, AiCallDto, RunDisplay, StepDisplay } from '../../reader/readerProtocol';
-import { ACTION_WORDS, RUN_WORDS } from '../../reader/readerProtocol';
+import { ACTION_WORDS, RUN_WORDS, executionsText } from '../../reader/readerProtocol';
 import { ago, durationWords, untilWords } from '../../shared/relativeTime';
 import { COMMANDS, FLAG, ITEM, contextValue, type Flag } from '../ids';
 import type { ActionNode, DetailNode, MoreNode, Node, PauseInfo, RunNode, StepNode } from './nodes';
@@ -182,7 +182,7 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   const item = new vscode.TreeItem(a.type, vscode.TreeItemCollapsibleState.Collapsed);
   const recon = a.reconciliation ? ` · ${a.reconciliation}` : a.decision ? ` · decided ${a.decision}` : '';
   const took = a.endedAt !== null ? ` · ${a.endedAt - a.startedAt} ms` : '';
-  item.description = `${look.word} · ${EFFECT_BADGE[a.effect]}${recon} · ${a.executions}×${a.ai ? ` · ${a.ai.line}${took}` : ''}`;
+  item.description = `${look.word} · ${EFFECT_BADGE[a.effect]}${recon} · ${executionsText({ status: a.journalStatus, executions: a.executions })}×${a.ai ? ` · ${a.ai.line}${took}` : ''}`;
   item.iconPath = icon(look.icon, look.color);
   const flags: Flag[] = [FLAG.hasKey, FLAG.hasSource];
   if (a.status === 'in-doubt' || a.status === 'in-doubt-after-error') flags.push(FLAG.inDoubt);
@@ -193,7 +193,9 @@ function actionItem(n: ActionNode): vscode.TreeItem {
   const md = new vscode.MarkdownString(undefined, true);
   md.appendMarkdown(`$(${look.icon}) **${a.type}** v${a.version} — ${look.word}\n\n`);
   if (a.ai) md.appendMarkdown(aiCallMarkdown(a.ai, took));
-  md.appendMarkdown(`effect: **${a.effect}** · executions: ${a.executions}${a.reconciliation ? ` · reconciled: ${a.reconciliation}` : ''}\n\n`);
+  md.appendMarkdown(
+    `effect: **${a.effect}** · executions: ${executionsText({ status: a.journalStatus, executions: a.executions })}${a.reconciliation ? ` · reconciled: ${a.reconciliation}` : ''}\n\n`,
+  );
   md.appendMarkdown(`idempotency key: \`${a.id}\`\n\nargs:\n${code(a.args)}\n\n`);
   if (a.result) md.appendMarkdown(`result:\n${code(a.result)}\n\n`);
   if (a.error) md.appendMarkdown(`error: ${a.error}\n\n`);

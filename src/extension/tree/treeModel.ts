@@ -1,6 +1,6 @@
 // The tree's model: fetches pages from the reader, keeps one cached node per key, and says which nodes changed.
 
-import type { ActionDto, ChangedNotice, Method, Params, Result, RunDto } from '../../reader/readerProtocol';
+import { executionsText, type ActionDto, type ChangedNotice, type Method, type Params, type Result, type RunDto } from '../../reader/readerProtocol';
 import {
   actionKey,
   runKey,
@@ -199,7 +199,7 @@ export class TreeModel {
       ['args', a.args],
       ['result', a.result],
       ['error', a.error],
-      ['executions', String(a.executions)],
+      ['executions', executionsText({ status: a.journalStatus, executions: a.executions })],
       ['reconciliation', a.reconciliation],
       ['decision', a.decision],
       ['approval', a.approval ? `${a.approval}${a.approvalNote ? ` (${a.approvalNote})` : ''}` : null],

@@ -11,6 +11,7 @@ import type { CompensationStatus, Decision, Reconciliation, StoredRunStatus } fr
 import type { Effect, EffectContext } from '../define';
 import { leaseMarginMs, monoNow } from './leaseClock';
 import { requireTransition } from './transitions';
+import { reconciledAsHappened } from '../policy';
 import { parseCancelRequest, type CancelRequest } from './cancelRequest';
 import type { Statement } from './db';
 import { insertChildRun, type NewChild } from './children';
@@ -156,6 +157,8 @@ export class RunWriter {
           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ?)",
       ),
       actionExecuting: db.prepare('UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?'),
+      // Found to have happened: it ran at least once, counted or not (a crash can take the count away with the call's end).
+      actionHappened: db.prepare('UPDATE actions SET executions = 1 WHERE run_id = ? AND id = ? AND executions = 0'),
       actionCommit: db.prepare(
         `UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ${db.dialect.lastEventSeq ?? '?'}, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?`,
       ),
@@ -609,10 +612,14 @@ export class RunWriter {
     }, a.id);
   }
 
-  /** Counts a call of `execute` just before it happens (visibility; survives a process crash), or behind its `started`. */
-  actionExecuting(stepIdx: number, id: string, behind = false): void {
-    if (behind) this.behind((now) => this.executing(now, stepIdx, id), id);
-    else this.write(false, (now) => this.executing(now, stepIdx, id));
+  /**
+   * Counts a call of `execute`, held behind: it goes into the transaction that settles the action (or the run's next
+   * write, a host's stop, or WRITE_BEHIND_MS later), never in a write of its own before the call. So nothing claims
+   * an execution before it happens, and the bracket is two transactions; an action still `started` may have run once
+   * more than it counts (policy's executionsText: `0+`), which its being in doubt already says.
+   */
+  actionExecuting(stepIdx: number, id: string): void {
+    this.behind((now) => this.executing(now, stepIdx, id), id);
   }
 
   private executing(now: number, stepIdx: number, id: string): void {
@@ -647,6 +654,7 @@ export class RunWriter {
       );
       if (seqInSql) this.s.actionCommit.run(result, now, reconciliation, this.lease.runId, id);
       else this.s.actionCommit.run(result, now, Number(ev.lastInsertRowid), reconciliation, this.lease.runId, id);
+      if (reconciledAsHappened(reconciliation)) this.s.actionHappened.run(this.lease.runId, id);
     });
   }
 

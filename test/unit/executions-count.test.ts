@@ -1,0 +1,136 @@
+// A call of execute is counted with the write that settles it: nothing records an execution before it happens, and a
+// non-idempotent action's bracket is two journal transactions (issue 22's "executing leaves the hot path").
+
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { defineAction, defineAgent, openStore, startRun } from '../../src/runtime';
+import { RunWriter } from '../../src/runtime/store/writer';
+import { EXAMPLES, cli, show, tmpDir } from '../helpers';
+
+/** Commit frames in a WAL file whose salts match its header: one per committed transaction since the WAL last restarted. */
+function walCommits(wal: string): number {
+  const b = fs.readFileSync(wal);
+  if (b.length < 32) return 0;
+  const pageSize = b.readUInt32BE(8);
+  const salt1 = b.readUInt32BE(16);
+  const salt2 = b.readUInt32BE(20);
+  let commits = 0;
+  for (let off = 32; off + 24 + pageSize <= b.length; off += 24 + pageSize) {
+    if (b.readUInt32BE(off + 8) !== salt1 || b.readUInt32BE(off + 12) !== salt2) break;
+    if (b.readUInt32BE(off + 4) !== 0) commits++;
+  }
+  return commits;
+}
+
+/** One step with one non-idempotent action, one with none; `seen` gets what the journal said inside execute. */
+function chargeAgent(file: string, seen: Array<{ executions: number | undefined; executingEvents: number; commits: number }>, commits: number[]) {
+  let store: ReturnType<typeof openStore> | undefined;
+  const charge = defineAction({
+    type: 'card.charge',
+    version: 1,
+    effect: 'non-idempotent',
+    args: z.object({ cents: z.number() }),
+    key: (_a, run) => `charge:${run.id}`,
+    execute: (_a, ctx) => {
+      store ??= openStore(file);
+      seen.push({
+        executions: store.reader.action(ctx.runId, ctx.idempotencyKey)?.executions,
+        executingEvents: store.reader.events(ctx.runId).filter((e) => e.kind === 'action.executing').length,
+        commits: walCommits(`${file}-wal`),
+      });
+      return { ok: true };
+    },
+  });
+  const agent = defineAgent({
+    name: 'charge',
+    input: z.object({}),
+    async run(run) {
+      await run.step('charge', async () => {
+        commits.push(walCommits(`${file}-wal`));
+        return await run.do(charge, { cents: 100 });
+      });
+      await run.step('after', () => void commits.push(walCommits(`${file}-wal`)));
+      store?.close();
+    },
+  });
+  return agent;
+}
+
+describe('the count of a call of execute', () => {
+  it('is not written before the call, goes in with committed, and the bracket is two transactions', async () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const store = openStore(file);
+    const seen: Array<{ executions: number | undefined; executingEvents: number; commits: number }> = [];
+    const after: number[] = [];
+    const out = await startRun(store, chargeAgent(file, seen, after), { script: 'c.ts', input: {}, log: () => undefined });
+    assert.equal(out.status, 'completed', out.error?.message);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.executions, 0, 'inside execute the journal has the action started, its call not counted');
+    assert.equal(seen[0]!.executingEvents, 0);
+    // From the step's body to the next step: started (the step's start with it), committed (the call's count with it),
+    // the step's checkpoint.
+    assert.equal(after[1]! - after[0]!, 3);
+    assert.equal(after[1]! - seen[0]!.commits, 2);
+    const row = store.reader.action(out.runId, `charge:${out.runId}`);
+    assert.equal(row?.status, 'committed');
+    assert.equal(row?.executions, 1);
+    const kinds = store.reader.events(out.runId).map((e) => e.kind);
+    assert.deepEqual(
+      kinds.filter((k) => k.startsWith('action.')),
+      ['action.started', 'action.executing', 'action.committed'],
+    );
+    store.close();
+  });
+
+  it('control: counted in a lazy transaction of its own before the call (format 1), the same run takes four commits and counts first', async () => {
+    interface Inside {
+      write(durable: boolean, fn: (now: number) => void): void;
+      executing(now: number, stepIdx: number, id: string): void;
+    }
+    const proto = RunWriter.prototype as unknown as { actionExecuting: (this: Inside, stepIdx: number, id: string) => void };
+    const held = proto.actionExecuting;
+    proto.actionExecuting = function (this: Inside, stepIdx: number, id: string) {
+      this.write(false, (now) => this.executing(now, stepIdx, id));
+    };
+    try {
+      const file = path.join(tmpDir(), 'j.db');
+      const store = openStore(file);
+      const seen: Array<{ executions: number | undefined; executingEvents: number; commits: number }> = [];
+      const after: number[] = [];
+      const out = await startRun(store, chargeAgent(file, seen, after), { script: 'c.ts', input: {}, log: () => undefined });
+      assert.equal(out.status, 'completed', out.error?.message);
+      assert.equal(seen[0]!.executions, 1, 'the control counts the call before it happens');
+      assert.equal(after[1]! - after[0]!, 4, 'the count was a commit of its own');
+      store.close();
+    } finally {
+      proto.actionExecuting = held;
+    }
+  });
+
+  it('killed after the call: the action is started with no count, shows "0+", and a verify that finds it counts it', () => {
+    const dir = tmpDir();
+    const k = cli(dir, [
+      'run',
+      path.join(EXAMPLES, 'email-campaign.ts'),
+      '--input',
+      '{"recipients":3}',
+      '--run-id',
+      'ek',
+      '--crash-at',
+      'email.send#2@after-execute',
+    ]);
+    assert.equal(k.signal, 'SIGKILL', k.stdout + k.stderr);
+    const killed = show(dir, 'ek').actions.find((a: { id: string }) => a.id === 'email:ek:user2@example.com');
+    assert.equal(killed.status, 'started');
+    assert.equal(killed.executions, 0);
+    const text = cli(dir, ['show', 'ek']);
+    assert.match(text.stdout, /email:ek:user2@example\.com\s+email\.send\s+non-idempotent\s+in doubt\s+0\+\s/);
+    const r = cli(dir, ['resume', 'ek']);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const done = show(dir, 'ek').actions.find((a: { id: string }) => a.id === 'email:ek:user2@example.com');
+    assert.equal(done.reconciliation, 'verified');
+    assert.equal(done.executions, 1, 'verify found the email sent: its call ran, counted or not');
+  });
+});
