@@ -25,7 +25,14 @@ function walCommits(wal: string): number {
 }
 
 /** One step with one non-idempotent action, one with none; `seen` gets what the journal said inside execute. */
-function chargeAgent(file: string, seen: Array<{ executions: number | undefined; executingEvents: number; commits: number }>, commits: number[]) {
+/** What the journal said inside execute: the action's count, its `action.executing` events, the WAL's commits so far. */
+interface Seen {
+  readonly executions: number | undefined;
+  readonly executingEvents: number;
+  readonly commits: number;
+}
+
+function chargeAgent(file: string, seen: Seen[], commits: number[]) {
   let store: ReturnType<typeof openStore> | undefined;
   const charge = defineAction({
     type: 'card.charge',
@@ -58,14 +65,20 @@ function chargeAgent(file: string, seen: Array<{ executions: number | undefined;
   return agent;
 }
 
+/** Runs chargeAgent on a fresh journal: what execute saw, and the WAL's commits in the step's body and in the next step. */
+async function runCharge() {
+  const file = path.join(tmpDir(), 'j.db');
+  const store = openStore(file);
+  const seen: Seen[] = [];
+  const after: number[] = [];
+  const out = await startRun(store, chargeAgent(file, seen, after), { script: 'c.ts', input: {}, log: () => undefined });
+  assert.equal(out.status, 'completed', out.error?.message);
+  return { store, out, seen, after };
+}
+
 describe('the count of a call of execute', () => {
   it('is not written before the call, goes in with committed, and the bracket is two transactions', async () => {
-    const file = path.join(tmpDir(), 'j.db');
-    const store = openStore(file);
-    const seen: Array<{ executions: number | undefined; executingEvents: number; commits: number }> = [];
-    const after: number[] = [];
-    const out = await startRun(store, chargeAgent(file, seen, after), { script: 'c.ts', input: {}, log: () => undefined });
-    assert.equal(out.status, 'completed', out.error?.message);
+    const { store, out, seen, after } = await runCharge();
     assert.equal(seen.length, 1);
     assert.equal(seen[0]!.executions, 0, 'inside execute the journal has the action started, its call not counted');
     assert.equal(seen[0]!.executingEvents, 0);
@@ -95,12 +108,7 @@ describe('the count of a call of execute', () => {
       this.write(false, (now) => this.executing(now, stepIdx, id));
     };
     try {
-      const file = path.join(tmpDir(), 'j.db');
-      const store = openStore(file);
-      const seen: Array<{ executions: number | undefined; executingEvents: number; commits: number }> = [];
-      const after: number[] = [];
-      const out = await startRun(store, chargeAgent(file, seen, after), { script: 'c.ts', input: {}, log: () => undefined });
-      assert.equal(out.status, 'completed', out.error?.message);
+      const { store, seen, after } = await runCharge();
       assert.equal(seen[0]!.executions, 1, 'the control counts the call before it happens');
       assert.equal(after[1]! - after[0]!, 4, 'the count was a commit of its own');
       store.close();
