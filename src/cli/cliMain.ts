@@ -99,18 +99,29 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
   return parsed;
 }
 
-/** Arms --crash-at specs; with $LOGBOOK_TRACE_FAULTS set, also appends every fault point hit to that file (JSON lines). */
+/**
+ * Arms --crash-at specs; with $LOGBOOK_TRACE_FAULTS set, also appends every fault point hit to that file (JSON lines),
+ * and with $LOGBOOK_CRASH_NOTE set, writes an armed crash's last words there (JSON: the spec, and the call it leaves
+ * uncounted): a rehearsal adds that call to the journal's count of its action.
+ */
 function faultsFrom(specs: unknown, runId: string): Faults {
   const list = Array.isArray(specs) ? (specs as string[]) : [];
   const traceFile = process.env.LOGBOOK_TRACE_FAULTS;
+  const noteFile = process.env.LOGBOOK_CRASH_NOTE;
   // appendFileSync: a trace line must be on disk before an armed crash at the same point kills the process.
   const trace = traceFile ? (hit: FaultHit): void => fs.appendFileSync(traceFile, `${JSON.stringify(hit)}\n`) : undefined;
-  // writeSync to fd 2: the kill follows at once, and a buffered write would be lost with the process.
-  const announce = (spec: CrashSpec): void =>
-    void fs.writeSync(
+  // Synchronous writes (fd 2, the note): the kill follows at once, and a buffered write would be lost with the process.
+  const announce = (spec: CrashSpec, uncounted: string | undefined): void => {
+    // The note is the rehearsal's (a scratch file); the id is masked as every line the CLI prints is.
+    if (noteFile) {
+      const words = { spec: formatCrashSpec(spec), ...(uncounted ? { uncounted: SecretMask.ofEnv(process.env, []).text(uncounted) } : {}) };
+      fs.writeFileSync(noteFile, JSON.stringify(words));
+    }
+    fs.writeSync(
       2,
       `logbook: --crash-at ${formatCrashSpec(spec)} reached in run ${runId}: killing this process with SIGKILL now (a simulated crash: nothing is flushed or cleaned up). See what it left with \`logbook show ${runId}\`; continue with \`logbook resume ${runId}\`.\n`,
     );
+  };
   return new Faults(list.map(parseCrashSpec), trace, announce);
 }
 

@@ -53,7 +53,7 @@ export async function runCampaign(setup: CampaignSetup, index: number, point: Po
     });
     const summary = readSummary(journalOf(dir, setup.db), setup.runId);
     const world = (await probe(dir))?.keys;
-    const checked = checkInvariants(setup.baseline, summary, world);
+    const checked = checkInvariants(setup.baseline, summary, world, d.uncounted);
     let error = d.error;
     if (!error && d.kills.length === 0) error = `the crash point ${point.spec} was never reached: the script did not repeat the uncrashed run's path`;
     return {

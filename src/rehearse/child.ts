@@ -26,6 +26,7 @@ export function cliPath(): string {
 export function childEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1', ...extra };
   if (!('LOGBOOK_TRACE_FAULTS' in extra)) delete env.LOGBOOK_TRACE_FAULTS;
+  if (!('LOGBOOK_CRASH_NOTE' in extra)) delete env.LOGBOOK_CRASH_NOTE;
   // A rehearsal's killed scratch runs are no one's traces.
   env.OTEL_SDK_DISABLED = 'true';
   for (const name of JOURNAL_ENV_NAMES) delete env[name];

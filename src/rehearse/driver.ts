@@ -1,5 +1,7 @@
 // Drives one run on a scratch journal to its end through real CLI processes, deciding and approving where it stops.
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { openStore } from '../runtime/store';
 import { recordApproval } from '../runtime/engine';
 import { sendEvent } from '../runtime/send';
@@ -59,6 +61,11 @@ export interface DriveResult {
   readonly error: string | null;
   /** What was run, in order, as `logbook` argv without --journal and --json: a person can replay it (see reproduction()). */
   readonly commands: string[][];
+  /**
+   * Actions whose call of execute had returned when a kill came, once per such call: the journal counts a call with
+   * the write that settles it, so these calls are in no count (the killed process's last words name them).
+   */
+  readonly uncounted: string[];
 }
 
 /** A crash spec whose point makes execute throw instead of killing the process. */
@@ -74,6 +81,17 @@ export function describeExit(r: ChildResult): string {
   return `${how}${why ? `: ${why}` : ''}`;
 }
 
+/** The call a killed process's last words left uncounted ($LOGBOOK_CRASH_NOTE), read once: the file is removed. */
+function lastWords(file: string): string | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    const words = JSON.parse(fs.readFileSync(file, 'utf8')) as { uncounted?: unknown };
+    return typeof words.uncounted === 'string' ? words.uncounted : undefined;
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
 export async function drive(o: DriveOptions): Promise<DriveResult> {
   createScratch(o.dir, o.db);
   const db = journalOf(o.dir, o.db);
@@ -82,6 +100,8 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   const approvals: Array<{ type: string; id: string }> = [];
   const saved: Record<string, number> = {};
   const commands: string[][] = [];
+  const uncounted: string[] = [];
+  const note = path.join(o.dir, 'crash-note.json');
   let processes = 0;
   /** How the latest process ended, said when the journal shows nothing of it. */
   let lastExit = 'did not start';
@@ -96,6 +116,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     saved,
     error,
     commands,
+    uncounted,
   });
   for (;;) {
     const state = readRunState(db, o.runId);
@@ -183,7 +204,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     const r: ChildResult = await runCli(
       o.cli,
       [command, ...ctx.args, ...(spec ? ['--crash-at', spec] : [])],
-      childEnv(o.dir, trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}),
+      childEnv(o.dir, { ...(trace ? { LOGBOOK_TRACE_FAULTS: trace } : {}), ...(spec ? { LOGBOOK_CRASH_NOTE: note } : {}) }),
       process.cwd(),
     );
     lastExit = describeExit(r);
@@ -197,6 +218,8 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     }
     if (r.signal === 'SIGKILL' && spec) {
       kills.push(spec);
+      const cut = lastWords(note);
+      if (cut !== undefined) uncounted.push(cut);
       for (const [type, n] of Object.entries(committedByType(db, o.runId))) saved[type] = (saved[type] ?? 0) + n;
       continue;
     }

@@ -20,7 +20,11 @@ import type { RunStatus } from './types';
  */
 export interface Boundary {
   readonly stopFirst?: boolean;
-  readonly fault?: { readonly point: FaultPoint; readonly target: string };
+  /**
+   * `uncounted`: an action whose call of execute just returned. Its count waits for the write that settles it
+   * (RunWriter.actionExecuting), so a kill here leaves that call out of the journal: the fault's last words name it.
+   */
+  readonly fault?: { readonly point: FaultPoint; readonly target: string; readonly uncounted?: string };
   readonly event?: () => Omit<PauseEvent, 'run'>;
   readonly stopAfter?: boolean;
 }
@@ -62,7 +66,10 @@ export class AttemptHost {
   boundary(b: Omit<Boundary, 'event'>): void;
   boundary(b: Boundary): Promise<void> | undefined {
     if (b.stopFirst) this.checkStop();
-    if (b.fault) this.d.faults.hit(b.fault.point, b.fault.target);
+    if (b.fault) {
+      const { point, target, uncounted } = b.fault;
+      this.d.faults.hit(point, target, uncounted !== undefined && this.d.writer.holdsPending(uncounted) ? uncounted : undefined);
+    }
     if (b.event && this.d.hooks?.pause) {
       const waits = this.pause(b.event());
       // A host that answered at once (it does not stop here) costs no turn of the event loop either.

@@ -73,7 +73,7 @@ export class Bracket {
       throw err;
     }
     paused = h.boundary({
-      fault: { point: 'action:after-execute', target: na.type },
+      fault: { point: 'action:after-execute', target: na.type, uncounted: na.id },
       event: () => ({
         kind: 'action:after-execute',
         action: actionSnapshot(def, na, args, 'executed', row, location, { status: 'started', executions: executions + 1, result }),

@@ -102,8 +102,11 @@ export class Faults {
   constructor(
     specs: readonly CrashSpec[] = [],
     private readonly trace?: (hit: FaultHit) => void,
-    /** Last words before an armed crash kills the process (synchronously: nothing runs after the kill). */
-    private readonly announce?: (spec: CrashSpec) => void,
+    /**
+     * Last words before an armed crash kills the process (synchronously: nothing runs after the kill), with the id of
+     * an action whose returned call of execute the kill leaves uncounted in the journal, if any.
+     */
+    private readonly announce?: (spec: CrashSpec, uncounted: string | undefined) => void,
   ) {
     this.armed = [...specs];
     this.active = this.armed.length > 0 || trace !== undefined;
@@ -119,7 +122,8 @@ export class Faults {
     return this.counts.get(`${spec.point}\u0000${spec.target}`) ?? 0;
   }
 
-  hit(point: FaultPoint, target: string): void {
+  /** `uncounted`: an action whose call of execute returned and is not yet counted in the journal (see Boundary). */
+  hit(point: FaultPoint, target: string, uncounted?: string): void {
     if (!this.active) return;
     const key = `${point}\u0000${target}`;
     const n = (this.counts.get(key) ?? 0) + 1;
@@ -128,7 +132,7 @@ export class Faults {
     for (const s of this.armed) {
       if (s.point === point && s.target === target && s.occurrence === n) {
         if (THROW_POINTS.has(point)) throw new InjectedFault(s);
-        this.announce?.(s);
+        this.announce?.(s, uncounted);
         // A real crash: no flush, no cleanup, no exit handlers.
         process.kill(process.pid, 'SIGKILL');
         // The signal is delivered on return from the syscall; block in case the kernel is slow to act on it.

@@ -112,6 +112,15 @@ describe('rehearsal parts', () => {
     assert.deepEqual(c.unsettled, [{ type: 'email.send', id: 'k3' }]);
     assert.deepEqual(c.settled, [{ type: 'email.send', id: 'k1', how: 'decided-not-happened' }]);
     assert.equal(c.stepsRedoneMax, 3);
+    // A call a kill cut off from its count (the kill's last words) is added to the journal's: k3 was called twice.
+    assert.deepEqual(checkInvariants(baseline, summary, undefined, ['k3', 'k2']).duplicates, [
+      { type: 'email.send', key: 'k1', count: 2, source: 'journal' },
+      { type: 'email.send', key: 'k3', count: 2, source: 'journal' },
+    ]);
+    // One a verify found has counted that call already: k1 verified after a kill cut one call off is one call.
+    const verified = { ...summary, actions: [action('k1', { reconciliation: 'verified' })] };
+    assert.deepEqual(checkInvariants(baseline, verified, undefined, ['k1']).duplicates, []);
+    assert.deepEqual(checkInvariants(baseline, verified, undefined, ['k1', 'k1']).duplicates, [{ type: 'email.send', key: 'k1', count: 2, source: 'journal' }]);
     assert.equal(checkInvariants(baseline, undefined, undefined).finished, false);
     assert.equal(checkInvariants(baseline, summary, undefined).sameEffects, null);
     assert.equal(canonical({ x: [1, { b: 2, a: 1 }] }), '{"x":[1,{"a":1,"b":2}]}');

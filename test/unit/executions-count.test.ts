@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { defineAction, defineAgent, openStore, startRun } from '../../src/runtime';
 import { RunWriter } from '../../src/runtime/store/writer';
-import { EXAMPLES, cli, show, tmpDir } from '../helpers';
+import { EXAMPLES, FIXTURES, cli, show, tmpDir } from '../helpers';
 
 /** Commit frames in a WAL file whose salts match its header: one per committed transaction since the WAL last restarted. */
 function walCommits(wal: string): number {
@@ -24,7 +24,6 @@ function walCommits(wal: string): number {
   return commits;
 }
 
-/** One step with one non-idempotent action, one with none; `seen` gets what the journal said inside execute. */
 /** What the journal said inside execute: the action's count, its `action.executing` events, the WAL's commits so far. */
 interface Seen {
   readonly executions: number | undefined;
@@ -119,17 +118,32 @@ describe('the count of a call of execute', () => {
 
   it('killed after the call: the action is started with no count, shows "0+", and a verify that finds it counts it', () => {
     const dir = tmpDir();
-    const k = cli(dir, [
-      'run',
-      path.join(EXAMPLES, 'email-campaign.ts'),
-      '--input',
-      '{"recipients":3}',
-      '--run-id',
-      'ek',
-      '--crash-at',
-      'email.send#2@after-execute',
-    ]);
+    const note = path.join(dir, 'crash-note.json');
+    const run = (id: string, spec: string, env: Record<string, string> = {}) =>
+      cli(dir, ['run', path.join(EXAMPLES, 'email-campaign.ts'), '--input', '{"recipients":3}', '--run-id', id, '--crash-at', spec], {
+        LOGBOOK_CRASH_NOTE: note,
+        ...env,
+      });
+    const k = run('ek', 'email.send#2@after-execute');
     assert.equal(k.signal, 'SIGKILL', k.stdout + k.stderr);
+    // The kill's last words name the call it leaves uncounted (a rehearsal adds it to the journal's count).
+    assert.deepEqual(JSON.parse(fs.readFileSync(note, 'utf8')), { spec: 'email.send#2@after-execute', uncounted: 'email:ek:user2@example.com' });
+    // Control: killed before the call, there is no call to name.
+    const before = run('eb', 'email.send#2@after-start');
+    assert.equal(before.signal, 'SIGKILL', before.stdout + before.stderr);
+    assert.deepEqual(JSON.parse(fs.readFileSync(note, 'utf8')), { spec: 'email.send#2@after-start' });
+    // A planted secret: the last words are masked as every line the CLI prints.
+    run('es', 'email.send#2@after-execute', { MAILER_API_TOKEN: 'user2@example.com' });
+    assert.deepEqual(JSON.parse(fs.readFileSync(note, 'utf8')), { spec: 'email.send#2@after-execute', uncounted: 'email:es:«secret»' });
+    // A call longer than the write-behind delay was counted while it ran: a kill after it leaves nothing uncounted,
+    // so a rehearsal does not count it twice.
+    const long = cli(dir, ['run', path.join(FIXTURES, 'knobs.ts'), '--run-id', 'kl', '--crash-at', 'knob.act#1@after-execute'], {
+      LOGBOOK_CRASH_NOTE: note,
+      KNOB_EXECUTE_MS: '200',
+    });
+    assert.equal(long.signal, 'SIGKILL', long.stdout + long.stderr);
+    assert.deepEqual(JSON.parse(fs.readFileSync(note, 'utf8')), { spec: 'knob.act#1@after-execute' });
+    assert.equal(show(dir, 'kl').actions[0].executions, 1);
     const killed = show(dir, 'ek').actions.find((a: { id: string }) => a.id === 'email:ek:user2@example.com');
     assert.equal(killed.status, 'started');
     assert.equal(killed.executions, 0);
