@@ -77,6 +77,7 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
     // Results depend on the args only (never on the key, which names the run), so a fork's output can equal its origin's.
     execute: async (x, ctx): Promise<unknown> => {
       const key = ctx.idempotencyKey;
+      world.called(key);
       await proc.point('before-effect', { type, key });
       if (a.fail === 'definite') throw new DefiniteFailure(`${type} was refused by its provider`);
       // Once per call of the script, not per run: a fork (same world, its own keys) meets the faults its origin met.

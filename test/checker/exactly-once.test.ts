@@ -276,6 +276,35 @@ describe('exactly-once checker', function () {
     }
   });
 
+  it('negative control: catches a journal that counts a call of execute twice (counted-not-called)', async () => {
+    const proto = RunWriter.prototype as unknown as { actionExecuting: (this: RunWriter, stepIdx: number, id: string) => void };
+    const held = proto.actionExecuting;
+    proto.actionExecuting = function (this: RunWriter, stepIdx: number, id: string) {
+      held.call(this, stepIdx, id);
+      held.call(this, stepIdx, id);
+    };
+    let found: Awaited<ReturnType<typeof check>>;
+    try {
+      found = await check({
+        seed: SEED,
+        runs: 20,
+        arbitrary: crashesOnly('non-idempotent'),
+        kinds: ['counted-not-called'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+    } finally {
+      proto.actionExecuting = held;
+    }
+    const s = found.shrunk[0];
+    assert.ok(s, `a journal counting each call twice went unnoticed in ${found.schedules} schedules:\n${found.text}`);
+    // The shrunk case is innocent with each call counted once.
+    const dir = scratchDir();
+    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+  });
+
   it('negative control: catches a sleep that journals its wake time and does not wait for it (woke-early)', async () => {
     // Every step slept before: long enough that the step after a sleep that does not wait starts well before its wake time.
     const agent = agentArb.map((a) => ({

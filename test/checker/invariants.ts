@@ -127,6 +127,16 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
     );
   }
 
+  // And never counts a call of execute that was not made: a call is counted with the write that settles it, never
+  // before it. A verify that found the effect counts one, which it had.
+  for (const row of rows.values()) {
+    if (row.effect === 'read-only' || !ours(row.type)) continue;
+    const calls = x.target.world.calls(row.id);
+    if (row.executions > calls) {
+      x.violation('counted-not-called', `${row.id} is journaled with ${row.executions} execution(s), but its execute was called ${calls} time(s); ${where}`);
+    }
+  }
+
   // Once a cancel is asked, nothing new starts: what lands after it was already in flight then (its execute settles as usual).
   // Or it was in doubt in the journal then, and a compensation settled it as docs/contract.md says for an idempotent
   // action with an inverse and no verify: executed again with its key, then undone (its inverse landed, and is journaled).

@@ -1,5 +1,6 @@
 // The checker's provider model: the outside world, recording every effect that landed by its idempotency key.
 
+import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 
 /**
@@ -158,6 +159,19 @@ export class World {
     }
     this.log.append({ kind: 'undo', type, key, of, ...from, result: JSON.stringify(result) });
     return result;
+  }
+
+  /**
+   * An action's execute was called (whether or not its request then went out): the most the journal may count for
+   * that key, in every process. Kept as flags, so killed child processes' calls are kept too.
+   */
+  called(key: string): void {
+    this.log.once(`call:${key}:${randomUUID()}`);
+  }
+
+  /** How many times execute was called under this key (see called). */
+  calls(key: string): number {
+    return this.log.flags(`call:${key}:`).length;
   }
 
   /** What a provider's lookup by key answers: the effect's result, or undefined. */
