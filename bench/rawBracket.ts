@@ -4,7 +4,29 @@
 import * as path from 'node:path';
 import { openStore, type Store } from '../src/runtime';
 import { nowUs } from './measure';
-import { dbOf } from '../src/runtime/store/db';
+import type Database from 'better-sqlite3';
+import { sqliteOf } from '../src/runtime/store/sqlite';
+
+/**
+ * The writer's transaction in raw SQL: immediate, the lease read first; durable, or lazy (synchronous=NORMAL for it,
+ * as RunWriter's lazy commits).
+ */
+export function fencedTransaction(db: Database.Database, holds: Database.Statement): (durable: boolean, fn: () => void) => void {
+  const lazy = db.prepare('PRAGMA synchronous = NORMAL');
+  const full = db.prepare('PRAGMA synchronous = FULL');
+  const t = db.transaction((fn: () => void) => fn());
+  return (durable, fn) => {
+    if (!durable) lazy.run();
+    try {
+      t.immediate(() => {
+        holds.get();
+        fn();
+      });
+    } finally {
+      if (!durable) full.run();
+    }
+  };
+}
 
 export class RawBracket {
   private readonly store: Store;
@@ -16,7 +38,7 @@ export class RawBracket {
   constructor(dir: string) {
     // openStore: the same file setup as the runtime (WAL, synchronous=FULL read back, migrations).
     this.store = openStore(path.join(dir, 'raw-bracket.db'));
-    const db = dbOf(this.store.db);
+    const db = sqliteOf(this.store.db);
     db.prepare(
       "INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)",
     ).run();
@@ -31,21 +53,8 @@ export class RawBracket {
       stepInsert: db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('raw', ?, ?, 'started', 1, ?)"),
       stepEnd: db.prepare("UPDATE steps SET status = 'completed', result = ?, error = NULL, ended_at = ? WHERE run_id = 'raw' AND idx = ?"),
       stepEvent: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, data) VALUES ('raw', 1, ?, ?, ?, ?)"),
-      lazy: db.prepare('PRAGMA synchronous = NORMAL'),
-      full: db.prepare('PRAGMA synchronous = FULL'),
     };
-    const t = db.transaction((fn: () => void) => fn());
-    this.run = (durable, fn) => {
-      if (!durable) this.q.lazy.run();
-      try {
-        t.immediate(() => {
-          this.q.holds.get();
-          fn();
-        });
-      } finally {
-        if (!durable) this.q.full.run();
-      }
-    };
+    this.run = fencedTransaction(db, this.q.holds);
     // Cycle the WAL once, as a long run has.
     for (let i = 0; i < 120; i++) this.once(true);
   }

@@ -18,7 +18,7 @@ import { openStore, type Store } from '../src/runtime/store';
 import { sqliteOf } from '../src/runtime/store/sqlite';
 import { FsyncFloor } from './floor';
 import { mean, median, nowUs } from './measure';
-import { RawBracket } from './rawBracket';
+import { RawBracket, fencedTransaction } from './rawBracket';
 
 const BATCH = 16;
 const PAGE = 256;
@@ -61,21 +61,8 @@ class Journal {
       event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data, value) VALUES ('${RUN}', 1, 0, ?, 0, ?, ?, ?)`),
       insert: db.prepare(insert),
       read: db.prepare(read).raw(true),
-      lazy: db.prepare('PRAGMA synchronous = NORMAL'),
-      full: db.prepare('PRAGMA synchronous = FULL'),
     };
-    const t = db.transaction((fn: () => void) => fn());
-    this.tx = (durable, fn) => {
-      if (!durable) this.q.lazy.run();
-      try {
-        t.immediate(() => {
-          this.q.holds.get();
-          fn();
-        });
-      } finally {
-        if (!durable) this.q.full.run();
-      }
-    };
+    this.tx = fencedTransaction(db, this.q.holds);
   }
 
   /** started (durable), committed (durable), and every BATCH brackets the lazy materialisation. */
