@@ -4,7 +4,7 @@
 import type { ActionRow } from '../store';
 import type { SecretMask } from '../../shared/secrets';
 import { MODEL_TYPES, chatAttributes } from './chatSpan';
-import type { ActionInfo, Attrs, SpanContext, TraceSpan } from './spanTypes';
+import type { ActionInfo, SpanContext, TraceSpan } from './spanTypes';
 
 export function actionSpan(
   c: SpanContext,
@@ -21,7 +21,7 @@ export function actionSpan(
   const lastAttempt = Math.max(...act.attempts);
   const endMs = row?.ended_at ?? c.attemptEnd(lastAttempt);
   // Built by assignment, in the order the span lists them: conditional spreads made a temporary object each.
-  const attrs: Record<string, Attrs[string]> = { ...c.common };
+  const attrs = c.attrs();
   attrs['logbook.attempt'] = act.attempt;
   attrs['logbook.action.key'] = act.id;
   attrs['logbook.action.effect'] = effect;
@@ -51,8 +51,7 @@ export function actionSpan(
       }
   }
   const settled = act.settledIn !== undefined && stored !== 'started' && stored !== 'awaiting-approval';
-  return {
-    ...c.base,
+  return c.span({
     spanId: c.id(`action/${act.id}`),
     parentSpanId: c.id(`step/${act.stepIdx}/${act.attempt}`),
     name,
@@ -70,7 +69,7 @@ export function actionSpan(
             ? { code: 2, message: 'in doubt: started, never committed; the next resume reconciles it' }
             : { code: 0 },
     owner: settled ? act.settledIn : undefined,
-  };
+  });
 }
 
 /** The compensation of an action, if the journal has one: its inverse, bracketed like any action. */
@@ -78,23 +77,21 @@ export function compensationSpan(c: SpanContext, act: ActionInfo, row: ActionRow
   const comp = act.comp;
   if (!comp) return undefined;
   const type = row?.type ?? act.type ?? 'action';
-  return {
-    ...c.base,
+  return c.span({
     spanId: c.id(`compensation/${act.id}`),
     parentSpanId: c.id(`attempt/${comp.attempt}`),
     name: `compensate ${type}`,
     kind: 3,
     startMs: comp.start,
     endMs: comp.end ?? c.attemptEnd(comp.attempt),
-    attributes: {
-      ...c.common,
+    attributes: c.attrs({
       'logbook.attempt': comp.attempt,
       'logbook.action.key': act.id,
       'logbook.compensation.status': comp.status,
       'gen_ai.tool.name': type,
-    },
+    }),
     events: comp.events,
     status: comp.status === 'committed' ? { code: 1 } : comp.status === 'failed' ? { code: 2, message: 'the compensation failed' } : { code: 0 },
     owner: comp.end !== undefined ? comp.attempt : undefined,
-  };
+  });
 }

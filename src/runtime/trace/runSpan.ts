@@ -8,8 +8,7 @@ const FINAL_RUN = new Set(['completed', 'failed', 'compensated', 'compensation-f
 /** invoke_agent: from the run's creation to the last moment the journal knows; sent once the run is over. */
 export function runSpan(c: SpanContext, runEvents: SpanEvent[]): TraceSpan {
   const f = c.facts;
-  return {
-    ...c.base,
+  return c.span({
     spanId: c.id('run'),
     parentSpanId: c.callerSpanId,
     name: `invoke_agent ${f.agent}`,
@@ -20,7 +19,7 @@ export function runSpan(c: SpanContext, runEvents: SpanEvent[]): TraceSpan {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': f.agent,
       'gen_ai.conversation.id': f.id,
-      ...c.common,
+      'logbook.run.id': f.id,
       'logbook.run.status': f.status,
       'logbook.attempts': f.attempt,
       'logbook.script': f.script,
@@ -33,7 +32,7 @@ export function runSpan(c: SpanContext, runEvents: SpanEvent[]): TraceSpan {
           ? { code: 2, message: `the run ${f.storedStatus}` }
           : { code: 0 },
     owner: FINAL_RUN.has(f.storedStatus) ? 'final' : undefined,
-  };
+  });
 }
 
 /** One span per attempt (start, resume or compensate), killed ones ended at the last moment the journal knows of them. */
@@ -45,25 +44,23 @@ export function attemptSpans(c: SpanContext): TraceSpan[] {
       const skippedActions = num(a.stats?.actionsSkipped);
       const live = c.live(a.n);
       const killed = a.killed && !live;
-      return {
-        ...c.base,
+      return c.span({
         spanId: c.id(`attempt/${a.n}`),
         parentSpanId: c.id('run'),
         name: `${a.kind === 'compensate' ? 'compensate' : a.n === 1 ? 'start' : 'resume'} ${c.facts.agent} #${a.n}`,
         kind: 1,
         startMs: a.start,
         endMs: live ? c.lastAt : a.end,
-        attributes: {
-          ...c.common,
+        attributes: c.attrs({
           'logbook.attempt': a.n,
           'logbook.attempt.kind': a.kind,
           'logbook.attempt.ended': killed ? 'killed' : live ? 'running' : (a.endKind ?? 'unknown'),
           ...(replayedSteps !== undefined ? { 'logbook.replayed.steps': replayedSteps } : {}),
           ...(skippedActions !== undefined ? { 'logbook.replayed.actions': skippedActions } : {}),
-        },
+        }),
         events: [],
         status: killed ? { code: 2, message: 'killed: the process ended without a word; ended at the last time the journal knows' } : { code: 0 },
         owner: a.n,
-      };
+      });
     });
 }

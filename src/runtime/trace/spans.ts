@@ -41,13 +41,15 @@ export function mapRun(facts: RunFacts, events: readonly EventRow[], actionRows:
   const ctxData = ctxEvent ? parsed(ctxEvent.data) : {};
   const caller = parseTraceparent(str(ctxData.traceparent));
   const walk = walkJournal(facts, events);
+  const traceId = caller?.traceId ?? runTraceId(runId);
+  const traceState = caller ? str(ctxData.tracestate) : undefined;
   // A step's id is every one of its actions' parent: hashed once.
   const ids = new Map<string, string>();
   const c: SpanContext = {
     facts,
-    base: { traceId: caller?.traceId ?? runTraceId(runId), traceState: caller ? str(ctxData.tracestate) : undefined },
     callerSpanId: caller?.spanId,
-    common: { 'logbook.run.id': runId },
+    span: (span) => Object.assign({ traceId, traceState }, span),
+    attrs: (more) => Object.assign({ 'logbook.run.id': runId }, more),
     attempts: walk.attempts,
     lastAt: walk.lastAt,
     id: (place) => {

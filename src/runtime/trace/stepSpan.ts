@@ -5,23 +5,21 @@ import type { SpanContext, StepInfo, TraceSpan } from './spanTypes';
 export function stepSpan(c: SpanContext, s: StepInfo): TraceSpan {
   const open = s.end === undefined;
   const interrupted = open && !c.live(s.attempt);
-  return {
-    ...c.base,
+  return c.span({
     spanId: c.id(`step/${s.idx}/${s.attempt}`),
     parentSpanId: c.id(`attempt/${s.attempt}`),
     name: `step ${s.name}`,
     kind: 1,
     startMs: s.start,
     endMs: s.end ?? c.attemptEnd(s.attempt),
-    attributes: {
-      ...c.common,
+    attributes: c.attrs({
       'logbook.attempt': s.attempt,
       'logbook.step.index': s.idx,
       'logbook.step.name': s.name,
       'logbook.step.status': s.status ?? (interrupted ? 'interrupted' : 'running'),
       'logbook.step.rerun': s.restarted,
       'logbook.replayed': false,
-    },
+    }),
     events: [],
     status:
       s.status === 'completed'
@@ -32,5 +30,5 @@ export function stepSpan(c: SpanContext, s: StepInfo): TraceSpan {
             ? { code: 2, message: 'interrupted' }
             : { code: 0 },
     owner: s.attempt,
-  };
+  });
 }
