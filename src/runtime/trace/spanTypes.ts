@@ -89,8 +89,8 @@ export interface SpanContext {
   readonly callerSpanId: string | undefined;
   /**
    * A span of the run's trace (its id, and the caller's tracestate with a caller's traceparent). Copied into a literal,
-   * never spread: an object spread first made every span a dictionary-mode object, 5–8 µs each (the trace export's
-   * cost per action is a budget row).
+   * never spread: in V8 an object built by spreading another first and then adding keys cost 5–8 µs, against under
+   * 0.5 µs copied (measured; the trace export's cost per action is a budget row).
    */
   span(s: Omit<TraceSpan, 'traceId' | 'traceState'>): TraceSpan;
   /** Attributes: the one every span carries (the run id), then `more`, copied as `span` copies. */
