@@ -9,6 +9,7 @@ import { defineAgent, openStore, startRun, type Store } from '../../src/runtime'
 import { ChangeTracker } from '../../src/reader/watch';
 import { tmpDir } from '../helpers';
 import { journalAt } from './journalAt';
+import { LATEST_VERSION } from '../../src/runtime/store/migrations';
 
 const agent = defineAgent({
   name: 'events-rowid',
@@ -21,6 +22,9 @@ async function aRun(store: Store, n: number): Promise<string> {
   assert.equal(out.status, 'completed');
   return out.runId;
 }
+
+/** The columns events had at schema 10 (format 2 adds `fold`, null in rows written before it). */
+const V10 = 'seq, run_id, attempt, at, kind, step_idx, action_id, data';
 
 const maxSeq = (db: Database.Database): number => db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck().get() as number;
 const seqsOf = (db: Database.Database, runId: string): number[] =>
@@ -50,7 +54,7 @@ describe('schema 11: events without AUTOINCREMENT (SQLite)', () => {
       ins.run(i % 2 ? 'a' : 'b', 1000 + i, i % 3 ? 'step.started' : 'action.started', i, i % 3 ? null : `x${i}`, JSON.stringify({ i }));
     // The newest rows deleted, as `logbook delete` did at schema 10: AUTOINCREMENT remembers seq 40.
     old.prepare('DELETE FROM events WHERE seq > 35').run();
-    const before = old.prepare('SELECT * FROM events ORDER BY seq').all();
+    const before = old.prepare(`SELECT ${V10} FROM events ORDER BY seq`).all();
     old.close();
 
     const store = openStore(file);
@@ -58,8 +62,8 @@ describe('schema 11: events without AUTOINCREMENT (SQLite)', () => {
     store.close();
     const db = new Database(file, { readonly: true });
     try {
-      assert.equal(db.pragma('user_version', { simple: true }), 11);
-      assert.deepEqual(db.prepare("SELECT * FROM events WHERE seq <= 35 AND run_id <> '' ORDER BY seq").all(), before);
+      assert.equal(db.pragma('user_version', { simple: true }), LATEST_VERSION);
+      assert.deepEqual(db.prepare(`SELECT ${V10} FROM events WHERE seq <= 35 AND run_id <> '' ORDER BY seq`).all(), before);
       assert.deepEqual(db.prepare("SELECT seq, kind FROM events WHERE run_id = ''").all(), [{ seq: 40, kind: 'journal.deleted' }]);
       assert.ok(seqsOf(db, id)[0]! > 40, `the new run's first seq ${seqsOf(db, id)[0]} is past the 40 the old counter had handed out`);
       assert.equal(db.prepare('SELECT COUNT(*) FROM pragma_index_list(?) WHERE name = ?').pluck().get('events', 'events_by_run'), 1);
@@ -75,12 +79,12 @@ describe('schema 11: events without AUTOINCREMENT (SQLite)', () => {
       const ins = old.prepare("INSERT INTO events (run_id, attempt, at, kind) VALUES ('a', 1, 1, 'step.started')");
       for (let i = 0; i < 5; i++) ins.run();
       old.exec(`UPDATE sqlite_sequence SET seq = ${damaged} WHERE name = 'events'`);
-      const before = old.prepare('SELECT * FROM events ORDER BY seq').all();
+      const before = old.prepare(`SELECT ${V10} FROM events ORDER BY seq`).all();
       old.close();
       openStore(file).close();
       const db = new Database(file, { readonly: true });
       try {
-        assert.deepEqual(db.prepare('SELECT * FROM events ORDER BY seq').all(), before, damaged);
+        assert.deepEqual(db.prepare(`SELECT ${V10} FROM events ORDER BY seq`).all(), before, damaged);
         assert.equal(maxSeq(db), 5, damaged);
       } finally {
         db.close();

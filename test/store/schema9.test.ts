@@ -31,8 +31,11 @@ function journal10WithRows(file: string): void {
   }
 }
 
+/** Every row of the rebuilt tables, but for format 2's column (events.fold), which schema 9 has not. */
 const rows = (db: Database.Database): Record<string, unknown[]> =>
-  Object.fromEntries(REBUILT_SINCE_9.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all()]));
+  Object.fromEntries(
+    REBUILT_SINCE_9.map((t) => [t, (db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all() as Array<Record<string, unknown>>).map(({ fold: _, ...row }) => row)]),
+  );
 
 describe('putBackToSchema9 (test helper)', () => {
   it("leaves the rebuilt tables exactly as a fresh schema-9 journal's, at user_version 9, every row kept; today's open migrates it back", () => {
@@ -72,7 +75,7 @@ describe('putBackToSchema9 (test helper)', () => {
   it('refuses a journal that is not at the latest schema, changing nothing', () => {
     const file = path.join(tmpDir(), 'j.db');
     journalAt(file, 9).close();
-    assert.throws(() => putBackToSchema9(file), /at schema 9, not 11/);
+    assert.throws(() => putBackToSchema9(file), new RegExp(`at schema 9, not ${LATEST_VERSION}`));
     const db = new Database(file, { readonly: true });
     assert.equal(db.pragma('user_version', { simple: true }), 9);
     db.close();

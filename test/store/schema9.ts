@@ -66,14 +66,19 @@ export function putBackToSchema9(file: string): void {
       if (version !== LATEST_VERSION) throw new Error(`putBackToSchema9: ${file} is at schema ${version}, not ${LATEST_VERSION}`);
       for (const t of ddl.tables) {
         const old = `${t.name}_v10`;
-        const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t.name) as string[]).map(quote).join(', ');
+        const latest = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t.name) as string[];
         db.exec(`ALTER TABLE ${quote(t.name)} RENAME TO ${quote(old)}`);
         db.exec(t.sql ?? '');
+        // Format 2's columns (events.fold) are not schema 9's: its rows are folded, so nothing else is lost.
+        const at9 = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t.name) as string[]);
+        const columns = latest.filter((c) => at9.has(c)).map(quote).join(', ');
         db.exec(`INSERT INTO ${quote(t.name)} (${columns}) SELECT ${columns} FROM ${quote(old)}`);
         // Its indexes go with it, which frees their names for schema 9's.
         db.exec(`DROP TABLE ${quote(old)}`);
       }
       for (const i of ddl.indexes) db.exec(i.sql ?? '');
+      if ((db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('runs') as string[]).includes('folded_seq'))
+        db.exec('ALTER TABLE runs DROP COLUMN folded_seq');
       db.pragma('user_version = 9');
     }).immediate();
   } finally {

@@ -352,6 +352,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX events_by_run ON events(run_id, seq);
     `,
   },
+  {
+    version: 12,
+    name: 'journal format 2: a transition writes only its event, which carries its state writes; steps and actions are folded from it',
+    // The rows written by format 1 are complete up to each run's last event: that is where each watermark starts, and
+    // nothing is copied. Events from now on carry their writes (`fold`), applied past the watermark (store/fold.ts).
+    sql: `
+      ALTER TABLE events ADD COLUMN fold TEXT;
+      ALTER TABLE runs ADD COLUMN folded_seq INTEGER NOT NULL DEFAULT 0;
+      UPDATE runs SET folded_seq = COALESCE((SELECT MAX(seq) FROM events WHERE events.run_id = runs.id), 0);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

@@ -1,6 +1,7 @@
 // The reads behind the sidebar's reader process: counts and pages of a run's rows, a script's latest run, and what
 // changed since a position (the dialect's data version, new events, leases), as domain calls with their SQL here.
 
+import { catchUp, rowsFolded } from './catchUp';
 import type { Db, Statement } from './db';
 import { RunRow, actionRow, checked, type ActionRow, type StepRow } from './rows';
 
@@ -27,11 +28,14 @@ export class JournalOverview {
   private readonly q;
   /** The sidebar's root: runs no other run started (run.child), prepared on first use; null in a journal from before child runs. */
   private roots: { readonly page: Statement; readonly count: Statement } | null | undefined;
+  /** Format 2 (SQLite): brings a run's rows up to its log before they are counted (store/catchUp.ts). */
+  private readonly catchUp: ((runId: string) => void) | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly target: string,
   ) {
+    this.catchUp = rowsFolded(db) ? (runId) => catchUp(db, runId) : undefined;
     this.q = {
       countByStatus: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND status = ?'),
       stepActions: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND step_idx = ?'),
@@ -53,16 +57,19 @@ export class JournalOverview {
 
   /** How many of the run's actions are in `status`. */
   actionsIn(runId: string, status: string): number {
+    this.catchUp?.(runId);
     return (this.q.countByStatus.get(runId, status) as { n: number }).n;
   }
 
   /** How many actions step `idx` of the run holds. */
   actionsInStep(runId: string, idx: number): number {
+    this.catchUp?.(runId);
     return (this.q.stepActions.get(runId, idx) as { n: number }).n;
   }
 
   /** A page of step `idx`'s actions after `afterSeq`, each row checked. */
   actionsOfStep(runId: string, idx: number, afterSeq: number, limit: number): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.actionsOfStep.all(runId, idx, afterSeq, limit).map((r) => actionRow(r, this.target));
   }
 
@@ -73,10 +80,12 @@ export class JournalOverview {
   }
 
   stepStatuses(runId: string): Iterable<{ name: string; status: StepRow['status']; attempt: number }> {
+    this.catchUp?.(runId);
     return this.q.stepNamesStatus.iterate(runId) as Iterable<{ name: string; status: StepRow['status']; attempt: number }>;
   }
 
   actionCounts(runId: string): ActionCount[] {
+    this.catchUp?.(runId);
     return this.q.actionsByType.all(runId) as ActionCount[];
   }
 

@@ -22,6 +22,7 @@ import type { RunStatus } from '../types';
 import { journalTextDamage, type JournalPlace } from '../json';
 import { InboxReader } from './inbox';
 import { ChildReads } from './children';
+import { catchUp, rowsFolded } from './catchUp';
 
 /**
  * What a command reads back of a run before it writes anything, so a damaged value among them is found first: the
@@ -66,6 +67,8 @@ export class JournalReader {
   /** The events sent to runs (run.waitFor, approval decisions): read on first use. */
   readonly inbox: InboxReader;
   private readonly childReads: ChildReads;
+  /** Format 2 (SQLite): brings a run's rows up to its log before they are read; undefined where rows are written at once. */
+  private readonly catchUp: ((runId: string, target?: string) => void) | undefined;
 
   constructor(
     private readonly db: Db,
@@ -73,6 +76,7 @@ export class JournalReader {
   ) {
     this.inbox = new InboxReader(db, target);
     this.childReads = new ChildReads(db, target);
+    this.catchUp = rowsFolded(db) ? (runId, what) => catchUp(db, runId, what) : undefined;
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
     this.q = {
@@ -135,6 +139,7 @@ export class JournalReader {
    * the scan casts each value to json, which raises on a damaged one: only then are the rows read here to find it.
    */
   firstDamage(runId: string, scope: ReadScope): JournalPlace | undefined {
+    this.catchUp?.(runId);
     const q = this.q;
     const deferring = scope.deferAbove !== undefined;
     const stepStmt = deferring ? q.smallStepDamage : q.stepDamage;
@@ -231,11 +236,13 @@ export class JournalReader {
   }
 
   steps(runId: string, from: number, to: number): StepRow[] {
+    this.catchUp?.(runId);
     return this.q.stepsRange.all(runId, from, to).map((r) => checked(StepRow, r, 'step', this.target));
   }
 
   /** What replay needs of steps [from, to): read once per chunk for every journaled step on resume. */
   replaySteps(runId: string, from: number, to: number): ReplayStepRow[] {
+    this.catchUp?.(runId);
     return (this.q.replaySteps.all(runId, from, to) as unknown[][]).map((r) => replayStepRow(r, this.target));
   }
 
@@ -245,6 +252,7 @@ export class JournalReader {
    * stepResult when it is needed).
    */
   replayStepHeads(runId: string, from: number, to: number, inline: number): ReplayStepHead[] {
+    this.catchUp?.(runId);
     const packedRows = unpack(this.q.packedStepHeads, [inline, runId, from, to]);
     if (packedRows !== undefined) {
       try {
@@ -258,6 +266,7 @@ export class JournalReader {
 
   /** One step's result, as journaled (null: none); undefined when the run has no such step. */
   stepResult(runId: string, idx: number): string | null | undefined {
+    this.catchUp?.(runId, `#${idx}`);
     const row = this.q.stepResult.get(runId, idx) as unknown[] | undefined;
     if (row === undefined) return undefined;
     const [text] = row;
@@ -266,34 +275,41 @@ export class JournalReader {
   }
 
   step(runId: string, idx: number): StepRow | undefined {
+    this.catchUp?.(runId, `#${idx}`);
     const r = this.q.step.get(runId, idx);
     return r === undefined ? undefined : checked(StepRow, r, 'step', this.target);
   }
 
   stepCount(runId: string): number {
+    this.catchUp?.(runId);
     return (this.q.stepCount.get(runId) as { n: number }).n;
   }
 
   action(runId: string, id: string): ActionRow | undefined {
+    this.catchUp?.(runId, id);
     const r = this.q.action.get(runId, id);
     return r === undefined ? undefined : actionRow(r, this.target);
   }
 
   actionsOfStep(runId: string, idx: number): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.actionsOfStep.all(runId, idx).map((r) => actionRow(r, this.target));
   }
 
   openActionsOfStep(runId: string, idx: number): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.openActionsOfStep.all(runId, idx).map((r) => actionRow(r, this.target));
   }
 
   /** What replay needs of a step's actions in start order after `afterSeq` (0: from its first): one range of actions_by_step. */
   replayActionsOfStep(runId: string, stepIdx: number, afterSeq: number, limit: number): ReplayActionRow[] {
+    this.catchUp?.(runId);
     return (this.q.replayActionsOfStep.all(runId, stepIdx, afterSeq, limit) as unknown[][]).map((r) => replayActionRow(r, this.target));
   }
 
   /** Actions in start order, `limit` at a time after `afterSeq`. */
   actions(runId: string, afterSeq = 0, limit = 1000): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.actionsPage.all(runId, afterSeq, limit).map((r) => actionRow(r, this.target));
   }
 
@@ -309,20 +325,24 @@ export class JournalReader {
   }
 
   actionCount(runId: string): number {
+    this.catchUp?.(runId);
     return (this.q.actionCount.get(runId) as { n: number }).n;
   }
 
   inDoubt(runId: string): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.inDoubt.all(runId).map((r) => actionRow(r, this.target));
   }
 
   /** Actions whose execute threw an error that left them in doubt, in start order. */
   inDoubtAfterError(runId: string): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.inDoubtAfterError.all(runId).map((r) => actionRow(r, this.target));
   }
 
   /** Idempotent actions journaled failed after an error that was not definite: their effect may have happened. */
   failedMayHaveHappened(runId: string): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.failedUncompensated
       .all(runId)
       .map((r) => actionRow(r, this.target))
@@ -336,11 +356,13 @@ export class JournalReader {
   }
 
   pendingApprovals(runId: string): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.pendingApprovals.all(runId).map((r) => actionRow(r, this.target));
   }
 
   /** Committed actions newest-first by commit order, strictly older than `beforeCommitSeq`. */
   committedDesc(runId: string, beforeCommitSeq: number, limit: number): ActionRow[] {
+    this.catchUp?.(runId);
     return this.q.committedDesc.all(runId, beforeCommitSeq, limit).map((r) => actionRow(r, this.target));
   }
 
@@ -387,6 +409,7 @@ export class JournalReader {
   }
 
   nextActionSeq(runId: string): number {
+    this.catchUp?.(runId);
     return (this.q.nextActionSeq.get(runId) as { n: number }).n;
   }
 

@@ -16,6 +16,8 @@ import { parseCancelRequest, type CancelRequest } from './cancelRequest';
 import type { Statement } from './db';
 import { insertChildRun, type NewChild } from './children';
 import type { Owner } from './owner';
+import { opTarget, RowWrites, type RowOp } from './rowOps';
+import { foldRun } from './fold';
 
 export interface Lease {
   readonly runId: string;
@@ -45,6 +47,11 @@ export type Durability = 'full' | 'group';
 /** A record written behind waits at most this long, or until this many are waiting, before its own lazy commit. */
 export const WRITE_BEHIND_MS = 50;
 export const WRITE_BEHIND_MAX = 64;
+/**
+ * Format 2 (SQLite): a writer folds its run's rows once its committed events carry this many writes (about 16
+ * brackets of three), in a transaction of their own that is not fsynced; readers fold what they find before reading.
+ */
+export const FOLD_EVERY = 48;
 
 export interface NewAction {
   readonly id: string;
@@ -64,12 +71,20 @@ export interface NewAction {
  */
 const localWriters = new Map<string, Set<RunWriter>>();
 
+/** This process's writer of run `runId` on connection `db`, while it holds the lease: it knows what it has not folded. */
+export function localWriterOn(db: Db, runId: string): RunWriter | undefined {
+  for (const w of localWriters.get(runId) ?? []) if (w.writesTo(db)) return w;
+  return undefined;
+}
+
 /** Tells this process's writers of run `runId` that a cancel was asked (its JSON, as the row now holds it). */
 export function tellLocalWriters(runId: string, raw: string): void {
   for (const w of localWriters.get(runId) ?? []) w.cancelAsked(raw);
 }
 
 const inverseOf = (a: NewAction): { inverse?: boolean } => (a.inverse === undefined ? {} : { inverse: a.inverse });
+/** What a new action's `action.started` says of it. */
+const startedData = (a: NewAction): object => ({ type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) });
 
 export class RunWriter {
   private readonly s;
@@ -115,7 +130,16 @@ export class RunWriter {
 
   private readonly db: Db;
   /** The inbox's statements (run.waitFor, approval decisions), prepared when a run first waits. */
-  private waits: Record<'step' | 'waiting' | 'take', Statement> | undefined;
+  private waits: Record<'waiting' | 'take', Statement> | undefined;
+  /** The state rows' writes: run at once (PostgreSQL), or by a fold of the events that carry them (`folds`). */
+  private readonly rows: RowWrites;
+  /** Journal format 2 (SQLite): a transition writes only its event, and the rows are folded from it (store/fold.ts). */
+  private readonly folds: boolean;
+  /** What the current transaction's events carry writes for (an action id, or `#idx` for a step), and how many. */
+  private txTargets: string[] = [];
+  /** What committed events carry that the rows do not show yet, and how many such events there are. */
+  private readonly unfolded = new Set<string>();
+  private unfoldedEvents = 0;
 
   constructor(
     conn: Db | JournalConnection,
@@ -130,46 +154,22 @@ export class RunWriter {
     this.tx = (fn) => t.immediate(fn);
     this.w = db.writeSupport();
     this.renewParams = db.dialect.renewParams;
+    this.folds = db.kind === 'sqlite';
+    this.rows = new RowWrites(db, db.dialect.lastEventSeq);
+    // What a holder before this one committed and did not fold (it died between folds): this writer tracks only its own.
+    if (this.folds) foldRun(db, lease.runId);
     this.s = {
       renew: db.prepare(db.dialect.renewLease),
       // The fence's read also carries the run's cancel request, so a live run learns of `logbook cancel` with no extra statement.
       holds: db.prepare('SELECT cancel_requested FROM runs WHERE id = ? AND lease_token = ? AND lease_epoch = ?').pluck(),
       event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES (?, ?, ?, ?, ?, ?, ?)${db.dialect.returningSeq}`),
+      // Format 2 (SQLite): the event carries the transition's state writes, folded into steps and actions later.
+      eventFolded: this.folds
+        ? db.prepare('INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data, fold) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+        : undefined,
       runStatus: db.prepare('UPDATE runs SET status = ?, output = COALESCE(?, output), error = ? WHERE id = ?'),
       sleeping: db.prepare("UPDATE runs SET status = 'sleeping', wake_at = ?, error = NULL WHERE id = ?"),
       release: db.prepare('UPDATE runs SET lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ? AND lease_epoch = ?'),
-      stepInsert: db.prepare(
-        "INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', ?, ?) " +
-          "ON CONFLICT (run_id, idx) DO UPDATE SET status = 'started', attempt = excluded.attempt, error = NULL",
-      ),
-      stepEnd: db.prepare('UPDATE steps SET status = ?, result = ?, error = ?, ended_at = ? WHERE run_id = ? AND idx = ?'),
-      actionInsert: db.prepare(
-        'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at, approval) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      actionRestart: db.prepare(
-        // A decision answers one episode of doubt: started again, the action may be in doubt afresh and is asked anew.
-        "UPDATE actions SET status = 'started', error = NULL, decision = NULL, result = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
-      ),
-      // A read-only action's whole record in one statement: the same row the insert, count and commit would leave.
-      actionObservedInsert: db.prepare(
-        'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at, commit_seq) ' +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ?)",
-      ),
-      actionExecuting: db.prepare('UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?'),
-      // Found to have happened: it ran at least once, counted or not (a crash can take the count away with the call's end).
-      actionHappened: db.prepare('UPDATE actions SET executions = 1 WHERE run_id = ? AND id = ? AND executions = 0'),
-      actionCommit: db.prepare(
-        `UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ${db.dialect.lastEventSeq ?? '?'}, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?`,
-      ),
-      actionFail: db.prepare("UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?"),
-      // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
-      actionInDoubt: db.prepare("UPDATE actions SET error = ?, ended_at = ? WHERE run_id = ? AND id = ? AND status = 'started'"),
-      // The result a person gave with "happened" waits in the row (still started) until the decision is applied.
-      actionDecision: db.prepare('UPDATE actions SET decision = ?, result = ? WHERE run_id = ? AND id = ?'),
-      actionApproval: db.prepare('UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?'),
-      compStatus: db.prepare('UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?'),
-      compExecuting: db.prepare('UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?'),
     };
     this.renewSentAt = lease.sentAt ?? monoNow();
     this.engineRenewed = this.w.holdLease(
@@ -184,6 +184,10 @@ export class RunWriter {
     if (!mine) localWriters.set(lease.runId, (mine = new Set()));
     mine.add(this);
     this.armDeadline();
+  }
+
+  writesTo(db: Db): boolean {
+    return this.db === db;
   }
 
   /** A cancel asked of this run from this process (see tellLocalWriters). */
@@ -383,6 +387,7 @@ export class RunWriter {
     let renewed = false;
     let cancel: string | null | undefined;
     const pending = this.pending;
+    this.txTargets = [];
     const body = (): void => {
       if (!durable) this.w.lazyInside?.run();
       let fenced: boolean;
@@ -418,7 +423,37 @@ export class RunWriter {
     if (renewed && sentAt > this.renewSentAt) this.renewSentAt = sentAt;
     this.noteCancel(cancel);
     if (pending.length > 0) this.clearPending();
+    if (this.txTargets.length > 0) this.noteUnfolded();
     this.db.changed(this.lease.runId);
+  }
+
+  private noteUnfolded(): void {
+    for (const t of this.txTargets) this.unfolded.add(t);
+    this.unfoldedEvents += this.txTargets.length;
+    this.txTargets = [];
+    if (this.unfoldedEvents < FOLD_EVERY) return;
+    try {
+      this.foldNow();
+    } catch (err) {
+      // The transition is committed; a fold that failed is the journal's problem, raised by the run's next write.
+      this.broken = storageError(err, this.db.name) ?? (err instanceof LogbookError ? err : undefined);
+      if (this.broken === undefined) this.behindError = err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  private foldNow(): void {
+    foldRun(this.db, this.lease.runId);
+    this.unfolded.clear();
+    this.unfoldedEvents = 0;
+  }
+
+  /**
+   * Brings the run's rows up to what this writer committed, for a read of them in this process: only when the read
+   * could see a row behind (`target`, an action id or `#idx`, is among the unfolded; without it, anything unfolded).
+   */
+  foldFor(target?: string): void {
+    if (this.unfoldedEvents === 0 || (target !== undefined && !this.unfolded.has(target))) return;
+    this.foldNow();
   }
 
   /**
@@ -468,6 +503,25 @@ export class RunWriter {
   }
 
   /**
+   * Appends one event with the state writes it implies (`ops`, store/rowOps.ts): on SQLite the event carries them and
+   * a fold applies them later (format 2: one row appended per transition); on PostgreSQL they run now, in the same
+   * round trip. Either way they commit or roll back with the event.
+   */
+  private transition(now: number, kind: string, stepIdx: number | null, actionId: string | null, data: unknown, ops: RowOp[]): RunResult {
+    const { runId, attempt } = this.lease;
+    if (this.s.eventFolded !== undefined) {
+      const text = data === undefined ? null : JSON.stringify(data);
+      const ev = this.s.eventFolded.run(runId, attempt, now, kind, stepIdx, actionId, text, ops.length === 0 ? null : JSON.stringify(ops));
+      for (const op of ops) this.txTargets.push(opTarget(op));
+      return ev;
+    }
+    const ev = this.event(now, kind, stepIdx, actionId, data);
+    const seq = this.rows.seqAsParam ? Number(ev.lastInsertRowid) : 0;
+    for (const op of ops) this.rows.apply(runId, seq, op);
+    return ev;
+  }
+
+  /**
    * Keeps the lease alive during long effects; not durable (a lost heartbeat only shortens the lease). On PostgreSQL
    * the PG thread renews it (so a busy main thread cannot starve it); here only what waits behind is written.
    */
@@ -494,6 +548,12 @@ export class RunWriter {
       this.writePending();
     } catch {
       // Lost lease: nothing more may be written, and the records held behind are only redone work.
+    }
+    try {
+      // Safe without the lease: the fold applies only what was committed. Left undone, the next reader does it.
+      this.foldFor();
+    } catch {
+      // The next reader folds, or names the damage.
     }
     this.clearPending();
     this.unregister();
@@ -561,22 +621,19 @@ export class RunWriter {
   /** Written behind: a step that started and left no other record is simply started again on resume. */
   stepStarted(idx: number, name: string, rerun: boolean): void {
     this.behind((now) => {
-      this.s.stepInsert.run(this.lease.runId, idx, name, this.lease.attempt, now);
-      this.event(now, rerun ? 'step.restarted' : 'step.started', idx, null, { name });
+      this.transition(now, rerun ? 'step.restarted' : 'step.started', idx, null, { name }, [['stepStart', idx, name, this.lease.attempt, now]]);
     });
   }
 
   stepCompleted(idx: number, result: string | null): void {
     this.write(true, (now) => {
-      this.s.stepEnd.run('completed', result, null, now, this.lease.runId, idx);
-      this.event(now, 'step.completed', idx, null, { bytes: result?.length ?? 0 });
+      this.transition(now, 'step.completed', idx, null, { bytes: result?.length ?? 0 }, [['stepEnd', idx, 'completed', result, null, now]]);
     });
   }
 
   stepFailed(idx: number, error: unknown): void {
     this.write(true, (now) => {
-      this.s.stepEnd.run('failed', null, JSON.stringify(error), now, this.lease.runId, idx);
-      this.event(now, 'step.failed', idx, null, { error });
+      this.transition(now, 'step.failed', idx, null, { error }, [['stepEnd', idx, 'failed', null, JSON.stringify(error), now]]);
     });
   }
 
@@ -587,15 +644,9 @@ export class RunWriter {
    */
   actionStarted(a: NewAction, existing: boolean, reconciliation: Reconciliation | null = null, durable = true): void {
     this.write(durable, (now) => {
-      if (existing) this.s.actionRestart.run(this.lease.attempt, a.version, reconciliation, this.lease.runId, a.id);
-      else this.insertAction(a, 'started', null, now);
-      this.event(
-        now,
-        'action.started',
-        a.stepIdx,
-        a.id,
-        existing ? { reconciliation } : { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) },
-      );
+      if (existing)
+        this.transition(now, 'action.started', a.stepIdx, a.id, { reconciliation }, [['actionRestart', a.id, this.lease.attempt, a.version, reconciliation]]);
+      else this.transition(now, 'action.started', a.stepIdx, a.id, startedData(a), [this.insertAction(a, 'started', null, now)]);
     });
   }
 
@@ -607,8 +658,8 @@ export class RunWriter {
   actionStartedBehind(a: NewAction): void {
     const actionSeq = this.nextSeq++;
     this.behind((now) => {
-      this.s.actionInsert.run(this.lease.runId, a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null);
-      this.event(now, 'action.started', a.stepIdx, a.id, { type: a.type, effect: a.effect, version: a.version, ...inverseOf(a) });
+      const insert: RowOp = ['actionInsert', a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, 'started', this.lease.attempt, now, null];
+      this.transition(now, 'action.started', a.stepIdx, a.id, startedData(a), [insert]);
     }, a.id);
   }
 
@@ -623,8 +674,7 @@ export class RunWriter {
   }
 
   private executing(now: number, stepIdx: number, id: string): void {
-    this.s.actionExecuting.run(this.lease.runId, id);
-    this.event(now, 'action.executing', stepIdx, id);
+    this.transition(now, 'action.executing', stepIdx, id, undefined, [['actionExecuting', id]]);
   }
 
   /**
@@ -635,26 +685,17 @@ export class RunWriter {
   actionObserved(a: NewAction, result: string | null): void {
     const actionSeq = this.nextSeq++;
     this.behind((now) => {
-      const seq = Number(this.event(now, 'action.committed', a.stepIdx, a.id, { readOnly: true }).lastInsertRowid);
-      const { runId, attempt } = this.lease;
-      this.s.actionObservedInsert.run(runId, a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, result, attempt, now, now, seq);
+      const row: RowOp = ['actionObserved', a.id, actionSeq, a.stepIdx, a.type, a.version, a.effect, a.args, result, this.lease.attempt, now];
+      this.transition(now, 'action.committed', a.stepIdx, a.id, { readOnly: true }, [row]);
     }, a.id);
   }
 
   actionCommitted(stepIdx: number, id: string, result: string | null, reconciliation: Reconciliation | null = null): void {
     const durable = this.durability === 'full' || reconciliation !== null;
-    const seqInSql = this.db.dialect.lastEventSeq !== null;
     this.write(durable, (now) => {
-      const ev = this.event(
-        now,
-        reconciliation ? `action.${reconciliation}` : 'action.committed',
-        stepIdx,
-        id,
-        reconciliation ? { reconciliation } : undefined,
-      );
-      if (seqInSql) this.s.actionCommit.run(result, now, reconciliation, this.lease.runId, id);
-      else this.s.actionCommit.run(result, now, Number(ev.lastInsertRowid), reconciliation, this.lease.runId, id);
-      if (reconciledAsHappened(reconciliation)) this.s.actionHappened.run(this.lease.runId, id);
+      const ops: RowOp[] = [['actionCommit', id, result, now, reconciliation]];
+      if (reconciledAsHappened(reconciliation)) ops.push(['actionHappened', id]);
+      this.transition(now, reconciliation ? `action.${reconciliation}` : 'action.committed', stepIdx, id, reconciliation ? { reconciliation } : undefined, ops);
     });
   }
 
@@ -665,28 +706,26 @@ export class RunWriter {
 
   actionFailed(stepIdx: number, id: string, error: unknown): void {
     this.write(true, (now) => {
-      this.s.actionFail.run(JSON.stringify(error), now, this.lease.runId, id);
-      this.event(now, 'action.failed', stepIdx, id, { error });
+      this.transition(now, 'action.failed', stepIdx, id, { error }, [['actionFail', id, JSON.stringify(error), now]]);
     });
   }
 
   /** Execute threw, and the error does not prove nothing happened: the action stays in doubt, with the error beside it. */
   actionInDoubt(stepIdx: number, id: string, error: unknown): void {
     this.write(true, (now) => {
-      this.s.actionInDoubt.run(JSON.stringify(error), now, this.lease.runId, id);
-      this.event(now, 'action.in-doubt', stepIdx, id, { error });
+      this.transition(now, 'action.in-doubt', stepIdx, id, { error }, [['actionInDoubt', id, JSON.stringify(error), now]]);
     });
   }
 
   /** A new action row at the next sequence number: where it starts (`started`, or held at its gate). */
-  private insertAction(a: NewAction, status: 'started' | 'awaiting-approval', approval: 'pending' | null, now: number): void {
-    this.s.actionInsert.run(this.lease.runId, a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, status, this.lease.attempt, now, approval);
+  private insertAction(a: NewAction, status: 'started' | 'awaiting-approval', approval: 'pending' | null, now: number): RowOp {
+    return ['actionInsert', a.id, this.nextSeq++, a.stepIdx, a.type, a.version, a.effect, a.args, status, this.lease.attempt, now, approval];
   }
 
   awaitingApproval(a: NewAction): void {
     this.write(true, (now) => {
-      this.insertAction(a, 'awaiting-approval', 'pending', now);
-      this.event(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type, ...inverseOf(a) });
+      const insert = this.insertAction(a, 'awaiting-approval', 'pending', now);
+      this.transition(now, 'action.awaiting-approval', a.stepIdx, a.id, { type: a.type, ...inverseOf(a) }, [insert]);
     });
   }
 
@@ -694,20 +733,15 @@ export class RunWriter {
   approval(stepIdx: number, id: string, approved: boolean, note: string | null, fromInbox?: number): void {
     this.write(true, (now) => {
       if (fromInbox !== undefined) this.take(now, fromInbox, 'delivered', stepIdx, null);
-      this.s.actionApproval.run(approved ? 'approved' : 'rejected', note, approved ? 'awaiting-approval' : 'rejected', this.lease.runId, id);
-      this.event(now, approved ? 'action.approved' : 'action.rejected', stepIdx, id, note ? { note } : undefined);
+      const op: RowOp = ['actionApproval', id, approved ? 'approved' : 'rejected', note, approved ? 'awaiting-approval' : 'rejected'];
+      this.transition(now, approved ? 'action.approved' : 'action.rejected', stepIdx, id, note ? { note } : undefined, [op]);
     });
   }
 
   // ---- run.waitFor and approval gates: events sent to the run (store/inbox.ts) -----------------------------------
 
-  private waitStatements(): Record<'step' | 'waiting' | 'take', Statement> {
+  private waitStatements(): Record<'waiting' | 'take', Statement> {
     this.waits ??= {
-      // The step's row holds what it waits for (name, timeout) until it completes: a resume reads the deadline back.
-      step: this.db.prepare(
-        "INSERT INTO steps (run_id, idx, name, status, attempt, started_at, result) VALUES (?, ?, ?, 'started', ?, ?, ?) " +
-          "ON CONFLICT (run_id, idx) DO UPDATE SET status = 'started', attempt = excluded.attempt, error = NULL, result = excluded.result",
-      ),
       // Only when nothing the wait could take is pending: a send commits under the same row lock (store/inbox.ts).
       waiting: this.db.prepare(
         'UPDATE runs SET status = ?, waiting_for = ?, wake_at = ?, error = NULL WHERE id = ? AND NOT EXISTS ' +
@@ -736,8 +770,7 @@ export class RunWriter {
   /** run.waitFor begins to wait (durably: its timeout counts from now across attempts), as step `idx` with `wait` (JSON). */
   waitStarted(idx: number, name: string, wait: string): void {
     this.write(true, (now) => {
-      this.waitStatements().step.run(this.lease.runId, idx, name, this.lease.attempt, now, wait);
-      this.event(now, 'wait.started', idx, null, JSON.parse(wait));
+      this.transition(now, 'wait.started', idx, null, JSON.parse(wait), [['stepWait', idx, name, this.lease.attempt, now, wait]]);
     });
   }
 
@@ -766,8 +799,7 @@ export class RunWriter {
   eventDelivered(idx: number, seq: number, result: string): void {
     this.write(true, (now) => {
       this.take(now, seq, 'delivered', idx, null);
-      this.s.stepEnd.run('completed', result, null, now, this.lease.runId, idx);
-      this.event(now, 'step.completed', idx, null, { bytes: result.length });
+      this.transition(now, 'step.completed', idx, null, { bytes: result.length }, [['stepEnd', idx, 'completed', result, null, now]]);
     });
   }
 
@@ -779,8 +811,7 @@ export class RunWriter {
   /** run.waitFor's timeout passed first: its step completes with `result`, and `wait.timed-out` says which wait. */
   waitTimedOut(idx: number, result: string, data: unknown): void {
     this.write(true, (now) => {
-      this.s.stepEnd.run('completed', result, null, now, this.lease.runId, idx);
-      this.event(now, 'step.completed', idx, null, { bytes: result.length });
+      this.transition(now, 'step.completed', idx, null, { bytes: result.length }, [['stepEnd', idx, 'completed', result, null, now]]);
       this.event(now, 'wait.timed-out', idx, null, data);
     });
   }
@@ -788,22 +819,20 @@ export class RunWriter {
   /** A person's decision, with the result they gave (journal JSON) or null: the latest decision replaces any before it. */
   decision(stepIdx: number, id: string, decision: Decision, result: string | null = null): void {
     this.write(true, (now) => {
-      this.s.actionDecision.run(decision, result, this.lease.runId, id);
-      this.event(now, 'action.decided', stepIdx, id, { decision, ...(result !== null ? { result: JSON.parse(result) as unknown } : {}) });
+      const data = { decision, ...(result !== null ? { result: JSON.parse(result) as unknown } : {}) };
+      this.transition(now, 'action.decided', stepIdx, id, data, [['actionDecision', id, decision, result]]);
     });
   }
 
   compensation(stepIdx: number, id: string, status: CompensationStatus, result: string | null = null, data?: unknown): void {
     this.write(true, (now) => {
-      this.s.compStatus.run(status, result, this.lease.runId, id);
-      this.event(now, `compensation.${status}`, stepIdx, id, data);
+      this.transition(now, `compensation.${status}`, stepIdx, id, data, [['compStatus', id, status, result]]);
     });
   }
 
   compensationExecuting(stepIdx: number, id: string): void {
     this.write(false, (now) => {
-      this.s.compExecuting.run(this.lease.runId, id);
-      this.event(now, 'compensation.executing', stepIdx, id);
+      this.transition(now, 'compensation.executing', stepIdx, id, undefined, [['compExecuting', id]]);
     });
   }
 }

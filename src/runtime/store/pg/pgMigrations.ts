@@ -222,4 +222,9 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     name: "SQLite 11 took AUTOINCREMENT off events; PostgreSQL's identity column keeps its sequence apart from the table's pages",
     sql: 'SELECT 1;',
   },
+  {
+    version: 12,
+    name: "SQLite 12 folds steps and actions from the events; PostgreSQL writes them in the transition's one round trip, as before",
+    sql: 'SELECT 1;',
+  },
 ];

@@ -1,0 +1,46 @@
+// Journal format 2 on SQLite: what a read of a run's state rows does first, so it sees every transition its log holds.
+
+import type { Db } from './db';
+import { ErrorCodes, LogbookError } from '../errors';
+import { FOLDED_SINCE, foldBehind, foldRun } from './fold';
+import { sqliteOf } from './sqlite';
+import { localWriterOn } from './writer';
+import { openJournalDb } from './open';
+
+/** Whether this journal's state rows are folded from its log (SQLite, from schema 12); PostgreSQL writes them at once. */
+export function rowsFolded(db: Db): boolean {
+  return db.kind === 'sqlite' && db.schemaVersion() >= FOLDED_SINCE;
+}
+
+/**
+ * Brings run `runId`'s rows up to its log. Where this process's writer holds the run, it knows what it has not folded
+ * (`target`: the action id or `#idx` the read is about), so a lookup costs nothing; otherwise one seek of the log past
+ * the run's watermark says whether there is anything to fold, and any reader folds it, as the writer would.
+ */
+export function catchUp(db: Db, runId: string, target?: string): void {
+  const writer = localWriterOn(db, runId);
+  if (writer !== undefined) return writer.foldFor(target);
+  if (!foldBehind(db, runId)) return;
+  if (sqliteOf(db).readonly) foldElsewhere(db.name, runId);
+  else foldRun(db, runId);
+}
+
+/** A read-only open cannot fold: a connection of its own, opened for writing only for that, does it (nothing else). */
+function foldElsewhere(file: string, runId: string): void {
+  let rw: Db;
+  try {
+    rw = openJournalDb(file);
+  } catch (err) {
+    throw new LogbookError(
+      ErrorCodes.DB_READONLY,
+      `Run ${runId} in ${file} stopped with transitions its steps and actions do not show yet (they are folded from its log when next read), and this read-only open could not fold them: ${err instanceof Error ? err.message : String(err)}`,
+      `Open the journal once with write access (\`logbook show ${runId}\` from a user who may write ${file} folds them), then read it again.`,
+      { runId, file },
+    );
+  }
+  try {
+    foldRun(rw, runId);
+  } finally {
+    rw.close();
+  }
+}

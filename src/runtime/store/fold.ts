@@ -1,0 +1,86 @@
+// Journal format 2 on SQLite: a run's `steps` and `actions` rows are folded from its log, past the run's watermark
+// (`runs.folded_seq`), by whoever reads them first: the writer every FOLD_EVERY transitions, or a reader.
+
+import type { Db, Statement } from './db';
+import { decodeRowOps, RowWrites } from './rowOps';
+import { sqliteOf } from './sqlite';
+
+/** The schema version from which a SQLite journal's events carry their state writes (migration 12). */
+export const FOLDED_SINCE = 12;
+
+interface FoldStatements {
+  readonly behind: Statement;
+  readonly pending: Statement;
+  readonly top: Statement;
+  readonly mark: Statement;
+  readonly stale: Statement;
+  readonly writes: RowWrites;
+  readonly lazy: ReturnType<Db['writeSupport']>['lazyAround'];
+  readonly tx: (runId: string) => number;
+}
+
+const byDb = new WeakMap<Db, FoldStatements>();
+
+function statements(db: Db): FoldStatements {
+  let s = byDb.get(db);
+  if (s !== undefined) return s;
+  const q = {
+    // One seek of events_by_run past the watermark; a run with nothing to fold answers with no row.
+    behind: db
+      .prepare('SELECT 1 FROM events WHERE run_id = :run AND seq > (SELECT folded_seq FROM runs WHERE id = :run) AND fold IS NOT NULL LIMIT 1')
+      .pluck(),
+    pending: db.prepare('SELECT seq, fold FROM events WHERE run_id = ? AND seq > ? AND fold IS NOT NULL ORDER BY seq').raw(true),
+    top: db.prepare('SELECT folded_seq, (SELECT MAX(seq) FROM events WHERE run_id = :run) FROM runs WHERE id = :run').raw(true),
+    mark: db.prepare('UPDATE runs SET folded_seq = ? WHERE id = ?'),
+    stale: db
+      .prepare('SELECT id FROM runs r WHERE EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.id AND e.seq > r.folded_seq AND e.fold IS NOT NULL)')
+      .pluck(),
+    writes: new RowWrites(db, null),
+    lazy: db.writeSupport().lazyAround,
+  };
+  // Immediate: the watermark is read under the write lock, so two folders never apply the same write twice.
+  const t = db.transaction((runId: string): number => {
+    const top = q.top.get({ run: runId }) as [number, number | null] | undefined;
+    if (top === undefined || top[1] === null || top[1] <= top[0]) return 0;
+    const [from, to] = top;
+    let n = 0;
+    // Read whole first: a statement iterating holds the connection, and the writes need it (at most about FOLD_EVERY rows).
+    for (const [seq, text] of q.pending.all(runId, from) as Array<[number, string]>) {
+      for (const op of decodeRowOps(text, { file: db.name, runId, seq })) q.writes.apply(runId, seq, op);
+      n++;
+    }
+    q.mark.run(to, runId);
+    return n;
+  });
+  s = { ...q, tx: (runId) => t.immediate(runId) };
+  byDb.set(db, s);
+  return s;
+}
+
+/** Whether run `runId` has writes its rows do not show yet. */
+export function foldBehind(db: Db, runId: string): boolean {
+  return statements(db).behind.get({ run: runId }) !== undefined;
+}
+
+/**
+ * Brings run `runId`'s rows up to its log, in one immediate transaction, not fsynced where the engine can skip it
+ * (the rows are derived: lost with a power cut, they are folded again from the same log, which the WAL keeps in
+ * order ahead of them). Returns how many events it folded.
+ */
+export function foldRun(db: Db, runId: string): number {
+  const s = statements(db);
+  if (s.behind.get({ run: runId }) === undefined) return 0;
+  // Inside a caller's transaction (a fork reading its origin) the fold is a savepoint of it, at its durability.
+  if (sqliteOf(db).inTransaction) return s.tx(runId);
+  s.lazy?.before.run();
+  try {
+    return s.tx(runId);
+  } finally {
+    s.lazy?.after.run();
+  }
+}
+
+/** Folds every run whose rows are behind its log: for the readers of many runs at once (the overview, the list). */
+export function foldAll(db: Db): void {
+  for (const runId of statements(db).stale.all() as string[]) foldRun(db, runId);
+}

@@ -1,0 +1,172 @@
+// The state rows' writes as data: each transition's writes to `steps` and `actions`, run at once (PostgreSQL) or
+// carried by its event and folded into the rows later (SQLite, journal format 2), by the same statements either way.
+
+import type { Db, Statement } from './db';
+import { ErrorCodes, LogbookError } from '../errors';
+
+type Param = string | number | null;
+
+/** An UPDATE of one action: its own parameters first, then `WHERE run_id = ? AND id = ?`. */
+function byId(runId: string, [id, ...rest]: Param[]): Param[] {
+  return [...rest, runId, id ?? null];
+}
+
+/**
+ * Each write: its SQL, with positional parameters (`bind` orders run_id and the op's own for it), and for the writes
+ * that set `seq`, `commit_seq`: the seq of the event that carries it. Only what the statement itself says is written: none of them is read back or
+ * counted, so running them later, in order, leaves the rows exactly as running them at once.
+ */
+const OPS = {
+  stepStart: {
+    arity: 4, // idx, name, attempt, started_at
+    sql: () =>
+      "INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES (?, ?, ?, 'started', ?, ?) " +
+      "ON CONFLICT (run_id, idx) DO UPDATE SET status = 'started', attempt = excluded.attempt, error = NULL",
+    bind: (r: string, p: Param[]) => [r, ...p],
+  },
+  // The step's row holds what it waits for (name, timeout) until it completes: a resume reads the deadline back.
+  stepWait: {
+    arity: 5, // idx, name, attempt, started_at, result
+    sql: () =>
+      "INSERT INTO steps (run_id, idx, name, status, attempt, started_at, result) VALUES (?, ?, ?, 'started', ?, ?, ?) " +
+      "ON CONFLICT (run_id, idx) DO UPDATE SET status = 'started', attempt = excluded.attempt, error = NULL, result = excluded.result",
+    bind: (r: string, p: Param[]) => [r, ...p],
+  },
+  stepEnd: {
+    arity: 5, // idx, status, result, error, ended_at
+    sql: () => 'UPDATE steps SET status = ?, result = ?, error = ?, ended_at = ? WHERE run_id = ? AND idx = ?',
+    bind: (r: string, [idx, ...rest]: Param[]) => [...rest, r, idx],
+  },
+  actionInsert: {
+    arity: 11, // id, seq, step_idx, type, version, effect, args, status, attempt, started_at, approval
+    sql: () =>
+      'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at, approval) ' +
+      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    bind: (r: string, p: Param[]) => [r, ...p],
+  },
+  // A decision answers one episode of doubt: started again, the action may be in doubt afresh and is asked anew.
+  actionRestart: {
+    arity: 4, // id, attempt, version, reconciliation
+    sql: () =>
+      "UPDATE actions SET status = 'started', error = NULL, decision = NULL, result = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
+    bind: byId,
+  },
+  // A read-only action's whole record in one statement: the same row the insert, count and commit would leave.
+  actionObserved: {
+    arity: 10, // id, seq, step_idx, type, version, effect, args, result, attempt, at
+    seq: true,
+    sql: (seq: string) =>
+      'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at, commit_seq) ' +
+      `VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ${seq})`,
+    bind: (r: string, p: Param[]) => [r, ...p, p[9] ?? null],
+  },
+  actionExecuting: { arity: 1, sql: () => 'UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?', bind: byId },
+  // Found to have happened: it ran at least once, counted or not (a crash can take the count away with the call's end).
+  actionHappened: { arity: 1, sql: () => 'UPDATE actions SET executions = 1 WHERE run_id = ? AND id = ? AND executions = 0', bind: byId },
+  actionCommit: {
+    arity: 4, // id, result, ended_at, reconciliation
+    seq: true,
+    sql: (seq: string) =>
+      `UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ${seq}, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?`,
+    // The seq comes third: spliced in by RowWrites.apply where it is a parameter.
+    bind: byId,
+  },
+  actionFail: { arity: 3, sql: () => "UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?", bind: byId },
+  // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
+  actionInDoubt: {
+    arity: 3,
+    sql: () => "UPDATE actions SET error = ?, ended_at = ? WHERE run_id = ? AND id = ? AND status = 'started'",
+    bind: byId,
+  },
+  // The result a person gave with "happened" waits in the row (still started) until the decision is applied.
+  actionDecision: { arity: 3, sql: () => 'UPDATE actions SET decision = ?, result = ? WHERE run_id = ? AND id = ?', bind: byId },
+  actionApproval: {
+    arity: 4, // id, approval, note, status
+    sql: () => 'UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?',
+    bind: byId,
+  },
+  compStatus: {
+    arity: 3, // id, status, result
+    sql: () => 'UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?',
+    bind: byId,
+  },
+  compExecuting: {
+    arity: 1,
+    sql: () => 'UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?',
+    bind: byId,
+  },
+} as const;
+
+export type RowOpName = keyof typeof OPS;
+/** One write: its name and its parameters after run_id, as the event carries it (JSON). */
+export type RowOp = readonly [RowOpName, ...Param[]];
+
+/** The statements of every write, prepared for one connection; `seqSql` is how a write names its event's seq. */
+export class RowWrites {
+  private readonly stmts = new Map<RowOpName, Statement>();
+  /** Whether the event's seq is a parameter (SQLite, and every fold) or SQL of its own (PostgreSQL's currval). */
+  readonly seqAsParam: boolean;
+
+  constructor(
+    private readonly db: Db,
+    private readonly seqSql: string | null,
+  ) {
+    this.seqAsParam = seqSql === null;
+  }
+
+  private stmt(name: RowOpName): Statement {
+    let s = this.stmts.get(name);
+    if (s === undefined) {
+      const def = OPS[name];
+      const sql = 'seq' in def ? def.sql(this.seqSql ?? '?') : def.sql();
+      this.stmts.set(name, (s = this.db.prepare(sql)));
+    }
+    return s;
+  }
+
+  /** Runs `op` for run `runId`, whose event has `seq` (used only by the writes that record it). */
+  apply(runId: string, seq: number, op: RowOp): void {
+    const [name, ...params] = op;
+    const def = OPS[name];
+    const bound = def.bind(runId, params);
+    if ('seq' in def && this.seqAsParam) {
+      // Where `commit_seq = ?` falls among the positional parameters.
+      if (name === 'actionCommit') bound.splice(2, 0, seq);
+      else bound.push(seq);
+    }
+    this.stmt(name).run(...bound);
+  }
+}
+
+/** Reads back what an event carries: a JSON array of writes, each a known name and its parameters, else LB_JOURNAL_INVALID. */
+export function decodeRowOps(text: unknown, where: { file: string; runId: string; seq: number }): RowOp[] {
+  let ops: unknown;
+  try {
+    ops = typeof text === 'string' ? JSON.parse(text) : undefined;
+  } catch {
+    ops = undefined;
+  }
+  const ok =
+    Array.isArray(ops) &&
+    ops.every(
+      (op) =>
+        Array.isArray(op) &&
+        typeof op[0] === 'string' &&
+        Object.hasOwn(OPS, op[0]) &&
+        op.length === OPS[op[0] as RowOpName].arity + 1 &&
+        op.slice(1).every((p: unknown) => p === null || typeof p === 'string' || (typeof p === 'number' && Number.isFinite(p))),
+    );
+  if (!ok)
+    throw new LogbookError(
+      ErrorCodes.JOURNAL_INVALID,
+      `The journal ${where.file} holds event #${where.seq} of run ${where.runId} whose state writes are not what Logbook writes (not a JSON list of known writes); it was edited or damaged. Nothing was written.`,
+      `Restore the file from a backup (do not edit journal rows by hand), or go on without the run: \`logbook delete ${where.runId}\`.`,
+      { runId: where.runId, table: 'events', seq: where.seq },
+    );
+  return ops as RowOp[];
+}
+
+/** The action or step a write is about, so a writer knows which of its rows are not folded yet. */
+export function opTarget(op: RowOp): string {
+  return op[0].startsWith('step') ? `#${String(op[1])}` : String(op[1]);
+}
