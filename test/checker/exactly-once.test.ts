@@ -9,6 +9,7 @@ import { runCase } from './executor';
 import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
+import { RowWrites, type RowOp } from '../../src/runtime/store/rowOps';
 import { JournalReader } from '../../src/runtime/store/reader';
 import { withPageErrorsSwallowed, withoutCheckBefore } from '../store/damageControls';
 import { MIGRATIONS, type Migration } from '../../src/runtime/store/migrations';
@@ -300,6 +301,34 @@ describe('exactly-once checker', function () {
     const s = found.shrunk[0];
     assert.ok(s, `a journal counting each call twice went unnoticed in ${found.schedules} schedules:\n${found.text}`);
     // The shrunk case is innocent with each call counted once.
+    const dir = scratchDir();
+    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+  });
+
+  it('negative control: catches a fold that loses a write (fold-differs)', async () => {
+    // The rows as read then lack each call's count, which the log carries: a fold applying its writes incompletely.
+    const proto = RowWrites.prototype as unknown as { apply: (this: RowWrites, runId: string, seq: number, op: RowOp) => void };
+    const held = proto.apply;
+    proto.apply = function (this: RowWrites, runId: string, seq: number, op: RowOp) {
+      if (op[0] !== 'actionExecuting') held.call(this, runId, seq, op);
+    };
+    let found: Awaited<ReturnType<typeof check>>;
+    try {
+      found = await check({
+        seed: SEED,
+        runs: 20,
+        arbitrary: crashesOnly('non-idempotent'),
+        kinds: ['fold-differs'],
+        firstOnly: true,
+        shrinkKinds: 1,
+        shrinkMs: 10_000,
+      });
+    } finally {
+      proto.apply = held;
+    }
+    const s = found.shrunk[0];
+    assert.ok(s, `a fold losing writes went unnoticed in ${found.schedules} schedules:\n${found.text}`);
     const dir = scratchDir();
     const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
     assert.deepEqual(honest.violations, [], honest.log.join('\n'));

@@ -1,5 +1,6 @@
 // Runs one case: the uncrashed baseline, then the schedule's operations, then the run driven to its end, then the checks.
 
+import { foldDifferences } from './foldCheck';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openStore } from '../../src/runtime';
@@ -348,6 +349,7 @@ async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, d
         }
       }
     }
+    for (const d of foldDifferences(x.target.db)) x.violation('fold-differs', d);
     return { violations: x.violations, log: x.log, baseline };
   } finally {
     x.close();

@@ -34,7 +34,10 @@ function journal10WithRows(file: string): void {
 /** Every row of the rebuilt tables, but for format 2's column (events.fold), which schema 9 has not. */
 const rows = (db: Database.Database): Record<string, unknown[]> =>
   Object.fromEntries(
-    REBUILT_SINCE_9.map((t) => [t, (db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all() as Array<Record<string, unknown>>).map(({ fold: _, ...row }) => row)]),
+    REBUILT_SINCE_9.map((t) => [
+      t,
+      (db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all() as Array<Record<string, unknown>>).map(({ fold: _, ...row }) => row),
+    ]),
   );
 
 describe('putBackToSchema9 (test helper)', () => {

@@ -71,7 +71,10 @@ export function putBackToSchema9(file: string): void {
         db.exec(t.sql ?? '');
         // Format 2's columns (events.fold) are not schema 9's: its rows are folded, so nothing else is lost.
         const at9 = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t.name) as string[]);
-        const columns = latest.filter((c) => at9.has(c)).map(quote).join(', ');
+        const columns = latest
+          .filter((c) => at9.has(c))
+          .map(quote)
+          .join(', ');
         db.exec(`INSERT INTO ${quote(t.name)} (${columns}) SELECT ${columns} FROM ${quote(old)}`);
         // Its indexes go with it, which frees their names for schema 9's.
         db.exec(`DROP TABLE ${quote(old)}`);

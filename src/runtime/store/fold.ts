@@ -2,7 +2,8 @@
 // (`runs.folded_seq`), by whoever reads them first: the writer every FOLD_EVERY transitions, or a reader.
 
 import type { Db, Statement } from './db';
-import { decodeRowOps, RowWrites } from './rowOps';
+import { decodeRowOps, foldedAsMade, opTarget, RowWrites, type RowOp } from './rowOps';
+import { ErrorCodes, LogbookError } from '../errors';
 import { sqliteOf } from './sqlite';
 
 /** The schema version from which a SQLite journal's events carry their state writes (migration 12). */
@@ -26,9 +27,7 @@ function statements(db: Db): FoldStatements {
   if (s !== undefined) return s;
   const q = {
     // One seek of events_by_run past the watermark; a run with nothing to fold answers with no row.
-    behind: db
-      .prepare('SELECT 1 FROM events WHERE run_id = :run AND seq > (SELECT folded_seq FROM runs WHERE id = :run) AND fold IS NOT NULL LIMIT 1')
-      .pluck(),
+    behind: db.prepare('SELECT 1 FROM events WHERE run_id = :run AND seq > (SELECT folded_seq FROM runs WHERE id = :run) AND fold IS NOT NULL LIMIT 1').pluck(),
     pending: db.prepare('SELECT seq, fold FROM events WHERE run_id = ? AND seq > ? AND fold IS NOT NULL ORDER BY seq').raw(true),
     top: db.prepare('SELECT folded_seq, (SELECT MAX(seq) FROM events WHERE run_id = :run) FROM runs WHERE id = :run').raw(true),
     mark: db.prepare('UPDATE runs SET folded_seq = ? WHERE id = ?'),
@@ -46,7 +45,8 @@ function statements(db: Db): FoldStatements {
     let n = 0;
     // Read whole first: a statement iterating holds the connection, and the writes need it (at most about FOLD_EVERY rows).
     for (const [seq, text] of q.pending.all(runId, from) as Array<[number, string]>) {
-      for (const op of decodeRowOps(text, { file: db.name, runId, seq })) q.writes.apply(runId, seq, op);
+      for (const op of decodeRowOps(text, { file: db.name, runId, seq }))
+        if (!foldedAsMade(op, q.writes.apply(runId, seq, op))) throw unmatched(db.name, runId, seq, op);
       n++;
     }
     q.mark.run(to, runId);
@@ -83,4 +83,15 @@ export function foldRun(db: Db, runId: string): number {
 /** Folds every run whose rows are behind its log: for the readers of many runs at once (the overview, the list). */
 export function foldAll(db: Db): void {
   for (const runId of statements(db).stale.all() as string[]) foldRun(db, runId);
+}
+
+/** A write the log carries that finds no row to change: the rows were edited or damaged (the fold is rolled back). */
+function unmatched(file: string, runId: string, seq: number, op: RowOp): LogbookError {
+  const what = op[0].startsWith('step') ? `step ${opTarget(op)}` : `action ${JSON.stringify(opTarget(op))}`;
+  return new LogbookError(
+    ErrorCodes.JOURNAL_INVALID,
+    `The journal ${file} holds event #${seq} of run ${runId}, which changes ${what}, but the rows hold no such ${op[0].startsWith('step') ? 'step' : 'action'} to change (the row was edited or damaged). Nothing was written.`,
+    `Restore the file from a backup (do not edit journal rows by hand), or go on without the run: \`logbook delete ${runId}\`.`,
+    { runId, table: op[0].startsWith('step') ? 'steps' : 'actions', seq },
+  );
 }

@@ -1,7 +1,7 @@
 // The state rows' writes as data: each transition's writes to `steps` and `actions`, run at once (PostgreSQL) or
 // carried by its event and folded into the rows later (SQLite, journal format 2), by the same statements either way.
 
-import type { Db, Statement } from './db';
+import type { Db, RunResult, Statement } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 
 type Param = string | number | null;
@@ -33,6 +33,7 @@ const OPS = {
     bind: (r: string, p: Param[]) => [r, ...p],
   },
   stepEnd: {
+    one: true,
     arity: 5, // idx, status, result, error, ended_at
     sql: () => 'UPDATE steps SET status = ?, result = ?, error = ?, ended_at = ? WHERE run_id = ? AND idx = ?',
     bind: (r: string, [idx, ...rest]: Param[]) => [...rest, r, idx],
@@ -46,6 +47,7 @@ const OPS = {
   },
   // A decision answers one episode of doubt: started again, the action may be in doubt afresh and is asked anew.
   actionRestart: {
+    one: true,
     arity: 4, // id, attempt, version, reconciliation
     sql: () =>
       "UPDATE actions SET status = 'started', error = NULL, decision = NULL, result = NULL, attempt = ?, version = ?, reconciliation = COALESCE(?, reconciliation) WHERE run_id = ? AND id = ?",
@@ -60,10 +62,11 @@ const OPS = {
       `VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ${seq})`,
     bind: (r: string, p: Param[]) => [r, ...p, p[9] ?? null],
   },
-  actionExecuting: { arity: 1, sql: () => 'UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?', bind: byId },
+  actionExecuting: { one: true, arity: 1, sql: () => 'UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?', bind: byId },
   // Found to have happened: it ran at least once, counted or not (a crash can take the count away with the call's end).
   actionHappened: { arity: 1, sql: () => 'UPDATE actions SET executions = 1 WHERE run_id = ? AND id = ? AND executions = 0', bind: byId },
   actionCommit: {
+    one: true,
     arity: 4, // id, result, ended_at, reconciliation
     seq: true,
     sql: (seq: string) =>
@@ -71,7 +74,7 @@ const OPS = {
     // The seq comes third: spliced in by RowWrites.apply where it is a parameter.
     bind: byId,
   },
-  actionFail: { arity: 3, sql: () => "UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?", bind: byId },
+  actionFail: { one: true, arity: 3, sql: () => "UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?", bind: byId },
   // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
   actionInDoubt: {
     arity: 3,
@@ -79,18 +82,21 @@ const OPS = {
     bind: byId,
   },
   // The result a person gave with "happened" waits in the row (still started) until the decision is applied.
-  actionDecision: { arity: 3, sql: () => 'UPDATE actions SET decision = ?, result = ? WHERE run_id = ? AND id = ?', bind: byId },
+  actionDecision: { one: true, arity: 3, sql: () => 'UPDATE actions SET decision = ?, result = ? WHERE run_id = ? AND id = ?', bind: byId },
   actionApproval: {
+    one: true,
     arity: 4, // id, approval, note, status
     sql: () => 'UPDATE actions SET approval = ?, approval_note = ?, status = ? WHERE run_id = ? AND id = ?',
     bind: byId,
   },
   compStatus: {
+    one: true,
     arity: 3, // id, status, result
     sql: () => 'UPDATE actions SET compensation = ?, compensation_result = COALESCE(?, compensation_result) WHERE run_id = ? AND id = ?',
     bind: byId,
   },
   compExecuting: {
+    one: true,
     arity: 1,
     sql: () => 'UPDATE actions SET compensation_executions = compensation_executions + 1 WHERE run_id = ? AND id = ?',
     bind: byId,
@@ -125,7 +131,7 @@ export class RowWrites {
   }
 
   /** Runs `op` for run `runId`, whose event has `seq` (used only by the writes that record it). */
-  apply(runId: string, seq: number, op: RowOp): void {
+  apply(runId: string, seq: number, op: RowOp): RunResult {
     const [name, ...params] = op;
     const def = OPS[name];
     const bound = def.bind(runId, params);
@@ -134,8 +140,17 @@ export class RowWrites {
       if (name === 'actionCommit') bound.splice(2, 0, seq);
       else bound.push(seq);
     }
-    this.stmt(name).run(...bound);
+    return this.stmt(name).run(...bound);
   }
+}
+
+/**
+ * Whether a write folded from the log changed what it changes when made at once: one row, for the writes marked `one`.
+ * Otherwise the rows are not what the log says (a key edited or damaged), and the fold must stop rather than lose it.
+ * (Not read at once on PostgreSQL: its row count would cost a round trip.)
+ */
+export function foldedAsMade(op: RowOp, r: RunResult): boolean {
+  return !('one' in OPS[op[0]]) || r.changes === 1;
 }
 
 /** Reads back what an event carries: a JSON array of writes, each a known name and its parameters, else LB_JOURNAL_INVALID. */

@@ -157,7 +157,15 @@ export class RunWriter {
     this.folds = db.kind === 'sqlite';
     this.rows = new RowWrites(db, db.dialect.lastEventSeq);
     // What a holder before this one committed and did not fold (it died between folds): this writer tracks only its own.
-    if (this.folds) foldRun(db, lease.runId);
+    // A damaged log is the journal's failure: the run's first write throws it, and the engine stops the run resumable.
+    if (this.folds) {
+      try {
+        foldRun(db, lease.runId);
+      } catch (err) {
+        this.broken = storageError(err, db.name) ?? (err instanceof LogbookError ? err : undefined);
+        if (this.broken === undefined) throw err;
+      }
+    }
     this.s = {
       renew: db.prepare(db.dialect.renewLease),
       // The fence's read also carries the run's cancel request, so a live run learns of `logbook cancel` with no extra statement.
