@@ -70,3 +70,23 @@ export function show(dir: string, runId: string): any {
 export function fileHash(file: string): string {
   return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
+
+/**
+ * Journal format 2: brings every run's steps and actions up to its log, as any reader does before it reads. For tests
+ * that read or damage the rows with raw SQL after a kill (a killed writer leaves its last transitions unfolded).
+ */
+export function foldRows(file: string): void {
+  // Loaded here, not at the top: the helpers are also used where the store is not (extension tests).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { openStore } = require('../src/runtime/store') as typeof import('../src/runtime/store');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { foldAll } = require('../src/runtime/store/fold') as typeof import('../src/runtime/store/fold');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { dbOf } = require('../src/runtime/store/db') as typeof import('../src/runtime/store/db');
+  const store = openStore(file);
+  try {
+    foldAll(dbOf(store.db));
+  } finally {
+    store.close();
+  }
+}

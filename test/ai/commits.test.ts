@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { defineAgent, openStore, startRun, type Store } from '../../src/runtime';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
 import { logbookModel, logbookTools } from '../../src/ai';
-import { tmpDir } from '../helpers';
+import { foldRows, tmpDir } from '../helpers';
 import { scriptedModel, text, toolCall } from './mock';
 
 /** Each write transaction of the journal: the synchronous level it committed at and the events it wrote. */
@@ -106,7 +106,8 @@ describe('ai: what a journaled call costs in commits', () => {
       modelId: 'slow-1',
       doGenerate: async (o) => {
         await new Promise((r) => setTimeout(r, 400));
-        // Another connection, as the sidebar reads the journal while the call is in flight.
+        // Another connection, as the sidebar reads the journal while the call is in flight (folding the log first, as it does).
+        foldRows(file);
         const peek = new Database(file, { readonly: true });
         seen = peek.prepare("SELECT status, executions FROM actions WHERE id = 'model:1.1'").get() as typeof seen;
         peek.close();

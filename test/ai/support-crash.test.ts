@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { EXAMPLES, cli, cliJson, show, tmpDir } from '../helpers';
+import { cli, cliJson, EXAMPLES, foldRows, show, tmpDir } from '../helpers';
 
 const SCRIPT = path.join(EXAMPLES, 'support-agent.ts');
 
@@ -83,6 +83,7 @@ describe('ai: the support agent under real SIGKILL', function () {
     const dir = tmpDir('logbook-ai-');
     const killed = cli(dir, ['run', SCRIPT, '--run-id', 'sup'], { SUPPORT_MODEL_DIE_AFTER_DELTAS: '4', SUPPORT_MODEL_CHUNK_DELAY_MS: '120' });
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    foldRows(path.join(dir, 'journal.db'));
     const db = new Database(path.join(dir, 'journal.db'), { readonly: true });
     const notes = db.prepare("SELECT data FROM events WHERE run_id = 'sup' AND kind = 'model.partial' ORDER BY seq").all() as Array<{ data: string }>;
     const stream = db.prepare("SELECT status FROM actions WHERE run_id = 'sup' AND id = 'model:2.1'").get() as { status: string } | undefined;

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { CLI, cli, cliEnded, cliJson, FIXTURES, ROOT, show, tmpDir } from '../helpers';
+import { CLI, FIXTURES, ROOT, cli, cliEnded, cliJson, foldRows, show, tmpDir } from '../helpers';
 
 const SCRIPT = path.join(FIXTURES, 'events', 'replier.ts');
 const FOLLOW_UP = path.join(ROOT, 'examples', 'follow-up.ts');
@@ -20,6 +20,8 @@ interface Wait {
 const input = (waits: Wait[]): string => JSON.stringify({ waits });
 
 function read<T>(dir: string, fn: (db: Database.Database) => T): T {
+  // Steps and actions folded from the log first, as any reader does (a live or killed writer may not have yet).
+  foldRows(path.join(dir, 'journal.db'));
   const db = new Database(path.join(dir, 'journal.db'), { readonly: true, fileMustExist: true });
   try {
     return fn(db);

@@ -141,7 +141,7 @@ describe('cli: scripts that misbehave (issue 10 §3)', () => {
       // Everything into the main file; the checkpoint also makes the running process drop its page cache.
       db.pragma('wal_checkpoint(TRUNCATE)');
       const pageSize = db.pragma('page_size', { simple: true }) as number;
-      const pages = db.prepare("SELECT rootpage FROM sqlite_master WHERE tbl_name = 'actions' AND rootpage > 1").pluck().all() as number[];
+      const pages = db.prepare("SELECT rootpage FROM sqlite_master WHERE tbl_name = 'events' AND rootpage > 1").pluck().all() as number[];
       db.close();
       const fd = fs.openSync(file, 'r+');
       for (const p of pages) fs.writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (p - 1) * pageSize);

@@ -5,7 +5,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { cli, cliAsync, FIXTURES, tmpDir } from '../helpers';
+import { FIXTURES, cli, cliAsync, foldRows, tmpDir } from '../helpers';
 import { startWorker, stopWorker, waitFor, type Env } from '../pg/workers';
 
 const FOLDER = path.join(FIXTURES, 'sleep');
@@ -22,6 +22,8 @@ interface Row {
 }
 
 function read<T>(file: string, fn: (db: Database.Database) => T): T {
+  // Steps and actions folded from the log first, as any reader does (a live or killed writer may not have yet).
+  foldRows(file);
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     return fn(db);

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { cliAsync, show } from '../helpers';
+import { cliAsync, foldRows, show } from '../helpers';
 import { NAPPER, Session, StopShapes, lineOf, sessionsPerTest, showShapes } from './harness';
 
 const lines = (): Record<number, string> => ({
@@ -17,6 +17,7 @@ const lines = (): Record<number, string> => ({
 
 /** The nap's wake time as the journal holds it (the checkpoint of its step), in ms. */
 function journaledWake(db: string, runId: string): number {
+  foldRows(db);
   const r = new Database(db, { readonly: true });
   try {
     const row = r.prepare("SELECT result FROM steps WHERE run_id = ? AND name = 'nap'").get(runId) as { result: string } | undefined;

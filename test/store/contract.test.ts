@@ -93,6 +93,7 @@ function contract(backend: () => Backend): void {
 
     const first = createRun(dbOf(store.db), store.reader, { id: 'r3', agent: 'a', script: 's.ts', input: null }, deadOwner('first'));
     const stale = new RunWriter(store.db, first, 1);
+    stale.stepStarted(0, 'one', false);
     stale.stepCompleted(0, '"one"');
     const taken = acquireRun(store.db, store.reader, 'r3', liveOwner('second'), { status: 'running', newAttempt: true, purpose: 'resume' });
     assert.equal(taken.epoch, 2);

@@ -1,5 +1,6 @@
 // A SQLite journal at the latest schema put back to schema 9, every row kept: the file an older Logbook would have left, for tests of migrations 10 and 11 on journals in use.
 
+import { foldRows } from '../helpers';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -57,6 +58,11 @@ const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
  * be what schema 9 left.
  */
 export function putBackToSchema9(file: string): void {
+  // Schema 9 has no log to fold from: its rows must say everything, as an older Logbook left them.
+  const peek = new Database(file, { readonly: true });
+  const at = peek.pragma('user_version', { simple: true }) as number;
+  peek.close();
+  if (at === LATEST_VERSION) foldRows(file);
   const ddl = schema9Ddl();
   const db = new Database(file);
   try {

@@ -100,7 +100,8 @@ interface Snapshot {
 function snapshot(file: string, runId: string): Snapshot {
   const db = new Database(file, { readonly: true });
   try {
-    const { lease_expires: _renewed, ...run } = db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as Record<string, unknown>;
+    // folded_seq is derived (how far steps and actions are folded from the log): any read may move it, as a refusal's does.
+    const { lease_expires: _renewed, folded_seq: _folded, ...run } = db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as Record<string, unknown>;
     return { run, events: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq').all(runId) };
   } finally {
     db.close();

@@ -9,7 +9,7 @@ import { openJournalDb } from './open';
 
 /** Whether this journal's state rows are folded from its log (SQLite, from schema 12); PostgreSQL writes them at once. */
 export function rowsFolded(db: Db): boolean {
-  return db.kind === 'sqlite' && db.schemaVersion() >= FOLDED_SINCE;
+  return db.dialect.foldsRows && db.schemaVersion() >= FOLDED_SINCE;
 }
 
 /**
@@ -20,7 +20,16 @@ export function rowsFolded(db: Db): boolean {
 export function catchUp(db: Db, runId: string, target?: string): void {
   const writer = localWriterOn(db, runId);
   if (writer !== undefined) return writer.foldFor(target);
-  if (!foldBehind(db, runId)) return;
+  let behind: boolean;
+  try {
+    behind = foldBehind(db, runId);
+  } catch (err) {
+    // The file was put back to a schema before format 2 while this reader had it open (an older backup restored over
+    // it): its rows are all there is, and there is nothing to fold.
+    if (db.schemaVersion() < FOLDED_SINCE) return;
+    throw err;
+  }
+  if (!behind) return;
   if (sqliteOf(db).readonly) foldElsewhere(db.name, runId);
   else foldRun(db, runId);
 }

@@ -66,6 +66,12 @@ export interface Dialect {
    */
   readonly seqsCanRepeat: boolean;
   /**
+   * Journal format 2 (from schema 12): a transition's event carries its state writes and `steps`/`actions` are folded
+   * from the log later (SQLite: one row appended per transition). PostgreSQL runs them in the transition's own round
+   * trip, which costs it no more.
+   */
+  readonly foldsRows: boolean;
+  /**
    * An expression for the seq of the event this transaction inserted last, used where the writer would otherwise read
    * it back first (PostgreSQL: reading a result half-way through a transaction costs a hop to the PG thread and
    * back). Null where that read is free (SQLite's lastInsertRowid): the writer binds the seq it read.

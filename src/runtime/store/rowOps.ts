@@ -181,6 +181,11 @@ export function decodeRowOps(text: unknown, where: { file: string; runId: string
   return ops as RowOp[];
 }
 
+/** Whether a write records the seq of the event that carries it (`commit_seq`). */
+export function namesSeq(op: RowOp): boolean {
+  return 'seq' in OPS[op[0]];
+}
+
 /** The action or step a write is about, so a writer knows which of its rows are not folded yet. */
 export function opTarget(op: RowOp): string {
   return op[0].startsWith('step') ? `#${String(op[1])}` : String(op[1]);

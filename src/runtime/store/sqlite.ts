@@ -10,6 +10,7 @@ export const SQLITE_DIALECT: Dialect = {
   forUpdate: '',
   returningSeq: '',
   seqsCanRepeat: true,
+  foldsRows: true,
   insertOrder: 'rowid',
   renewLease: 'UPDATE runs SET updated_at = ?, lease_expires = ? WHERE id = ? AND lease_token = ? AND lease_epoch = ?',
   renewParams: (now, ttlMs, runId, token, epoch) => [now, now + ttlMs, runId, token, epoch],

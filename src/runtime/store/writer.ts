@@ -16,7 +16,7 @@ import { parseCancelRequest, type CancelRequest } from './cancelRequest';
 import type { Statement } from './db';
 import { insertChildRun, type NewChild } from './children';
 import type { Owner } from './owner';
-import { opTarget, RowWrites, type RowOp } from './rowOps';
+import { namesSeq, opTarget, RowWrites, type RowOp } from './rowOps';
 import { foldRun } from './fold';
 
 export interface Lease {
@@ -154,7 +154,7 @@ export class RunWriter {
     this.tx = (fn) => t.immediate(fn);
     this.w = db.writeSupport();
     this.renewParams = db.dialect.renewParams;
-    this.folds = db.kind === 'sqlite';
+    this.folds = db.dialect.foldsRows;
     this.rows = new RowWrites(db, db.dialect.lastEventSeq);
     // What a holder before this one committed and did not fold (it died between folds): this writer tracks only its own.
     // A damaged log is the journal's failure: the run's first write throws it, and the engine stops the run resumable.
@@ -523,9 +523,13 @@ export class RunWriter {
       for (const op of ops) this.txTargets.push(opTarget(op));
       return ev;
     }
+    // The writes that name the event's seq after it (PostgreSQL's currval), the others first, as format 1 wrote them.
+    for (const op of ops) if (!namesSeq(op)) this.rows.apply(runId, 0, op);
     const ev = this.event(now, kind, stepIdx, actionId, data);
-    const seq = this.rows.seqAsParam ? Number(ev.lastInsertRowid) : 0;
-    for (const op of ops) this.rows.apply(runId, seq, op);
+    if (ops.some(namesSeq)) {
+      const seq = this.rows.seqAsParam ? Number(ev.lastInsertRowid) : 0;
+      for (const op of ops) if (namesSeq(op)) this.rows.apply(runId, seq, op);
+    }
     return ev;
   }
 

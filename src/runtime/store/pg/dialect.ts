@@ -9,6 +9,7 @@ export const PG_DIALECT: Dialect = {
   forUpdate: ' FOR UPDATE',
   returningSeq: ' RETURNING seq',
   seqsCanRepeat: false,
+  foldsRows: false,
   // currval is this session's own last value of the identity's sequence: the event just inserted, whatever other sessions insert.
   lastEventSeq: "currval(pg_get_serial_sequence('events', 'seq'))",
   insertOrder: 'run_seq',
