@@ -21,7 +21,11 @@ export function foldDifferences(target: string): string[] {
   const live = new Database(target, { readonly: true });
   let copy: Database.Database;
   try {
-    copy = new Database(live.serialize());
+    const image = live.serialize();
+    // Bytes 18-19 say WAL mode, which a database in memory cannot open in: a rollback journal's, for the copy.
+    image[18] = 1;
+    image[19] = 1;
+    copy = new Database(image);
   } finally {
     live.close();
   }
