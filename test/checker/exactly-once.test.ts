@@ -308,10 +308,10 @@ describe('exactly-once checker', function () {
 
   it('negative control: catches a fold that loses a write (fold-differs)', async () => {
     // The rows as read then lack each call's count, which the log carries: a fold applying its writes incompletely.
-    const proto = RowWrites.prototype as unknown as { apply: (this: RowWrites, runId: string, seq: number, op: RowOp) => void };
+    const proto = RowWrites.prototype as unknown as { apply: (this: RowWrites, runId: string, seq: number, op: RowOp) => { changes: number } };
     const held = proto.apply;
     proto.apply = function (this: RowWrites, runId: string, seq: number, op: RowOp) {
-      if (op[0] !== 'actionExecuting') held.call(this, runId, seq, op);
+      return op[0] === 'actionExecuting' ? { changes: 1 } : held.call(this, runId, seq, op);
     };
     let found: Awaited<ReturnType<typeof check>>;
     try {
