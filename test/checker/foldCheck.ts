@@ -9,7 +9,8 @@ import { foldRun } from '../../src/runtime/store/fold';
 import { RowWrites } from '../../src/runtime/store/rowOps';
 
 /** The fold's own write, as loaded: a negative control that sabotages it live must not sabotage the check's refold. */
-const pristineApply = RowWrites.prototype.apply;
+const writes = RowWrites.prototype as unknown as { apply: unknown };
+const pristineApply = writes.apply;
 
 /** Runs whose rows come from their log alone: not forks (their inherited rows are copied) nor runs older than format 2. */
 const FOLDED_ONLY =
@@ -30,8 +31,8 @@ export function foldDifferences(target: string): string[] {
     live.close();
   }
   const out: string[] = [];
-  const patched = RowWrites.prototype.apply;
-  RowWrites.prototype.apply = pristineApply;
+  const patched = writes.apply;
+  writes.apply = pristineApply;
   try {
     const db = sqliteDb(copy);
     const rowsOf = (runId: string): unknown[] => [
@@ -58,7 +59,7 @@ export function foldDifferences(target: string): string[] {
         out.push(`run ${runId}: a row reads ${JSON.stringify(read[i] ?? null)}, but its log folds to ${JSON.stringify(again[i] ?? null)}`);
     }
   } finally {
-    RowWrites.prototype.apply = patched;
+    writes.apply = patched;
     copy.close();
   }
   return out;
