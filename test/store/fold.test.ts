@@ -217,6 +217,32 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
     again.close();
   });
 
+  it('a watermark that is not a seq of the run (text, negative, past its last event) is the journal failing, not writes hidden', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const { store, writer } = newWriter(file, 'r9');
+    bracket(writer, send('x'));
+    store.close();
+    for (const damage of ["'three'", '-1', '1000000', '2.5', "x'00'"]) {
+      const db = new Database(file);
+      db.exec(`UPDATE runs SET folded_seq = ${damage} WHERE id = 'r9'`);
+      db.close();
+      const s = openStore(file);
+      assert.throws(
+        () => s.reader.action('r9', 'x'),
+        (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.JOURNAL_INVALID && /runs\.folded_seq was edited or damaged/.test(e.message),
+        damage,
+      );
+      s.close();
+      assert.deepEqual(rawRows(file).actions, [], `${damage}: nothing folded`);
+    }
+    const db = new Database(file);
+    db.exec("UPDATE runs SET folded_seq = 0 WHERE id = 'r9'");
+    db.close();
+    const s = openStore(file);
+    assert.equal(s.reader.action('r9', 'x')?.status, 'committed', 'restored, the writes fold as before');
+    s.close();
+  });
+
   it('a damaged write in the log is the journal failing (LB_JOURNAL_INVALID, naming the event), and nothing is folded', () => {
     const file = path.join(tmpDir(), 'j.db');
     const { store, writer } = newWriter(file, 'r7');

@@ -26,10 +26,11 @@ function statements(db: Db): FoldStatements {
   let s = byDb.get(db);
   if (s !== undefined) return s;
   const q = {
-    // One seek of events_by_run past the watermark; a run with nothing to fold answers with no row.
-    behind: db.prepare('SELECT 1 FROM events WHERE run_id = :run AND seq > (SELECT folded_seq FROM runs WHERE id = :run) AND fold IS NOT NULL LIMIT 1').pluck(),
+    // Two seeks of events_by_run: the run's last event (a watermark past it, or not an integer, is damage: compared with
+    // text or past the end, it would hide the writes after it), and the first write past the watermark.
+    behind: db.prepare(BEHIND).pluck(),
     pending: db.prepare('SELECT seq, fold FROM events WHERE run_id = ? AND seq > ? AND fold IS NOT NULL ORDER BY seq').raw(true),
-    top: db.prepare('SELECT folded_seq, (SELECT MAX(seq) FROM events WHERE run_id = :run) FROM runs WHERE id = :run').raw(true),
+    top: db.prepare('SELECT folded_seq, (SELECT MAX(seq) FROM events WHERE run_id = :run), typeof(folded_seq) FROM runs WHERE id = :run').raw(true),
     mark: db.prepare('UPDATE runs SET folded_seq = ? WHERE id = ?'),
     stale: db
       .prepare('SELECT id FROM runs r WHERE EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.id AND e.seq > r.folded_seq AND e.fold IS NOT NULL)')
@@ -39,9 +40,11 @@ function statements(db: Db): FoldStatements {
   };
   // Immediate: the watermark is read under the write lock, so two folders never apply the same write twice.
   const t = db.transaction((runId: string): number => {
-    const top = q.top.get({ run: runId }) as [number, number | null] | undefined;
-    if (top === undefined || top[1] === null || top[1] <= top[0]) return 0;
-    const [from, to] = top;
+    const top = q.top.get({ run: runId }) as [number, number | null, string] | undefined;
+    if (top === undefined) return 0;
+    const [from, to, type] = top;
+    if (type !== 'integer' || from < 0 || from > (to ?? 0)) throw damagedWatermark(db.name, runId, from);
+    if (to === null || to <= from) return 0;
     let n = 0;
     // Read whole first: a statement iterating holds the connection, and the writes need it (at most about FOLD_EVERY rows).
     for (const [seq, text] of q.pending.all(runId, from) as Array<[number, string]>) {
@@ -59,8 +62,18 @@ function statements(db: Db): FoldStatements {
 
 /** Whether run `runId` has writes its rows do not show yet. */
 export function foldBehind(db: Db, runId: string): boolean {
-  return statements(db).behind.get({ run: runId }) !== undefined;
+  return behind(db, statements(db), runId);
 }
+
+function behind(db: Db, s: FoldStatements, runId: string): boolean {
+  const state = s.behind.get({ run: runId }) as number | undefined;
+  if (state === 2) throw damagedWatermark(db.name, runId);
+  return state === 1;
+}
+
+const BEHIND =
+  "SELECT CASE WHEN typeof(r.folded_seq) <> 'integer' OR r.folded_seq < 0 OR r.folded_seq > COALESCE((SELECT MAX(seq) FROM events WHERE run_id = :run), 0) THEN 2 " +
+  'WHEN EXISTS (SELECT 1 FROM events WHERE run_id = :run AND seq > r.folded_seq AND fold IS NOT NULL) THEN 1 ELSE 0 END FROM runs r WHERE r.id = :run';
 
 /**
  * Brings run `runId`'s rows up to its log, in one immediate transaction, not fsynced where the engine can skip it
@@ -69,7 +82,7 @@ export function foldBehind(db: Db, runId: string): boolean {
  */
 export function foldRun(db: Db, runId: string): number {
   const s = statements(db);
-  if (s.behind.get({ run: runId }) === undefined) return 0;
+  if (!behind(db, s, runId)) return 0;
   // Inside a caller's transaction (a fork reading its origin) the fold is a savepoint of it, at its durability.
   if (sqliteOf(db).inTransaction) return s.tx(runId);
   s.lazy?.before.run();
@@ -93,5 +106,15 @@ function unmatched(file: string, runId: string, seq: number, op: RowOp): Logbook
     `The journal ${file} holds event #${seq} of run ${runId}, which changes ${what}, but the rows hold no such ${op[0].startsWith('step') ? 'step' : 'action'} to change (the row was edited or damaged). Nothing was written.`,
     `Restore the file from a backup (do not edit journal rows by hand), or go on without the run: \`logbook delete ${runId}\`.`,
     { runId, table: op[0].startsWith('step') ? 'steps' : 'actions', seq },
+  );
+}
+
+/** A watermark that is not a seq of the run's log: read as it is, it would hide writes from the rows. */
+function damagedWatermark(file: string, runId: string, value?: unknown): LogbookError {
+  return new LogbookError(
+    ErrorCodes.JOURNAL_INVALID,
+    `The journal ${file} says run ${runId}'s steps and actions are folded up to ${value === undefined ? 'a point' : JSON.stringify(value)} that is not an event of its log (runs.folded_seq was edited or damaged). Nothing was written.`,
+    `Restore the file from a backup (do not edit journal rows by hand), or go on without the run: \`logbook delete ${runId}\`.`,
+    { runId, table: 'runs' },
   );
 }
