@@ -7,8 +7,8 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore, type Store } from '../../src/runtime';
 import { FOLD_EVERY, RunWriter, type NewAction } from '../../src/runtime/store/writer';
-import { createRun } from '../../src/runtime/store/lease';
-import { beginSession } from '../../src/runtime/store/owner';
+import { acquireRun, createRun } from '../../src/runtime/store/lease';
+import { beginSession, type Owner } from '../../src/runtime/store/owner';
 import { dbOf } from '../../src/runtime/store/db';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
 import { foldRun } from '../../src/runtime/store/fold';
@@ -134,6 +134,24 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
     foldRun(dbOf(third.db), 'r3');
     third.close();
     assert.notDeepEqual(rawRows(file), folded);
+  });
+
+  it('a second writer in the same process, after a takeover its stale holder has not noticed, reads its own writes', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const store = openStore(file);
+    const dead: Owner = { ...beginSession('test'), pid: 2 ** 22 + 1, pidStart: '1', label: 'dead first' };
+    const first = createRun(dbOf(store.db), store.reader, { id: 'r10', agent: 'a', script: 'a.ts', input: null }, dead);
+    // Registered in this process, and it writes nothing after the takeover: it has not noticed.
+    const stale = new RunWriter(store.db, first, 1);
+    stale.actionStarted(send('old'), false);
+    const taken = acquireRun(store.db, store.reader, 'r10', beginSession('second'), { status: 'running', newAttempt: true, purpose: 'resume' });
+    const fresh = new RunWriter(store.db, taken, store.reader.nextActionSeq('r10'));
+    fresh.actionStarted(send('new'), false);
+    assert.equal(store.reader.action('r10', 'new')?.status, 'started', 'the reader asks every writer of the run here, not the stale one alone');
+    assert.equal(store.reader.action('r10', 'old')?.status, 'started');
+    fresh.release();
+    stale.release();
+    store.close();
   });
 
   it('two folders at once apply each write once: a count is not doubled', () => {

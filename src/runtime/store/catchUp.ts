@@ -4,7 +4,7 @@ import type { Db } from './db';
 import { ErrorCodes, LogbookError } from '../errors';
 import { FOLDED_SINCE, foldBehind, foldRun } from './fold';
 import { sqliteOf } from './sqlite';
-import { localWriterOn } from './writer';
+import { foldByLocalWriters } from './writer';
 import { openJournalDb } from './open';
 
 /** Whether this journal's state rows are folded from its log (SQLite, from schema 12); PostgreSQL writes them at once. */
@@ -18,8 +18,8 @@ export function rowsFolded(db: Db): boolean {
  * the run's watermark says whether there is anything to fold, and any reader folds it, as the writer would.
  */
 export function catchUp(db: Db, runId: string, target?: string): void {
-  const writer = localWriterOn(db, runId);
-  if (writer !== undefined) return writer.foldFor(target);
+  // Each knows only its own writes; a fold any of them makes applies the whole log past the watermark.
+  if (foldByLocalWriters(db, runId, target)) return;
   let behind: boolean;
   try {
     behind = foldBehind(db, runId);

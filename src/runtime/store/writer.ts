@@ -71,10 +71,21 @@ export interface NewAction {
  */
 const localWriters = new Map<string, Set<RunWriter>>();
 
-/** This process's writer of run `runId` on connection `db`, while it holds the lease: it knows what it has not folded. */
-export function localWriterOn(db: Db, runId: string): RunWriter | undefined {
-  for (const w of localWriters.get(runId) ?? []) if (w.writesTo(db)) return w;
-  return undefined;
+/**
+ * Has this process's writers of run `runId` on connection `db` (those that have not seen their lease lost) fold what a
+ * read of `target` could miss: each knows what it has not folded. Usually one; a holder that lost its lease without
+ * noticing yet may still be among them. False when there is none.
+ */
+export function foldByLocalWriters(db: Db, runId: string, target?: string): boolean {
+  const mine = localWriters.get(runId);
+  if (mine === undefined) return false;
+  let any = false;
+  for (const w of mine) {
+    if (!w.writesTo(db)) continue;
+    any = true;
+    w.foldFor(target);
+  }
+  return any;
 }
 
 /** Tells this process's writers of run `runId` that a cancel was asked (its JSON, as the row now holds it). */
