@@ -1,5 +1,5 @@
-// Write side of the journal: every transition is one event row plus the state rows it implies, in one immediate
-// transaction fenced by the run's lease epoch. Durable writes commit at synchronous=FULL; "lazy" ones (visibility
+// Write side of the journal: every transition is one event row carrying the state writes it implies (folded into the
+// rows later on SQLite, run at once on PostgreSQL), in one immediate transaction fenced by the run's lease epoch. Durable writes commit at synchronous=FULL; "lazy" ones (visibility
 // only) commit at NORMAL, skipping the fsync, and become durable with the next durable commit (the WAL is append-only).
 // Records that nothing depends on until the run writes again (a read-only action's result, a step's start) are
 // "written behind": held in memory and written first, in order, inside the run's next transaction.
@@ -146,11 +146,11 @@ export class RunWriter {
   private readonly rows: RowWrites;
   /** Journal format 2 (SQLite): a transition writes only its event, and the rows are folded from it (store/fold.ts). */
   private readonly folds: boolean;
-  /** What the current transaction's events carry writes for (an action id, or `#idx` for a step), and how many. */
+  /** What the current transaction's events carry writes for (an action id, or `#idx` for a step), one per write. */
   private txTargets: string[] = [];
-  /** What committed events carry that the rows do not show yet, and how many such events there are. */
+  /** What committed events carry writes for that the rows do not show yet, and how many such writes there are. */
   private readonly unfolded = new Set<string>();
-  private unfoldedEvents = 0;
+  private unfoldedWrites = 0;
 
   constructor(
     conn: Db | JournalConnection,
@@ -173,8 +173,7 @@ export class RunWriter {
       try {
         foldRun(db, lease.runId);
       } catch (err) {
-        this.broken = storageError(err, db.name) ?? (err instanceof LogbookError ? err : undefined);
-        if (this.broken === undefined) throw err;
+        this.broken = this.journalFailure(err);
       }
     }
     this.s = {
@@ -448,22 +447,28 @@ export class RunWriter {
 
   private noteUnfolded(): void {
     for (const t of this.txTargets) this.unfolded.add(t);
-    this.unfoldedEvents += this.txTargets.length;
+    this.unfoldedWrites += this.txTargets.length;
     this.txTargets = [];
-    if (this.unfoldedEvents < FOLD_EVERY) return;
+    if (this.unfoldedWrites < FOLD_EVERY) return;
     try {
       this.foldNow();
     } catch (err) {
       // The transition is committed; a fold that failed is the journal's problem, raised by the run's next write.
-      this.broken = storageError(err, this.db.name) ?? (err instanceof LogbookError ? err : undefined);
-      if (this.broken === undefined) this.behindError = err instanceof Error ? err : new Error(String(err));
+      this.broken = this.journalFailure(err);
     }
+  }
+
+  /** A fold's failure as the storage or journal error it is; anything else is a bug, thrown as it is. */
+  private journalFailure(err: unknown): LogbookError {
+    const failure = storageError(err, this.db.name) ?? (err instanceof LogbookError ? err : undefined);
+    if (failure === undefined) throw err;
+    return failure;
   }
 
   private foldNow(): void {
     foldRun(this.db, this.lease.runId);
     this.unfolded.clear();
-    this.unfoldedEvents = 0;
+    this.unfoldedWrites = 0;
   }
 
   /**
@@ -471,7 +476,7 @@ export class RunWriter {
    * could see a row behind (`target`, an action id or `#idx`, is among the unfolded; without it, anything unfolded).
    */
   foldFor(target?: string): void {
-    if (this.unfoldedEvents === 0 || (target !== undefined && !this.unfolded.has(target))) return;
+    if (this.unfoldedWrites === 0 || (target !== undefined && !this.unfolded.has(target))) return;
     this.foldNow();
   }
 
