@@ -14,6 +14,7 @@ import { sqliteOf } from '../../src/runtime/store/sqlite';
 import { foldRun } from '../../src/runtime/store/fold';
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
 import { tmpDir } from '../helpers';
+import { journalAt } from './journalAt';
 
 const send = (id: string, stepIdx = 0): NewAction => ({ id, stepIdx, type: 'mail.send', version: 1, effect: 'non-idempotent', args: `{"to":"${id}"}` });
 
@@ -151,6 +152,20 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
     assert.equal(store.reader.action('r10', 'old')?.status, 'started');
     fresh.release();
     stale.release();
+    store.close();
+  });
+
+  it('a reader that opened the journal before it reached format 2 (another process was creating or migrating it) folds once it has', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    journalAt(file, 11).close();
+    const early = openStore(file, { readonly: true });
+    assert.equal(early.reader.actions('any').length, 0, 'at schema 11 there is nothing to fold');
+    const { store, writer } = newWriter(file, 'r11');
+    writer.actionStarted(send('x'), false);
+    assert.equal(early.reader.action('r11', 'x')?.status, 'started', 'the same reader, now at schema 12, folds');
+    assert.equal(early.overview().actionsIn('r11', 'started'), 1);
+    early.close();
+    writer.release();
     store.close();
   });
 

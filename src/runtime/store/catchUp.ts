@@ -7,9 +7,18 @@ import { sqliteOf } from './sqlite';
 import { foldByLocalWriters } from './writer';
 import { openJournalDb } from './open';
 
-/** Whether this journal's state rows are folded from its log (SQLite, from schema 12); PostgreSQL writes them at once. */
-export function rowsFolded(db: Db): boolean {
-  return db.dialect.foldsRows && db.schemaVersion() >= FOLDED_SINCE;
+/**
+ * What a reader of `db` calls before it reads a run's rows: undefined where they are written at once (PostgreSQL).
+ * The schema is asked until it is format 2, not once: a reader may open a journal another process is still creating
+ * or migrating, and a read-only open of an older file stays older (one pragma a read, only then).
+ */
+export function catchUpOf(db: Db): ((runId: string, target?: string) => void) | undefined {
+  if (!db.dialect.foldsRows) return undefined;
+  let folded = false;
+  return (runId, target) => {
+    folded ||= db.schemaVersion() >= FOLDED_SINCE;
+    if (folded) catchUp(db, runId, target);
+  };
 }
 
 /**

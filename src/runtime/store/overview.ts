@@ -1,7 +1,7 @@
 // The reads behind the sidebar's reader process: counts and pages of a run's rows, a script's latest run, and what
 // changed since a position (the dialect's data version, new events, leases), as domain calls with their SQL here.
 
-import { catchUp, rowsFolded } from './catchUp';
+import { catchUpOf } from './catchUp';
 import type { Db, Statement } from './db';
 import { RunRow, actionRow, checked, type ActionRow, type StepRow } from './rows';
 
@@ -35,7 +35,7 @@ export class JournalOverview {
     private readonly db: Db,
     private readonly target: string,
   ) {
-    this.catchUp = rowsFolded(db) ? (runId) => catchUp(db, runId) : undefined;
+    this.catchUp = catchUpOf(db);
     this.q = {
       countByStatus: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND status = ?'),
       stepActions: db.prepare('SELECT COUNT(*) AS n FROM actions WHERE run_id = ? AND step_idx = ?'),

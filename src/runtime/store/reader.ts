@@ -22,7 +22,7 @@ import type { RunStatus } from '../types';
 import { journalTextDamage, type JournalPlace } from '../json';
 import { InboxReader } from './inbox';
 import { ChildReads } from './children';
-import { catchUp, rowsFolded } from './catchUp';
+import { catchUpOf } from './catchUp';
 
 /**
  * What a command reads back of a run before it writes anything, so a damaged value among them is found first: the
@@ -76,7 +76,7 @@ export class JournalReader {
   ) {
     this.inbox = new InboxReader(db, target);
     this.childReads = new ChildReads(db, target);
-    this.catchUp = rowsFolded(db) ? (runId, what) => catchUp(db, runId, what) : undefined;
+    this.catchUp = catchUpOf(db);
     const { insertOrder } = db.dialect;
     const indexedBy = (index: string): string => db.dialect.indexedBy(index);
     this.q = {
