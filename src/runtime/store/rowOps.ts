@@ -12,9 +12,10 @@ function byId(runId: string, [id, ...rest]: Param[]): Param[] {
 }
 
 /**
- * Each write: its SQL, with positional parameters (`bind` orders run_id and the op's own for it), and for the writes
- * that set `seq`, `commit_seq`: the seq of the event that carries it. Only what the statement itself says is written: none of them is read back or
- * counted, so running them later, in order, leaves the rows exactly as running them at once.
+ * Each write: its SQL, with positional parameters, and `bind`, which orders run_id and the op's own for it. The writes
+ * marked `seq` set `commit_seq`, the seq of the event that carries it: `bind` places it, unless the SQL names it.
+ * Only what the statement itself says is written: none of them is read back or counted, so running them later, in
+ * order, leaves the rows exactly as running them at once.
  */
 const OPS = {
   stepStart: {
@@ -60,7 +61,7 @@ const OPS = {
     sql: (seq: string) =>
       'INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, result, executions, attempt, started_at, ended_at, commit_seq) ' +
       `VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'committed', ?, 1, ?, ?, ?, ${seq})`,
-    bind: (r: string, p: Param[]) => [r, ...p, p[9] ?? null],
+    bind: (r: string, p: Param[], seq: Param[]) => [r, ...p, p[9] ?? null, ...seq],
   },
   actionExecuting: { one: true, arity: 1, sql: () => 'UPDATE actions SET executions = executions + 1 WHERE run_id = ? AND id = ?', bind: byId },
   // Found to have happened: it ran at least once, counted or not (a crash can take the count away with the call's end).
@@ -71,8 +72,14 @@ const OPS = {
     seq: true,
     sql: (seq: string) =>
       `UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ${seq}, reconciliation = COALESCE(?, reconciliation), error = NULL WHERE run_id = ? AND id = ?`,
-    // The seq comes third: spliced in by RowWrites.apply where it is a parameter.
-    bind: byId,
+    bind: (r: string, [id, result, endedAt, reconciliation]: Param[], seq: Param[]) => [
+      result ?? null,
+      endedAt ?? null,
+      ...seq,
+      reconciliation ?? null,
+      r,
+      id ?? null,
+    ],
   },
   actionFail: { one: true, arity: 3, sql: () => "UPDATE actions SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ? AND id = ?", bind: byId },
   // Stays started: only the error is recorded (which moves it into the in-doubt-after-error index).
@@ -134,13 +141,7 @@ export class RowWrites {
   apply(runId: string, seq: number, op: RowOp): RunResult {
     const [name, ...params] = op;
     const def = OPS[name];
-    const bound = def.bind(runId, params);
-    if ('seq' in def && this.seqAsParam) {
-      // Where `commit_seq = ?` falls among the positional parameters.
-      if (name === 'actionCommit') bound.splice(2, 0, seq);
-      else bound.push(seq);
-    }
-    return this.stmt(name).run(...bound);
+    return this.stmt(name).run(...def.bind(runId, params, this.seqAsParam ? [seq] : []));
   }
 }
 
