@@ -80,12 +80,16 @@ export function foldRows(file: string): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { openStore } = require('../src/runtime/store') as typeof import('../src/runtime/store');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { foldAll } = require('../src/runtime/store/fold') as typeof import('../src/runtime/store/fold');
+  const { foldRun } = require('../src/runtime/store/fold') as typeof import('../src/runtime/store/fold');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { dbOf } = require('../src/runtime/store/db') as typeof import('../src/runtime/store/db');
   const store = openStore(file);
   try {
-    foldAll(dbOf(store.db));
+    const db = dbOf(store.db);
+    const stale = db.prepare(
+      'SELECT id FROM runs r WHERE EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.id AND e.seq > r.folded_seq AND e.fold IS NOT NULL)',
+    );
+    for (const runId of stale.pluck().all() as string[]) foldRun(db, runId);
   } finally {
     store.close();
   }

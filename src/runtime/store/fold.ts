@@ -14,7 +14,6 @@ interface FoldStatements {
   readonly pending: Statement;
   readonly top: Statement;
   readonly mark: Statement;
-  readonly stale: Statement;
   readonly writes: RowWrites;
   readonly lazy: ReturnType<Db['writeSupport']>['lazyAround'];
   readonly tx: (runId: string) => number;
@@ -32,9 +31,6 @@ function statements(db: Db): FoldStatements {
     pending: db.prepare('SELECT seq, fold FROM events WHERE run_id = ? AND seq > ? AND fold IS NOT NULL ORDER BY seq').raw(true),
     top: db.prepare('SELECT folded_seq, (SELECT MAX(seq) FROM events WHERE run_id = :run), typeof(folded_seq) FROM runs WHERE id = :run').raw(true),
     mark: db.prepare('UPDATE runs SET folded_seq = ? WHERE id = ?'),
-    stale: db
-      .prepare('SELECT id FROM runs r WHERE EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.id AND e.seq > r.folded_seq AND e.fold IS NOT NULL)')
-      .pluck(),
     writes: new RowWrites(db, null),
     lazy: db.writeSupport().lazyAround,
   };
@@ -91,11 +87,6 @@ export function foldRun(db: Db, runId: string): number {
   } finally {
     s.lazy?.after.run();
   }
-}
-
-/** Folds every run whose rows are behind its log: for the readers of many runs at once (the overview, the list). */
-export function foldAll(db: Db): void {
-  for (const runId of statements(db).stale.all() as string[]) foldRun(db, runId);
 }
 
 /** A write the log carries that finds no row to change: the rows were edited or damaged (the fold is rolled back). */
