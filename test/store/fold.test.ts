@@ -119,22 +119,19 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
     store.close();
     const folded = rawRows(file);
     assert.ok(folded.actions.length >= 5 && folded.steps.length === 2, 'the run left its rows');
-    const db = new Database(file);
-    db.exec("DELETE FROM actions; DELETE FROM steps; UPDATE runs SET folded_seq = 0 WHERE id = 'r3'");
-    db.close();
-    const again = openStore(file);
-    foldRun(dbOf(again.db), 'r3');
-    again.close();
-    assert.deepEqual(rawRows(file), folded);
+    // Drops the rows and folds them again from the first event, after `sabotage` (raw SQL) if given.
+    const refold = (sabotage = ''): ReturnType<typeof rawRows> => {
+      const db = new Database(file);
+      db.exec(`DELETE FROM actions; DELETE FROM steps; UPDATE runs SET folded_seq = 0 WHERE id = 'r3'; ${sabotage}`);
+      db.close();
+      const again = openStore(file);
+      foldRun(dbOf(again.db), 'r3');
+      again.close();
+      return rawRows(file);
+    };
+    assert.deepEqual(refold(), folded);
     // Negative control: the comparison sees a write left out.
-    const db2 = new Database(file);
-    db2.exec("DELETE FROM actions; DELETE FROM steps; UPDATE runs SET folded_seq = 0 WHERE id = 'r3'");
-    db2.exec("UPDATE events SET fold = NULL WHERE run_id = 'r3' AND kind = 'action.executing'");
-    db2.close();
-    const third = openStore(file);
-    foldRun(dbOf(third.db), 'r3');
-    third.close();
-    assert.notDeepEqual(rawRows(file), folded);
+    assert.notDeepEqual(refold("UPDATE events SET fold = NULL WHERE run_id = 'r3' AND kind = 'action.executing'"), folded);
   });
 
   it('a second writer in the same process, after a takeover its stale holder has not noticed, reads its own writes', () => {
