@@ -277,61 +277,55 @@ describe('exactly-once checker', function () {
     }
   });
 
-  it('negative control: catches a journal that counts a call of execute twice (counted-not-called)', async () => {
-    const proto = RunWriter.prototype as unknown as { actionExecuting: (this: RunWriter, stepIdx: number, id: string) => void };
-    const held = proto.actionExecuting;
-    proto.actionExecuting = function (this: RunWriter, stepIdx: number, id: string) {
-      held.call(this, stepIdx, id);
-      held.call(this, stepIdx, id);
-    };
+  /**
+   * Checks crash schedules of non-idempotent actions for `kind` while `patch` is in force (it returns its undo), asserts
+   * it was caught, and that the shrunk case is innocent once the patch is undone.
+   */
+  async function caughtWhile(patch: () => () => void, kind: string, what: string): Promise<void> {
+    const undo = patch();
     let found: Awaited<ReturnType<typeof check>>;
     try {
-      found = await check({
-        seed: SEED,
-        runs: 20,
-        arbitrary: crashesOnly('non-idempotent'),
-        kinds: ['counted-not-called'],
-        firstOnly: true,
-        shrinkKinds: 1,
-        shrinkMs: 10_000,
-      });
+      found = await check({ seed: SEED, runs: 20, arbitrary: crashesOnly('non-idempotent'), kinds: [kind], firstOnly: true, shrinkKinds: 1, shrinkMs: 10_000 });
     } finally {
-      proto.actionExecuting = held;
+      undo();
     }
     const s = found.shrunk[0];
-    assert.ok(s, `a journal counting each call twice went unnoticed in ${found.schedules} schedules:\n${found.text}`);
-    // The shrunk case is innocent with each call counted once.
+    assert.ok(s, `${what} went unnoticed in ${found.schedules} schedules:\n${found.text}`);
     const dir = scratchDir();
     const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
     assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+  }
+
+  it('negative control: catches a journal that counts a call of execute twice (counted-not-called)', async () => {
+    const proto = RunWriter.prototype as unknown as { actionExecuting: (this: RunWriter, stepIdx: number, id: string) => void };
+    await caughtWhile(
+      () => {
+        const held = proto.actionExecuting;
+        proto.actionExecuting = function (this: RunWriter, stepIdx: number, id: string) {
+          held.call(this, stepIdx, id);
+          held.call(this, stepIdx, id);
+        };
+        return () => (proto.actionExecuting = held);
+      },
+      'counted-not-called',
+      'a journal counting each call twice',
+    );
   });
 
   it('negative control: catches a fold that loses a write (fold-differs)', async () => {
     // The rows as read then lack each call's count, which the log carries: a fold applying its writes incompletely.
     const proto = RowWrites.prototype as unknown as { apply: (this: RowWrites, runId: string, seq: number, op: RowOp) => { changes: number } };
-    const held = proto.apply;
-    proto.apply = function (this: RowWrites, runId: string, seq: number, op: RowOp) {
-      return op[0] === 'actionExecuting' ? { changes: 1 } : held.call(this, runId, seq, op);
-    };
-    let found: Awaited<ReturnType<typeof check>>;
-    try {
-      found = await check({
-        seed: SEED,
-        runs: 20,
-        arbitrary: crashesOnly('non-idempotent'),
-        kinds: ['fold-differs'],
-        firstOnly: true,
-        shrinkKinds: 1,
-        shrinkMs: 10_000,
-      });
-    } finally {
-      proto.apply = held;
-    }
-    const s = found.shrunk[0];
-    assert.ok(s, `a fold losing writes went unnoticed in ${found.schedules} schedules:\n${found.text}`);
-    const dir = scratchDir();
-    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
-    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
+    await caughtWhile(
+      () => {
+        const held = proto.apply;
+        proto.apply = function (this: RowWrites, runId: string, seq: number, op: RowOp) {
+          return op[0] === 'actionExecuting' ? { changes: 1 } : held.call(this, runId, seq, op);
+        };
+        return () => (proto.apply = held);
+      },
+      'fold-differs',
+      'a fold losing writes',
+    );
   });
 
   it('negative control: catches a sleep that journals its wake time and does not wait for it (woke-early)', async () => {
