@@ -45,6 +45,9 @@ function rawRows(file: string): { steps: unknown[]; actions: unknown[]; folded: 
   }
 }
 
+/** A value long enough to be carried after the writes' JSON as it is (CARRIED_RAW), with quotes and a raw newline in it. */
+const LONG = `{"doc":"${'q"'.replace('"', '\\"').repeat(400)}"}\n `;
+
 /** Every transition kind the writer folds, over two steps: what a run of each kind of action leaves. */
 function everyKind(writer: RunWriter): void {
   writer.stepStarted(0, 'first', false);
@@ -60,7 +63,9 @@ function everyKind(writer: RunWriter): void {
   writer.actionCommitted(0, 'd', '{"sent":"d"}', 'decided-happened');
   writer.awaitingApproval(send('g'));
   writer.approval(0, 'g', true, 'ok');
-  writer.stepCompleted(0, '{"done":1}');
+  writer.actionStarted({ ...send('long'), args: LONG }, false);
+  writer.actionCommitted(0, 'long', LONG);
+  writer.stepCompleted(0, LONG);
   writer.stepStarted(1, 'second', false);
   writer.waitStarted(1, 'second', '{"name":"go","until":null}');
   writer.stepFailed(1, { message: 'boom' });
@@ -119,6 +124,8 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
     store.close();
     const folded = rawRows(file);
     assert.ok(folded.actions.length >= 5 && folded.steps.length === 2, 'the run left its rows');
+    const long = folded.actions.find((a) => (a as { id: string }).id === 'long') as { args: string; result: string };
+    assert.deepEqual([long.args, long.result, (folded.steps[0] as { result: string }).result], [LONG, LONG, LONG], 'long values fold as they were');
     // Drops the rows and folds them again from the first event, after `sabotage` (raw SQL) if given.
     const refold = (sabotage = ''): ReturnType<typeof rawRows> => {
       const db = new Database(file);
@@ -296,5 +303,46 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
       s.close();
       assert.deepEqual(rawRows(file).actions, [], `${damage}: nothing folded, not even the writes before it`);
     }
+  });
+
+  it('a long value is carried after the writes as it is, not escaped into them; damaged around it, the fold stops', () => {
+    const file = path.join(tmpDir(), 'j.db');
+    const { store, writer } = newWriter(file, 'r8');
+    writer.stepStarted(0, 'first', false);
+    writer.stepCompleted(0, LONG);
+    store.close();
+    const db = new Database(file);
+    const { seq, fold } = db.prepare("SELECT seq, fold FROM events WHERE run_id = 'r8' AND kind = 'step.completed'").get() as { seq: number; fold: string };
+    assert.equal(fold.slice(fold.indexOf('\n') + 1), LONG, 'the value follows the first newline, unescaped');
+    assert.ok(fold.length < LONG.length + 100, `stored once: ${fold.length} chars for a value of ${LONG.length}`);
+    const head = fold.slice(0, fold.indexOf('\n'));
+    const stand = '{"$":"raw"}';
+    assert.ok(head.includes(stand), head);
+    db.close();
+    // Damaged: the value cut off, a value nothing stands for, a stand-in used twice, one inside a write's name.
+    for (const damage of [
+      head,
+      `${head.replace(stand, '"x"')}\n${LONG}`,
+      `${head.replace(stand, `${stand}`).replace('"completed"', stand)}\n${LONG}`,
+      `[[${stand},0]]\n${LONG}`,
+    ]) {
+      const w = new Database(file);
+      w.prepare('UPDATE events SET fold = ? WHERE seq = ?').run(damage, seq);
+      w.close();
+      const s = openStore(file);
+      assert.throws(
+        () => s.reader.steps('r8', 0, 1),
+        (e: unknown) => e instanceof LogbookError && e.code === ErrorCodes.JOURNAL_INVALID && e.message.includes(`event #${seq} of run r8`),
+        damage.slice(0, 80),
+      );
+      s.close();
+    }
+    // Restored, it folds.
+    const w = new Database(file);
+    w.prepare('UPDATE events SET fold = ? WHERE seq = ?').run(fold, seq);
+    w.close();
+    const s = openStore(file);
+    assert.equal(s.reader.steps('r8', 0, 1)[0]?.result, LONG);
+    s.close();
   });
 });

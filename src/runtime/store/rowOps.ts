@@ -154,11 +154,50 @@ export function foldedAsMade(op: RowOp, r: RunResult): boolean {
   return !('one' in OPS[op[0]]) || r.changes === 1;
 }
 
-/** Reads back what an event carries: a JSON array of writes, each a known name and its parameters, else LB_JOURNAL_INVALID. */
+/**
+ * A parameter at least this long (a checkpoint's state, an action's args or result) is carried after the writes' JSON,
+ * as it is, rather than inside it: escaped into the JSON it would cost a scan and a copy on the commit's path, and a
+ * third more bytes written (every quote of a JSON text escaped).
+ */
+export const CARRIED_RAW = 512;
+/** Stands in the writes' JSON for the parameter carried after it (an object: no parameter is one). */
+const RAW = { $: 'raw' } as const;
+
+/**
+ * What an event's `fold` holds: the writes as JSON, and when one of their parameters is long, a newline and that
+ * parameter as it is (JSON as the writer makes it holds no raw newline, so the first one ends it). Null for none.
+ */
+export function encodeRowOps(ops: readonly RowOp[]): string | null {
+  if (ops.length === 0) return null;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as RowOp;
+    for (let j = 1; j < op.length; j++) {
+      const p = op[j];
+      if (typeof p !== 'string' || p.length < CARRIED_RAW) continue;
+      const stand = ops.map((o, k) => (k === i ? o.map((q, m) => (m === j ? RAW : q)) : o));
+      return `${JSON.stringify(stand)}\n${p}`;
+    }
+  }
+  return JSON.stringify(ops);
+}
+
+/** Reads back what an event carries (`encodeRowOps`): a JSON array of known writes with their parameters, else LB_JOURNAL_INVALID. */
 export function decodeRowOps(text: unknown, where: { file: string; runId: string; seq: number }): RowOp[] {
   let ops: unknown;
+  let raw: string | undefined;
+  let stands = 0;
+  const param = (p: unknown): boolean => {
+    if (p === null || typeof p === 'string' || (typeof p === 'number' && Number.isFinite(p))) return true;
+    const isRaw = typeof p === 'object' && !Array.isArray(p) && Object.keys(p).length === 1 && (p as { $?: unknown }).$ === RAW.$;
+    if (isRaw) stands++;
+    return isRaw;
+  };
   try {
-    ops = typeof text === 'string' ? JSON.parse(text) : undefined;
+    if (typeof text === 'string') {
+      const end = text.indexOf('\n');
+      if (end >= 0) raw = text.slice(end + 1);
+      ops = JSON.parse(end >= 0 ? text.slice(0, end) : text);
+    }
   } catch {
     ops = undefined;
   }
@@ -170,8 +209,10 @@ export function decodeRowOps(text: unknown, where: { file: string; runId: string
         typeof op[0] === 'string' &&
         Object.hasOwn(OPS, op[0]) &&
         op.length === OPS[op[0] as RowOpName].arity + 1 &&
-        op.slice(1).every((p: unknown) => p === null || typeof p === 'string' || (typeof p === 'number' && Number.isFinite(p))),
-    );
+        op.slice(1).every(param),
+    ) &&
+    // The parameter carried after the JSON is used once, by the one write that stands for it.
+    stands === (raw === undefined ? 0 : 1);
   if (!ok)
     throw new LogbookError(
       ErrorCodes.JOURNAL_INVALID,
@@ -179,7 +220,8 @@ export function decodeRowOps(text: unknown, where: { file: string; runId: string
       `Restore the file from a backup (do not edit journal rows by hand), or go on without the run: \`logbook delete ${where.runId}\`.`,
       { runId: where.runId, table: 'events', seq: where.seq },
     );
-  return ops as RowOp[];
+  if (raw === undefined) return ops as RowOp[];
+  return (ops as unknown[][]).map((op) => op.map((p) => (typeof p === 'object' && p !== null ? raw : p)) as unknown as RowOp);
 }
 
 /** Whether a write records the seq of the event that carries it (`commit_seq`). */

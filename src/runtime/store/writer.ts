@@ -16,7 +16,7 @@ import { parseCancelRequest, type CancelRequest } from './cancelRequest';
 import type { Statement } from './db';
 import { insertChildRun, type NewChild } from './children';
 import type { Owner } from './owner';
-import { namesSeq, opTarget, RowWrites, type RowOp } from './rowOps';
+import { encodeRowOps, namesSeq, opTarget, RowWrites, type RowOp } from './rowOps';
 import { foldRun } from './fold';
 
 export interface Lease {
@@ -535,7 +535,7 @@ export class RunWriter {
     const { runId, attempt } = this.lease;
     if (this.s.eventFolded !== undefined) {
       const text = data === undefined ? null : JSON.stringify(data);
-      const ev = this.s.eventFolded.run(runId, attempt, now, kind, stepIdx, actionId, text, ops.length === 0 ? null : JSON.stringify(ops));
+      const ev = this.s.eventFolded.run(runId, attempt, now, kind, stepIdx, actionId, text, encodeRowOps(ops));
       for (const op of ops) this.txTargets.push(opTarget(op));
       return ev;
     }
