@@ -53,12 +53,15 @@ describe('exactly-once checker', function () {
       `      the journal put back to schema 9 and migrated again ${m.ops} times (${m.threadMigrated} upgraded by a second opener's thread, ${m.driverMigrated} by the driver while that thread waited) in ${(r.ms / 1000).toFixed(1)} s`,
     );
     console.log(`      an action key damaged before a resume ${d.damaged} times in ${d.ops} damage operations, the resume refused ${d.refused} times`);
+    console.log(`      a killed run's unfolded writes damaged ${d.logDamaged} times in ${d.logOps} operations, the resume refused ${d.logRefused} times`);
     assert.equal(r.schedules, SCHEDULES);
     assert.equal(r.violating, 0, `\n${r.text}`);
     // A seed that never raced two openers would say nothing of the upgrade's lock.
     assert.ok(m.ops >= 20 && m.threadMigrated > 0 && m.driverMigrated > 0, JSON.stringify(m));
     // A seed that never damaged a key a resume reads would say nothing of the check before the attempt.
     assert.ok(d.damaged >= 3, JSON.stringify(d));
+    // And one that never damaged a killed run's unfolded writes, nothing of the fold's read-back.
+    assert.ok(d.logDamaged >= 3, JSON.stringify(d));
   });
 
   it('finds no violation in 8 schedules of real processes (the CLI and workers: real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
@@ -83,6 +86,27 @@ describe('exactly-once checker', function () {
       ),
       r.log.join('\n'),
     );
+  });
+
+  it("a killed run's unfolded writes damaged before anything reads them: the resume is refused and writes nothing; control: the event lost instead, which no reader can tell, charges twice", async () => {
+    // Four charges in one step: killed after the first, resumed and killed after the third (its writes in the log, not
+    // folded yet), and the newest such event's writes damaged each way the operation knows.
+    const json = (how: string): string =>
+      `{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"non-idempotent","verify":false,"compensate":true,"approval":"none","fail":"none"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"},{"action":0,"n":1,"mode":"use"},{"action":0,"n":2,"mode":"use"},{"action":0,"n":3,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api","crash":{"at":"provider","n":0,"when":"after-effect"}},{"op":"damage-log","via":"engine","n":1,"when":"after-effect","how":"${how}"}]}}`;
+    for (const how of ['not-json', 'unknown-write', 'value-cut']) {
+      const r = await replayCase(json(how));
+      assert.deepEqual(r.violations, [], r.log.join('\n'));
+      assert.ok(
+        r.log.some((l) => /writes damaged \([a-z-]+\): refused \[LB_JOURNAL_INVALID\]/.test(l)),
+        r.log.join('\n'),
+      );
+    }
+    const dir = scratchDir();
+    const lost = await runCase(JSON.parse(json('not-json')) as CaseJ, { dir, sabotage: { logDamageLost: true } }).finally(() =>
+      fs.rmSync(dir, { recursive: true, force: true }),
+    );
+    const kinds = lost.violations.map((v) => v.kind);
+    assert.ok(kinds.includes('damage-not-refused') && kinds.includes('effect-twice'), lost.log.join('\n'));
   });
 
   it("a resume over an action key stored as a BLOB is refused and runs nothing again; controls: without the check before the attempt it is not refused, and without replay's page error too it charges twice", async () => {

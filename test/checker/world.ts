@@ -106,6 +106,8 @@ export interface Sabotage {
   readonly sleepDeaf?: boolean;
   /** A script that names its child run by the attempt (run.child's `id`), so a resumed parent starts another child. */
   readonly childIdPerAttempt?: boolean;
+  /** Not the script's: the harness's damage-log deletes the unfolded event it would damage, which no reader can tell from a lost transaction. */
+  readonly logDamageLost?: boolean;
 }
 
 export class World {
