@@ -1,11 +1,13 @@
 // Baseline B: the action bracket's transactions in raw SQL on the journal's own schema, without Logbook's code, so a
-// figure can be split into what SQLite and the disk cost and what the runtime adds.
+// figure can be split into what SQLite and the disk cost and what the runtime adds. Format 2 (the engine's writes
+// since schema 12) or format 1 (the rows written at once, for the comparisons of bench/rawV2.ts and rawValues.ts).
 
 import * as path from 'node:path';
 import { openStore, type Store } from '../src/runtime';
 import { nowUs } from './measure';
 import type Database from 'better-sqlite3';
 import { sqliteOf } from '../src/runtime/store/sqlite';
+import { FOLD_EVERY } from '../src/runtime/store/writer';
 
 /**
  * The writer's transaction in raw SQL: immediate, the lease read first; durable, or lazy (synchronous=NORMAL for it,
@@ -34,10 +36,16 @@ export class RawBracket {
   private readonly q;
   private n = 0;
   private step = 0;
+  /** Format 2: the row writes the committed events carry, applied by the next fold, and how many there are. */
+  private unfolded: Array<() => void> = [];
+  private foldedTo = 0;
 
-  constructor(dir: string) {
+  constructor(
+    dir: string,
+    readonly format: 1 | 2 = 2,
+  ) {
     // openStore: the same file setup as the runtime (WAL, synchronous=FULL read back, migrations).
-    this.store = openStore(path.join(dir, 'raw-bracket.db'));
+    this.store = openStore(path.join(dir, `raw-bracket-${format}.db`));
     const db = sqliteOf(this.store.db);
     db.prepare(
       "INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)",
@@ -53,10 +61,42 @@ export class RawBracket {
       stepInsert: db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('raw', ?, ?, 'started', 1, ?)"),
       stepEnd: db.prepare("UPDATE steps SET status = 'completed', result = ?, error = NULL, ended_at = ? WHERE run_id = 'raw' AND idx = ?"),
       stepEvent: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, data) VALUES ('raw', 1, ?, ?, ?, ?)"),
+      // Format 2: the event carries its writes (store/rowOps.ts's encoding, written out here by hand).
+      folded: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data, fold) VALUES ('raw', 1, ?, ?, ?, ?, ?, ?)"),
+      // The fold reads the writes back past the watermark, applies them, and moves the watermark.
+      pending: db.prepare("SELECT seq, fold FROM events WHERE run_id = 'raw' AND seq > ? AND fold IS NOT NULL ORDER BY seq").raw(true),
+      mark: db.prepare("UPDATE runs SET folded_seq = ? WHERE id = 'raw'"),
     };
     this.run = fencedTransaction(db, this.q.holds);
     // Cycle the WAL once, as a long run has.
     for (let i = 0; i < 120; i++) this.once(true);
+  }
+
+  /**
+   * One transition: format 1 writes its event and its row at once; format 2 writes the event with its writes (`fold`,
+   * as text) and leaves the row to the fold. `row` gets the event's seq.
+   */
+  private transition(now: number, kind: string, stepIdx: number, id: string | null, data: string | null, fold: string, row: (seq: number) => void): void {
+    if (this.format === 1) {
+      row(Number((id === null ? this.q.stepEvent.run(now, kind, stepIdx, data) : this.q.event.run(now, kind, id, data)).lastInsertRowid));
+      return;
+    }
+    const seq = Number(this.q.folded.run(now, kind, stepIdx, id, data, fold).lastInsertRowid);
+    this.unfolded.push(() => row(seq));
+  }
+
+  /** A durable or lazy transaction of transitions, then format 2's fold once FOLD_EVERY writes wait, lazy, as the writer's. */
+  private tx(durable: boolean, fn: () => void): void {
+    this.run(durable, fn);
+    if (this.unfolded.length < FOLD_EVERY) return;
+    const todo = this.unfolded;
+    this.unfolded = [];
+    this.run(false, () => {
+      const read = this.q.pending.all(this.foldedTo) as Array<[number, string]>;
+      for (const apply of todo) apply();
+      this.foldedTo = read.at(-1)?.[0] ?? this.foldedTo;
+      this.q.mark.run(this.foldedTo);
+    });
   }
 
   /** started (durable), then the count of the call and committed (durable, or lazy in group mode): µs per bracket. */
@@ -78,30 +118,30 @@ export class RawBracket {
       const id = `model:raw.${++this.n}`;
       const now = Date.now();
       const t0 = nowUs();
-      this.run(true, () => {
-        q.insert.run(
-          id,
-          this.n,
-          JSON.stringify({
-            call: id,
-            model: 'bench/bench-1',
-            params: { prompt: [{ role: 'user', content: [{ type: 'text', text: `Customer ${this.n} asks for a refund.` }] }] },
-          }),
+      const args = JSON.stringify({
+        call: id,
+        model: 'bench/bench-1',
+        params: { prompt: [{ role: 'user', content: [{ type: 'text', text: `Customer ${this.n} asks for a refund.` }] }] },
+      });
+      const result = JSON.stringify({
+        content: [{ type: 'text', text: 'The refund is on its way.' }],
+        finishReason: { unified: 'stop' },
+        usage: { inputTokens: { total: 40 }, outputTokens: { total: 8 } },
+      });
+      const n = this.n;
+      this.tx(true, () => {
+        this.transition(
           now,
+          'action.started',
+          0,
+          id,
+          '{"type":"model.generate","effect":"idempotent","version":1,"inverse":false}',
+          `[["actionInsert",${JSON.stringify(id)},${n},0,"model.generate",1,"idempotent",${JSON.stringify(args)},"started",1,${now},null]]`,
+          () => q.insert.run(id, n, args, now),
         );
-        q.event.run(now, 'action.started', id, '{"type":"model.generate","effect":"idempotent","version":1,"inverse":false}');
-        q.executing.run(id);
-        q.event.run(now, 'action.executing', id, null);
-        const seq = Number(q.event.run(now, 'action.committed', id, null).lastInsertRowid);
-        q.commit.run(
-          JSON.stringify({
-            content: [{ type: 'text', text: 'The refund is on its way.' }],
-            finishReason: { unified: 'stop' },
-            usage: { inputTokens: { total: 40 }, outputTokens: { total: 8 } },
-          }),
-          now,
-          seq,
-          id,
+        this.transition(now, 'action.executing', 0, id, null, `[["actionExecuting",${JSON.stringify(id)}]]`, () => q.executing.run(id));
+        this.transition(now, 'action.committed', 0, id, null, `[["actionCommit",${JSON.stringify(id)},${JSON.stringify(result)},${now},null]]`, (seq) =>
+          q.commit.run(result, now, seq, id),
         );
       });
       times.push(nowUs() - t0);
@@ -121,11 +161,16 @@ export class RawBracket {
       const result = JSON.stringify({ step: idx, pad: 'x'.repeat(Math.max(0, bytes - 30)) });
       const now = Date.now();
       const t0 = nowUs();
-      this.run(true, () => {
-        q.stepInsert.run(idx, `state ${idx}`, now);
-        q.stepEvent.run(now, 'step.started', idx, JSON.stringify({ name: `state ${idx}` }));
-        q.stepEnd.run(result, now, idx);
-        q.stepEvent.run(now, 'step.completed', idx, JSON.stringify({ bytes: result.length }));
+      this.tx(true, () => {
+        this.transition(now, 'step.started', idx, null, JSON.stringify({ name: `state ${idx}` }), `[["stepStart",${idx},"state ${idx}",1,${now}]]`, () =>
+          q.stepInsert.run(idx, `state ${idx}`, now),
+        );
+        // A value of 512 characters or more rides after the writes as it is (rowOps.ts's CARRIED_RAW).
+        const fold =
+          result.length >= 512
+            ? `[["stepEnd",${idx},"completed",{"$":"raw"},null,${now}]]\n${result}`
+            : `[["stepEnd",${idx},"completed",${JSON.stringify(result)},null,${now}]]`;
+        this.transition(now, 'step.completed', idx, null, JSON.stringify({ bytes: result.length }), fold, () => q.stepEnd.run(result, now, idx));
       });
       times.push(nowUs() - t0);
     }
@@ -136,16 +181,26 @@ export class RawBracket {
     const id = `send:raw:user${++this.n}@example.com`;
     const now = Date.now();
     const q = this.q;
-    this.run(true, () => {
-      q.insert.run(id, this.n, JSON.stringify({ to: `user${this.n}@example.com`, body: 'Hello' }), now);
-      q.event.run(now, 'action.started', id, '{"type":"bench.send","effect":"non-idempotent","version":1,"inverse":false}');
-    });
+    const n = this.n;
+    const args = JSON.stringify({ to: `user${n}@example.com`, body: 'Hello' });
+    const result = JSON.stringify({ messageId: `m-${n}` });
+    this.tx(true, () =>
+      this.transition(
+        now,
+        'action.started',
+        0,
+        id,
+        '{"type":"bench.send","effect":"non-idempotent","version":1,"inverse":false}',
+        `[["actionInsert",${JSON.stringify(id)},${n},0,"bench.send",1,"non-idempotent",${JSON.stringify(args)},"started",1,${now},null]]`,
+        () => q.insert.run(id, n, args, now),
+      ),
+    );
     // The count of the call goes in with its end (RunWriter.actionExecuting): two transactions, as the engine's.
-    this.run(!group, () => {
-      q.executing.run(id);
-      q.event.run(now, 'action.executing', id, null);
-      const seq = Number(q.event.run(now, 'action.committed', id, null).lastInsertRowid);
-      q.commit.run(JSON.stringify({ messageId: `m-${this.n}` }), now, seq, id);
+    this.tx(!group, () => {
+      this.transition(now, 'action.executing', 0, id, null, `[["actionExecuting",${JSON.stringify(id)}]]`, () => q.executing.run(id));
+      this.transition(now, 'action.committed', 0, id, null, `[["actionCommit",${JSON.stringify(id)},${JSON.stringify(result)},${now},null]]`, (seq) =>
+        q.commit.run(result, now, seq, id),
+      );
     });
   }
 

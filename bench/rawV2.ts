@@ -284,7 +284,7 @@ function sqliteRows(n: number): Array<[string, number, string]> {
   try {
     const floor = new FsyncFloor(dir);
     const sfloor = new SqliteFloor(dir);
-    const v1 = new RawBracket(dir);
+    const v1 = new RawBracket(dir, 1);
     const v2 = new RawV2(path.join(dir, 'v2.db'));
     const F = floor.sample(n);
     const S = median(sfloor.samples(n, true));

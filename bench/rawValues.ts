@@ -134,7 +134,7 @@ function main(): void {
       const f: number[] = [];
       const per = new Map<Variant, number[]>(journals.map((j) => [j.variant, []]));
       // Format 1's bracket in the same rounds, for the small values only (its result is a few bytes).
-      const raw = bytes === 100 ? new RawBracket(dir) : undefined;
+      const raw = bytes === 100 ? new RawBracket(dir, 1) : undefined;
       const v1: number[] | undefined = raw ? [] : undefined;
       for (let r = 0; r < rounds; r++) {
         f.push(floor.sample(50));
