@@ -148,9 +148,10 @@ function setFold(file: string, seq: number, fold: string | null): void {
 
 /**
  * Journal format 2: a driver killed mid-run leaves its last transitions unfolded (their writes only in the log). Before
- * anything reads them, the newest one's writes are damaged on disk. A resume must be refused as a damaged journal
- * (LB_JOURNAL_INVALID) before it writes anything or runs an effect, not take the missing rows for a script that failed
- * or an action never started; then the writes are put back (a backup restored) and the schedule goes on. Negative
+ * anything reads them, the newest one's writes are damaged on disk. A resume (a compensation, for a run compensating)
+ * must be refused as a damaged journal (LB_JOURNAL_INVALID) before it writes anything or runs an effect, not take the
+ * missing rows for a script that failed or an action never started; then the writes are put back (a backup restored)
+ * and the schedule goes on. Negative
  * control (`sabotage.logDamageLost`): the event deleted instead, which no reader can tell from a transaction the kill
  * took, so the resume goes on and the operation must say so. `first`: the killed command starts the run or resumes it.
  */
@@ -182,13 +183,23 @@ const damageLog = (first: 'start' | 'resume'): Operation => ({
     }
     x.log.push(`${label}: crashed, leaving event #${target.seq} unfolded`);
     x.retire();
+    // The command the run's status calls for, read without folding (the runs row, and its newest driving event): a
+    // compensation reads the log back as a resume does, and must refuse the damage as well.
+    const row = x.observer.run(x.runId);
+    const allows = row ? runAllows(row.status, false, x.observer.store.reader.view(row).compensationStopped) : undefined;
+    const command = allows?.resumeBlocker === null ? 'resume' : allows?.resumeBlocker === 'compensation' && allows.canCompensate ? 'compensate' : undefined;
+    if (command === undefined) {
+      x.log.push(`damage-log: the run is ${row?.status ?? 'missing'}, which neither a resume nor a compensation takes: nothing damaged`);
+      x.after(label, x.runId, ended, before);
+      return;
+    }
     const lost = x.target.world.sabotage.logDamageLost === true;
     setFold(x.target.db, target.seq, lost ? null : LOG_DAMAGE[op.how as keyof typeof LOG_DAMAGE](target.fold));
     DAMAGE_STATS.logDamaged++;
     const image = rawImage(x.target.db, x.runId);
     const landed = x.target.world.all().length;
-    const again = `resume (${VIA[op.via as 'api']}) with event #${target.seq}'s writes damaged (${lost ? 'lost' : String(op.how)})`;
-    const refused = await x.driver().resume(String(op.via), x.runId, {});
+    const again = `${command} (${VIA[op.via as 'api']}) with event #${target.seq}'s writes damaged (${lost ? 'lost' : String(op.how)})`;
+    const refused = await x.driver()[command](String(op.via), x.runId, {});
     x.log.push(`${again}: ${refused.kind === 'refused' ? `refused [${refused.code}]` : refused.kind}`);
     if (refused.kind === 'refused' && refused.code === 'LB_JOURNAL_INVALID') DAMAGE_STATS.logRefused++;
     else

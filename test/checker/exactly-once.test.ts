@@ -53,7 +53,9 @@ describe('exactly-once checker', function () {
       `      the journal put back to schema 9 and migrated again ${m.ops} times (${m.threadMigrated} upgraded by a second opener's thread, ${m.driverMigrated} by the driver while that thread waited) in ${(r.ms / 1000).toFixed(1)} s`,
     );
     console.log(`      an action key damaged before a resume ${d.damaged} times in ${d.ops} damage operations, the resume refused ${d.refused} times`);
-    console.log(`      a killed run's unfolded writes damaged ${d.logDamaged} times in ${d.logOps} operations, the resume refused ${d.logRefused} times`);
+    console.log(
+      `      a killed run's unfolded writes damaged ${d.logDamaged} times in ${d.logOps} operations, the resume or compensation refused ${d.logRefused} times`,
+    );
     assert.equal(r.schedules, SCHEDULES);
     assert.equal(r.violating, 0, `\n${r.text}`);
     // A seed that never raced two openers would say nothing of the upgrade's lock.
@@ -107,6 +109,30 @@ describe('exactly-once checker', function () {
     );
     const kinds = lost.violations.map((v) => v.kind);
     assert.ok(kinds.includes('damage-not-refused') && kinds.includes('effect-twice'), lost.log.join('\n'));
+  });
+
+  it('a compensating run whose unfolded writes are damaged: the compensation is refused as a damaged journal, not run over the missing rows (seed 1816622851, path 395)', async () => {
+    // Its one reservation fails once, so the run compensates; killed before the inverse, it is left compensating.
+    const r = await replayCase(
+      '{"agent":{"fields":[],"onFailure":"compensate","actions":[{"effect":"idempotent","verify":false,"compensate":true,"approval":"none","fail":"transient-before"}],"steps":[{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start-damage-log","via":"api","n":1,"when":"before-effect","how":"not-json"}]}}',
+    );
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => /^compensate \(host API\) with event #\d+'s writes damaged \(not-json\): refused \[LB_JOURNAL_INVALID\]$/.test(l)),
+      r.log.join('\n'),
+    );
+  });
+
+  it("a fork that redoes a call an inherited step made is not held to its origin's outcome: under its own id the key is new (seed 1816622851, path 620)", async () => {
+    // The origin's second call of charge.0 (n=0) is its first by key; the fork's is a new charge, whose gate rejects it.
+    const r = await replayCase(
+      '{"agent":{"fields":[],"onFailure":"stop","actions":[{"effect":"non-idempotent","verify":false,"compensate":false,"approval":"reject","fail":"none"}],"steps":[{"kind":"agents","calls":[{"action":0,"n":0,"mode":"use"}]},{"kind":"seq","calls":[{"action":0,"n":0,"mode":"use"}]}]},"schedule":{"ops":[{"op":"start","via":"api"}],"fork":1}}',
+    );
+    assert.deepEqual(r.violations, [], r.log.join('\n'));
+    assert.ok(
+      r.log.some((l) => l.startsWith("not held to the uncrashed run's outcome: the fork redoes action 0 (n=0)")),
+      r.log.join('\n'),
+    );
   });
 
   it("a resume over an action key stored as a BLOB is refused and runs nothing again; controls: without the check before the attempt it is not refused, and without replay's page error too it charges twice", async () => {

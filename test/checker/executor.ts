@@ -321,7 +321,7 @@ async function runCaseOn(c: CaseJ, opts: CaseOptions, n: number, file: string, d
       await x.call(`fork at step #${c.schedule.fork + 1} (logbook fork)`, ids.fork, () => d.fork(ids.run, c.schedule.fork ?? 0, ids.fork));
       x.retire();
       await x.finish(ids.fork);
-      checkRun(x, ids.fork, await baselines(ids.fork), { compensated: false });
+      checkRun(x, ids.fork, await baselines(ids.fork), { compensated: false, unlike: rekeyedByFork(c.agent, c.schedule.fork ?? 0) });
       if (c.agent.graph) checkForkRedid(x, ids.run, ids.fork, (s) => s.attempt === 0);
     }
     if (c.agent.graph && c.schedule.travel !== undefined && x.observer.status(ids.run) === 'completed') {
@@ -397,4 +397,17 @@ export function outputOf(x: Exec, runId: string): unknown {
 
 export function describeOp(op: OpJ, agent: AgentJ): string {
   return OPERATIONS[op.op]?.describe(op, agent) ?? JSON.stringify(op);
+}
+
+/**
+ * Why a fork at step `at` may end unlike its origin: a call it redoes repeats one of an inherited step, which the origin
+ * took for the same action by its key (the run's id is in it) and the fork, under its own id, makes anew (an approval
+ * the origin never asked for, a second charge). Undefined where the fork redoes nothing the origin deduped.
+ */
+function rekeyedByFork(agent: AgentJ, at: number): string | undefined {
+  const inherited = new Set(agent.steps.slice(0, at).flatMap((s) => s.calls.map((k) => `${k.action}:${k.n}`)));
+  const again = agent.steps.slice(at).flatMap((s) => s.calls.filter((k) => inherited.has(`${k.action}:${k.n}`)));
+  return again.length
+    ? `the fork redoes ${again.map((k) => `action ${k.action} (n=${k.n})`).join(', ')}, which an inherited step made under the origin's key`
+    : undefined;
 }

@@ -70,7 +70,13 @@ function checkChildren(x: Exec, family: readonly RunRow[]): void {
   }
 }
 
-export function checkRun(x: Exec, runId: string, baselines: readonly Finished[], o: { readonly compensated: boolean }): void {
+export function checkRun(
+  x: Exec,
+  runId: string,
+  baselines: readonly Finished[],
+  /** `unlike`: why this run may end unlike the uncrashed one, which is then not compared (a fork's new keys). */
+  o: { readonly compensated: boolean; readonly unlike?: string | undefined },
+): void {
   const baseline = baselines[0] ?? { status: undefined, output: undefined };
   const status = x.observer.status(runId);
   // The run and its child runs (run.child) are one unit of effects: a parent's outcome covers its children's.
@@ -194,6 +200,10 @@ export function checkRun(x: Exec, runId: string, baselines: readonly Finished[],
 
   // The output equals the uncrashed run's (unless the schedule compensated it).
   if (o.compensated) return;
+  if (o.unlike !== undefined) {
+    x.log.push(`not held to the uncrashed run's outcome: ${o.unlike}`);
+    return;
+  }
   const other = baselines.slice(1).find((b) => matches(x, runId, b));
   if (other && !matches(x, runId, baseline)) {
     x.log.push(

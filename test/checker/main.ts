@@ -66,7 +66,7 @@ async function cli(): Promise<number> {
   const migrated = `migrate-9: the journal put back to schema 9 ${m.ops} times (${m.threadMigrated} upgraded by a second opener's thread, ${m.driverMigrated} by the driver while it waited${m.pg ? `, ${m.pg} on PostgreSQL` : ''})`;
   const d = DAMAGE_STATS;
   const damaged = `damage-key: an action key stored as a BLOB before a resume ${d.damaged} times in ${d.ops} operations, the resume refused ${d.refused} times`;
-  const logDamaged = `damage-log: a killed run's unfolded writes damaged ${d.logDamaged} times in ${d.logOps} operations, the resume refused ${d.logRefused} times`;
+  const logDamaged = `damage-log: a killed run's unfolded writes damaged ${d.logDamaged} times in ${d.logOps} operations, the resume or compensation refused ${d.logRefused} times`;
   process.stdout.write(`${lines.join('\n')}\n${migrated}\n${damaged}\n${logDamaged}\n(took ${((Date.now() - started) / 1000).toFixed(1)} s)\n${final ?? ''}\n`);
   return report.violating === 0 ? 0 : 1;
 }
