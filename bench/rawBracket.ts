@@ -8,6 +8,7 @@ import { nowUs } from './measure';
 import type Database from 'better-sqlite3';
 import { sqliteOf } from '../src/runtime/store/sqlite';
 import { FOLD_EVERY } from '../src/runtime/store/writer';
+import { CARRIED_RAW } from '../src/runtime/store/rowOps';
 
 /**
  * The writer's transaction in raw SQL: immediate, the lease read first; durable, or lazy (synchronous=NORMAL for it,
@@ -165,9 +166,9 @@ export class RawBracket {
         this.transition(now, 'step.started', idx, null, JSON.stringify({ name: `state ${idx}` }), `[["stepStart",${idx},"state ${idx}",1,${now}]]`, () =>
           q.stepInsert.run(idx, `state ${idx}`, now),
         );
-        // A value of 512 characters or more rides after the writes as it is (rowOps.ts's CARRIED_RAW).
+        // A long value rides after the writes as it is.
         const fold =
-          result.length >= 512
+          result.length >= CARRIED_RAW
             ? `[["stepEnd",${idx},"completed",{"$":"raw"},null,${now}]]\n${result}`
             : `[["stepEnd",${idx},"completed",${JSON.stringify(result)},null,${now}]]`;
         this.transition(now, 'step.completed', idx, null, JSON.stringify({ bytes: result.length }), fold, () => q.stepEnd.run(result, now, idx));

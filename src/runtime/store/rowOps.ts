@@ -157,7 +157,7 @@ export function foldedAsMade(op: RowOp, r: RunResult): boolean {
 /**
  * A parameter at least this long (a checkpoint's state, an action's args or result) is carried after the writes' JSON,
  * as it is, rather than inside it: escaped into the JSON it would cost a scan and a copy on the commit's path, and a
- * third more bytes written (every quote of a JSON text escaped).
+ * fifth more bytes written (every quote of a JSON text escaped).
  */
 export const CARRIED_RAW = 512;
 /** Stands in the writes' JSON for the parameter carried after it (an object: no parameter is one). */
