@@ -59,6 +59,19 @@ describe('records written behind', () => {
     store.close();
   });
 
+  it(`held after a commit took the ones before (the timer left armed), are still written within ${WRITE_BEHIND_MS} ms`, async () => {
+    const { store, writer } = newWriter('wb-rearm');
+    writer.actionObserved(observed('price:c'), 'null');
+    writer.actionStarted({ id: 'send:y', stepIdx: 0, type: 'mail.send', version: 1, effect: 'non-idempotent', args: '{}' }, false);
+    assert.equal(store.reader.action('wb-rearm', 'price:c')?.status, 'committed', 'the commit took the record held before it');
+    writer.actionObserved(observed('price:d'), 'null');
+    assert.equal(store.reader.action('wb-rearm', 'price:d'), undefined);
+    await sleep(WRITE_BEHIND_MS * 4);
+    assert.equal(store.reader.action('wb-rearm', 'price:d')?.status, 'committed');
+    writer.release();
+    store.close();
+  });
+
   it(`are written at once when ${WRITE_BEHIND_MAX} are waiting, and by release`, () => {
     const { store, writer } = newWriter('wb-max');
     for (let i = 0; i < WRITE_BEHIND_MAX - 1; i++) writer.actionObserved(observed(`p:${i}`), 'null');
