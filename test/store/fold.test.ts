@@ -12,6 +12,7 @@ import { beginSession, type Owner } from '../../src/runtime/store/owner';
 import { dbOf } from '../../src/runtime/store/db';
 import { sqliteOf } from '../../src/runtime/store/sqlite';
 import { foldRun } from '../../src/runtime/store/fold';
+import { CARRIED_RAW, decodeRowOps, encodeRowOps, type RowOp } from '../../src/runtime/store/rowOps';
 import { ErrorCodes, LogbookError } from '../../src/runtime/errors';
 import { tmpDir } from '../helpers';
 import { journalAt } from './journalAt';
@@ -303,6 +304,28 @@ describe('journal format 2: rows folded from the log (SQLite)', () => {
       s.close();
       assert.deepEqual(rawRows(file).actions, [], `${damage}: nothing folded, not even the writes before it`);
     }
+  });
+
+  it('what an event carries reads back as written: no long value, one, two in one transition (the second escaped), newlines and astral characters', () => {
+    const where = { file: 'j.db', runId: 'r', seq: 1 };
+    const long2 = `${'é😀'.repeat(300)}\n"x"`;
+    const cases: RowOp[][] = [
+      [['actionExecuting', 'a']],
+      [['stepEnd', 0, 'completed', LONG, null, 5]],
+      [['actionObserved', 'r', 1, 0, 'price.lookup', 1, 'read-only', LONG, long2, 1, 5]],
+      [
+        ['actionInsert', 'b', 2, 0, 't', 1, 'idempotent', long2, 'started', 1, 5, null],
+        ['actionCommit', 'b', LONG, 6, null],
+      ],
+    ];
+    for (const ops of cases) {
+      const text = encodeRowOps(ops);
+      assert.ok(text !== null);
+      assert.deepEqual(decodeRowOps(text, where), ops);
+      const long = ops.some((op) => op.some((p) => typeof p === 'string' && p.length >= CARRIED_RAW));
+      assert.equal(text.includes('{"$":"raw"}'), long, text.slice(0, 80));
+    }
+    assert.equal(encodeRowOps([]), null);
   });
 
   it('a long value is carried after the writes as it is, not escaped into them; damaged around it, the fold stops', () => {
