@@ -62,6 +62,8 @@ export type RunView = RunRow & {
   readonly compensationStopped: boolean;
 };
 
+/** What an event row is (EventRow), without what the log carries for the fold. */
+const EVENT_COLUMNS = 'seq, run_id, attempt, at, kind, step_idx, action_id, data';
 export class JournalReader {
   private readonly q;
   /** The events sent to runs (run.waitFor, approval decisions): read on first use. */
@@ -121,8 +123,9 @@ export class JournalReader {
         "SELECT * FROM actions WHERE run_id = ? AND status = 'failed' AND effect = 'idempotent' AND compensation IS NULL ORDER BY seq",
       ),
       committedDesc: db.prepare("SELECT * FROM actions WHERE run_id = ? AND status = 'committed' AND commit_seq < ? ORDER BY commit_seq DESC LIMIT ?"),
-      eventsPage: db.prepare('SELECT * FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-      eventsAt: db.prepare('SELECT * FROM events WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?'),
+      // The event's own columns, not the state writes a SQLite event carries (`fold`: a checkpoint's whole state).
+      eventsPage: db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+      eventsAt: db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?`),
       eventCount: db.prepare('SELECT COUNT(*) AS n FROM events WHERE run_id = ?'),
       lastEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM events'),
       nextActionSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM actions WHERE run_id = ?'),
