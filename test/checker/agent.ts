@@ -6,6 +6,7 @@ import { actionType, eventName, sleepName, stepName, type ActionJ, type AgentJ, 
 import { STEP_KINDS } from './steps';
 import { graphAgentRun } from './graphStep';
 import type { Sabotage, World } from './world';
+import { CARRIED_RAW } from '../../src/runtime/store/rowOps';
 
 /** The process a provider call runs in: the schedule may pause a call there (a race), or kill the process (it throws). */
 export interface ProcPort {
@@ -82,7 +83,9 @@ function checkerAction(a: ActionJ, i: number, host: Host): ActionDefinition {
       if (a.fail === 'definite') throw new DefiniteFailure(`${type} was refused by its provider`);
       // Once per call of the script, not per run: a fork (same world, its own keys) meets the faults its origin met.
       if (a.fail === 'transient-before' && world.once(`before:${type}:${x.n}`)) throw new Error(`${type}: connection reset before the request was sent`);
-      const result = { type, n: x.n, amount: x.amount, tag: x.tag };
+      // Every other call's result is long enough that its event carries it after the writes, as it is (CARRIED_RAW), and
+      // so is the checkpoint of the step that returns it: the schedules exercise that encoding through every kill.
+      const result = { type, n: x.n, amount: x.amount, tag: x.tag, ...(x.n % 2 === 1 ? { receipt: `${type}/${x.n} `.repeat(CARRIED_RAW / 8) } : {}) };
       // As the README advises: a driver that lost its lease sends nothing (the request goes out right after this, with
       // nothing awaited in between, unless this call is the one a child process holds there to be frozen).
       const checked = leaseCheck(i, world, ctx);
