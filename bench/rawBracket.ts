@@ -114,7 +114,6 @@ export class RawBracket {
   /** A journaled model call's one transaction: started, executing and committed written together, durable. µs each. */
   oneCommitSamples(n: number): number[] {
     const times: number[] = [];
-    const q = this.q;
     for (let i = 0; i < n; i++) {
       const id = `model:raw.${++this.n}`;
       const now = Date.now();
@@ -131,19 +130,8 @@ export class RawBracket {
       });
       const n = this.n;
       this.tx(true, () => {
-        this.transition(
-          now,
-          'action.started',
-          0,
-          id,
-          '{"type":"model.generate","effect":"idempotent","version":1,"inverse":false}',
-          `[["actionInsert",${JSON.stringify(id)},${n},0,"model.generate",1,"idempotent",${JSON.stringify(args)},"started",1,${now},null]]`,
-          () => q.insert.run(id, n, args, now),
-        );
-        this.transition(now, 'action.executing', 0, id, null, `[["actionExecuting",${JSON.stringify(id)}]]`, () => q.executing.run(id));
-        this.transition(now, 'action.committed', 0, id, null, `[["actionCommit",${JSON.stringify(id)},${JSON.stringify(result)},${now},null]]`, (seq) =>
-          q.commit.run(result, now, seq, id),
-        );
+        this.started(now, id, n, 'model.generate', 'idempotent', args);
+        this.settled(now, id, result);
       });
       times.push(nowUs() - t0);
     }
@@ -181,28 +169,33 @@ export class RawBracket {
   private once(group: boolean): void {
     const id = `send:raw:user${++this.n}@example.com`;
     const now = Date.now();
-    const q = this.q;
     const n = this.n;
     const args = JSON.stringify({ to: `user${n}@example.com`, body: 'Hello' });
     const result = JSON.stringify({ messageId: `m-${n}` });
-    this.tx(true, () =>
-      this.transition(
-        now,
-        'action.started',
-        0,
-        id,
-        '{"type":"bench.send","effect":"non-idempotent","version":1,"inverse":false}',
-        `[["actionInsert",${JSON.stringify(id)},${n},0,"bench.send",1,"non-idempotent",${JSON.stringify(args)},"started",1,${now},null]]`,
-        () => q.insert.run(id, n, args, now),
-      ),
-    );
+    this.tx(true, () => this.started(now, id, n, 'bench.send', 'non-idempotent', args));
     // The count of the call goes in with its end (RunWriter.actionExecuting): two transactions, as the engine's.
-    this.tx(!group, () => {
-      this.transition(now, 'action.executing', 0, id, null, `[["actionExecuting",${JSON.stringify(id)}]]`, () => q.executing.run(id));
-      this.transition(now, 'action.committed', 0, id, null, `[["actionCommit",${JSON.stringify(id)},${JSON.stringify(result)},${now},null]]`, (seq) =>
-        q.commit.run(result, now, seq, id),
-      );
-    });
+    this.tx(!group, () => this.settled(now, id, result));
+  }
+
+  /** An action's `started`: its row inserted (format 2: carried by the event). */
+  private started(now: number, id: string, n: number, type: string, effect: string, args: string): void {
+    this.transition(
+      now,
+      'action.started',
+      0,
+      id,
+      `{"type":"${type}","effect":"${effect}","version":1,"inverse":false}`,
+      `[["actionInsert",${JSON.stringify(id)},${n},0,"${type}",1,"${effect}",${JSON.stringify(args)},"started",1,${now},null]]`,
+      () => this.q.insert.run(id, n, args, now),
+    );
+  }
+
+  /** The count of the call and `committed`, in the same transaction. */
+  private settled(now: number, id: string, result: string): void {
+    this.transition(now, 'action.executing', 0, id, null, `[["actionExecuting",${JSON.stringify(id)}]]`, () => this.q.executing.run(id));
+    this.transition(now, 'action.committed', 0, id, null, `[["actionCommit",${JSON.stringify(id)},${JSON.stringify(result)},${now},null]]`, (seq) =>
+      this.q.commit.run(result, now, seq, id),
+    );
   }
 
   close(): void {
