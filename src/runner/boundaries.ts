@@ -58,10 +58,9 @@ export class BoundaryQueue {
   /** What the policy decides at this boundary: the stop to make, or undefined to go on. */
   private atBoundary(ev: PauseEvent, kind: BoundaryKind, detail: () => string): [Boundary, RunSnapshot, StopDecision] | undefined {
     if (ev.writePending) this.writePending = ev.writePending;
-    const callers = callerChain(ev);
     this.builder.trackStep(kind, ev.step, ev.run.id);
     let word = detail;
-    if (kind === 'run:entry' && callers.length === 0) {
+    if (kind === 'run:entry' && !ev.caller) {
       if (this.state.current && ev.run.input !== undefined) this.state.current.input = ev.run.input;
       this.onEntry(ev.run);
       word = once(() => this.builder.entryDetail(ev.run, detail()));
@@ -70,9 +69,11 @@ export class BoundaryQueue {
     if (this.state.stopRequested || this.state.cancelling || !policy) return undefined;
     const action = ev.action ? this.builder.withCompensateLocation(kind, ev.action) : undefined;
     if (action) word = this.builder.reconciliationDetail(kind, action, word);
+    this.lastRun = ev.run;
+    if (policy.quietAt(kind)) return undefined;
+    const callers = callerChain(ev);
     const step = ev.step ?? (action ? this.builder.stepFor(ev.run.id, action.stepIdx) : undefined);
     const at = boundaryOf(kind, word, step, action, { runId: ev.run.id, ...(callers.length ? { callers } : {}), ...(ev.sleep ? { sleep: ev.sleep } : {}) });
-    this.lastRun = ev.run;
     const stop = policy.decide(at);
     return stop ? [at, ev.run, stop] : undefined;
   }

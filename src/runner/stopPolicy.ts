@@ -60,6 +60,8 @@ export interface PolicyOptions {
 }
 
 const STEP_BOUNDARIES = new Set<BoundaryKind>(['step:before', 'step:after', 'run:end', 'compensate:before', 'sleep:waiting']);
+/** Where a line or function breakpoint can stop (see lineTarget and choose). */
+const NAMED_BOUNDARIES: readonly BoundaryKind[] = ['step:before', 'sleep:waiting', 'action:before-start'];
 
 function glob(pattern: string): RegExp {
   return new RegExp(
@@ -76,8 +78,28 @@ export class StopPolicy {
   private filters = new Set<ExceptionFilter>(DEFAULT_FILTERS);
   private mode: Mode = { kind: 'continue' };
   pauseRequested = false;
+  /** The kinds of boundary something armed can stop at while the run continues: breakpoints, filters, entry. */
+  private armedKinds = new Set<BoundaryKind>();
 
-  constructor(private readonly opts: PolicyOptions) {}
+  constructor(private readonly opts: PolicyOptions) {
+    this.arm();
+  }
+
+  private arm(): void {
+    const kinds = new Set<BoundaryKind>(['decision']);
+    for (const f of FILTERS) if (this.filters.has(f.filter)) kinds.add(f.kind as BoundaryKind);
+    if (this.lines.length > 0 || this.functions.length > 0) for (const k of NAMED_BOUNDARIES) kinds.add(k);
+    if (this.opts.stopOnEntry) kinds.add('run:entry').add('compensate:entry');
+    this.armedKinds = kinds;
+  }
+
+  /**
+   * True when no boundary of this kind can stop now, whatever it holds: the run continues, no pause is asked, and
+   * nothing armed stops at the kind. Most boundaries of a run with no breakpoints are such, and need no Boundary built.
+   */
+  quietAt(kind: BoundaryKind): boolean {
+    return this.mode.kind === 'continue' && !this.pauseRequested && !this.armedKinds.has(kind);
+  }
 
   setBreakpoints(b: Breakpoints): void {
     const old = new Map<number, number>([...this.lines, ...this.functions].map((a) => [a.bp.id, a.hits]));
@@ -90,6 +112,7 @@ export class StopPolicy {
       warned: false,
     }));
     this.filters = new Set(b.filters);
+    this.arm();
   }
 
   /** One-shot: the next new (not replayed) step stops, with reason `restart` (after a fork). */
@@ -205,28 +228,30 @@ export class StopPolicy {
   }
 
   private stepStop(at: Boundary): StopDecision | undefined {
-    const step = { reason: 'step', description: at.detail, hitBreakpointIds: [] };
+    return this.steppingStopsAt(at) ? { reason: 'step', description: at.detail, hitBreakpointIds: [] } : undefined;
+  }
+
+  /** Whether the stepping under way stops at this boundary (its sentence is worded only for a stop). */
+  private steppingStopsAt(at: Boundary): boolean {
     switch (this.mode.kind) {
       case 'continue':
-        return undefined;
+      case 'restart':
+        return false;
       case 'stepIn':
-        return at.kind === 'run:entry' || at.kind === 'compensate:entry' ? undefined : step;
+        return at.kind !== 'run:entry' && at.kind !== 'compensate:entry';
       case 'next':
         // Over a child run: its own boundaries are deeper than where the stepping started.
-        return STEP_BOUNDARIES.has(at.kind) && depthOf(at) <= this.mode.depth ? step : undefined;
-      case 'restart':
-        return undefined;
+        return STEP_BOUNDARIES.has(at.kind) && depthOf(at) <= this.mode.depth;
       case 'stepOut': {
         const d = depthOf(at);
         // A child run started inside the step runs within it: stepping out of the step steps over it.
-        if (d > this.mode.depth) return undefined;
-        if (d < this.mode.depth) return STEP_BOUNDARIES.has(at.kind) || at.kind === 'child:end' ? step : undefined;
-        if (at.kind === 'step:after' && at.step?.idx === this.mode.stepIdx) return step;
-        return at.kind === 'run:end' || (at.kind === 'step:before' && at.step?.idx !== this.mode.stepIdx) ? step : undefined;
+        if (d > this.mode.depth) return false;
+        if (d < this.mode.depth) return STEP_BOUNDARIES.has(at.kind) || at.kind === 'child:end';
+        if (at.kind === 'step:after' && at.step?.idx === this.mode.stepIdx) return true;
+        return at.kind === 'run:end' || (at.kind === 'step:before' && at.step?.idx !== this.mode.stepIdx);
       }
       case 'stepOutInverse':
-        if (at.kind === 'compensate:committed' && at.action?.id === this.mode.actionId) return step;
-        return at.kind === 'compensate:before' ? step : undefined;
+        return (at.kind === 'compensate:committed' && at.action?.id === this.mode.actionId) || at.kind === 'compensate:before';
     }
   }
 }

@@ -12,7 +12,7 @@ import { parseHitCondition } from '../../src/link/hitCondition';
 import { LaunchConfig, launchJsonSchema, parseLaunchConfig, resolveLaunch } from '../../src/adapter/launchConfig';
 import { FromRunner } from '../../src/link/runnerProtocol';
 import { actionLines, breakableLines, runFunctionLine } from '../../src/link/sourceScan';
-import { StopPolicy, type Boundary } from '../../src/runner/stopPolicy';
+import { StopPolicy, type Boundary, type BoundaryKind } from '../../src/runner/stopPolicy';
 import { scopeEntries, scopeRoot } from '../../src/adapter/stopView';
 import { children, preview } from '../../src/adapter/values';
 import { toWire } from '../../src/link/wire';
@@ -176,6 +176,78 @@ describe('adapter: stop policy', () => {
       ...over,
     });
   }
+
+  it('calls a boundary quiet only where deciding it could not stop, whatever is armed or asked', () => {
+    // Every kind, so a new one cannot be left out of the policy's arming.
+    const everyKind: Record<BoundaryKind, true> = {
+      'run:entry': true,
+      'step:before': true,
+      'step:after': true,
+      'action:before-start': true,
+      'action:after-start': true,
+      'action:after-execute': true,
+      'action:committed': true,
+      'action:failed': true,
+      'action:skipped': true,
+      'action:reconcile': true,
+      'action:reconciled': true,
+      'action:approval': true,
+      'action:decision': true,
+      'event:wait': true,
+      'compensate:before': true,
+      'compensate:after-start': true,
+      'compensate:after-execute': true,
+      'compensate:committed': true,
+      'child:start': true,
+      'child:end': true,
+      'run:end': true,
+      'sleep:waiting': true,
+      decision: true,
+      'compensate:entry': true,
+    };
+    const kinds = Object.keys(everyKind) as BoundaryKind[];
+    const at = (kind: BoundaryKind): Boundary => ({ kind, detail: 'd', step: step(0), action: { ...action('t', 'non-idempotent'), location: loc(10) } });
+    const none = { lines: [], functions: [], filters: [] };
+    const setups: Record<string, (p: StopPolicy) => void> = {
+      'the default filters': () => undefined,
+      'nothing armed': (p) => p.setBreakpoints(none),
+      'every filter': (p) =>
+        p.setBreakpoints({ ...none, filters: ['actionFailed', 'inDoubt', 'nonIdempotent', 'approval', 'compensation', 'sleep', 'eventWait'] }),
+      'a line breakpoint': (p) => p.setBreakpoints({ ...none, lines: [{ id: 1, file: '/a.ts', line: 10 }] }),
+      'a function breakpoint': (p) => p.setBreakpoints({ ...none, functions: [{ id: 1, name: '*' }] }),
+      'a pause asked': (p) => {
+        p.setBreakpoints(none);
+        p.pauseRequested = true;
+      },
+      'stepping over': (p) => p.resumed('next', at('step:before')),
+      'stepping in': (p) => p.resumed('stepIn', at('step:before')),
+      'stepping out': (p) => p.resumed('stepOut', { ...at('action:after-start'), step: step(4) }),
+      'a restart': (p) => p.stopAtNextNewStep(),
+    };
+    let quiet = 0;
+    for (const [name, setup] of Object.entries(setups)) {
+      for (const stopOnEntry of [false, true]) {
+        for (const kind of kinds) {
+          const p = policy({ stopOnEntry });
+          setup(p);
+          if (!p.quietAt(kind)) continue;
+          quiet++;
+          assert.equal(p.decide(at(kind)), undefined, `${name}, stopOnEntry ${stopOnEntry}: ${kind} was called quiet, and stops`);
+        }
+      }
+    }
+    // Not vacuous: with nothing armed most kinds are quiet, and where anything can stop none is.
+    const bare = policy();
+    bare.setBreakpoints(none);
+    assert.ok(kinds.filter((k) => bare.quietAt(k)).length >= kinds.length - 2);
+    assert.ok(quiet > 100);
+    const paused = policy();
+    paused.pauseRequested = true;
+    assert.deepEqual(
+      kinds.filter((k) => paused.quietAt(k)),
+      [],
+    );
+  });
 
   it('counts hits only where the condition holds and stops on the nth', () => {
     const p = policy();
