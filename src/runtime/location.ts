@@ -64,15 +64,36 @@ function userLocation(site: CallSite): SourceLocation | undefined {
   const line = site.getLineNumber();
   const column = site.getColumnNumber();
   if (!name || line === null || column === null) return undefined;
-  const generated = filePath(name);
-  if (!path.isAbsolute(generated) || isLibraryFile(generated)) return undefined;
+  const generated = fileOf(name);
+  if (!generated.user) return undefined;
   // Node returns {} where no mapping covers the position.
   const entry: Partial<SourceMapping> | undefined = sourceMapOf(name)?.findEntry(line - 1, column - 1);
-  const loc =
-    entry?.originalSource !== undefined && entry.originalLine !== undefined && entry.originalColumn !== undefined
-      ? { file: filePath(entry.originalSource), line: entry.originalLine + 1, column: entry.originalColumn + 1 }
-      : { file: generated, line, column };
-  return path.isAbsolute(loc.file) && !isLibraryFile(loc.file) ? loc : undefined;
+  if (entry?.originalSource === undefined || entry.originalLine === undefined || entry.originalColumn === undefined)
+    return { file: generated.path, line, column };
+  const original = fileOf(entry.originalSource);
+  return original.user ? { file: original.path, line: entry.originalLine + 1, column: entry.originalColumn + 1 } : undefined;
+}
+
+/** A file as a stack or a source map names it: its path, and whether a frame in it can be the user's line. */
+interface NamedFile {
+  readonly path: string;
+  readonly user: boolean;
+}
+
+/**
+ * By name, once: every step and action of a debugger's run names the same few files, and converting a `file://` URL
+ * and testing the library folders for each frame cost more than the rest of locating it.
+ */
+const namedFiles = new Map<string, NamedFile>();
+
+function fileOf(name: string): NamedFile {
+  let known = namedFiles.get(name);
+  if (!known) {
+    const p = filePath(name);
+    known = { path: p, user: path.isAbsolute(p) && !isLibraryFile(p) };
+    namedFiles.set(name, known);
+  }
+  return known;
 }
 
 function filePath(name: string): string {
