@@ -85,7 +85,9 @@ function reason(r: Row, ctx: Context): string {
   if (id === 'dap.overhead' || id === 'dap.overhead.long') {
     const fixed = num(rows, id, 'fixedMs');
     const marginal = num(rows, id, 'marginal');
-    return `Most of the difference is fixed: the debugger starts two processes where the CLI starts one (the adapter, on the configured Node as the design requires, then the runner), and speaks DAP before the run begins, ${fixed.toFixed(0)} ms here. Beyond that, each unit of work costs ${marginal.toFixed(2)}× the CLI's (the hooks at every boundary, source locations for each step and action, and records a debugger stop must see written at once). On a short run the fixed part dominates the ratio.`;
+    const alone = num(rows, id, 'aloneMs');
+    const floor = num(rows, id, 'floor');
+    return `Most of the difference is fixed: the debugger starts two processes where the CLI starts one (the adapter, on the configured Node as the design requires, then the runner), and speaks DAP before the run begins, ${fixed.toFixed(0)} ms here. The adapter's process alone, spawned and answering \`initialize\` with no run, takes ${alone.toFixed(0)} ms in the same run: added to the CLI's run, that alone is ${floor.toFixed(2)}× the CLI's time, against a budget of 1.1×. Beyond the start, each unit of work costs ${marginal.toFixed(2)}× the CLI's: the hooks at every boundary, and the source line of each step and action, which the debugger shows in its frames and matches against line breakpoints. V8 gives a caller's position only through a stack capture, about 5–7 µs each on this machine (measured alone), then its source-map lookup; on tmpfs, in one process, the boundaries' hooks cost about 15 µs per unit and the two captures 30–40 µs more. On a short run the fixed part dominates the ratio.`;
   }
   if (id.startsWith('checkpoint.')) {
     const us = num(rows, id, 'us');

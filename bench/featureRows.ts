@@ -172,6 +172,21 @@ export async function debuggerRunMs(dir: string, recipients: number): Promise<nu
   }
 }
 
+/**
+ * The debugger's second process alone: the adapter spawned on the same Node, to its answer to `initialize`, with no
+ * run. What a debugger run costs before its runner starts, which the CLI's one process does not pay.
+ */
+export async function adapterAloneMs(dir: string): Promise<number> {
+  const t0 = nowUs();
+  const client = new DapClient(ADAPTER, dir, { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' });
+  try {
+    await client.request('initialize', { clientID: 'logbook-bench', adapterID: 'logbook', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+    return (nowUs() - t0) / 1000;
+  } finally {
+    client.kill();
+  }
+}
+
 /** Wall time of the same run from the CLI, from spawn to exit. */
 export async function cliRunMs(dir: string, recipients: number): Promise<number> {
   const r = await exec([CLI, 'run', EMAIL, '--input', JSON.stringify({ recipients }), '--journal', path.join(dir, 'cli.db')], dir, 120_000, {

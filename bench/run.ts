@@ -12,7 +12,18 @@ import { reportNotes } from './analysis';
 import { FULL, QUICK, type BenchConfig } from './config';
 import { engineRound, type EngineRound } from './engineRows';
 import { traceRow } from './traceRow';
-import { ROOT, ReaderClient, cliRunMs, debuggerRunMs, detectFeatures, measureDapNext, measureRehearsal, measureVscode, type Features } from './featureRows';
+import {
+  ROOT,
+  ReaderClient,
+  adapterAloneMs,
+  cliRunMs,
+  debuggerRunMs,
+  detectFeatures,
+  measureDapNext,
+  measureRehearsal,
+  measureVscode,
+  type Features,
+} from './featureRows';
 import { FsyncFloor, SqliteFloor } from './floor';
 import { RawBracket } from './rawBracket';
 import { RawV2 } from './rawV2';
@@ -624,6 +635,7 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
       // of work, with the start-up of the adapter process (a fixed cost) taken out.
       const short = { dbg: [] as number[], cli: [] as number[] };
       const long = { dbg: [] as number[], cli: [] as number[] };
+      const alone: number[] = [];
       for (let r = 0; r < cfg.dapRounds; r++) {
         for (const [m, n] of [
           [short, cfg.dapRecipients],
@@ -632,7 +644,9 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
           m.cli.push(await cliRunMs(fs.mkdtempSync(path.join(work, 'cli-')), n));
           m.dbg.push(await debuggerRunMs(fs.mkdtempSync(path.join(work, 'dbg-')), n));
         }
+        alone.push(await adapterAloneMs(fs.mkdtempSync(path.join(work, 'adapter-'))));
       }
+      const aloneMs = median(alone);
       const debuggerOverCli = (m: typeof short): number => median(m.dbg.map((d, i) => d / (m.cli[i] ?? NaN)));
       const marginal = median(long.dbg.map((d, i) => (d - (short.dbg[i] ?? NaN)) / ((long.cli[i] ?? NaN) - (short.cli[i] ?? NaN))));
       const fixedMs = median(short.dbg.map((d, i) => d - (short.cli[i] ?? NaN)));
@@ -642,10 +656,13 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
       ] as const) {
         const ratio = debuggerOverCli(m);
         const j = judge(ratio, 1.1);
+        // The floor: the CLI's run plus the adapter's process alone, which the design's debugger starts before its runner.
+        const floor = (median(m.cli) + aloneMs) / median(m.cli);
         const note = [
           j.miss,
           'both from process spawn to the end of the run',
-          `the debugger costs ${fixedMs.toFixed(0)} ms more to get going (a second process: the adapter, and its DAP handshake) and ${fmtRatio(marginal)} per unit of work beyond that (the difference between the ${cfg.dapRecipients}- and ${cfg.dapLongRecipients}-recipient runs)`,
+          `the adapter's process alone (spawned, to its answer to initialize, no run): ${aloneMs.toFixed(0)} ms, so the CLI's run and that second process alone take ${fmtRatio(floor)} the CLI's time`,
+          `the debugger costs ${fixedMs.toFixed(0)} ms more to get going and ${fmtRatio(marginal)} per unit of work beyond that (the difference between the ${cfg.dapRecipients}- and ${cfg.dapLongRecipients}-recipient runs)`,
         ];
         rows.push({
           id,
@@ -656,7 +673,7 @@ async function featureRowsFor(features: Features, cfg: BenchConfig, work: string
           budget: '≤ 1.1×',
           verdict: j.verdict,
           note: note.filter(Boolean).join('; '),
-          numbers: { ratio, debuggerMs: median(m.dbg), cliMs: median(m.cli), marginal, fixedMs },
+          numbers: { ratio, debuggerMs: median(m.dbg), cliMs: median(m.cli), marginal, fixedMs, aloneMs, floor },
         });
       }
     } catch (err) {
