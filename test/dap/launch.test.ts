@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DAP_FIXTURES, EMAIL, COUNTER, Session, open, sessionsPerTest } from './harness';
+import { DAP_FIXTURES, EMAIL, COUNTER, Session, lineOf, open, sessionsPerTest } from './harness';
 
 describe('dap: launch failures and process control', function () {
   const session = sessionsPerTest();
@@ -116,6 +116,24 @@ describe('dap: launch failures and process control', function () {
     const stop = await s.stopped();
     assert.equal(stop.reason, 'pause');
     assert.match(stop.description, /^paused: step "count \d+" (is about to run|checkpointed)$/);
+    const exited = s.exitCode();
+    await s.dc.terminateRequest({});
+    assert.equal(await exited, 1, 'interrupted is not completed');
+  });
+
+  it('a line or function breakpoint set while the run goes on with nothing armed stops it where it applies', async () => {
+    // The runner decides a boundary nothing armed can stop at without building it: arming mid-run must end that at once.
+    await s.launch({ program: COUNTER, input: { steps: 100000 }, runId: 'arm-1' }, { lines: [], filters: [] });
+    await new Promise((r) => setTimeout(r, 300));
+    await s.dc.setBreakpointsRequest({ source: { path: COUNTER }, breakpoints: [{ line: lineOf(COUNTER, 'run.step(') }] });
+    const stop = await s.stopped();
+    assert.equal(stop.reason, 'breakpoint');
+    await s.dc.setBreakpointsRequest({ source: { path: COUNTER }, breakpoints: [] });
+    await s.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'count 9*' }] });
+    await s.dc.continueRequest({ threadId: s.threadId() });
+    const fn = await s.stopped();
+    assert.equal(fn.reason, 'function breakpoint');
+    assert.match(fn.description, /count 9/);
     const exited = s.exitCode();
     await s.dc.terminateRequest({});
     assert.equal(await exited, 1, 'interrupted is not completed');
