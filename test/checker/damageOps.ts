@@ -10,10 +10,11 @@ import { runAllows } from '../../src/runtime/policy';
 const VIA = { api: 'host API', engine: 'the engine, as the CLI calls it' } as const;
 
 /** How often the damage operation found a row to damage, and how its resumes ended: the suite prints it. */
-export const DAMAGE_STATS = { ops: 0, damaged: 0, refused: 0, logOps: 0, logDamaged: 0, logRefused: 0 };
+const NO_DAMAGE = { ops: 0, damaged: 0, refused: 0, logOps: 0, logDamaged: 0, logRefused: 0 };
+export const DAMAGE_STATS = { ...NO_DAMAGE };
 
 export function resetDamageStats(): void {
-  Object.assign(DAMAGE_STATS, { ops: 0, damaged: 0, refused: 0, logOps: 0, logDamaged: 0, logRefused: 0 });
+  Object.assign(DAMAGE_STATS, NO_DAMAGE);
 }
 
 /**
@@ -151,9 +152,9 @@ function setFold(file: string, seq: number, fold: string | null): void {
  * anything reads them, the newest one's writes are damaged on disk. A resume (a compensation, for a run compensating)
  * must be refused as a damaged journal (LB_JOURNAL_INVALID) before it writes anything or runs an effect, not take the
  * missing rows for a script that failed or an action never started; then the writes are put back (a backup restored)
- * and the schedule goes on. Negative
- * control (`sabotage.logDamageLost`): the event deleted instead, which no reader can tell from a transaction the kill
- * took, so the resume goes on and the operation must say so. `first`: the killed command starts the run or resumes it.
+ * and the schedule goes on. Negative control (`sabotage.logDamageLost`): the event deleted instead, which no reader can
+ * tell from a transaction the kill took, so the resume goes on and the operation must say so. `first`: the killed
+ * command starts the run or resumes it.
  */
 const damageLog = (first: 'start' | 'resume'): Operation => ({
   starts: first === 'start',
@@ -177,7 +178,7 @@ const damageLog = (first: 'start' | 'resume'): Operation => ({
     const ended = await (first === 'start' ? d.start(String(op.via), x.runId) : d.resume(String(op.via), x.runId, x.decisions(x.runId)));
     const target = ended.kind === 'crashed' && !isPgUrl(x.target.db) ? newestUnfolded(x.target.db, x.runId) : undefined;
     if (target === undefined) {
-      x.log.push(`damage-log: ${ended.kind === 'crashed' ? 'nothing unfolded' : 'the resume was not killed'}: nothing damaged`);
+      x.log.push(`damage-log: ${ended.kind === 'crashed' ? 'nothing unfolded' : `the ${first} was not killed`}: nothing damaged`);
       x.after(label, x.runId, ended, before);
       return;
     }

@@ -34,10 +34,15 @@ function crashesOnly(effect: 'idempotent' | 'non-idempotent'): fc.Arbitrary<Case
   return fc.record({ agent, schedule });
 }
 
-/** A case a long run found, replayed against a scratch journal: what the checker made of it. */
-async function replayCase(json: string): ReturnType<typeof runCase> {
+/** A case run against a scratch journal, nothing sabotaged: what the checker made of it. */
+async function inScratch(c: CaseJ): ReturnType<typeof runCase> {
   const dir = scratchDir();
-  return runCase(JSON.parse(json) as CaseJ, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+}
+
+/** A case a long run found, replayed (see inScratch). */
+async function replayCase(json: string): ReturnType<typeof runCase> {
+  return inScratch(JSON.parse(json) as CaseJ);
 }
 
 describe('exactly-once checker', function () {
@@ -341,8 +346,7 @@ describe('exactly-once checker', function () {
     }
     const s = found.shrunk[0];
     assert.ok(s, `${what} went unnoticed in ${found.schedules} schedules:\n${found.text}`);
-    const dir = scratchDir();
-    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const honest = await inScratch(s.c);
     assert.deepEqual(honest.violations, [], honest.log.join('\n'));
   }
 
@@ -398,8 +402,7 @@ describe('exactly-once checker', function () {
     const s = r.shrunk[0];
     assert.ok(s, `a sleep that does not wait went unnoticed in ${r.schedules} schedules:\n${r.text}`);
     // With run.sleep itself the same case is innocent.
-    const dir = scratchDir();
-    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const honest = await inScratch(s.c);
     assert.deepEqual(honest.violations, [], honest.log.join('\n'));
   });
 
@@ -622,8 +625,7 @@ describe('exactly-once checker', function () {
       r.text,
     );
     // The shrunk case is innocent with the real migration: the violation is the sabotage's.
-    const dir = scratchDir();
-    const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const honest = await inScratch(s.c);
     assert.deepEqual(honest.violations, [], honest.log.join('\n'));
     console.log(`      caught: ${[...r.kinds.keys()].join(', ')} in ${r.schedules} schedule(s); shrunk to ${JSON.stringify(s.c)}`);
   });
@@ -664,8 +666,7 @@ describe('exactly-once checker', function () {
         `not shrunk to one action in one step:\n${r.text}`,
       );
       // The shrunk case is innocent with an honest provider: the violation is the sabotage's, not the runtime's.
-      const dir = scratchDir();
-      const honest = await runCase(s.c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const honest = await inScratch(s.c);
       assert.deepEqual(
         honest.violations.filter((v) => v.kind === 'effect-twice'),
         [],
