@@ -326,7 +326,8 @@ export class LogbookDebugSession extends DebugSession {
         );
         return;
       case 'failed':
-        this.failure = m.message;
+        // As the CLI says it: the stable code first, so a person (or a script) can look it up.
+        this.failure = m.code ? `[${m.code}] ${m.message}` : m.message;
         return;
       case 'secrets':
         this.mask = this.mask.with(m.values);
