@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { check } from './checker';
-import { agentArb, agentArbWithoutSleeps, scheduleArb } from './arbitraries';
+import { agentArb, agentArbWithoutSleeps, caseArbOf, scheduleArb } from './arbitraries';
 import { runCase } from './executor';
 import { scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
@@ -74,6 +74,53 @@ describe('exactly-once checker', function () {
   it('finds no violation in 8 schedules of real processes (the CLI and workers: real SIGKILL at --crash-at, a second CLI racing a live one)', async () => {
     const r = await check({ seed: SEED, runs: 8, processes: true, shrinkMs: 30_000, shrinkKinds: 2 });
     assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  it('finds no violation in 6 schedules started in the debugger (the built adapter and its runner: crashAt, a breakpoint on every step, stepping)', async () => {
+    const r = await check({
+      seed: SEED,
+      runs: 6,
+      processes: true,
+      arbitrary: caseArbOf(true, (name) => name.startsWith('dap-')),
+      shrinkMs: 30_000,
+      shrinkKinds: 2,
+    });
+    assert.equal(r.schedules, 6);
+    assert.equal(r.violating, 0, `\n${r.text}`);
+  });
+
+  it('negative control: through the debugger, a verify that answers "not found" for a charge that landed is caught as a charge made twice', async () => {
+    // Killed by crashAt after the charge's execute returned and before its commit; the debugger's resume reconciles it
+    // with verify, which lies, so the charge runs again. The same case with an honest provider is innocent.
+    const c: CaseJ = {
+      agent: {
+        fields: [],
+        onFailure: 'stop',
+        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+        steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
+      },
+      schedule: {
+        ops: [
+          { op: 'dap-run', armed: 'every-step-next', crash: { point: 4, target: 0, occurrence: 1 } },
+          { op: 'dap-resume', armed: 'defaults' },
+        ],
+      },
+    };
+    const run = async (sabotage: { verifyLies?: boolean }): ReturnType<typeof runCase> => {
+      const dir = scratchDir();
+      return runCase(c, { dir, processes: true, sabotage }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    };
+    const lied = await run({ verifyLies: true });
+    assert.ok(
+      lied.log.some((l) => l.includes('killed charge.0#1@after-execute')),
+      lied.log.join('\n'),
+    );
+    assert.ok(
+      lied.violations.some((v) => v.kind === 'effect-twice'),
+      `a lying verify through the debugger went unnoticed: ${JSON.stringify(lied.violations)}\n${lied.log.join('\n')}`,
+    );
+    const honest = await run({});
+    assert.deepEqual(honest.violations, [], honest.log.join('\n'));
   });
 
   it('a transient fault spent by a killed attempt: the resumed run is held to an uncrashed run in the world it left (seed 20261201, path 2289)', async () => {

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { actionType, describeCrash, eventName, type AgentJ, type Crash, type OpJ, type When } from './spec';
 import { PROCESS_OPERATIONS } from './processOps';
+import { DEBUGGER_OPERATIONS } from './dapOps';
 import { WORKER_OPERATIONS } from './workerOps';
 import type { Exec } from './executor';
 import type { Driver, Ended } from './surfaces';
@@ -282,6 +283,7 @@ const cancelAsleepOp = (first: 'start' | 'resume'): Operation => ({
 
 export const OPERATIONS: Record<string, Operation> = {
   ...PROCESS_OPERATIONS,
+  ...DEBUGGER_OPERATIONS,
   ...WORKER_OPERATIONS,
   ...DAMAGE_OPERATIONS,
   start: { ...drive('start', 3, 'start the run'), starts: true },
