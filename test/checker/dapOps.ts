@@ -5,10 +5,10 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import fc from 'fast-check';
 import * as path from 'node:path';
 import { rawInput } from './agent';
-import type { AgentJ, OpJ } from './spec';
+import { actionType, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
 import type { Operation } from './operations';
-import { caseFiles, crashAt, crashSpec, env, type CrashAt } from './processOps';
+import { CHILD_TTL_MS, argsOf, caseFiles, cli, crashAt, crashSpec, env, sleep, type CrashAt } from './processOps';
 import type { Ended } from './surfaces';
 
 const ADAPTER = path.resolve(__dirname, '..', '..', 'dist', 'debugAdapter.js');
@@ -29,25 +29,40 @@ function launchConfig(x: Exec, job: 'run' | 'resume' | 'compensate', crash: stri
   return { ...base, compensate: x.runId };
 }
 
+/** How a session is armed and answered. `held`: run at the first stop before it is answered, while the runner waits. */
+interface Drive {
+  readonly functionBreakpoints: readonly string[];
+  readonly answer: 'continue' | 'next';
+  readonly held?: (dc: DebugClient) => Promise<void>;
+}
+
+function driveOf(armed: Armed): Drive {
+  return { functionBreakpoints: armed === 'defaults' ? [] : ['*'], answer: armed === 'every-step-next' ? 'next' : 'continue' };
+}
+
 /** One debug session from launch to `terminated`, every stop answered: how it ended, read as the checker reads a CLI. */
-async function session(x: Exec, job: 'run' | 'resume' | 'compensate', crash: string | undefined, armed: Armed): Promise<Ended> {
+async function session(x: Exec, job: 'run' | 'resume' | 'compensate', crash: string | undefined, drive: Drive): Promise<Ended> {
   const dc = new DebugClient(process.execPath, ADAPTER, 'logbook', { env: env(x), cwd: caseFiles(x).dir }, false);
   dc.defaultTimeout = TIMEOUT_MS;
   const output: string[] = [];
   let exitCode: number | undefined;
   const failures: string[] = [];
+  let stops = 0;
   dc.on('output', (e: DebugProtocol.OutputEvent) => output.push(e.body.output));
   dc.on('exited', (e: DebugProtocol.ExitedEvent) => (exitCode = e.body.exitCode));
   dc.on('stopped', (e: DebugProtocol.StoppedEvent) => {
     const threadId = e.body.threadId ?? 1;
-    const answer = armed === 'every-step-next' ? dc.nextRequest({ threadId }) : dc.continueRequest({ threadId });
+    const held = stops++ === 0 ? drive.held : undefined;
+    const answer = (held ? held(dc) : Promise.resolve()).then(() =>
+      drive.answer === 'next' ? dc.nextRequest({ threadId }) : dc.continueRequest({ threadId }),
+    );
     answer.catch((err: Error) => failures.push(`the answer to a stop (${e.body.reason}) failed: ${err.message}`));
   });
   await dc.start();
   try {
     const terminated = dc.waitForEvent('terminated', TIMEOUT_MS);
     const configured = dc.waitForEvent('initialized').then(async () => {
-      if (armed !== 'defaults') await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: '*' }] });
+      if (drive.functionBreakpoints.length) await dc.setFunctionBreakpointsRequest({ breakpoints: drive.functionBreakpoints.map((name) => ({ name })) });
       await dc.configurationDoneRequest();
     });
     let refusal: string | undefined;
@@ -66,6 +81,34 @@ async function session(x: Exec, job: 'run' | 'resume' | 'compensate', crash: str
   } finally {
     await dc.stop().catch(() => undefined);
   }
+}
+
+/**
+ * A second driver while the debugger holds the run stopped before its first call of action 0 (a person reading the
+ * Variables view): at once, or after twice the lease's time. The runner is alive and holds the lease, so a second
+ * `logbook resume` or `compensate` must be refused and change nothing; then the breakpoint is cleared and the session
+ * continued, and the run goes on as if nothing had been tried.
+ */
+async function heldRace(x: Exec, op: OpJ): Promise<void> {
+  const second = String(op.second) as 'resume' | 'compensate';
+  const holdMs = Number(op.holdMs);
+  const before = x.observer.snapshot(x.runId);
+  let tried = false;
+  const held = async (dc: DebugClient): Promise<void> => {
+    tried = true;
+    await sleep(holdMs);
+    const snap = x.observer.snapshot(x.runId);
+    x.after(
+      `logbook ${second} (a child process) while the debugger holds the run at its first stop${holdMs ? ` for ${holdMs} ms` : ''}`,
+      x.runId,
+      cli(x, argsOf(x, second, undefined)),
+      snap,
+      true,
+    );
+    await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+  };
+  const ended = await session(x, 'run', undefined, { functionBreakpoints: [actionType(x.target.agent.actions[0]!, 0)], answer: 'continue', held });
+  x.after(`the debugger's run, held at its first stop${tried ? '' : ' (it never stopped)'}`, x.runId, ended, before);
 }
 
 /** The adapter's exit code for a runner killed by SIGKILL (src/adapter/crashReport.ts). */
@@ -91,12 +134,22 @@ const debuggerOp = (job: 'run' | 'resume' | 'compensate', weight: number): Opera
   ...(job === 'compensate' ? { compensates: () => true } : {}),
   run: async (x, o) => {
     const crash = o.crash ? crashSpec(x.target.agent, o.crash as CrashAt) : undefined;
-    await x.call(label(job, crash, o.armed as Armed), x.runId, () => session(x, job, crash, o.armed as Armed));
+    await x.call(label(job, crash, o.armed as Armed), x.runId, () => session(x, job, crash, driveOf(o.armed as Armed)));
   },
 });
 
 export const DEBUGGER_OPERATIONS: Record<string, Operation> = {
   'dap-run': debuggerOp('run', 2),
+  'dap-race': {
+    starts: true,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('dap-race'), second: fc.constantFrom('resume', 'compensate'), holdMs: fc.constantFrom(0, 2 * CHILD_TTL_MS) }),
+    describe: (o, agent) =>
+      `the debugger's run, stopped by a function breakpoint before its first ${actionType(agent.actions[0]!, 0)}${Number(o.holdMs) ? ` and held ${Number(o.holdMs)} ms, past the lease` : ''}; meanwhile logbook ${String(o.second)} in a second process; then continue`,
+    run: heldRace,
+    compensates: (o) => o.second === 'compensate',
+  },
   'dap-resume': debuggerOp('resume', 2),
   'dap-compensate': debuggerOp('compensate', 1),
 };

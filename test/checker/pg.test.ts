@@ -41,6 +41,26 @@ describe('exactly-once checker on PostgreSQL', function () {
     assert.equal(r.violating, 0, `\n${r.text}`);
   });
 
+  it('the debugger holding a run stopped past its lease: a second driver cannot take it over, and continuing sends once', async () => {
+    // The runner is alive while a person reads a stop; on PostgreSQL only the lease's expiry by the database clock
+    // tells a dead holder from a live one, so the runner must keep the lease through the stop.
+    const c: CaseJ = {
+      agent: {
+        fields: [],
+        onFailure: 'stop',
+        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+        steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
+      },
+      schedule: { ops: [{ op: 'dap-race', second: 'resume', holdMs: 3000 }] },
+    };
+    const dir = scratchDir();
+    const r = await runCase(c, { dir, processes: true, db: pg.server.url }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const log = r.log.join('\n');
+    assert.deepEqual(r.violations, [], log);
+    assert.match(log, /logbook resume \(a child process\) while the debugger holds the run at its first stop for 3000 ms: refused \[LB_LEASE_HELD\]/, log);
+    assert.match(log, /the debugger's run, held at its first stop: completed/, log);
+  });
+
   it('finds no violation in 6 generated worker schedules (real logbook worker processes, a database of their own each)', async () => {
     const r = await check({ seed: SEED, runs: 6, workers: true, db: pg.server.url, shrinkMs: 30_000, shrinkKinds: 2 });
     assert.equal(r.schedules, 6);
