@@ -1,7 +1,8 @@
 // Kill mid-action, then resume through reconciliation; decisions, graceful terminate, disconnect after a kill.
 
 import * as assert from 'node:assert/strict';
-import { show } from '../helpers';
+import Database from 'better-sqlite3';
+import { fileHash, foldRows, show } from '../helpers';
 import { COUNTER, EMAIL, ORDER, emailOutbox, orderLedger, sessionsPerTest, alive, StopShapes, emailLines, lineOf, showShapes } from './harness';
 
 describe('dap: crash, resume, reconcile', function () {
@@ -113,6 +114,25 @@ describe('dap: crash, resume, reconcile', function () {
     assert.deepEqual(orderLedger(first.dir).charges, ['charge:decide-1'], 'the card was charged once');
     const run = show(first.dir, 'decide-1');
     assert.equal(run.run.status, 'completed');
+  });
+
+  it('a damaged row is refused before anything is written: the resume launch fails with LB_JOURNAL_INVALID, never compensating', async () => {
+    const first = await session();
+    await first.launch({ program: ORDER, input: {}, runId: 'damaged-1', crashAt: 'card.charge#1@after-commit' });
+    assert.equal(await first.exitCode(), 137);
+    foldRows(first.db);
+    const db = new Database(first.db);
+    assert.equal(db.prepare("UPDATE actions SET result = '{\"id\": ' WHERE run_id = 'damaged-1' AND id = 'charge:damaged-1'").run().changes, 1);
+    db.close();
+    const before = fileHash(first.db);
+    const second = await session(first.dir);
+    const msg = await second.launchFails({ program: ORDER, resume: 'damaged-1' });
+    assert.match(msg, /^\[LB_JOURNAL_INVALID\] /);
+    assert.match(msg, /charge:damaged-1/);
+    assert.equal(fileHash(first.db), before, 'the refused resume wrote nothing');
+    assert.deepEqual(orderLedger(first.dir).charges, ['charge:damaged-1'], 'charged once');
+    assert.deepEqual(orderLedger(first.dir).refunds, [], 'and never refunded: the damage is not the script failing');
+    assert.equal(show(first.dir, 'damaged-1').run.status, 'interrupted');
   });
 
   it('continuing past a needed decision leaves the run in needs-decision, with the way forward', async () => {
