@@ -29,30 +29,6 @@ interface CallSite {
 }
 
 /**
- * Source maps by generated file, as findSourceMap gives them (undefined: none), kept because its lookup converts the
- * path to a URL each time. A module compiled again under the same name has a new map: loadScript says so
- * (sourceMapsChanged), and the kept ones are dropped.
- */
-const maps = new Map<string, SourceMap | undefined>();
-
-/** Called when a module was compiled (again) with a source map: locations look the maps up afresh. */
-export function sourceMapsChanged(): void {
-  maps.clear();
-}
-
-function sourceMapOf(name: string): SourceMap | undefined {
-  if (maps.has(name)) return maps.get(name);
-  let sm: SourceMap | undefined;
-  try {
-    sm = findSourceMap(name);
-  } catch {
-    sm = undefined;
-  }
-  maps.set(name, sm);
-  return sm;
-}
-
-/**
  * Where a call site is, as a formatted stack would print it: through the file's source map when the module was compiled
  * with one (a script loadScript bundled, a transpiled file), else the generated position. Same arithmetic as Node's
  * own source-mapped stack frames (its prepare_stack_trace.js), so a location reads as it did from the printed stack.
@@ -67,24 +43,35 @@ function userLocation(site: CallSite): SourceLocation | undefined {
   const generated = fileOf(name);
   if (!generated.user) return undefined;
   // Node returns {} where no mapping covers the position.
-  const entry: Partial<SourceMapping> | undefined = sourceMapOf(name)?.findEntry(line - 1, column - 1);
+  const entry: Partial<SourceMapping> | undefined = sourceMapOf(generated, name)?.findEntry(line - 1, column - 1);
   if (entry?.originalSource === undefined || entry.originalLine === undefined || entry.originalColumn === undefined)
     return { file: generated.path, line, column };
   const original = fileOf(entry.originalSource);
   return original.user ? { file: original.path, line: entry.originalLine + 1, column: entry.originalColumn + 1 } : undefined;
 }
 
-/** A file as a stack or a source map names it: its path, and whether a frame in it can be the user's line. */
+/**
+ * A file as a stack or a source map names it: its path, whether a frame in it can be the user's line, and (looked up
+ * the first time a frame of it is mapped) its source map as findSourceMap gives it, null for none.
+ */
 interface NamedFile {
   readonly path: string;
   readonly user: boolean;
+  map?: SourceMap | null;
 }
 
 /**
- * By name, once: every step and action of a debugger's run names the same few files, and converting a `file://` URL
- * and testing the library folders for each frame cost more than the rest of locating it.
+ * By name, once: every step and action of a debugger's run names the same few files, and converting a `file://` URL,
+ * testing the library folders and finding the map (which converts the path to a URL again) for each frame cost more
+ * than the rest of locating it. A module compiled again under the same name has a new map: loadScript says so
+ * (sourceMapsChanged), and everything kept is dropped.
  */
 const namedFiles = new Map<string, NamedFile>();
+
+/** Called when a module was compiled (again) with a source map: locations look the maps up afresh. */
+export function sourceMapsChanged(): void {
+  namedFiles.clear();
+}
 
 function fileOf(name: string): NamedFile {
   let known = namedFiles.get(name);
@@ -94,6 +81,17 @@ function fileOf(name: string): NamedFile {
     namedFiles.set(name, known);
   }
   return known;
+}
+
+function sourceMapOf(file: NamedFile, name: string): SourceMap | undefined {
+  if (file.map === undefined) {
+    try {
+      file.map = findSourceMap(name) ?? null;
+    } catch {
+      file.map = null;
+    }
+  }
+  return file.map ?? undefined;
 }
 
 function filePath(name: string): string {
