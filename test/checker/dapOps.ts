@@ -29,11 +29,15 @@ function launchConfig(x: Exec, job: 'run' | 'resume' | 'compensate', crash: stri
   return { ...base, compensate: x.runId };
 }
 
-/** How a session is armed and answered. `held`: run at the first stop before it is answered, while the runner waits. */
+/** How a session is armed and answered. */
 interface Drive {
   readonly functionBreakpoints: readonly string[];
   readonly answer: 'continue' | 'next';
-  readonly held?: (dc: DebugClient) => Promise<void>;
+  /**
+   * Run at stop number `at` (0: the first) before it is answered, while the runner waits there. False: the stop is
+   * left unanswered (the session was killed).
+   */
+  readonly held?: { readonly at: number; readonly run: (dc: DebugClient) => Promise<boolean> };
 }
 
 function driveOf(armed: Armed): Drive {
@@ -52,10 +56,11 @@ async function session(x: Exec, job: 'run' | 'resume' | 'compensate', crash: str
   dc.on('exited', (e: DebugProtocol.ExitedEvent) => (exitCode = e.body.exitCode));
   dc.on('stopped', (e: DebugProtocol.StoppedEvent) => {
     const threadId = e.body.threadId ?? 1;
-    const held = stops++ === 0 ? drive.held : undefined;
-    const answer = (held ? held(dc) : Promise.resolve()).then(() =>
-      drive.answer === 'next' ? dc.nextRequest({ threadId }) : dc.continueRequest({ threadId }),
-    );
+    const held = drive.held && stops++ === drive.held.at ? drive.held.run(dc) : Promise.resolve(true);
+    const answer = held.then((go) => {
+      if (go) return drive.answer === 'next' ? dc.nextRequest({ threadId }) : dc.continueRequest({ threadId });
+      return undefined;
+    });
     answer.catch((err: Error) => failures.push(`the answer to a stop (${e.body.reason}) failed: ${err.message}`));
   });
   await dc.start();
@@ -94,7 +99,7 @@ async function heldRace(x: Exec, op: OpJ): Promise<void> {
   const holdMs = Number(op.holdMs);
   const before = x.observer.snapshot(x.runId);
   let tried = false;
-  const held = async (dc: DebugClient): Promise<void> => {
+  const run = async (dc: DebugClient): Promise<boolean> => {
     tried = true;
     await sleep(holdMs);
     const snap = x.observer.snapshot(x.runId);
@@ -106,8 +111,13 @@ async function heldRace(x: Exec, op: OpJ): Promise<void> {
       true,
     );
     await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+    return true;
   };
-  const ended = await session(x, 'run', undefined, { functionBreakpoints: [actionType(x.target.agent.actions[0]!, 0)], answer: 'continue', held });
+  const ended = await session(x, 'run', undefined, {
+    functionBreakpoints: [actionType(x.target.agent.actions[0]!, 0)],
+    answer: 'continue',
+    held: { at: 0, run },
+  });
   x.after(`the debugger's run, held at its first stop${tried ? '' : ' (it never stopped)'}`, x.runId, ended, before);
 }
 
@@ -138,7 +148,38 @@ const debuggerOp = (job: 'run' | 'resume' | 'compensate', weight: number): Opera
   },
 });
 
+/**
+ * The debugger's Kill, the way a developer kills a run on purpose: stepped through with `next` from a breakpoint on
+ * every step and action (each phase of an action's bracket is a stop), the runner killed by a real SIGKILL at stop
+ * number `at`, mid-action when that stop is inside one.
+ */
+function killedAtStop(at: number): Drive {
+  return {
+    functionBreakpoints: ['*'],
+    answer: 'next',
+    held: {
+      at,
+      run: async (dc) => {
+        await dc.customRequest('kill');
+        return false;
+      },
+    },
+  };
+}
+
 export const DEBUGGER_OPERATIONS: Record<string, Operation> = {
+  'dap-kill': {
+    starts: true,
+    processes: true,
+    weight: 1,
+    arbitrary: () => fc.record({ op: fc.constant('dap-kill'), at: fc.nat(9) }),
+    describe: (o) => `the debugger's run, stepped through with next; the debugger's Kill at stop #${Number(o.at) + 1}`,
+    run: async (x, o) => {
+      await x.call(`the debugger's run, killed with its Kill at stop #${Number(o.at) + 1}`, x.runId, () =>
+        session(x, 'run', undefined, killedAtStop(Number(o.at))),
+      );
+    },
+  },
   'dap-run': debuggerOp('run', 2),
   'dap-race': {
     starts: true,
