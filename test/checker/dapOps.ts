@@ -4,6 +4,7 @@ import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import fc from 'fast-check';
 import * as path from 'node:path';
+import { KILLED_EXIT_CODE } from '../../src/adapter/crashReport';
 import { rawInput } from './agent';
 import { actionType, type AgentJ, type OpJ } from './spec';
 import type { Exec } from './executor';
@@ -76,7 +77,7 @@ async function session(x: Exec, job: 'run' | 'resume' | 'compensate', crash: str
     await terminated;
     const text = output.join('');
     if (failures.length) return { kind: 'error', message: failures.join('; ') };
-    if (exitCode === KILLED) return { kind: 'crashed', where: crash ?? 'by SIGKILL' };
+    if (exitCode === KILLED_EXIT_CODE) return { kind: 'crashed', where: crash ?? 'by SIGKILL' };
     if (refusal !== undefined) {
       const code = /\[(LB_[A-Z_]+)\]/.exec(refusal)?.[1];
       return code ? { kind: 'refused', code, message: refusal } : { kind: 'error', message: `the launch failed: ${refusal}` };
@@ -120,9 +121,6 @@ async function heldRace(x: Exec, op: OpJ): Promise<void> {
   });
   x.after(`the debugger's run, held at its first stop${tried ? '' : ' (it never stopped)'}`, x.runId, ended, before);
 }
-
-/** The adapter's exit code for a runner killed by SIGKILL (src/adapter/crashReport.ts). */
-const KILLED = 137;
 
 function label(job: string, crash: string | undefined, armed: Armed): string {
   const how =
