@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WORKER_STARTS, caseArbOf } from './arbitraries';
-import { describeOp, runCase, type CaseResult } from './executor';
+import { describeOp, runCase, type CaseOptions, type CaseResult } from './executor';
 import { describeCase, type CaseJ } from './spec';
 import type { Sabotage } from './world';
 
@@ -60,6 +60,16 @@ export interface CheckReport {
 export function scratchDir(): string {
   const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
   return fs.mkdtempSync(path.join(base, 'logbook-checker-'));
+}
+
+/** A case run against a journal in a scratch folder of its own, removed after: what the checker made of it. */
+export async function inScratch(c: CaseJ, opts: Omit<CaseOptions, 'dir'> = {}): Promise<CaseResult> {
+  const dir = scratchDir();
+  try {
+    return await runCase(c, { ...opts, dir });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function runOne(c: CaseJ, dir: string, o: CheckOptions): Promise<CaseResult> {

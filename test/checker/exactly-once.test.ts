@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { check } from './checker';
 import { agentArb, agentArbWithoutSleeps, caseArbOf, scheduleArb } from './arbitraries';
 import { runCase } from './executor';
-import { scratchDir } from './checker';
+import { inScratch, scratchDir } from './checker';
 import type { AgentJ, CaseJ, ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { RowWrites, type RowOp } from '../../src/runtime/store/rowOps';
@@ -32,12 +32,6 @@ function crashesOnly(effect: 'idempotent' | 'non-idempotent'): fc.Arbitrary<Case
     .map((s) => ({ ops: s.ops.filter((o) => o.op === 'start' || o.op === 'resume') }))
     .filter((s) => s.ops[0]?.op === 'start');
   return fc.record({ agent, schedule });
-}
-
-/** A case run against a scratch journal, nothing sabotaged: what the checker made of it. */
-async function inScratch(c: CaseJ): ReturnType<typeof runCase> {
-  const dir = scratchDir();
-  return runCase(c, { dir }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
 }
 
 /** A case a long run found, replayed (see inScratch). */
@@ -106,11 +100,7 @@ describe('exactly-once checker', function () {
         ],
       },
     };
-    const run = async (sabotage: { verifyLies?: boolean }): ReturnType<typeof runCase> => {
-      const dir = scratchDir();
-      return runCase(c, { dir, processes: true, sabotage }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
-    };
-    const lied = await run({ verifyLies: true });
+    const lied = await inScratch(c, { processes: true, sabotage: { verifyLies: true } });
     assert.ok(
       lied.log.some((l) => l.includes('killed charge.0#1@after-execute')),
       lied.log.join('\n'),
@@ -119,7 +109,7 @@ describe('exactly-once checker', function () {
       lied.violations.some((v) => v.kind === 'effect-twice'),
       `a lying verify through the debugger went unnoticed: ${JSON.stringify(lied.violations)}\n${lied.log.join('\n')}`,
     );
-    const honest = await run({});
+    const honest = await inScratch(c, { processes: true });
     assert.deepEqual(honest.violations, [], honest.log.join('\n'));
   });
 

@@ -1,12 +1,10 @@
 // The exactly-once checker on PostgreSQL: generated schedules on a private real server, a pause past the lease (real SIGSTOP), workers.
 
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { usePgServer } from '../pg/server';
 import { agentArb } from './arbitraries';
-import { check, scratchDir } from './checker';
-import { runCase } from './executor';
+import { check, inScratch } from './checker';
 import type { AgentJ, CaseJ } from './spec';
 
 const SEED = 19;
@@ -53,8 +51,7 @@ describe('exactly-once checker on PostgreSQL', function () {
       },
       schedule: { ops: [{ op: 'dap-race', second: 'resume', holdMs: 3000 }] },
     };
-    const dir = scratchDir();
-    const r = await runCase(c, { dir, processes: true, db: pg.server.url }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const r = await inScratch(c, { processes: true, db: pg.server.url });
     const log = r.log.join('\n');
     assert.deepEqual(r.violations, [], log);
     assert.match(log, /logbook resume \(a child process\) while the debugger holds the run at its first stop for 3000 ms: refused \[LB_LEASE_HELD\]/, log);
@@ -77,8 +74,7 @@ describe('exactly-once checker on PostgreSQL', function () {
       },
       schedule: { ops: [{ op: 'worker-pause', at: 0, where: 'window' }] },
     };
-    const dir = scratchDir();
-    const r = await runCase(c, { dir, processes: true, db: pg.server.url }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const r = await inScratch(c, { processes: true, db: pg.server.url });
     const log = r.log.join('\n');
     assert.deepEqual(r.violations, [], log);
     assert.match(log, /logbook worker b while worker a is frozen .*: completed/, log);
@@ -97,8 +93,7 @@ describe('exactly-once checker on PostgreSQL', function () {
       },
       schedule: { ops: [{ op: 'worker-pause-sleep' }] },
     };
-    const dir = scratchDir();
-    const r = await runCase(c, { dir, processes: true, db: pg.server.url }).finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const r = await inScratch(c, { processes: true, db: pg.server.url });
     const log = r.log.join('\n');
     assert.deepEqual(r.violations, [], log);
     assert.match(log, /logbook worker b while worker a was frozen \(SIGSTOP\) past its 1500 ms lease in the sleep of step #2: completed/, log);

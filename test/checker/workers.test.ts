@@ -1,9 +1,8 @@
 // The exactly-once checker's worker schedules on SQLite: real `logbook worker` processes killed, frozen, woken, raced.
 
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import { check, scratchDir } from './checker';
-import { runCase, type CaseResult } from './executor';
+import { check, inScratch } from './checker';
+import type { CaseResult } from './executor';
 import type { CaseJ } from './spec';
 import type { Sabotage } from './world';
 
@@ -23,12 +22,7 @@ function frozen(where: 'before-check' | 'window'): CaseJ {
 }
 
 async function run(c: CaseJ, sabotage?: Sabotage): Promise<CaseResult> {
-  const dir = scratchDir();
-  try {
-    return await runCase(c, { dir, processes: true, ...(sabotage ? { sabotage } : {}) });
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  return inScratch(c, { processes: true, ...(sabotage ? { sabotage } : {}) });
 }
 const kinds = (r: CaseResult): string[] => r.violations.map((v) => v.kind);
 
