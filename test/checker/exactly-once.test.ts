@@ -7,7 +7,7 @@ import { check } from './checker';
 import { agentArb, agentArbWithoutSleeps, caseArbOf, scheduleArb } from './arbitraries';
 import { runCase } from './executor';
 import { inScratch, scratchDir } from './checker';
-import type { AgentJ, CaseJ, ScheduleJ } from './spec';
+import { oneChargeAgent, type AgentJ, type CaseJ, type ScheduleJ } from './spec';
 import { RunWriter } from '../../src/runtime/store/writer';
 import { RowWrites, type RowOp } from '../../src/runtime/store/rowOps';
 import { JournalReader } from '../../src/runtime/store/reader';
@@ -87,12 +87,7 @@ describe('exactly-once checker', function () {
     // Killed by crashAt after the charge's execute returned and before its commit; the debugger's resume reconciles it
     // with verify, which lies, so the charge runs again. The same case with an honest provider is innocent.
     const c: CaseJ = {
-      agent: {
-        fields: [],
-        onFailure: 'stop',
-        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
-        steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
-      },
+      agent: oneChargeAgent(),
       schedule: {
         ops: [
           { op: 'dap-run', armed: 'every-step-next', crash: { point: 4, target: 0, occurrence: 1 } },

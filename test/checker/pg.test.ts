@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { usePgServer } from '../pg/server';
 import { agentArb } from './arbitraries';
 import { check, inScratch } from './checker';
-import type { AgentJ, CaseJ } from './spec';
+import { oneChargeAgent, type AgentJ, type CaseJ } from './spec';
 
 const SEED = 19;
 
@@ -43,12 +43,7 @@ describe('exactly-once checker on PostgreSQL', function () {
     // The runner is alive while a person reads a stop; on PostgreSQL only the lease's expiry by the database clock
     // tells a dead holder from a live one, so the runner must keep the lease through the stop.
     const c: CaseJ = {
-      agent: {
-        fields: [],
-        onFailure: 'stop',
-        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
-        steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
-      },
+      agent: oneChargeAgent(),
       schedule: { ops: [{ op: 'dap-race', second: 'resume', holdMs: 3000 }] },
     };
     const r = await inScratch(c, { processes: true, db: pg.server.url });
@@ -66,12 +61,7 @@ describe('exactly-once checker on PostgreSQL', function () {
 
   it('a worker frozen between its lease check and its send, woken after worker b took over: the provider refuses its repeat', async () => {
     const c: CaseJ = {
-      agent: {
-        fields: [],
-        onFailure: 'stop',
-        actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
-        steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
-      },
+      agent: oneChargeAgent(),
       schedule: { ops: [{ op: 'worker-pause', at: 0, where: 'window' }] },
     };
     const r = await inScratch(c, { processes: true, db: pg.server.url });

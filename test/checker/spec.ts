@@ -77,6 +77,16 @@ export interface AgentJ {
   readonly graph?: 'nodes' | 'nodes-raw-first';
 }
 
+/** One non-idempotent action with verify, called once in one step: the smallest run whose charge a crash can repeat. */
+export function oneChargeAgent(fields: readonly FieldKind[] = []): AgentJ {
+  return {
+    fields,
+    onFailure: 'stop',
+    actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
+    steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
+  };
+}
+
 /**
  * A crash of the simulated process: at the n-th fault point the driver passes (runtime/faults.ts), or in the n-th
  * call it makes to a provider, before or after the effect lands.

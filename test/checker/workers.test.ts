@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import { check, inScratch } from './checker';
 import type { CaseResult } from './executor';
-import type { CaseJ } from './spec';
+import { oneChargeAgent, type CaseJ } from './spec';
 import type { Sabotage } from './world';
 
 const SEED = 19;
@@ -11,12 +11,7 @@ const SEED = 19;
 /** One non-idempotent action with verify in one step: the frozen worker's call is the run's first, and b executes it. */
 function frozen(where: 'before-check' | 'window'): CaseJ {
   return {
-    agent: {
-      fields: ['dollars'],
-      onFailure: 'stop',
-      actions: [{ effect: 'non-idempotent', verify: true, compensate: false, approval: 'none', fail: 'none' }],
-      steps: [{ kind: 'seq', calls: [{ action: 0, n: 0, mode: 'use' }] }],
-    },
+    agent: oneChargeAgent(['dollars']),
     schedule: { ops: [{ op: 'worker-pause', at: 0, where }] },
   };
 }
