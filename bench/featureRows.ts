@@ -100,21 +100,32 @@ export async function measureRehearsal(dir: string, recipients: number): Promise
 
 const ADAPTER = path.join(ROOT, 'dist', 'debugAdapter.js');
 
+/** The adapter spawned for a bench session, once it has answered `initialize`. */
+async function initializedAdapter(dir: string): Promise<DapClient> {
+  const client = new DapClient(ADAPTER, dir, { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' });
+  try {
+    await client.request('initialize', {
+      clientID: 'logbook-bench',
+      adapterID: 'logbook',
+      linesStartAt1: true,
+      columnsStartAt1: true,
+      pathFormat: 'path',
+      supportsRunInTerminalRequest: false,
+    });
+  } catch (err) {
+    client.kill();
+    throw err;
+  }
+  return client;
+}
+
 async function startSession(
   dir: string,
   program: string,
   input: unknown,
   stopOnEntry: boolean,
 ): Promise<{ client: DapClient; threadId: number; launched: Promise<unknown> }> {
-  const client = new DapClient(ADAPTER, dir, { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' });
-  await client.request('initialize', {
-    clientID: 'logbook-bench',
-    adapterID: 'logbook',
-    linesStartAt1: true,
-    columnsStartAt1: true,
-    pathFormat: 'path',
-    supportsRunInTerminalRequest: false,
-  });
+  const client = await initializedAdapter(dir);
   const initialized = client.event('initialized');
   // Some adapters answer launch only after configurationDone: keep its promise and await it later.
   const launched = client.request(
@@ -178,13 +189,10 @@ export async function debuggerRunMs(dir: string, recipients: number): Promise<nu
  */
 export async function adapterAloneMs(dir: string): Promise<number> {
   const t0 = nowUs();
-  const client = new DapClient(ADAPTER, dir, { ...process.env, LOGBOOK_STATE_DIR: dir, NO_COLOR: '1' });
-  try {
-    await client.request('initialize', { clientID: 'logbook-bench', adapterID: 'logbook', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
-    return (nowUs() - t0) / 1000;
-  } finally {
-    client.kill();
-  }
+  const client = await initializedAdapter(dir);
+  const ms = (nowUs() - t0) / 1000;
+  client.kill();
+  return ms;
 }
 
 /** Wall time of the same run from the CLI, from spawn to exit. */
