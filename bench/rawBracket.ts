@@ -3,7 +3,8 @@
 // since schema 12) or format 1 (the rows written at once, for the comparisons of bench/rawV2.ts and rawValues.ts).
 
 import * as path from 'node:path';
-import { openStore, type Store } from '../src/runtime';
+import { newRunId, openStore, type Store } from '../src/runtime';
+import { journaledSend } from './workload';
 import { nowUs } from './measure';
 import type Database from 'better-sqlite3';
 import { sqliteOf } from '../src/runtime/store/sqlite';
@@ -33,6 +34,8 @@ export function fencedTransaction(db: Database.Database, holds: Database.Stateme
 
 export class RawBracket {
   private readonly store: Store;
+  /** A run id as the engine makes them (newRunId), so every row and index entry is as long as the engine's. */
+  private readonly runId = newRunId();
   private readonly run: (durable: boolean, fn: () => void) => void;
   private readonly q;
   private n = 0;
@@ -49,24 +52,24 @@ export class RawBracket {
     this.store = openStore(path.join(dir, `raw-bracket-${format}.db`));
     const db = sqliteOf(this.store.db);
     db.prepare(
-      "INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('raw', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)",
+      `INSERT INTO runs (id, agent, script, status, attempt, created_at, updated_at, lease_token, lease_epoch) VALUES ('${this.runId}', 'raw', 'raw', 'running', 1, 0, 0, 't', 1)`,
     ).run();
     this.q = {
-      holds: db.prepare("SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1").pluck(),
-      event: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES ('raw', 1, ?, ?, 0, ?, ?)"),
+      holds: db.prepare(`SELECT 1 FROM runs WHERE id = '${this.runId}' AND lease_token = 't' AND lease_epoch = 1`).pluck(),
+      event: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data) VALUES ('${this.runId}', 1, ?, ?, 0, ?, ?)`),
       insert: db.prepare(
-        "INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at) VALUES ('raw', ?, ?, 0, 'bench.send', 1, 'non-idempotent', ?, 'started', 1, ?)",
+        `INSERT INTO actions (run_id, id, seq, step_idx, type, version, effect, args, status, attempt, started_at) VALUES ('${this.runId}', ?, ?, 0, 'bench.send', 1, 'non-idempotent', ?, 'started', 1, ?)`,
       ),
-      executing: db.prepare("UPDATE actions SET executions = executions + 1 WHERE run_id = 'raw' AND id = ?"),
-      commit: db.prepare("UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ? WHERE run_id = 'raw' AND id = ?"),
-      stepInsert: db.prepare("INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('raw', ?, ?, 'started', 1, ?)"),
-      stepEnd: db.prepare("UPDATE steps SET status = 'completed', result = ?, error = NULL, ended_at = ? WHERE run_id = 'raw' AND idx = ?"),
-      stepEvent: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, data) VALUES ('raw', 1, ?, ?, ?, ?)"),
+      executing: db.prepare(`UPDATE actions SET executions = executions + 1 WHERE run_id = '${this.runId}' AND id = ?`),
+      commit: db.prepare(`UPDATE actions SET status = 'committed', result = ?, ended_at = ?, commit_seq = ? WHERE run_id = '${this.runId}' AND id = ?`),
+      stepInsert: db.prepare(`INSERT INTO steps (run_id, idx, name, status, attempt, started_at) VALUES ('${this.runId}', ?, ?, 'started', 1, ?)`),
+      stepEnd: db.prepare(`UPDATE steps SET status = 'completed', result = ?, error = NULL, ended_at = ? WHERE run_id = '${this.runId}' AND idx = ?`),
+      stepEvent: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, data) VALUES ('${this.runId}', 1, ?, ?, ?, ?)`),
       // Format 2: the event carries its writes (store/rowOps.ts's encoding, written out here by hand).
-      folded: db.prepare("INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data, fold) VALUES ('raw', 1, ?, ?, ?, ?, ?, ?)"),
+      folded: db.prepare(`INSERT INTO events (run_id, attempt, at, kind, step_idx, action_id, data, fold) VALUES ('${this.runId}', 1, ?, ?, ?, ?, ?, ?)`),
       // The fold reads the writes back past the watermark, applies them, and moves the watermark.
-      pending: db.prepare("SELECT seq, fold FROM events WHERE run_id = 'raw' AND seq > ? AND fold IS NOT NULL ORDER BY seq").raw(true),
-      mark: db.prepare("UPDATE runs SET folded_seq = ? WHERE id = 'raw'"),
+      pending: db.prepare(`SELECT seq, fold FROM events WHERE run_id = '${this.runId}' AND seq > ? AND fold IS NOT NULL ORDER BY seq`).raw(true),
+      mark: db.prepare(`UPDATE runs SET folded_seq = ? WHERE id = '${this.runId}'`),
     };
     this.run = fencedTransaction(db, this.q.holds);
     // Cycle the WAL once, as a long run has.
@@ -115,7 +118,7 @@ export class RawBracket {
   oneCommitSamples(n: number): number[] {
     const times: number[] = [];
     for (let i = 0; i < n; i++) {
-      const id = `model:raw.${++this.n}`;
+      const id = `model:1.${++this.n}`;
       const now = Date.now();
       const t0 = nowUs();
       const args = JSON.stringify({
@@ -167,11 +170,9 @@ export class RawBracket {
   }
 
   private once(group: boolean): void {
-    const id = `send:raw:user${++this.n}@example.com`;
+    const n = ++this.n;
+    const { id, args, result } = journaledSend(this.runId, n);
     const now = Date.now();
-    const n = this.n;
-    const args = JSON.stringify({ to: `user${n}@example.com`, body: 'Hello' });
-    const result = JSON.stringify({ messageId: `m-${n}` });
     this.tx(true, () => this.started(now, id, n, 'bench.send', 'non-idempotent', args));
     // The count of the call goes in with its end (RunWriter.actionExecuting): two transactions, as the engine's.
     this.tx(!group, () => this.settled(now, id, result));

@@ -16,6 +16,8 @@ import { Client } from 'pg';
 import { FsyncFloor, SqliteFloor } from './floor';
 import { median, nowUs } from './measure';
 import { RawBracket } from './rawBracket';
+import { journaledSend } from './workload';
+import { newRunId } from '../src/runtime';
 import type { Store } from '../src/runtime/store';
 import { dbOf } from '../src/runtime/store/db';
 import { sqliteOf } from '../src/runtime/store/sqlite';
@@ -33,7 +35,6 @@ const V2_SCHEMA = `
     attempt INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT,
     PRIMARY KEY (run_id, seq)
   ) WITHOUT ROWID;
-  INSERT INTO runs (id, status, lease_token, lease_epoch) VALUES ('raw', 'running', 't', 1);
   -- The state kept in a table written off the hot path (the other design): v1's action row and its two indexes.
   CREATE TABLE actions (
     run_id TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, step_idx INTEGER NOT NULL, status TEXT NOT NULL,
@@ -53,8 +54,10 @@ export class RawV2 {
   private readonly state;
   private readonly fold: Database.Statement;
   private seq = 0;
+  /** A run id as the engine makes them (newRunId), so every row and key is as long as the engine's. */
+  private readonly runId = newRunId();
   /** Entries appended since the watermark, as the lease holder keeps them in memory: what the next batch applies. */
-  private pending: Array<{ seq: number; kind: 'started' | 'committed'; id: string; n: number; args: string }> = [];
+  private pending: Array<{ seq: number; kind: 'started' | 'committed'; id: string; n: number; args: string; result: string }> = [];
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -62,17 +65,19 @@ export class RawV2 {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('mmap_size = 0');
     this.db.exec(V2_SCHEMA);
-    this.holds = this.db.prepare("SELECT 1 FROM runs WHERE id = 'raw' AND lease_token = 't' AND lease_epoch = 1").pluck();
-    this.append = this.db.prepare("INSERT INTO entries (run_id, seq, kind, step_idx, action_id, attempt, at, data) VALUES ('raw', ?, ?, 0, ?, 1, ?, ?)");
+    const run = this.runId;
+    this.db.prepare("INSERT INTO runs (id, status, lease_token, lease_epoch) VALUES (?, 'running', 't', 1)").run(run);
+    this.holds = this.db.prepare(`SELECT 1 FROM runs WHERE id = '${run}' AND lease_token = 't' AND lease_epoch = 1`).pluck();
+    this.append = this.db.prepare(`INSERT INTO entries (run_id, seq, kind, step_idx, action_id, attempt, at, data) VALUES ('${run}', ?, ?, 0, ?, 1, ?, ?)`);
     const t = this.db.transaction((fn: () => void) => {
       if (this.holds.get() !== 1) throw new Error('lease lost');
       fn();
     });
     this.state = {
-      insert: this.db.prepare("INSERT INTO actions (run_id, id, seq, step_idx, status, args) VALUES ('raw', ?, ?, 0, 'started', ?)"),
-      commit: this.db.prepare("UPDATE actions SET status = 'committed', result = ?, executions = 1, commit_seq = ? WHERE run_id = 'raw' AND id = ?"),
+      insert: this.db.prepare(`INSERT INTO actions (run_id, id, seq, step_idx, status, args) VALUES ('${run}', ?, ?, 0, 'started', ?)`),
+      commit: this.db.prepare(`UPDATE actions SET status = 'committed', result = ?, executions = 1, commit_seq = ? WHERE run_id = '${run}' AND id = ?`),
     };
-    this.fold = this.db.prepare("UPDATE runs SET folded_seq = ? WHERE id = 'raw'");
+    this.fold = this.db.prepare(`UPDATE runs SET folded_seq = ? WHERE id = '${run}'`);
     const lazy = this.db.prepare('PRAGMA synchronous = NORMAL');
     const full = this.db.prepare('PRAGMA synchronous = FULL');
     this.tx = (durable, fn) => {
@@ -89,10 +94,10 @@ export class RawV2 {
 
   bracket(group: boolean): void {
     const n = ++this.seq;
-    const id = `send:raw:user${n}@example.com`;
+    const { id, args, result } = journaledSend(this.runId, n);
     const now = Date.now();
-    this.tx(true, () => this.append.run(2 * n, 'action.started', id, now, `{"a":${SEND_ARGS(n)},"d":${STARTED}}`));
-    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":{"messageId":"m-${n}"},"x":1}`));
+    this.tx(true, () => this.append.run(2 * n, 'action.started', id, now, `{"a":${args},"d":${STARTED}}`));
+    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":${result},"x":1}`));
   }
 
   /**
@@ -101,13 +106,12 @@ export class RawV2 {
    */
   bracketWithState(group: boolean): void {
     const n = ++this.seq;
-    const id = `send:raw:user${n}@example.com`;
+    const { id, args, result } = journaledSend(this.runId, n);
     const now = Date.now();
-    const args = SEND_ARGS(n);
     this.tx(true, () => this.append.run(2 * n, 'action.started', id, now, `{"a":${args},"d":${STARTED}}`));
     this.tx(false, () => this.state.insert.run(id, n, args));
-    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":{"messageId":"m-${n}"},"x":1}`));
-    this.tx(false, () => this.state.commit.run(`{"messageId":"m-${n}"}`, 2 * n + 1, id));
+    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":${result},"x":1}`));
+    this.tx(false, () => this.state.commit.run(result, 2 * n + 1, id));
   }
 
   /**
@@ -117,13 +121,12 @@ export class RawV2 {
    */
   bracketBatched(group: boolean, batch: number): void {
     const n = ++this.seq;
-    const id = `send:raw:user${n}@example.com`;
+    const { id, args, result } = journaledSend(this.runId, n);
     const now = Date.now();
-    const args = SEND_ARGS(n);
     this.tx(true, () => this.append.run(2 * n, 'action.started', id, now, `{"a":${args},"d":${STARTED}}`));
-    this.pending.push({ seq: 2 * n, kind: 'started', id, n, args });
-    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":{"messageId":"m-${n}"},"x":1}`));
-    this.pending.push({ seq: 2 * n + 1, kind: 'committed', id, n, args });
+    this.pending.push({ seq: 2 * n, kind: 'started', id, n, args, result });
+    this.tx(!group, () => this.append.run(2 * n + 1, 'action.committed', id, now, `{"r":${result},"x":1}`));
+    this.pending.push({ seq: 2 * n + 1, kind: 'committed', id, n, args, result });
     if (this.pending.length >= 2 * batch) this.materialise();
   }
 
@@ -135,7 +138,7 @@ export class RawV2 {
     this.tx(false, () => {
       for (const e of todo) {
         if (e.kind === 'started') this.state.insert.run(e.id, e.n, e.args);
-        else this.state.commit.run(`{"messageId":"m-${e.n}"}`, e.seq, e.id);
+        else this.state.commit.run(e.result, e.seq, e.id);
       }
       this.fold.run(todo[todo.length - 1]?.seq ?? 0);
     });
@@ -144,7 +147,7 @@ export class RawV2 {
   /** A model call: started and committed in one durable transaction, one row. */
   oneCommit(): void {
     const n = ++this.seq;
-    const id = `model:raw.${n}`;
+    const id = `model:1.${n}`;
     const now = Date.now();
     this.tx(true, () =>
       this.append.run(

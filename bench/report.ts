@@ -155,7 +155,7 @@ export function formatMarkdown(rep: BenchReport, analysis: readonly string[]): s
   );
   out.push(`- **T**, S's commit at \`synchronous=NORMAL\` (no fsync): **${fmt(rep.baselines.tUs)}**.`);
   out.push(
-    `- **B**, the action bracket's two transactions (started; the call's count with committed) in raw SQL on the journal's own schema, as format 2 writes them (each event carrying its writes; a lazy fold of them into the rows every 16 brackets), no Logbook code: **${fmt(rep.baselines.bFullUs)}** (${(rep.baselines.bFullUs / rep.baselines.fUs).toFixed(2)} F) with two durable, **${fmt(rep.baselines.bGroupUs)}** (${(rep.baselines.bGroupUs / rep.baselines.fUs).toFixed(2)} F) with one (group commit).`,
+    `- **B**, the action bracket's two transactions (started; the call's count with committed) in raw SQL on the journal's own schema, as format 2 writes them (each event carrying its writes; a lazy fold of them into the rows every 16 brackets), with the engine's run id, keys, args and results byte for byte, no Logbook code: **${fmt(rep.baselines.bFullUs)}** (${(rep.baselines.bFullUs / rep.baselines.fUs).toFixed(2)} F) with two durable, **${fmt(rep.baselines.bGroupUs)}** (${(rep.baselines.bGroupUs / rep.baselines.fUs).toFixed(2)} F) with one (group commit).`,
   );
   out.push(
     `- **plain call**: the same effect as an awaited function call, no Logbook: **${fmt(rep.baselines.plainUs)}** wall, ${fmt(rep.baselines.plainCpuUs)} CPU (reading the CPU clock, a getrusage call, is most of that; it cancels out in the overheads, which subtract this).`,

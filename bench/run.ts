@@ -238,7 +238,7 @@ async function main(): Promise<number> {
       note: [
         j.miss,
         fsyncNote('full'),
-        `SQLite alone, the engine's own writes (format 2 as built: bench/rawBracket.ts): ${fr('bracket.full').toFixed(2)} F`,
+        `SQLite alone, the engine's own writes byte for byte (format 2 as built: bench/rawBracket.ts): ${fr('bracket.full').toFixed(2)} F`,
         `SQLite alone, format v2's final writes (one clustered row, no index: bench/rawV2.ts): ${fr('v2.full').toFixed(2)} F`,
       ]
         .filter(Boolean)

@@ -26,7 +26,7 @@ export const sendMessage = defineAction({
   version: 1,
   effect: 'non-idempotent',
   args,
-  key: (a, run) => `send:${run.id}:${a.to}`,
+  key: (a, run) => sendKey(run.id, a.to),
   execute: (a, { idempotencyKey }) => deliver(a, idempotencyKey),
   verify: () => undefined,
 });
@@ -42,6 +42,18 @@ export const lookupMessage = defineAction({
 
 export function message(i: number): Message {
   return { to: `user${i}@example.com`, body: `Hello user ${i}, our spring issue is out.` };
+}
+
+const sendKey = (runId: string, to: string): string => `send:${runId}:${to}`;
+
+/**
+ * The `i`-th sendMessage of run `runId` as the engine journals it: its key, args and result, of the same bytes, so that
+ * the raw-SQL baselines (bench/rawBracket.ts, rawV2.ts) write rows and index entries as long as the engine's.
+ */
+export function journaledSend(runId: string, i: number): { readonly id: string; readonly args: string; readonly result: string } {
+  const msg = message(i);
+  const id = sendKey(runId, msg.to);
+  return { id, args: JSON.stringify(msg), result: JSON.stringify({ messageId: `m-${id.length}-${msg.to.length}-${(i % 1024) + 1}` }) };
 }
 
 /** The plain baseline: the same effect through an awaited function call, per call in µs (wall, and CPU into `cpu`). */
