@@ -141,7 +141,18 @@ function callSites(below: (...args: never[]) => unknown, depth: number): readonl
   }
 }
 
-export function callerLocation(): SourceLocation | undefined {
+/**
+ * The user's line of a run.step / run.do call. `entry` is the run object's method the script called: the one frame
+ * just below it is, nearly always, the user's call itself, and a capture of one frame costs about half of the nearest
+ * eight's (V8 builds each frame it keeps). When that frame is not the user's (an SDK's own frames between, or a
+ * method called through another object), the search below the runtime's frames, as before.
+ */
+export function callerLocation(entry?: (...args: never[]) => unknown): SourceLocation | undefined {
+  if (entry !== undefined) {
+    const [site] = callSites(entry, 1);
+    const loc = site && userLocation(site);
+    if (loc) return loc;
+  }
   return firstUserFrame(callerLocation);
 }
 

@@ -178,7 +178,7 @@ export class RunSession {
    */
   private async sleep(name: string, duration: number | string): Promise<void> {
     const ms = parseDuration(duration);
-    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    const location = this.d.hooks?.captureLocations ? callerLocation(this.api.sleep) : undefined;
     const idx = this.stepCounter;
     let fresh = false;
     const begin = (): { sleep: number; wakeAt: number } => {
@@ -378,7 +378,7 @@ export class RunSession {
     checkStepCall(name, fn, this.stepCounter + 1, this.currentFrame()?.name);
     const idx = this.stepCounter++;
     // An integration names the user's line the step stands for; else the first frame of the user's code calls run.step.
-    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation(this.api.step)) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
     if (journaled?.status === 'completed') {
@@ -469,7 +469,7 @@ export class RunSession {
   private async waitFor(nameArg: unknown, options: unknown): Promise<unknown> {
     const { name, timeoutMs, schema } = checkWaitCall(nameArg, options, this.currentFrame()?.name);
     const idx = this.stepCounter++;
-    const location = this.d.hooks?.captureLocations ? callerLocation() : undefined;
+    const location = this.d.hooks?.captureLocations ? callerLocation(this.api.waitFor) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
     const record = (): unknown => this.read(() => fromJournalJson(journaled?.result ?? null, () => this.stepPlace(idx, name, 'result')));
@@ -622,7 +622,7 @@ export class RunSession {
     const frame = this.currentFrame();
     checkActionCall(action, frame);
     // An integration names the user's line it acted for; else the first frame of the user's own code calls run.do.
-    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation()) : undefined;
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation(this.api.do)) : undefined;
     const checked = checkedArgs(action, args, this.d.log, this.warnedFields);
     const { parsed, json: argsJson } = checked instanceof Promise ? await checked : checked;
     const key = actionKey(action, parsed, this.api);
