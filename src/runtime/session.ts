@@ -129,6 +129,8 @@ export class RunSession {
    * when that is not known: the run had actions before, or this attempt started more than JOURNALED_HERE_MAX.
    */
   private journaledHere: Set<string> | undefined;
+  /** The run object's methods the script calls: a source line is captured just below the one called (callerLocation). */
+  private readonly entries: Readonly<Record<'step' | 'do' | 'sleep' | 'waitFor', (...args: never[]) => unknown>>;
 
   constructor(private readonly d: SessionDeps) {
     if (d.hooks?.captureLocations) wantLocations();
@@ -138,14 +140,19 @@ export class RunSession {
     this.attempt = this.h.attempt;
     this.cursor = new StepCursor(d.reader, this.runId, this.attempt, d.reader.stepCount(this.runId));
     this.journaledHere = d.reader.nextActionSeq(this.runId) === 1 ? new Set() : undefined;
+    const step: RunApi['step'] = (name, fn, options) => this.replayFast(name, fn) ?? this.track(this.step(name, fn, options));
+    const act: RunApi['do'] = (action, args, options) => this.skipFast(action, args) ?? this.trackAction(this.doAction(action, args, options));
+    const sleep: RunApi['sleep'] = (name, duration) => this.track(this.sleep(name, duration));
+    const waitFor = (name: string, options?: unknown): Promise<never> => this.track(this.waitFor(name, options)) as Promise<never>;
+    this.entries = { step, do: act, sleep, waitFor };
     const api: RunApi = {
       id: this.runId,
       agent: d.agent.name,
       attempt: this.attempt,
-      step: (name, fn, options) => this.replayFast(name, fn) ?? this.track(this.step(name, fn, options)),
-      do: (action, args, options) => this.skipFast(action, args) ?? this.trackAction(this.doAction(action, args, options)),
-      sleep: (name, duration) => this.track(this.sleep(name, duration)),
-      waitFor: (name: string, options?: unknown) => this.track(this.waitFor(name, options)) as Promise<never>,
+      step,
+      do: act,
+      sleep,
+      waitFor,
       child: <O>(agent: unknown, input: unknown, options?: unknown) => this.track(this.child(agent, input, options)) as Promise<O>,
       currentStep: () => {
         const frame = this.currentFrame();
@@ -178,7 +185,7 @@ export class RunSession {
    */
   private async sleep(name: string, duration: number | string): Promise<void> {
     const ms = parseDuration(duration);
-    const location = this.d.hooks?.captureLocations ? callerLocation(this.api.sleep) : undefined;
+    const location = this.d.hooks?.captureLocations ? callerLocation(this.entries.sleep) : undefined;
     const idx = this.stepCounter;
     let fresh = false;
     const begin = (): { sleep: number; wakeAt: number } => {
@@ -378,7 +385,7 @@ export class RunSession {
     checkStepCall(name, fn, this.stepCounter + 1, this.currentFrame()?.name);
     const idx = this.stepCounter++;
     // An integration names the user's line the step stands for; else the first frame of the user's code calls run.step.
-    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation(this.api.step)) : undefined;
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation(this.entries.step)) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
     if (journaled?.status === 'completed') {
@@ -469,7 +476,7 @@ export class RunSession {
   private async waitFor(nameArg: unknown, options: unknown): Promise<unknown> {
     const { name, timeoutMs, schema } = checkWaitCall(nameArg, options, this.currentFrame()?.name);
     const idx = this.stepCounter++;
-    const location = this.d.hooks?.captureLocations ? callerLocation(this.api.waitFor) : undefined;
+    const location = this.d.hooks?.captureLocations ? callerLocation(this.entries.waitFor) : undefined;
     const journaled = this.read(() => this.cursor.get(idx));
     if (journaled && journaled.name !== name) throw stepMismatch(this.runId, idx, name, journaled.name);
     const record = (): unknown => this.read(() => fromJournalJson(journaled?.result ?? null, () => this.stepPlace(idx, name, 'result')));
@@ -622,7 +629,7 @@ export class RunSession {
     const frame = this.currentFrame();
     checkActionCall(action, frame);
     // An integration names the user's line it acted for; else the first frame of the user's own code calls run.do.
-    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation(this.api.do)) : undefined;
+    const location = this.d.hooks?.captureLocations ? (validSite(options?.at) ?? callerLocation(this.entries.do)) : undefined;
     const checked = checkedArgs(action, args, this.d.log, this.warnedFields);
     const { parsed, json: argsJson } = checked instanceof Promise ? await checked : checked;
     const key = actionKey(action, parsed, this.api);

@@ -35,7 +35,7 @@ const agent = defineAgent({
     await run.step('direct', () => run.do(echo, { n: 1 })); // DIRECT
     await run.step('helper', () => viaHelper(run, 2)); // VIA
     await run.step('all', () => Promise.all([3, 4].map((n) => run.do(echo, { n })))); // ALL
-    const { do: act } = run;
+    const act = run.do.bind(run);
     await run.step('detached', async () => {
       await act(echo, { n: 5 }); // DETACHED
     });
@@ -43,7 +43,7 @@ const agent = defineAgent({
 });
 
 describe('the source line of each step and action (captureLocations)', () => {
-  it('is the line of the call in the script: direct, through a helper, inside map, through the method taken off run', async () => {
+  it('is the line of the call in the script: direct, through a helper, inside map, through run.do bound', async () => {
     const store = openStore(path.join(tmpDir('locations'), 'j.db'));
     const seen: string[] = [];
     const at = (loc: { file: string; line: number } | undefined): string => (loc ? `${path.basename(loc.file)}:${loc.line}` : 'none');
