@@ -18,7 +18,7 @@ import { ROOT, tmpDir } from '../helpers';
 
 type Rows = Array<Record<string, unknown>>;
 
-function dump(file: string, runId: string): { steps: Rows; actions: Rows; events: Rows } {
+function dump(file: string, runId: string): { steps: Rows; actions: Rows; events: Rows; fold: { past: number; toFold: number } } {
   const db = new Database(file, { readonly: true });
   try {
     const steps = db.prepare('SELECT idx, name, status, result, error, attempt FROM steps WHERE run_id = ? ORDER BY idx').all(runId) as Rows;
@@ -32,7 +32,13 @@ function dump(file: string, runId: string): { steps: Rows; actions: Rows; events
       .all(runId) as Rows;
     // Event seqs are global to the file: compare them relative to the run's first step event.
     const first = (events[0]?.seq as number) ?? 0;
+    // Format 2's watermark: the run's events past it (each read of the run searches them for a write to fold), and those
+    // that carry one.
+    const fold = db
+      .prepare('SELECT COUNT(e.seq) AS past, COUNT(e.fold) AS toFold FROM runs r LEFT JOIN events e ON e.run_id = r.id AND e.seq > r.folded_seq WHERE r.id = ?')
+      .get(runId) as { past: number; toFold: number };
     return {
+      fold,
       steps,
       actions: actions.map((a) => ({ ...a, commit_seq: (a.commit_seq as number) - first })),
       events: events.map((e) => ({ ...e, seq: (e.seq as number) - first })),
@@ -65,6 +71,10 @@ describe('bench: synthetic journals', () => {
     assert.deepEqual(b.steps, a.steps);
     assert.deepEqual(b.actions, a.actions);
     assert.deepEqual(b.events, a.events);
+    // Its rows folded as the engine leaves them: nothing to fold, and no more events past the watermark than the engine's.
+    assert.equal(a.fold.toFold, 0);
+    assert.equal(b.fold.toFold, 0);
+    assert.ok(b.fold.past <= a.fold.past, `synthetic: ${b.fold.past} events past the watermark, engine: ${a.fold.past}`);
   });
 
   it('leaves an unfinished step whose committed actions a resume skips and whose new ones it runs', async () => {
