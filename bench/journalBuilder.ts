@@ -116,7 +116,7 @@ export function buildJournal(file: string, spec: JournalSpec): BuiltJournal {
         }
       }
       // The rows are written whole, as the writer's fold leaves them (format 2): the watermark is at the run's last event.
-      // Left at 0, every resume would search all of the run's events for a write to fold (about 1.5 µs an action).
+      // Left at 0, every resume would search all of the run's events for a write to fold (about 1.2 µs an action).
       db.prepare('UPDATE runs SET folded_seq = (SELECT MAX(seq) FROM events WHERE run_id = :run) WHERE id = :run').run({ run: runId });
       if (completed > 0) {
         const lastCommitted = journalShape.actionId(runId, completed * P - 1);
