@@ -28,6 +28,19 @@ function viaHelper(run: RunApi, n: number): Promise<number> {
   return run.do(echo, { n }); // HELPER
 }
 
+/**
+ * A library's helper that calls run.do for the script (its frames are not the user's): written into a node_modules
+ * folder, so the frame below run.do is a library's and the search goes on to the script's line that called it.
+ */
+const library = ((): { send: (run: RunApi, n: number) => Promise<number> } => {
+  const dir = path.join(tmpDir('locations-lib'), 'node_modules', 'sender');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'index.js'), 'exports.send = (run, action, n) => run.do(action, { n });\n');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a library written at run time, loaded as one
+  const lib = require(path.join(dir, 'index.js')) as { send: (run: RunApi, action: typeof echo, n: number) => Promise<number> };
+  return { send: (run, n) => lib.send(run, echo, n) }; // LIBRARY
+})();
+
 const agent = defineAgent({
   name: 'locations',
   input: z.object({}),
@@ -35,6 +48,7 @@ const agent = defineAgent({
     await run.step('direct', () => run.do(echo, { n: 1 })); // DIRECT
     await run.step('helper', () => viaHelper(run, 2)); // VIA
     await run.step('all', () => Promise.all([3, 4].map((n) => run.do(echo, { n })))); // ALL
+    await run.step('library', () => library.send(run, 6)); // VIA-LIBRARY
     const act = run.do.bind(run);
     await run.step('detached', async () => {
       await act(echo, { n: 5 }); // DETACHED
@@ -43,7 +57,7 @@ const agent = defineAgent({
 });
 
 describe('the source line of each step and action (captureLocations)', () => {
-  it('is the line of the call in the script: direct, through a helper, inside map, through run.do bound', async () => {
+  it('is the line of the call in the script: direct, through a helper, inside map, through a library, through run.do bound', async () => {
     const store = openStore(path.join(tmpDir('locations'), 'j.db'));
     const seen: string[] = [];
     const at = (loc: { file: string; line: number } | undefined): string => (loc ? `${path.basename(loc.file)}:${loc.line}` : 'none');
@@ -73,6 +87,8 @@ describe('the source line of each step and action (captureLocations)', () => {
       `step all ${file}:${lineOf('// ALL')}`,
       `action echo-3 ${file}:${lineOf('// ALL')}`,
       `action echo-4 ${file}:${lineOf('// ALL')}`,
+      `step library ${file}:${lineOf('// VIA-LIBRARY')}`,
+      `action echo-6 ${file}:${lineOf('// LIBRARY')}`,
       `step detached ${file}:${lineOf("run.step('detached', async () => {")}`,
       `action echo-5 ${file}:${lineOf('// DETACHED')}`,
     ]);
