@@ -1,12 +1,15 @@
 // Child process for the resume rows: opens a journal, resumes a run, and reports when the first new action is reached;
-// or, with `reads` after its arguments, only what the journal's store reads for that resume (no script, no session).
+// or, with `reads` after its arguments, only what the journal's store reads for that resume (no script, no session);
+// or, with `check`, only the script's loop with replay's determinism check of each action (no journal, no engine).
 
 import * as fs from 'node:fs';
 import { openStore, resumeRun, type Store } from '../src/runtime';
 import { LAZY_ABOVE_BYTES } from '../src/runtime/lazyValue';
 import { ReadAhead, textSize } from '../src/runtime/readAhead';
 import { INLINE_RESULT_BYTES } from '../src/runtime/stepCursor';
-import { journalAgent, probe } from './journalAgent';
+import { fromJournalJson, toJournalJson } from '../src/runtime/json';
+import type { RunApi } from '../src/runtime/define';
+import { JOURNAL_ACTION, journalAgent, journalSend, journalShape, probe } from './journalAgent';
 import { cpuUs, nowUs } from './measure';
 
 export interface ResumeChildReport {
@@ -68,8 +71,37 @@ function readsOnly(store: Store, runId: string, openUs: number): never {
   report({ ok: true, resumeUs, resumeCpuUs, openUs, sinceStartMs: process.uptime() * 1000, maxRssKb, retainedHeapKb: Number.NaN, executedBefore: 0 });
 }
 
+/**
+ * The script's loop over `n` actions with replay's determinism check in place of run.do, timed alone: each action's args
+ * validated by its schema and serialised, its key derived, both compared with the journaled row's, its result parsed
+ * and awaited, as the skip does (RunSession.skipFast). What skipping an action must do besides reading its row.
+ */
+async function checkOnly(runId: string, n: number, openUs: number): Promise<never> {
+  const rows = Array.from({ length: n }, (_, i) => ({ id: journalShape.actionId(runId, i), args: journalShape.args(i), result: journalShape.result(i) }));
+  const run = { id: runId } as RunApi;
+  const validate = journalSend.args['~standard'].validate;
+  const c0 = cpuUs();
+  const t0 = nowUs();
+  let last = -1;
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]!;
+    const v = validate({ i });
+    if (v instanceof Promise || v.issues) throw new Error(`the args of action ${i} are not valid`);
+    const args = toJournalJson(v.value, JOURNAL_ACTION, '') ?? 'null';
+    if (journalSend.key(v.value, run) !== row.id || args !== row.args) throw new Error(`action ${i} does not match its row`);
+    const result = fromJournalJson(row.result, () => ({ runId, table: 'actions', id: row.id, column: 'result' }));
+    last = ((await Promise.resolve(result)) as { ok: number }).ok;
+  }
+  const resumeUs = nowUs() - t0;
+  const resumeCpuUs = cpuUs() - c0;
+  if (last !== n - 1) throw new Error(`the check loop ended at ${last}`);
+  const maxRssKb = process.resourceUsage().maxRSS;
+  report({ ok: true, resumeUs, resumeCpuUs, openUs, sinceStartMs: process.uptime() * 1000, maxRssKb, retainedHeapKb: Number.NaN, executedBefore: 0 });
+}
+
 async function main(): Promise<void> {
   const [file, runId, at, mode] = process.argv.slice(2);
+  if (mode === 'check' && runId && at !== undefined) await checkOnly(runId, Number(at), 0);
   if (!file || !runId || at === undefined) throw new Error('usage: resumeChild <journal> <run-id> <first-new-action> [reads]');
   const t0 = nowUs();
   const store = openStore(file);

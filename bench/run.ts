@@ -145,6 +145,8 @@ async function main(): Promise<number> {
   const readsAlone: ResumeChildReport[] = [];
   // The same for the replay journals: the store's reads of a skipped action alone, as the same two-size slope.
   const skipReads: ResumeSeries[] = cfg.replayActionSizes.map((size) => ({ size, reports: [] }));
+  // And the script's loop with the determinism check of each action alone (no journal, no engine), the same slope.
+  const skipChecks: ResumeSeries[] = cfg.replayActionSizes.map((size) => ({ size, reports: [] }));
   const resumeJobs: Array<[ResumeSeries, { file: string; runId: string } | undefined]> = [
     ...resume.map((x): [ResumeSeries, { file: string; runId: string } | undefined] => [x, resumeFiles.get(x.size)]),
     ...skip.map((x): [ResumeSeries, { file: string; runId: string } | undefined] => [x, skipFiles.get(x.size)]),
@@ -158,9 +160,9 @@ async function main(): Promise<number> {
     }
     const largest = resumeFiles.get(largestSize);
     if (largest) readsAlone.push(await resumeInChild(children.resumeChild, largest.file, largest.runId, largestSize, undefined, 'reads'));
-    for (const series of skipReads) {
+    for (const [series, mode] of [...skipReads.map((x) => [x, 'reads'] as const), ...skipChecks.map((x) => [x, 'check'] as const)]) {
       const j = skipFiles.get(series.size);
-      if (j) series.reports.push(await resumeInChild(children.resumeChild, j.file, j.runId, series.size, undefined, 'reads'));
+      if (j) series.reports.push(await resumeInChild(children.resumeChild, j.file, j.runId, series.size, undefined, mode));
     }
     // Replay's marginal cost, each a fresh process: (resume of the bigger journal − resume of the smaller) / difference.
     const slope = (series: readonly ResumeSeries[], a: number, b: number, key: 'resumeUs' | 'resumeCpuUs'): number => {
@@ -173,6 +175,7 @@ async function main(): Promise<number> {
     round['replay.action'] = slope(skip, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeUs');
     round['replay.action.cpu'] = slope(skip, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeCpuUs');
     round['replay.action.reads.cpu'] = slope(skipReads, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeCpuUs');
+    round['replay.action.check.cpu'] = slope(skipChecks, cfg.replayActionSizes[0], cfg.replayActionSizes[1], 'resumeCpuUs');
     rounds.push(round);
     log(
       `  round ${r + 1}/${cfg.rounds}: F ${fmtUs(round.F ?? NaN)}, action ${fmtUs(round['action.full'] ?? NaN)} full / ${fmtUs(round['action.group'] ?? NaN)} group, replay ${fmtUs(round['replay.step.cpu'] ?? NaN)} cpu/step`,
@@ -402,6 +405,7 @@ async function main(): Promise<number> {
     const budgetUs = key === 'replay.action' ? 3 : 5;
     const j = judge(cpu, budgetUs);
     const readsCpu = key === 'replay.action' ? median(perRound(rounds, 'replay.action.reads.cpu')) : Number.NaN;
+    const checkCpu = key === 'replay.action' ? median(perRound(rounds, 'replay.action.check.cpu')) : Number.NaN;
     rows.push({
       id: key,
       section: 'replay and resume (fresh child processes)',
@@ -416,10 +420,18 @@ async function main(): Promise<number> {
         Number.isFinite(readsCpu)
           ? `the journal's reads alone (the damage check and the step's action rows, a page at a time, no script): ${fmtUs(readsCpu)} cpu per action, the same slope`
           : '',
+        Number.isFinite(checkCpu)
+          ? `the script's loop with each action's determinism check alone (args validated and serialised, key, both compared, result parsed and awaited; no journal): ${fmtUs(checkCpu)} cpu; the two together ${fmtUs(readsCpu + checkCpu)}`
+          : '',
       ]
         .filter(Boolean)
         .join('; '),
-      numbers: { us: v, cpuUs: cpu, ...(Number.isFinite(readsCpu) ? { readsCpuUs: readsCpu } : {}) },
+      numbers: {
+        us: v,
+        cpuUs: cpu,
+        ...(Number.isFinite(readsCpu) ? { readsCpuUs: readsCpu } : {}),
+        ...(Number.isFinite(checkCpu) ? { checkCpuUs: checkCpu } : {}),
+      },
     });
   }
 
