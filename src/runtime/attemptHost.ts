@@ -98,8 +98,13 @@ export class AttemptHost {
     }
   }
 
+  /** The run as its host was last shown it: one object while its status stays the same (a host only reads it). */
+  private shown: RunSnapshot | undefined;
+
   runSnapshot(): RunSnapshot {
-    return { id: this.runId, agent: this.d.agent, attempt: this.attempt, status: this.status, input: this.d.input };
+    if (this.shown?.status !== this.status)
+      this.shown = { id: this.runId, agent: this.d.agent, attempt: this.attempt, status: this.status, input: this.d.input };
+    return this.shown;
   }
 
   ctx(id: string): EffectContext {
@@ -110,7 +115,11 @@ export class AttemptHost {
   private pause(ev: Omit<PauseEvent, 'run'>): Promise<void> | undefined {
     // A host that stops here shows the journal: the records written behind go in first (or where it stops, by its word).
     if (!this.d.hooks?.writesPendingOnStop) this.d.writer.writePending();
-    const waits: unknown = this.d.hooks?.pause?.({ ...ev, run: this.runSnapshot(), writePending: this.writePending });
+    // Each boundary's `event` makes its object for this call alone: it is completed in place rather than copied.
+    const full = ev as { -readonly [K in keyof PauseEvent]: PauseEvent[K] };
+    full.run = this.runSnapshot();
+    full.writePending = this.writePending;
+    const waits: unknown = this.d.hooks?.pause?.(full);
     if (waits instanceof Promise) return waits as Promise<void>;
     return typeof (waits as { then?: unknown } | undefined)?.then === 'function' ? Promise.resolve(waits as PromiseLike<void>) : undefined;
   }
