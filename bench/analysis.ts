@@ -61,7 +61,13 @@ function reason(r: Row, ctx: Context): string {
   const { F, rows } = ctx;
   const id = r.id;
   if (id === 'action.full') {
-    return `Two fsyncs per action, as designed.${bracketSplit(ctx, 'full', id)}`;
+    const v2 = num(rows, id, 'v2RatioF');
+    return `Two fsyncs per action, as designed.${bracketSplit(ctx, 'full', id)} So the budget cannot be met with format 2's writes, whatever the code does. Format 2's final writes (one append-only row per transition in a table clustered by run, no secondary index: not built) cost ${v2.toFixed(2)} F in raw SQL here: they would leave ${fmtUs(Math.max(0, (3 - v2) * F))} of the budget for all the engine does per action besides its writes (the args validated by the action's schema and serialised, the key, its lookup in the journal, the result's JSON check, the bodies of two fenced transactions). That work takes about 20 µs of CPU on a warm CPU (tmpfs, one process), and the same code about three times as long right after each fsync on this disk (docs/journal-format.md, *Status*): it does not fit in what is left.`;
+  }
+  if (id === 'ai.tool') {
+    const b = num(rows, id, 'bracketRatioF');
+    const v2 = num(rows, id, 'v2RatioF');
+    return `A tool the model calls runs as a run.do of its action (logbookTools), bracketed as action.full is: \`started\` durable before the tool's execute, \`committed\` durable after it. Its floor is action.full's: SQLite alone with the bracket's writes costs ${b.toFixed(2)} F here (format 2's final writes ${v2.toFixed(2)} F), against the same 3 F; why the engine's share above those writes cannot go is said there. The integration adds the tool call's own work on top: the model's input validated by the tool's schema, the key from the tool call's id, and the result encoded for the journal and decoded for the model.`;
   }
   if (id === 'action.group') {
     return `One fsync per action, as designed.${bracketSplit(ctx, 'group', id)} Format 2's final writes (one append-only row per transition in a table clustered by run, no secondary index, the state folded off the hot path) cost ${num(rows, id, 'v2RatioF').toFixed(2)} F in raw SQL here: above 1.3 F before any code runs, because a durable commit on this disk costs S = ${(ctx.S / F).toFixed(2)} F and a bracket makes at least one plus the lazy commit before it.`;
@@ -111,7 +117,11 @@ function reason(r: Row, ctx: Context): string {
   }
   if (/^resume\.\d+$/.test(id)) {
     const per = rows.filter((x) => /^resume\.\d+$/.test(x.id)).map((x) => x.numbers?.perActionCpuUs ?? Number.NaN);
-    return `The cost per action falls with size (${per.map((x) => `${x.toFixed(1)} µs`).join(', ')} from the smallest journal to the largest): a fresh process runs its first thousands of steps in V8's interpreter before the optimising compiler takes over, and the resume of an empty run alone costs the figure given in the note.`;
+    const sizes = rows.filter((x) => /^resume\.\d+$/.test(x.id)).map((x) => Number(x.id.slice('resume.'.length)));
+    const falls = `The cost per action falls with size (${per.map((x) => `${x.toFixed(1)} µs`).join(', ')} from the smallest journal to the largest): a fresh process runs its first thousands of steps in V8's interpreter before the optimising compiler takes over, and the resume of an empty run alone costs the figure given in the note.`;
+    if (Number(id.slice('resume.'.length)) !== Math.max(...sizes)) return falls;
+    const reads = num(rows, id, 'readsCpuUs');
+    return `${falls} The journal's reads alone, in a fresh process with no script and no engine, take ${fmtUs(reads)} of CPU in the same run: the damage check (every journaled value tested with json_valid before the resume writes anything, so that a damaged row is never taken for the script's failure) and each step's header, read 512 at a time. A script is code, not a graph: to reach its millionth step a resume runs it from its start and hands each journaled step its checkpoint back, so every step is read, where LangGraph loads only its latest checkpoint (the peer rows compare the two at 100 steps).`;
   }
   if (id.startsWith('ext.')) {
     return "Measured once per start of code-server, in its real extension host: a first request is cold only once, so this row is a single sample rather than a median of rounds, and it moves with the load of the machine (the extension host, the browser and the reader process all start together on two cores). The reader's own queries for it take a few milliseconds.";

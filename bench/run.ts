@@ -246,7 +246,14 @@ async function main(): Promise<number> {
       ]
         .filter(Boolean)
         .join('; '),
-      numbers: { us: full, ratioF: ratio, ratioS: full / S, bracketUs: median(perRound(rounds, 'bracket.full')), bracketRatioF: fr('bracket.full') },
+      numbers: {
+        us: full,
+        ratioF: ratio,
+        ratioS: full / S,
+        bracketUs: median(perRound(rounds, 'bracket.full')),
+        bracketRatioF: fr('bracket.full'),
+        v2RatioF: fr('v2.full'),
+      },
     });
   }
   {
@@ -355,7 +362,13 @@ async function main(): Promise<number> {
       ]
         .filter(Boolean)
         .join('; '),
-      numbers: { us: median(perRound(rounds, 'ai.tool')), bareUs: median(perRound(rounds, 'ai.tool.bare')), overheadF: toolOver },
+      numbers: {
+        us: median(perRound(rounds, 'ai.tool')),
+        bareUs: median(perRound(rounds, 'ai.tool.bare')),
+        overheadF: toolOver,
+        bracketRatioF: fr('bracket.full'),
+        v2RatioF: fr('v2.full'),
+      },
     });
   }
   for (const c of cfg.checkpoints) {
@@ -469,7 +482,15 @@ async function main(): Promise<number> {
       ]
         .filter(Boolean)
         .join('; '),
-      numbers: { us, cpuUs: cpu, wallMs: wall, maxRssKb: rss, retainedHeapKb: heap, perActionCpuUs: cpu / s.size },
+      numbers: {
+        us,
+        cpuUs: cpu,
+        wallMs: wall,
+        maxRssKb: rss,
+        retainedHeapKb: heap,
+        perActionCpuUs: cpu / s.size,
+        ...(s.size === largestSize && readsAlone.length > 0 ? { readsCpuUs: median(readsAlone.map((x) => x.resumeCpuUs)) } : {}),
+      },
     });
   }
   {
