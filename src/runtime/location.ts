@@ -144,8 +144,8 @@ function callSites(below: (...args: never[]) => unknown, depth: number): readonl
 /**
  * The user's line of a run.step / run.do call. `entry` is the run object's method the script called: the one frame
  * just below it is, nearly always, the user's call itself, and a capture of one frame costs about half of the nearest
- * eight's (V8 builds each frame it keeps). When that frame is not the user's (an SDK's own frames between, or a
- * method called through another object), the search below the runtime's frames, as before.
+ * eight's (V8 builds each frame it keeps). When that frame is not the user's (a library's helper made the call) or
+ * `entry` is not on the stack (the runtime called itself), the first user frame below the runtime's own is looked for.
  */
 export function callerLocation(entry?: (...args: never[]) => unknown): SourceLocation | undefined {
   if (entry !== undefined) {
