@@ -16,8 +16,11 @@ const outbox: string[] = [];
 export function deliver(msg: Message, key: string): { messageId: string } {
   outbox.push(key);
   if (outbox.length > 1024) outbox.length = 0;
-  return { messageId: `m-${key.length}-${msg.to.length}-${outbox.length}` };
+  return { messageId: messageIdOf(msg, key) };
 }
+
+/** The id the stand-in gives a message: of the request alone, so the raw baselines can write the same result. */
+const messageIdOf = (msg: Message, key: string): string => `m-${key.length}-${msg.to.length}`;
 
 const args = z.object({ to: z.string(), body: z.string() });
 
@@ -53,7 +56,7 @@ const sendKey = (runId: string, to: string): string => `send:${runId}:${to}`;
 export function journaledSend(runId: string, i: number): { readonly id: string; readonly args: string; readonly result: string } {
   const msg = message(i);
   const id = sendKey(runId, msg.to);
-  return { id, args: JSON.stringify(msg), result: JSON.stringify({ messageId: `m-${id.length}-${msg.to.length}-${(i % 1024) + 1}` }) };
+  return { id, args: JSON.stringify(msg), result: JSON.stringify({ messageId: messageIdOf(msg, id) }) };
 }
 
 /** The plain baseline: the same effect through an awaited function call, per call in µs (wall, and CPU into `cpu`). */

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { openStore, resumeRun, startRun } from '../../src/runtime';
 import { buildJournal } from '../../bench/journalBuilder';
 import { journalAgent, probe } from '../../bench/journalAgent';
+import { actionAgent, journaledSend } from '../../bench/workload';
 import { parseStraceSummary } from '../../bench/children';
 import { countKills, parseVscodeMeasures } from '../../bench/featureRows';
 import { formatMarkdown, judge } from '../../bench/report';
@@ -75,6 +76,24 @@ describe('bench: synthetic journals', () => {
     assert.equal(a.fold.toFold, 0);
     assert.equal(b.fold.toFold, 0);
     assert.ok(b.fold.past <= a.fold.past, `synthetic: ${b.fold.past} events past the watermark, engine: ${a.fold.past}`);
+  });
+
+  it("gives the raw-SQL baselines the bench action's rows as the engine journals them, byte for byte", async () => {
+    const file = path.join(tmpDir('logbook-bench-raw-'), 'engine.db');
+    const store = openStore(file);
+    const outcome = await startRun(store, actionAgent('non-idempotent', 3, [], []), { script: 'bench/workload.ts', input: {}, log: () => undefined });
+    store.close();
+    assert.equal(outcome.status, 'completed');
+    const db = new Database(file, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT id, args, result FROM actions WHERE run_id = ? ORDER BY seq').all(outcome.runId);
+      assert.deepEqual(
+        rows,
+        [0, 1, 2].map((i) => ({ ...journaledSend(outcome.runId, i) })),
+      );
+    } finally {
+      db.close();
+    }
   });
 
   it('leaves an unfinished step whose committed actions a resume skips and whose new ones it runs', async () => {
