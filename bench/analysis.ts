@@ -61,8 +61,9 @@ function reason(r: Row, ctx: Context): string {
   const { F, rows } = ctx;
   const id = r.id;
   if (id === 'action.full') {
+    const b = num(rows, id, 'bracketRatioF');
     const v2 = num(rows, id, 'v2RatioF');
-    return `Two fsyncs per action, as designed.${bracketSplit(ctx, 'full', id)} So the budget cannot be met with format 2's writes, whatever the code does. Format 2's final writes (one append-only row per transition in a table clustered by run, no secondary index: not built) cost ${v2.toFixed(2)} F in raw SQL here: they would leave ${fmtUs(Math.max(0, (3 - v2) * F))} of the budget for all the engine does per action besides its writes (the args validated by the action's schema and serialised, the key, its lookup in the journal, the result's JSON check, the bodies of two fenced transactions). That work takes about 20 µs of CPU on a warm CPU (tmpfs, one process), and the same code about three times as long right after each fsync on this disk (docs/journal-format.md, *Status*): it does not fit in what is left.`;
+    return `Two fsyncs per action, as designed.${bracketSplit(ctx, 'full', id)} Format 2's final writes (one append-only row per transition in a table clustered by run, no secondary index: not built) cost ${v2.toFixed(2)} F in raw SQL here. So whichever of the two formats, SQLite alone leaves at most ${fmtUs(Math.max(0, (3 - Math.min(b, v2)) * F))} of the 3 F budget for all the engine does per action besides its writes: the args validated by the action's schema and serialised, the key, its lookup in the journal, the result's JSON check, the bodies of two fenced transactions. That work takes about 20 µs of CPU on a warm CPU (tmpfs, one process), and the same code about three times as long right after each fsync on this disk (docs/journal-format.md, *Status*): it does not fit in what is left.`;
   }
   if (id === 'ai.tool') {
     const b = num(rows, id, 'bracketRatioF');
