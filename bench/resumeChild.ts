@@ -65,6 +65,11 @@ function readsOnly(store: Store, runId: string, openUs: number): never {
       if (rows.length < page) break;
     }
   }
+  reportAlone(t0, c0, openUs);
+}
+
+/** Reports a part timed alone (reads, or the check) since `t0` and `c0`: no script ran, so no effect and no retained heap. */
+function reportAlone(t0: number, c0: number, openUs: number): never {
   const resumeUs = nowUs() - t0;
   const resumeCpuUs = cpuUs() - c0;
   const maxRssKb = process.resourceUsage().maxRSS;
@@ -76,7 +81,7 @@ function readsOnly(store: Store, runId: string, openUs: number): never {
  * validated by its schema and serialised, its key derived, both compared with the journaled row's, its result parsed
  * and awaited, as the skip does (RunSession.skipFast). What skipping an action must do besides reading its row.
  */
-async function checkOnly(runId: string, n: number, openUs: number): Promise<never> {
+async function checkOnly(runId: string, n: number): Promise<never> {
   const rows = Array.from({ length: n }, (_, i) => ({ id: journalShape.actionId(runId, i), args: journalShape.args(i), result: journalShape.result(i) }));
   const run = { id: runId } as RunApi;
   const validate = journalSend.args['~standard'].validate;
@@ -92,17 +97,14 @@ async function checkOnly(runId: string, n: number, openUs: number): Promise<neve
     const result = fromJournalJson(row.result, () => ({ runId, table: 'actions', id: row.id, column: 'result' }));
     last = ((await Promise.resolve(result)) as { ok: number }).ok;
   }
-  const resumeUs = nowUs() - t0;
-  const resumeCpuUs = cpuUs() - c0;
   if (last !== n - 1) throw new Error(`the check loop ended at ${last}`);
-  const maxRssKb = process.resourceUsage().maxRSS;
-  report({ ok: true, resumeUs, resumeCpuUs, openUs, sinceStartMs: process.uptime() * 1000, maxRssKb, retainedHeapKb: Number.NaN, executedBefore: 0 });
+  reportAlone(t0, c0, 0);
 }
 
 async function main(): Promise<void> {
   const [file, runId, at, mode] = process.argv.slice(2);
-  if (mode === 'check' && runId && at !== undefined) await checkOnly(runId, Number(at), 0);
-  if (!file || !runId || at === undefined) throw new Error('usage: resumeChild <journal> <run-id> <first-new-action> [reads]');
+  if (mode === 'check' && runId && at !== undefined) await checkOnly(runId, Number(at));
+  if (!file || !runId || at === undefined) throw new Error('usage: resumeChild <journal> <run-id> <first-new-action> [reads|check]');
   const t0 = nowUs();
   const store = openStore(file);
   const openUs = nowUs() - t0;
